@@ -1,0 +1,45 @@
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace coldgate::canon {
+
+/// How a document is canonicalized (shared/DESIGN.md, "Canonical JSON"). Paths are JSON Pointer
+/// patterns (RFC 6901) whose segments may be `*` (any one member name or array index) or `**`
+/// (any number of segments, including none), e.g. `/log`, `/items/*/tags`, `/**/updated_at`.
+struct Options {
+  /// Arrays at these paths keep their order; every other array is sorted.
+  std::vector<std::string> ordered;
+  /// Object elements of an array sort by the first of these members present (numbers
+  /// numerically, then strings), then by canonical text.
+  std::vector<std::string> identity{"$id", "id"};
+  /// Values at these paths are replaced by "[redacted]".
+  std::vector<std::string> redact;
+  /// With redact: equal redacted values get stable counters ("[<member>-1]", e.g. "[uuid-1]")
+  /// numbered in order of first appearance in the canonical output, instead of "[redacted]".
+  bool redact_ids = false;
+  /// Deepest nesting of arrays/objects accepted; deeper input is an error, never a stack overflow.
+  std::size_t max_depth = 100000;
+  /// Largest input accepted, in bytes; larger input is an error before parsing.
+  std::size_t max_input_bytes = std::size_t{4} << 30;
+};
+
+/// Canonical text of the JSON document `json`: sorted, redacted, two-space indented, LF, one
+/// final newline. Throws Error(usage) with `where` = `<source>: byte N` on invalid JSON, invalid
+/// UTF-8, a lone surrogate escape, a duplicate key, or nesting deeper than max_depth. `source`
+/// names the input in messages (a file name, or "stdin").
+std::string canonicalize(std::string_view json, const Options& options = {},
+                         std::string_view source = "input");
+
+/// True when `text` is already byte-identical to its own canonical form under `options`
+/// (no BOM, no CR, sorted, two-space indent, final newline); false for invalid JSON too.
+bool is_canonical(std::string_view text, const Options& options = {});
+
+/// Checks that a path pattern is well-formed (starts with '/', RFC 6901 escapes valid);
+/// throws Error(usage) with `where` naming the pattern otherwise.
+void validate_pattern(std::string_view pattern);
+
+}  // namespace coldgate::canon

@@ -1,0 +1,9 @@
+#pragma once
+
+namespace coldgate::cli {
+
+/// Parses the command line and runs the subcommand; returns the process exit code
+/// (shared/DESIGN.md "Exit codes"). Throws coldgate::Error for `main` to print.
+int main(int argc, char** argv);
+
+}  // namespace coldgate::cli

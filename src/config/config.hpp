@@ -1,0 +1,139 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "canon/canon.hpp"
+
+namespace coldgate::config {
+
+/// Durations are kept in milliseconds; YAML accepts `250ms`, `1.5s`, `10m`, `1h` (a bare number
+/// is an error: the unit must be written).
+using Duration = std::chrono::milliseconds;
+
+/// Where a value stood in the YAML file (1-based line and column), for error messages.
+struct Location {
+  std::string file;
+  int line = 0;
+  int column = 0;
+  /// "file:line:col".
+  std::string str() const;
+};
+
+/// Which provider gives the running server.
+enum class Provider { local, container, external };
+/// How a cold run is made cold: a fresh process, or a server restart before it as well.
+enum class ColdMode { process, restart };
+/// How the result of a SQL stage is decoded in the measured process.
+enum class Decode { none, json };
+
+/// `database:` — the server coldgate starts or connects to.
+struct Database {
+  Provider provider = Provider::local;
+  std::optional<int> version;         // PostgreSQL major; local: binaries, container: image tag
+  std::string image;                  // container image; "" = postgres:<version or 15>
+  std::string engine;                 // container: "docker" | "podman"; "" = first on PATH
+  std::vector<std::string> run_args;  // container: extra `run` arguments
+  std::string url;                    // external: libpq URL or key=value string
+  std::string restart_command;        // external: shell command that restarts the server
+  std::string name = "coldgate";      // database name
+  std::map<std::string, std::string> settings;  // server settings (`-c k=v`)
+  Location where;
+};
+
+/// One `setup:` step, run in order before the stages.
+struct SetupStep {
+  enum class Kind { sql, psql, restore, command, analyze };
+  Kind kind = Kind::sql;
+  std::filesystem::path file;     // sql / psql / restore: absolute path (resolved against the config's folder)
+  std::vector<std::string> argv;  // command given as a list: run without a shell
+  std::string shell;              // command given as a string: run with /bin/sh -c
+  Location where;
+};
+
+/// `snapshot:` of a stage.
+struct Snapshot {
+  std::filesystem::path path;  // committed snapshot, absolute (resolved against the config's folder)
+  std::string from;            // command stages: file the program writes (absolute) or "stdout"; "" for SQL
+  canon::Options canon;        // ordered / identity / redact / redact_ids
+  Location where;
+};
+
+/// Gate thresholds (`gate:` at top level; `stages[].gate` overrides per stage).
+struct Gate {
+  double max_ratio = 10;                        // regression at or above this ratio
+  double warn_ratio = 2;                        // slower / faster beyond this ratio
+  Duration min_delta{20};                       // smallest time difference that can regress
+  std::uint64_t min_delta_bytes = 16ull << 20;  // smallest memory difference that can regress
+  std::vector<std::string> metrics;             // gated metrics; empty = all _ms and peak_rss_bytes
+  bool require_same_environment = false;
+};
+
+/// One measurement stage: a SQL query (`sql:` file or `query:` text) or a `command:`.
+struct Stage {
+  std::string name;
+  std::filesystem::path sql;                  // absolute, or empty
+  std::string query;                          // inline SQL, or empty
+  std::vector<std::string> params;            // $1, $2 … as text; null params hold std::nullopt
+  std::vector<bool> params_null;              // params_null[i]: parameter i is SQL NULL
+  std::map<std::string, std::string> settings;  // SET LOCAL in the query's transaction
+  Decode decode = Decode::none;
+  std::vector<std::string> command;           // argv, no shell
+  std::string shell;                          // command given as a string
+  int runs = 5;                               // cold runs (defaults.runs unless set)
+  int warm = 5;                               // warm repetitions after each cold run
+  ColdMode cold = ColdMode::process;
+  Duration timeout{10 * 60 * 1000};
+  std::optional<Snapshot> snapshot;
+  Gate gate;                                  // top-level gate with this stage's overrides applied
+  Location where;
+  /// True for command stages (command or shell set), false for SQL stages.
+  bool is_command() const { return !command.empty() || !shell.empty(); }
+};
+
+/// `report:`.
+struct Report {
+  std::string title = "coldgate";  // heading, and the key of the PR comment marker
+  bool comment = false;            // post the PR comment after `run`
+};
+
+/// A whole validated `coldgate.yaml` (`version: 1`, shared/DESIGN.md "Config").
+struct Config {
+  std::filesystem::path file;      // the config file, absolute
+  std::filesystem::path base_dir;  // its folder: relative paths in it resolve here
+  int version = 1;
+  Database database;
+  std::vector<SetupStep> setup;
+  std::vector<std::string> build;  // shell commands that build the code under test (coldgate ab)
+  int default_runs = 5;
+  int default_warm = 5;
+  ColdMode default_cold = ColdMode::process;
+  Duration default_timeout{10 * 60 * 1000};
+  std::vector<Stage> stages;
+  Gate gate;
+  Report report;
+};
+
+/// Loads and validates a config file. `${VAR}` and `${VAR:-default}` are expanded in every
+/// string scalar. Throws Error(usage) whose `where` is `file:line:col` and whose text names the
+/// key path (`stages[2].snapshot.path: …`): unknown key (with "did you mean"), wrong type,
+/// missing required value, duplicate stage name, both `sql` and `command`, missing referenced
+/// file, unset variable, unsupported version.
+Config load(const std::filesystem::path& file);
+
+/// As load(), from YAML text; `file` is used for messages and as the base for relative paths.
+Config parse(std::string_view yaml, const std::filesystem::path& file);
+
+/// Parses a duration such as "500ms", "1.5s", "10m", "1h"; throws Error(usage) with `where`.
+Duration parse_duration(std::string_view text, const std::string& where);
+
+/// Parses a size such as "16MiB", "512KiB", "1GB", "100B" into bytes; throws Error(usage).
+std::uint64_t parse_size(std::string_view text, const std::string& where);
+
+}  // namespace coldgate::config

@@ -1,0 +1,71 @@
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "canon/canon.hpp"
+
+namespace coldgate::snapshot {
+
+/// State of one stage's snapshot after a run (shared/DESIGN.md, module 7).
+enum class Status { match, changed, missing, obsolete, malformed, nondeterministic };
+
+/// "match", "changed", … as written in results and reports.
+std::string_view to_string(Status status);
+
+/// Local runs write pending files beside the snapshots; CI runs never write under snapshots/.
+enum class Mode { local, ci };
+
+/// One snapshot a stage claims: its committed path and how its documents are canonicalized.
+struct Claim {
+  std::string stage;
+  std::filesystem::path path;  // committed snapshot file, e.g. snapshots/config-load.json
+  canon::Options canon;
+};
+
+/// Where pending candidates go and whether snapshots/ may be written.
+struct Settings {
+  Mode mode = Mode::local;
+  std::filesystem::path out_dir = "coldgate-out";  // CI candidates: <out_dir>/snapshots/<file>
+  bool update = false;  // --update-snapshots: write the candidate over the committed file (local only)
+};
+
+/// Result of checking one candidate against its committed snapshot.
+struct Verdict {
+  Status status = Status::missing;
+  std::string stage;
+  std::filesystem::path committed;  // the snapshot path
+  std::filesystem::path pending;    // where the candidate was written; empty for match
+  std::string candidate_sha256;     // hex SHA-256 of the candidate bytes
+  std::string message;              // one line for humans: why it is not a match
+  std::string diff;                 // diff::render of committed vs candidate (changed/malformed)
+};
+
+/// Compares a candidate (already canonical text) byte-for-byte with the committed file and
+/// records a pending file when they differ: `<path>.new` beside it locally, or
+/// `<out_dir>/snapshots/<path relative to the repo>` in CI. A committed file that is not in
+/// canonical form (CRLF, BOM, unsorted, invalid JSON) is `malformed`. A match removes a stale
+/// `<path>.new`. Throws Error(infrastructure) when a file cannot be written.
+Verdict check(const Claim& claim, std::string_view candidate, const Settings& settings);
+
+/// Files with a `.json` name under `dir` (recursively) that no claim names: status obsolete.
+std::vector<std::filesystem::path> find_obsolete(const std::filesystem::path& dir,
+                                                 const std::vector<Claim>& claims);
+
+/// What `accept` did for one stage.
+struct Accepted {
+  std::string stage;
+  std::filesystem::path path;     // the committed snapshot now holding the candidate
+  std::filesystem::path pending;  // the promoted `.new` file (now gone)
+};
+
+/// Promotes pending `<path>.new` files of the given claims (all claims when `stages` is empty)
+/// over their snapshots, each atomically (temp + rename); a pending file that is not canonical
+/// is refused. Throws Error(usage) under Mode::ci ("accept refuses to write snapshots in CI"),
+/// for a stage name no claim has (with a "did you mean"), and when nothing is pending.
+std::vector<Accepted> accept(const std::vector<Claim>& claims, const std::vector<std::string>& stages,
+                             Mode mode);
+
+}  // namespace coldgate::snapshot

@@ -1,0 +1,162 @@
+#include "util/fs.hpp"
+
+#include <fcntl.h>
+#include <openssl/evp.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+
+#include <fmt/core.h>
+
+#include "util/error.hpp"
+
+namespace coldgate::util {
+
+namespace {
+
+std::string errno_text(int err) { return std::strerror(err); }
+
+// Closes the descriptor it owns; the temp file of write_file_atomic is removed unless committed.
+class TempFile {
+ public:
+  explicit TempFile(const std::filesystem::path& target) {
+    m_path = target.string() + ".tmp-XXXXXX";
+    m_fd = ::mkstemp(m_path.data());
+    if (m_fd < 0) {
+      throw Error(ExitCode::infrastructure, target.string(),
+                  fmt::format("cannot create temp file: {}", errno_text(errno)));
+    }
+  }
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+  ~TempFile() {
+    if (m_fd >= 0) ::close(m_fd);
+    if (!m_committed) ::unlink(m_path.c_str());
+  }
+  int fd() const { return m_fd; }
+  const std::string& path() const { return m_path; }
+  void close_fd() {
+    int fd = m_fd;
+    m_fd = -1;
+    if (::close(fd) != 0) {
+      throw Error(ExitCode::infrastructure, m_path, fmt::format("close: {}", errno_text(errno)));
+    }
+  }
+  void committed() { m_committed = true; }
+
+ private:
+  std::string m_path;
+  int m_fd = -1;  // -1 once closed
+  bool m_committed = false;
+};
+
+void fsync_dir(const std::filesystem::path& dir) {
+  int fd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd >= 0) {
+    ::fsync(fd);  // best effort: some file systems refuse fsync on folders
+    ::close(fd);
+  }
+}
+
+}  // namespace
+
+std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    throw usage_error(path.string(), fmt::format("cannot read file: {}", errno_text(errno)));
+  }
+  std::string data;
+  in.seekg(0, std::ios::end);
+  auto size = in.tellg();
+  if (size > 0) {
+    data.resize(static_cast<std::size_t>(size));
+    in.seekg(0);
+    in.read(data.data(), size);
+  } else {
+    in.seekg(0);
+    data.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  if (in.bad()) {
+    throw usage_error(path.string(), fmt::format("read error: {}", errno_text(errno)));
+  }
+  return data;
+}
+
+std::string read_stdin() {
+  std::string data;
+  std::array<char, 1 << 16> buf;
+  for (;;) {
+    ssize_t n = ::read(STDIN_FILENO, buf.data(), buf.size());
+    if (n == 0) break;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw Error(ExitCode::infrastructure, "stdin", fmt::format("read error: {}", errno_text(errno)));
+    }
+    data.append(buf.data(), static_cast<std::size_t>(n));
+  }
+  return data;
+}
+
+void write_file_atomic(const std::filesystem::path& path, std::string_view contents) {
+  std::error_code ec;
+  if (path.has_parent_path()) {
+    std::filesystem::create_directories(path.parent_path(), ec);
+    if (ec) {
+      throw Error(ExitCode::infrastructure, path.parent_path().string(),
+                  fmt::format("cannot create folder: {}", ec.message()));
+    }
+  }
+  TempFile tmp(path);
+  const char* p = contents.data();
+  std::size_t left = contents.size();
+  while (left > 0) {
+    ssize_t n = ::write(tmp.fd(), p, left);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw Error(ExitCode::infrastructure, path.string(),
+                  fmt::format("write failed: {} (nothing was replaced)", errno_text(errno)));
+    }
+    p += n;
+    left -= static_cast<std::size_t>(n);
+  }
+  if (::fsync(tmp.fd()) != 0) {
+    throw Error(ExitCode::infrastructure, path.string(),
+                fmt::format("fsync failed: {} (nothing was replaced)", errno_text(errno)));
+  }
+  ::fchmod(tmp.fd(), 0644);
+  tmp.close_fd();
+  rename_atomic(tmp.path(), path);
+  tmp.committed();
+}
+
+void rename_atomic(const std::filesystem::path& from, const std::filesystem::path& to) {
+  if (::rename(from.c_str(), to.c_str()) != 0) {
+    throw Error(ExitCode::infrastructure, to.string(),
+                fmt::format("cannot rename {} into place: {}", from.string(), errno_text(errno)));
+  }
+  fsync_dir(to.parent_path());
+}
+
+std::string sha256_hex(std::string_view bytes) {
+  std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
+  unsigned int len = 0;
+  if (EVP_Digest(bytes.data(), bytes.size(), digest.data(), &len, EVP_sha256(), nullptr) != 1) {
+    throw Error(ExitCode::infrastructure, "sha256", "OpenSSL EVP_Digest failed");
+  }
+  static constexpr char k_hex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(len * 2);
+  for (unsigned int i = 0; i < len; ++i) {
+    out.push_back(k_hex[digest[i] >> 4]);
+    out.push_back(k_hex[digest[i] & 0xf]);
+  }
+  return out;
+}
+
+}  // namespace coldgate::util

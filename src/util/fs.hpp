@@ -1,0 +1,27 @@
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+namespace coldgate::util {
+
+/// Whole contents of `path` as bytes; throws Error(usage) naming the path when it cannot be read.
+std::string read_file(const std::filesystem::path& path);
+
+/// Reads all of standard input; throws Error(infrastructure) on a read error.
+std::string read_stdin();
+
+/// Writes `contents` to `path` atomically: a temp file in the same folder, fsync, then rename,
+/// so readers see the old file or the new one, never a partial one. Creates missing parent
+/// folders. Throws Error(infrastructure) with the path and errno text; the temp file is removed.
+void write_file_atomic(const std::filesystem::path& path, std::string_view contents);
+
+/// Renames `from` over `to` atomically (same file system) and fsyncs the folder;
+/// throws Error(infrastructure) naming both paths.
+void rename_atomic(const std::filesystem::path& from, const std::filesystem::path& to);
+
+/// Lowercase hex SHA-256 of `bytes` (FIPS 180-4, via OpenSSL).
+std::string sha256_hex(std::string_view bytes);
+
+}  // namespace coldgate::util

@@ -1,0 +1,45 @@
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace coldgate::testing {
+
+/// A fresh folder under $TMPDIR, removed with everything in it by the destructor.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  /// The folder's path.
+  const std::filesystem::path& path() const { return m_path; }
+  /// path() / name.
+  std::filesystem::path operator/(const std::string& name) const { return m_path / name; }
+  /// Writes `contents` to path()/name (creating parent folders) and returns the full path.
+  std::filesystem::path write(const std::string& name, const std::string& contents) const;
+
+ private:
+  std::filesystem::path m_path;
+};
+
+/// What a finished run of the coldgate binary printed and how it exited.
+struct RunResult {
+  int exit_code = -1;  // exit status, or 128+signal when killed
+  std::string out;     // standard output
+  std::string err;     // standard error
+};
+
+/// Runs the built `coldgate` binary with `args` in folder `cwd` (current folder when empty),
+/// feeding `input` on stdin; `env` entries ("K=V") are added to the environment.
+RunResult run_coldgate(const std::vector<std::string>& args, const std::filesystem::path& cwd = {},
+                       const std::string& input = {}, const std::vector<std::string>& env = {});
+
+/// Reads a whole file; fails the current test (and returns "") when it cannot.
+std::string slurp(const std::filesystem::path& path);
+
+/// The source tree's root (for fixtures such as config/*.yaml).
+std::filesystem::path source_dir();
+
+}  // namespace coldgate::testing
