@@ -1,0 +1,188 @@
+// Markers of running throwaway clusters and the clean-up of those whose owner was SIGKILLed.
+#include "db/cluster_registry.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <thread>
+
+#include <fmt/core.h>
+
+#include "util/error.hpp"
+#include "util/fs.hpp"
+
+namespace coldgate::db {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::map<std::string, std::string> read_kv(const fs::path& path) {
+  std::map<std::string, std::string> out;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    auto eq = line.find('=');
+    if (eq != std::string::npos) out[line.substr(0, eq)] = line.substr(eq + 1);
+  }
+  return out;
+}
+
+pid_t to_pid(const std::string& s) { return static_cast<pid_t>(std::atol(s.c_str())); }
+
+// The PID on the first line of <data>/postmaster.pid, or 0.
+pid_t pid_file_postmaster(const fs::path& data_dir) {
+  std::ifstream in(data_dir / "postmaster.pid");
+  long pid = 0;
+  in >> pid;
+  return static_cast<pid_t>(pid);
+}
+
+bool alive(pid_t pid) { return pid > 0 && process_start_time(pid) >= 0; }
+
+// SIGQUIT (immediate shutdown), then SIGKILL; we are not its parent, so poll /proc.
+void stop_orphan(pid_t pid) {
+  ::kill(pid, SIGQUIT);
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (alive(pid) && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  if (alive(pid)) ::kill(pid, SIGKILL);
+  until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (alive(pid) && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+}  // namespace
+
+fs::path default_cache_dir() {
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x == '/') return fs::path(x) / "coldgate";
+  if (const char* h = std::getenv("HOME"); h && *h == '/') return fs::path(h) / ".cache" / "coldgate";
+  return fmt::format("/tmp/coldgate-cache-{}", ::getuid());
+}
+
+long long process_start_time(pid_t pid) {
+  std::ifstream in(fmt::format("/proc/{}/stat", pid));
+  std::string stat;
+  if (!std::getline(in, stat)) return -1;
+  auto close = stat.rfind(')');  // the command name may contain spaces and parentheses
+  if (close == std::string::npos) return -1;
+  std::istringstream rest(stat.substr(close + 2));
+  std::string field;
+  std::vector<std::string> fields;
+  while (rest >> field) fields.push_back(field);
+  // fields[0] is field 3 (state); start time is field 22.
+  if (fields.size() < 20 || fields[0] == "Z" || fields[0] == "X") return -1;
+  return std::atoll(fields[19].c_str());
+}
+
+bool is_postmaster_of(pid_t pid, const fs::path& data_dir) {
+  std::ifstream in(fmt::format("/proc/{}/cmdline", pid), std::ios::binary);
+  std::string raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<std::string> argv;
+  std::size_t start = 0;
+  while (start < raw.size()) {
+    auto end = raw.find('\0', start);
+    if (end == std::string::npos) end = raw.size();
+    argv.push_back(raw.substr(start, end - start));
+    start = end + 1;
+  }
+  if (argv.empty() || fs::path(argv[0]).filename() != "postgres") return false;
+  for (std::size_t i = 0; i + 1 < argv.size(); ++i) {
+    if (argv[i] == "-D" && fs::path(argv[i + 1]) == data_dir) return true;
+  }
+  return false;
+}
+
+FileLock::FileLock(const fs::path& path) {
+  std::error_code ec;
+  fs::create_directories(path.parent_path(), ec);
+  m_fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (m_fd < 0) {
+    throw Error(ExitCode::infrastructure, path.string(),
+                fmt::format("cannot open lock file: {}", std::strerror(errno)));
+  }
+  while (::flock(m_fd, LOCK_EX) != 0) {
+    if (errno == EINTR) continue;
+    int err = errno;
+    ::close(m_fd);
+    throw Error(ExitCode::infrastructure, path.string(),
+                fmt::format("cannot lock: {}", std::strerror(err)));
+  }
+}
+
+FileLock::~FileLock() {
+  if (m_fd >= 0) ::close(m_fd);  // closing releases the flock
+}
+
+RunMarker::RunMarker(const fs::path& cache_dir, const fs::path& run_dir, const fs::path& data_dir)
+    : m_path(cache_dir / "runs" / (run_dir.filename().string() + ".run")),
+      m_run_dir(run_dir),
+      m_data_dir(data_dir) {
+  write();
+}
+
+RunMarker::~RunMarker() {
+  std::error_code ec;
+  fs::remove(m_path, ec);
+}
+
+void RunMarker::set_postmaster(pid_t pid) {
+  m_postmaster = pid;
+  write();
+}
+
+void RunMarker::write() const {
+  pid_t self = ::getpid();
+  util::write_file_atomic(
+      m_path, fmt::format("owner_pid={}\nowner_start={}\npostmaster_pid={}\nrun_dir={}\n"
+                          "data_dir={}\n",
+                          self, process_start_time(self), m_postmaster, m_run_dir.string(),
+                          m_data_dir.string()));
+}
+
+int remove_stale_clusters(const fs::path& cache_dir) {
+  int removed = 0;
+  try {
+    fs::path runs = cache_dir / "runs";
+    std::error_code ec;
+    if (!fs::is_directory(runs, ec)) return 0;
+    FileLock lock(runs / ".lock");
+    for (const auto& e : fs::directory_iterator(runs, ec)) {
+      if (e.path().extension() != ".run") continue;
+      auto kv = read_kv(e.path());
+      pid_t owner = to_pid(kv["owner_pid"]);
+      long long start = std::atoll(kv["owner_start"].c_str());
+      if (owner > 0 && process_start_time(owner) == start) continue;  // owner still running
+      fs::path run_dir = kv["run_dir"], data_dir = kv["data_dir"];
+      // Only ever touch folders that look like ours.
+      bool ours = !run_dir.empty() && run_dir.is_absolute() &&
+                  run_dir.filename().string().rfind("coldgate-pg-", 0) == 0 &&
+                  data_dir.parent_path() == run_dir;
+      if (ours) {
+        for (pid_t pm : {pid_file_postmaster(data_dir), to_pid(kv["postmaster_pid"])}) {
+          if (pm > 0 && is_postmaster_of(pm, data_dir)) stop_orphan(pm);
+        }
+        fs::remove_all(run_dir, ec);
+        if (ec) continue;  // try again next time
+      }
+      fs::remove(e.path(), ec);
+      ++removed;
+    }
+  } catch (const std::exception&) {
+    // Clean-up is best effort; the run itself must not fail because of an old marker.
+  }
+  return removed;
+}
+
+}  // namespace coldgate::db

@@ -1,0 +1,62 @@
+#pragma once
+
+#include <sys/types.h>
+
+#include <filesystem>
+#include <string>
+
+namespace coldgate::db {
+
+/// $XDG_CACHE_HOME/coldgate, else $HOME/.cache/coldgate, else /tmp/coldgate-cache-<uid>.
+std::filesystem::path default_cache_dir();
+
+/// A marker `<cache>/runs/<run dir name>.run` saying which process owns which throwaway
+/// cluster, so a run killed by SIGKILL is cleaned up by the next one. Removed by the destructor.
+class RunMarker {
+ public:
+  /// Writes the marker for `run_dir` (the folder holding the cluster's `data_dir`) owned by us.
+  RunMarker(const std::filesystem::path& cache_dir, const std::filesystem::path& run_dir,
+            const std::filesystem::path& data_dir);
+  ~RunMarker();
+  RunMarker(const RunMarker&) = delete;
+  RunMarker& operator=(const RunMarker&) = delete;
+  /// Records the postmaster's PID (after each start); atomic rewrite.
+  void set_postmaster(pid_t pid);
+  /// The marker file.
+  const std::filesystem::path& path() const { return m_path; }
+
+ private:
+  void write() const;
+  std::filesystem::path m_path;
+  std::filesystem::path m_run_dir;
+  std::filesystem::path m_data_dir;
+  pid_t m_postmaster = 0;  // 0 until the server started
+};
+
+/// For every marker whose owner process is gone: stops its postmaster (SIGQUIT, then SIGKILL
+/// after 5 s) when /proc/<pid>/cmdline shows it is that cluster's postgres, removes the run
+/// folder and the marker. Serialized by flock on `<cache>/runs/.lock`. Returns how many
+/// clusters were removed. Never throws: a marker it cannot handle is left for the next run.
+int remove_stale_clusters(const std::filesystem::path& cache_dir);
+
+/// Start time of `pid` (field 22 of /proc/<pid>/stat, clock ticks since boot); -1 when the
+/// process does not exist or is a zombie.
+long long process_start_time(pid_t pid);
+
+/// True when `pid` is a postgres process started with `-D data_dir` (from /proc/<pid>/cmdline).
+bool is_postmaster_of(pid_t pid, const std::filesystem::path& data_dir);
+
+/// Holds an exclusive flock(2) on a file while alive (created when missing).
+class FileLock {
+ public:
+  /// Blocks until the lock is ours; throws Error(infrastructure) naming the file.
+  explicit FileLock(const std::filesystem::path& path);
+  ~FileLock();
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+
+ private:
+  int m_fd = -1;
+};
+
+}  // namespace coldgate::db

@@ -1,0 +1,66 @@
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <pqxx/pqxx>
+
+#include "db/connection_info.hpp"
+#include "util/error.hpp"
+
+namespace coldgate::db {
+
+/// Seconds libpq waits for a connection when the connection string sets no connect_timeout.
+inline constexpr int k_default_connect_timeout_s = 10;
+
+/// One libpqxx connection with notices silenced and every error a coldgate::Error.
+class Connection {
+ public:
+  /// Connects (connect_timeout defaults to k_default_connect_timeout_s); throws
+  /// Error(infrastructure) "cannot connect to <url, password masked>: <libpq message>".
+  explicit Connection(const ConnectionInfo& info);
+  ~Connection();
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  /// Runs `sql` outside a transaction block (autocommit); throws Error via translate().
+  pqxx::result exec(const std::string& sql, const std::string& where = "database");
+  /// Runs `sql` with $1… bound to `params` (nullopt = SQL NULL) in autocommit mode.
+  pqxx::result exec_params(const std::string& sql,
+                           const std::vector<std::optional<std::string>>& params,
+                           const std::string& where = "database");
+  /// The libpqxx connection, for callers that need transactions of their own.
+  pqxx::connection& raw() { return *m_conn; }
+  /// What we connected to.
+  const ConnectionInfo& info() const { return m_info; }
+
+ private:
+  ConnectionInfo m_info;
+  std::unique_ptr<pqxx::connection> m_conn;
+  std::unique_ptr<pqxx::errorhandler> m_quiet;  // drops NOTICEs instead of printing them
+};
+
+/// Error(gate_failed) for a failed statement: "SQLSTATE <code>: <server message>", plus
+/// "(query line N)" when the server reported a position.
+Error translate(const pqxx::sql_error& e, const std::string& where);
+
+/// Adds connect_timeout (when absent), fallback_application_name and client_encoding=UTF8.
+ConnectionInfo with_client_defaults(ConnectionInfo info);
+
+/// Runs a multi-statement SQL script in one simple-query round trip: PostgreSQL runs it as one
+/// implicit transaction unless the script has BEGIN/COMMIT of its own. On error throws
+/// Error(gate_failed) with where = "<display_name>:<line>:<col>" of the error position (or just
+/// the name when the server gave none) and what = "SQLSTATE <code>: <message>" + DETAIL/HINT.
+/// Uses libpq directly: libpqxx 6.4 frees the PGresult, and with it PG_DIAG_STATEMENT_POSITION,
+/// before it throws.
+void run_script(const ConnectionInfo& info, const std::string& sql, const std::string& display_name);
+
+/// 1-based line and column (in characters, as PostgreSQL counts) of the 1-based character
+/// `position` in UTF-8 `text`.
+std::pair<int, int> line_col(const std::string& text, int position);
+
+}  // namespace coldgate::db

@@ -1,0 +1,133 @@
+#include "db/db_command.hpp"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <thread>
+
+#include <fmt/core.h>
+
+#include "config/config.hpp"
+#include "db/cluster_registry.hpp"
+#include "db/provider.hpp"
+#include "setup/setup.hpp"
+#include "util/error.hpp"
+#include "util/fs.hpp"
+#include "util/process.hpp"
+
+namespace coldgate::db {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+namespace {
+
+struct UpState {
+  pid_t pid = 0;
+  long long start = -1;
+  std::string url;
+};
+
+std::optional<UpState> read_state(const fs::path& path) {
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  std::map<std::string, std::string> kv;
+  std::string line;
+  while (std::getline(in, line)) {
+    auto eq = line.find('=');
+    if (eq != std::string::npos) kv[line.substr(0, eq)] = line.substr(eq + 1);
+  }
+  UpState s{static_cast<pid_t>(std::atol(kv["pid"].c_str())), std::atoll(kv["start"].c_str()),
+            kv["url"]};
+  if (s.pid <= 0 || process_start_time(s.pid) != s.start) return std::nullopt;  // owner gone
+  return s;
+}
+
+// The state file of this `db up`; removed when the server goes away.
+class StateFile {
+ public:
+  StateFile(fs::path path, const std::string& url) : m_path(std::move(path)) {
+    util::write_file_atomic(m_path, fmt::format("pid={}\nstart={}\nurl={}\n", ::getpid(),
+                                                process_start_time(::getpid()), url));
+    ::chmod(m_path.c_str(), 0600);  // it holds the password
+  }
+  ~StateFile() {
+    std::error_code ec;
+    fs::remove(m_path, ec);
+  }
+  StateFile(const StateFile&) = delete;
+  StateFile& operator=(const StateFile&) = delete;
+
+ private:
+  fs::path m_path;
+};
+
+[[noreturn]] void none_running(const std::string& config_path) {
+  throw usage_error("", fmt::format("no `coldgate db up` is running for {}", config_path));
+}
+
+int up(const std::string& config_path, const fs::path& state_path) {
+  if (auto s = read_state(state_path)) {
+    throw usage_error("", fmt::format("`coldgate db up` for {} is already running (pid {}): {}",
+                                      config_path, s->pid, s->url));
+  }
+  util::install_interrupt_handlers();
+  config::Config cfg = config::load(config_path);
+  auto provider = make_provider(cfg.database);
+  provider->start();
+  auto steps = setup::run_setup(cfg.setup, {.database = provider->connection_info(),
+                                            .base_dir = cfg.base_dir,
+                                            .client_bindir = provider->client_bindir()});
+  ServerInfo info = provider->server_info();
+  StateFile state(state_path, provider->connection_info().url());
+  std::cout << provider->connection_info().url() << std::endl;
+  std::cerr << fmt::format("coldgate: PostgreSQL {} ({}) ready\n", info.version, provider->name());
+  for (const auto& s : steps) std::cerr << fmt::format("coldgate: setup {} ({:.0f} ms)\n", s.label, s.wall_ms);
+  std::cerr << "coldgate: press Ctrl-C (or run `coldgate db down`) to stop it" << std::endl;
+  while (util::interrupted() == 0) std::this_thread::sleep_for(50ms);
+  provider->stop();
+  std::cerr << "coldgate: database stopped" << std::endl;
+  return 0;
+}
+
+}  // namespace
+
+fs::path db_up_state_path(const fs::path& cache_dir, const fs::path& config_path) {
+  std::error_code ec;
+  fs::path abs = fs::weakly_canonical(fs::absolute(config_path), ec);
+  if (ec) abs = fs::absolute(config_path);
+  return cache_dir / "up" / (util::sha256_hex(abs.string()).substr(0, 16) + ".state");
+}
+
+int run_db(const std::string& action, const std::string& config_path) {
+  fs::path state_path = db_up_state_path(default_cache_dir(), config_path);
+  if (action == "up") return up(config_path, state_path);
+  if (action == "url") {
+    auto s = read_state(state_path);
+    if (!s) none_running(config_path);
+    std::cout << s->url << std::endl;
+    return 0;
+  }
+  if (action == "down") {
+    auto s = read_state(state_path);
+    if (!s) none_running(config_path);
+    ::kill(s->pid, SIGTERM);
+    auto until = std::chrono::steady_clock::now() + 60s;
+    while (process_start_time(s->pid) == s->start) {
+      if (std::chrono::steady_clock::now() > until) {
+        throw Error(ExitCode::infrastructure, "",
+                    fmt::format("`coldgate db up` (pid {}) did not stop within 60 s", s->pid));
+      }
+      std::this_thread::sleep_for(10ms);
+    }
+    std::cerr << "coldgate: stopped" << std::endl;
+    return 0;
+  }
+  throw usage_error("", fmt::format("unknown db action '{}'; use up, down or url", action));
+}
+
+}  // namespace coldgate::db

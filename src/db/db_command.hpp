@@ -1,0 +1,23 @@
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+namespace coldgate::db {
+
+/// `coldgate db up|down|url [-c FILE]`. Returns the exit code; throws Error.
+///  up   — starts the configured provider, runs `setup:`, prints the database URL (password
+///         included) as one line on stdout, progress on stderr, then keeps the server until
+///         SIGINT/SIGTERM (Ctrl-C, or `db down`), stops it and returns 0. Refuses (exit 2) when a
+///         `db up` of the same config is already running.
+///  url  — prints the URL of the running `db up` of this config (one line); exit 2 when none.
+///  down — sends SIGTERM to the running `db up` of this config and waits (≤ 60 s) until it has
+///         torn the server down; prints "stopped" on stderr; exit 2 when none is running.
+/// The running `db up` is recorded in `<cache>/up/<sha256 of the config's path>.state`.
+int run_db(const std::string& action, const std::string& config_path);
+
+/// The state file of a `db up` of `config_path` (absolute path hashed) under `cache_dir`.
+std::filesystem::path db_up_state_path(const std::filesystem::path& cache_dir,
+                                       const std::filesystem::path& config_path);
+
+}  // namespace coldgate::db

@@ -1,0 +1,278 @@
+// The local provider: postgres runs as our child (util::Process, own process group) rather than
+// daemonized by pg_ctl, so the postmaster's PID is ours to wait on, its exit is noticed at once,
+// and util::Process's destructor is a last line of defence that kills the whole group.
+#include "db/local_provider.hpp"
+
+#include <libpq-fe.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <thread>
+
+#include <fmt/core.h>
+
+#include "db/cluster_registry.hpp"
+#include "db/connection.hpp"
+#include "db/template_cache.hpp"
+#include "util/error.hpp"
+
+namespace coldgate::db {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr auto k_ready_timeout = 60s;     // start to accepting connections
+constexpr auto k_shutdown_timeout = 15s;  // signal to exit, before SIGKILL
+constexpr int k_port_attempts = 10;
+
+// Waits up to `timeout` for `pid` (our child) to exit, without reaping it; true when it has.
+bool wait_exit(pid_t pid, std::chrono::milliseconds timeout) {
+  auto until = std::chrono::steady_clock::now() + timeout;
+  int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+  for (;;) {
+    siginfo_t info{};
+    if (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0) {
+      if (errno == EINTR) continue;
+      break;  // ECHILD: already reaped
+    }
+    if (info.si_pid == pid) break;
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                    until - std::chrono::steady_clock::now()).count();
+    if (left <= 0) {
+      if (pidfd >= 0) ::close(pidfd);
+      return false;
+    }
+    if (pidfd >= 0) {
+      pollfd p{pidfd, POLLIN, 0};
+      ::poll(&p, 1, static_cast<int>(std::min<long long>(left, 100)));
+    } else {
+      std::this_thread::sleep_for(1ms);
+    }
+  }
+  if (pidfd >= 0) ::close(pidfd);
+  return true;
+}
+
+int free_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return 0;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  int port = 0;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
+    port = ntohs(addr.sin_port);
+  }
+  ::close(fd);
+  return port;
+}
+
+std::string random_password() {
+  std::random_device rd;  // /dev/urandom on Linux
+  std::string out;
+  for (int i = 0; i < 24; ++i) out += "0123456789abcdef"[rd() % 16];
+  return out;
+}
+
+std::string read_from(const fs::path& path, std::uintmax_t offset) {
+  std::ifstream in(path, std::ios::binary);
+  in.seekg(static_cast<std::streamoff>(offset));
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+fs::path make_run_dir(const std::optional<ServerAccount>& account) {
+  const char* base = std::getenv("TMPDIR");
+  std::string tmpl = std::string(base && *base ? base : "/tmp") + "/coldgate-pg-XXXXXX";
+  if (::mkdtemp(tmpl.data()) == nullptr) {
+    throw Error(ExitCode::infrastructure, tmpl,
+                fmt::format("cannot create cluster folder: {}", std::strerror(errno)));
+  }
+  fs::path dir = tmpl;
+  fs::create_directory(dir / "socket");
+  ::chmod((dir / "socket").c_str(), 0700);
+  give_to(dir, account);
+  return dir;
+}
+
+}  // namespace
+
+std::map<std::string, std::string> fast_settings() {
+  return {{"fsync", "off"}, {"full_page_writes", "off"}, {"synchronous_commit", "off"}};
+}
+
+LocalOptions LocalOptions::from(const config::Database& database) {
+  LocalOptions o;
+  o.version = database.version;
+  o.dbname = database.name;
+  o.settings = database.settings;
+  o.where = database.where.file.empty() ? "" : database.where.str();
+  return o;
+}
+
+LocalProvider::LocalProvider(LocalOptions options) : m_options(std::move(options)) {}
+
+LocalProvider::~LocalProvider() { stop(); }
+
+ConnectionInfo LocalProvider::socket_info(const std::string& dbname) const {
+  ConnectionInfo info;
+  info.host = (m_run_dir / "socket").string();
+  info.port = m_port;
+  info.user = "postgres";
+  info.dbname = dbname;
+  return info;
+}
+
+void LocalProvider::start() {
+  try {
+    m_cache_dir = m_options.cache_dir.empty() ? default_cache_dir() : m_options.cache_dir;
+    remove_stale_clusters(m_cache_dir);
+    m_binaries = find_server_binaries(m_options.version, m_options.where);
+    m_account = server_account();
+    m_run_dir = make_run_dir(m_account);
+    m_marker = std::make_unique<RunMarker>(m_cache_dir, m_run_dir, data_dir());
+    m_template_cached =
+        materialize_cluster(m_binaries, m_cache_dir, m_account, m_run_dir, data_dir());
+
+    if (m_options.port) {
+      try_launch(*m_options.port, true);
+    } else {
+      bool up = false;
+      for (int attempt = 0; attempt < k_port_attempts && !up; ++attempt) {
+        int port = attempt == 0 && m_options.first_port ? *m_options.first_port : free_port();
+        up = try_launch(port, false);
+      }
+      if (!up) {
+        throw Error(ExitCode::infrastructure, m_options.where,
+                    fmt::format("database: no free TCP port on 127.0.0.1 after {} attempts",
+                                k_port_attempts));
+      }
+    }
+
+    // TCP gets a fresh random password (pg_hba: scram-sha-256); the socket folder is private.
+    std::string password = random_password();
+    {
+      Connection admin(socket_info("postgres"));
+      admin.exec(fmt::format("ALTER ROLE postgres PASSWORD '{}'", password));
+      if (m_options.dbname != "postgres" && m_options.dbname != "template1") {
+        admin.exec("CREATE DATABASE " + admin.raw().quote_name(m_options.dbname));
+      }
+    }
+    m_info = ConnectionInfo{.host = "127.0.0.1", .port = m_port, .user = "postgres",
+                            .password = password, .dbname = m_options.dbname};
+  } catch (...) {
+    stop();
+    throw;
+  }
+}
+
+bool LocalProvider::try_launch(int port, bool fixed) {
+  fs::path log = m_run_dir / "server.log";
+  std::error_code ec;
+  auto log_offset = fs::exists(log, ec) ? fs::file_size(log, ec) : 0;
+  std::map<std::string, std::string> settings = fast_settings();
+  for (const auto& [k, v] : m_options.settings) settings[k] = v;
+  std::vector<std::string> argv{(m_binaries.bindir / "postgres").string(),
+                                "-D", data_dir().string(),
+                                "-p", std::to_string(port),
+                                "-c", "listen_addresses=127.0.0.1",
+                                "-c", "unix_socket_directories=" + (m_run_dir / "socket").string(),
+                                "-c", "cluster_name=coldgate"};
+  for (const auto& [k, v] : settings) {
+    argv.push_back("-c");
+    argv.push_back(k + "=" + v);
+  }
+  util::SpawnOptions opts{.argv = argv,
+                          .cwd = m_run_dir,
+                          .env_unset = {"PGDATA", "PGPORT", "PGHOST"},
+                          .capture_stdout = false,
+                          .capture_stderr = false,
+                          .stdout_path = log,
+                          .stderr_path = log};
+  if (m_account) {
+    opts.uid = m_account->uid;
+    opts.gid = m_account->gid;
+  }
+  m_port = port;
+  m_server = std::make_unique<util::Process>(opts);
+  m_marker->set_postmaster(m_server->pid());
+
+  std::string ping = socket_info("postgres").conninfo() + " connect_timeout=2";
+  auto deadline = std::chrono::steady_clock::now() + k_ready_timeout;
+  for (;;) {
+    util::throw_if_interrupted();
+    if (PQping(ping.c_str()) == PQPING_OK) return true;
+    if (wait_exit(m_server->pid(), 5ms)) {
+      util::ExitStatus status = m_server->wait();
+      m_server.reset();
+      std::string out = read_from(log, log_offset);
+      bool in_use = out.find("Address already in use") != std::string::npos;
+      if (in_use && !fixed) return false;
+      if (in_use) {
+        throw Error(ExitCode::infrastructure, m_options.where,
+                    fmt::format("database: port {} on 127.0.0.1 is already in use", port));
+      }
+      throw Error(ExitCode::infrastructure, m_options.where,
+                  fmt::format("database: PostgreSQL server did not start ({}); last 20 lines of "
+                              "{}:\n{}",
+                              status.describe(), log.string(), util::tail_lines(out, 20)));
+    }
+    if (std::chrono::steady_clock::now() > deadline) {
+      std::string out = read_from(log, log_offset);
+      shutdown(SIGKILL);
+      throw Error(ExitCode::infrastructure, m_options.where,
+                  fmt::format("database: PostgreSQL server did not accept connections within {} "
+                              "s; last 20 lines of {}:\n{}",
+                              k_ready_timeout.count(), log.string(), util::tail_lines(out, 20)));
+    }
+  }
+}
+
+void LocalProvider::restart() {
+  if (!m_server) throw Error(ExitCode::infrastructure, "database", "restart: server is not running");
+  ::kill(m_server->pid(), SIGINT);  // fast shutdown: clients disconnected, checkpoint, exit
+  if (!wait_exit(m_server->pid(), k_shutdown_timeout)) m_server->signal_group(SIGKILL);
+  m_server->wait();  // reaps; throws Error(interrupted) on SIGINT/SIGTERM to us
+  m_server.reset();
+  try_launch(m_port, true);  // same port: the URL handed out stays valid
+}
+
+void LocalProvider::shutdown(int sig) noexcept {
+  if (!m_server) return;
+  try {
+    if (m_server->pid() > 0) {
+      ::kill(m_server->pid(), sig);
+      if (!wait_exit(m_server->pid(), k_shutdown_timeout)) m_server->signal_group(SIGKILL);
+      m_server->wait();
+    }
+  } catch (...) {
+    // Interrupted while reaping: the child is gone either way (Process::wait reaps first).
+  }
+  m_server.reset();  // a child still there is killed with its group and reaped
+}
+
+void LocalProvider::stop() noexcept {
+  shutdown(SIGQUIT);  // immediate shutdown: no checkpoint, the data is thrown away
+  if (!m_run_dir.empty()) {
+    std::error_code ec;
+    fs::remove_all(m_run_dir, ec);
+    m_run_dir.clear();
+  }
+  m_marker.reset();
+}
+
+}  // namespace coldgate::db

@@ -1,0 +1,62 @@
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "config/config.hpp"
+#include "db/connection_info.hpp"
+
+namespace coldgate::db {
+
+class Connection;
+
+/// What the results' environment block says about the server.
+struct ServerInfo {
+  std::string version;    // server_version, e.g. "15.8 (Debian 15.8-0+deb12u1)"
+  int version_num = 0;    // server_version_num, e.g. 150008
+  /// Settings that differ from PostgreSQL's built-in defaults (see read_server_info()):
+  /// name → value with its unit ("128MB", "off").
+  std::map<std::string, std::string> settings;
+};
+
+/// Gives a running PostgreSQL server: `local` (a throwaway cluster), `external` (a URL), later
+/// `container`. A provider owns what it starts: its destructor stops it, on every exit path.
+class Provider {
+ public:
+  virtual ~Provider() = default;
+  Provider() = default;
+  Provider(const Provider&) = delete;
+  Provider& operator=(const Provider&) = delete;
+
+  /// "local", "external", "container".
+  virtual std::string name() const = 0;
+  /// Brings the server up and creates/opens the configured database; throws Error
+  /// (infrastructure) when it cannot. Call once.
+  virtual void start() = 0;
+  /// Makes the server cold: a fresh server process with empty shared_buffers. Returns when it
+  /// accepts connections again. The OS page cache is NOT dropped. Throws Error.
+  virtual void restart() = 0;
+  /// Stops what start() started and removes its files; safe to call twice; never throws.
+  virtual void stop() noexcept = 0;
+  /// How to reach the configured database (valid after start()).
+  virtual const ConnectionInfo& connection_info() const = 0;
+  /// Folder with client programs (psql, pg_restore) matching the server; nullopt: use PATH.
+  virtual std::optional<std::filesystem::path> client_bindir() const { return std::nullopt; }
+  /// Server version and non-default settings, read over a fresh connection. Throws Error.
+  ServerInfo server_info() const;
+};
+
+/// The provider `database.provider` names, not yet started. Throws Error(usage) for a
+/// provider that is not available (container, until it is written).
+std::unique_ptr<Provider> make_provider(const config::Database& database);
+
+/// Reads server_version(_num) and pg_settings rows whose source is not 'default', 'override'
+/// (computed by the server: data_checksums, wal_buffers…), 'client' or 'session' (set by this
+/// connection), leaving out the connection plumbing a local provider sets itself
+/// (port, listen_addresses, unix_socket_directories, cluster_name) and file locations.
+ServerInfo read_server_info(Connection& conn);
+
+}  // namespace coldgate::db

@@ -1,0 +1,27 @@
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace coldgate::db {
+
+/// A folder with PostgreSQL server programs (postgres, initdb) and their version.
+struct ServerBinaries {
+  std::filesystem::path bindir;
+  int major = 0;             // 15
+  std::string version_text;  // `postgres --version`: "postgres (PostgreSQL) 15.8 (Debian …)"
+};
+
+/// Finds server binaries: of major `version` when given, else the newest. Candidates, in order:
+/// /usr/lib/postgresql/<v>/bin (Debian, Ubuntu), /usr/pgsql-<v>/bin (PGDG RPMs),
+/// `pg_config --bindir`, the folder of `postgres` on PATH. Throws Error(infrastructure) with
+/// where = `where` naming what was searched when none fits.
+ServerBinaries find_server_binaries(std::optional<int> version, const std::string& where);
+
+/// Major version parsed from `postgres --version` output ("… 15.8 …" → 15, "9.6.2" → 9); 0
+/// when it cannot be parsed.
+int parse_major(const std::string& version_text);
+
+}  // namespace coldgate::db

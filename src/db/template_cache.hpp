@@ -1,0 +1,31 @@
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "db/server_account.hpp"
+#include "db/server_binaries.hpp"
+
+namespace coldgate::db {
+
+/// initdb's options for every throwaway cluster: superuser `postgres`, trust on the private
+/// Unix socket and SCRAM on TCP, UTF8 with the C locale (reproducible sort order), no fsync.
+std::vector<std::string> initdb_options();
+
+/// Puts an initdb'd data folder at `data_dir` (which must not exist): a copy (`cp -a`) of the
+/// template cached under `<cache>/templates/<key>` for (server version, initdb options), built
+/// first when missing — initdb runs as `account` in `scratch_dir`, the result is copied into the
+/// cache as `<key>.tmp-<pid>` and renamed, all under flock on `<key>.lock`, so concurrent runs
+/// build it once. Returns true when the template was already cached. Throws
+/// Error(infrastructure) with initdb's output tail.
+bool materialize_cluster(const ServerBinaries& binaries, const std::filesystem::path& cache_dir,
+                         const std::optional<ServerAccount>& account,
+                         const std::filesystem::path& scratch_dir,
+                         const std::filesystem::path& data_dir);
+
+/// The cache key of (binaries, options): "pg<major>-<first 16 hex of sha256>".
+std::string template_key(const ServerBinaries& binaries, const std::vector<std::string>& options);
+
+}  // namespace coldgate::db
