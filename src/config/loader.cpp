@@ -125,7 +125,7 @@ class Loader {
     if (auto* e = f.find("warm")) m_c.default_warm = m_r.integer(e->value, f.path("warm"), 0);
     if (auto* e = f.find("cold")) {
       m_c.default_cold = cold_mode(m_r, e->value, f.path("cold"));
-      m_default_cold = e;
+      m_default_cold = e->value;
     }
     if (auto* e = f.find("timeout")) m_c.default_timeout = timeout(e->value, f.path("timeout"));
   }
@@ -232,7 +232,7 @@ class Loader {
     if (cold) s.cold = cold_mode(m_r, cold->value, f.path("cold"));
     if (s.cold == ColdMode::restart && m_c.database.provider == Provider::external &&
         m_c.database.restart_command.empty()) {
-      const YAML::Node& at = cold ? cold->value : m_default_cold->value;
+      const YAML::Node& at = cold ? cold->value : m_default_cold;
       m_r.fail(at, cold ? f.path("cold") : "defaults.cold",
                "'restart' needs a server coldgate can restart; the external provider has none — "
                "set database.restart_command or use cold: process");
@@ -297,7 +297,7 @@ class Loader {
 
   const Reader& m_r;
   Config& m_c;
-  const Entry* m_default_cold = nullptr;  // `defaults.cold`, when given (for its location)
+  YAML::Node m_default_cold;  // the value of `defaults.cold`, when given (for its location)
 };
 
 Location yaml_error_location(const std::string& file, const YAML::Mark& mark) {

@@ -67,6 +67,12 @@ std::vector<Entry> Reader::entries(const YAML::Node& node, const std::string& pa
   return out;
 }
 
+void Reader::require_values(const std::vector<Entry>& list, const std::string& path) const {
+  // yaml-cpp marks an empty value at the start of the next line, so point at its key instead.
+  for (const auto& e : list)
+    if (e.value.IsNull()) fail(e.key_node, join(path, e.key), "has no value");
+}
+
 Fields Reader::fields(const YAML::Node& node, const std::string& path, const std::string& table) const {
   auto list = entries(node, path);
   const auto& known = known_keys().at(table);
@@ -79,6 +85,7 @@ Fields Reader::fields(const YAML::Node& node, const std::string& path, const std
       what += "; valid keys are " + quoted_list(known, " and ");
     fail(e.key_node, path, what);
   }
+  require_values(list, path);
   return Fields(node, path, std::move(list));
 }
 
@@ -180,7 +187,9 @@ fs::path Reader::existing_path(const YAML::Node& node, const std::string& path, 
 
 std::map<std::string, std::string> Reader::settings(const YAML::Node& node, const std::string& path) const {
   std::map<std::string, std::string> out;
-  for (const auto& e : entries(node, path)) {
+  auto list = entries(node, path);
+  require_values(list, path);
+  for (const auto& e : list) {
     if (!is_setting_name(e.key))
       fail(e.key_node, path, "'" + e.key + "' is not a PostgreSQL setting name");
     const std::string value_path = join(path, e.key);

@@ -65,6 +65,8 @@ class Reader {
   Fields fields(const YAML::Node& node, const std::string& path, const std::string& table) const;
   /// The entries of any mapping (keys are free), duplicate keys an error.
   std::vector<Entry> entries(const YAML::Node& node, const std::string& path) const;
+  /// Every entry has a value (`key:` alone, or `~`, is an error at the key).
+  void require_values(const std::vector<Entry>& list, const std::string& path) const;
 
   /// An expanded scalar; `expected` names the kind of value for the message.
   std::string text(const YAML::Node& node, const std::string& path,
