@@ -3,8 +3,9 @@
 namespace coldgate::config {
 
 const std::map<std::string, std::vector<std::string>>& known_keys() {
-  static const std::vector<std::string> k_gate = {
-      "max_ratio", "warn_ratio", "min_delta", "min_delta_bytes", "metrics", "require_same_environment"};
+  static const std::vector<std::string> k_gate = {"max_ratio", "warn_ratio",
+                                                  "min_delta", "min_delta_bytes",
+                                                  "metrics",   "require_same_environment"};
   static const std::map<std::string, std::vector<std::string>> k_keys = {
       {"", {"version", "database", "setup", "build", "defaults", "stages", "gate", "report"}},
       {"database",

@@ -30,18 +30,23 @@ class Loader {
 
   void run(const YAML::Node& root) {
     if (root.IsNull()) m_r.fail(root, "", "the file is empty; a config starts with 'version: 1'");
-    if (!root.IsMap()) m_r.fail(root, "", "expected a mapping of keys (version, database, stages, …)");
+    if (!root.IsMap())
+      m_r.fail(root, "", "expected a mapping of keys (version, database, stages, …)");
     // The version comes first: a newer file's keys are better explained by it than as unknown.
     for (const auto& e : m_r.entries(root, ""))
       if (e.key == "version") read_version(e.value);
     Fields top = m_r.fields(root, "", "");
     if (!top.find("version")) m_r.fail(root, "", "missing required key 'version'");
-    if (auto* e = top.find("database")) read_database(m_r.fields(e->value, "database", "database"));
-    else m_c.database.where = m_r.location(root);
+    if (auto* e = top.find("database"))
+      read_database(m_r.fields(e->value, "database", "database"));
+    else
+      m_c.database.where = m_r.location(root);
     if (auto* e = top.find("setup")) read_setup(e->value);
     if (auto* e = top.find("build")) {
-      if (e->value.IsScalar()) m_c.build = {m_r.nonempty_text(e->value, "build")};
-      else m_c.build = m_r.text_list(e->value, "build");
+      if (e->value.IsScalar())
+        m_c.build = {m_r.nonempty_text(e->value, "build")};
+      else
+        m_c.build = m_r.text_list(e->value, "build");
     }
     if (auto* e = top.find("defaults")) read_defaults(m_r.fields(e->value, "defaults", "defaults"));
     if (auto* e = top.find("gate")) read_gate(m_r.fields(e->value, "gate", "gate"), m_c.gate);
@@ -62,11 +67,14 @@ class Loader {
     d.where = m_r.location(f.node());
     if (auto* e = f.find("provider")) {
       auto p = m_r.choice(e->value, f.path("provider"), {"local", "container", "external"});
-      d.provider = p == "local" ? Provider::local : p == "container" ? Provider::container : Provider::external;
+      d.provider = p == "local"       ? Provider::local
+                   : p == "container" ? Provider::container
+                                      : Provider::external;
     }
     if (auto* e = f.find("version")) d.version = m_r.integer(e->value, f.path("version"), 1);
     if (auto* e = f.find("image")) d.image = m_r.nonempty_text(e->value, f.path("image"));
-    if (auto* e = f.find("engine")) d.engine = m_r.choice(e->value, f.path("engine"), {"docker", "podman"});
+    if (auto* e = f.find("engine"))
+      d.engine = m_r.choice(e->value, f.path("engine"), {"docker", "podman"});
     if (auto* e = f.find("run_args")) d.run_args = m_r.text_list(e->value, f.path("run_args"));
     if (auto* e = f.find("url")) d.url = m_r.text(e->value, f.path("url"));
     if (auto* e = f.find("restart_command"))
@@ -75,9 +83,12 @@ class Loader {
     if (auto* e = f.find("settings")) d.settings = m_r.settings(e->value, f.path("settings"));
     if (d.provider == Provider::external) {
       auto* url = f.find("url");
-      if (!url) m_r.fail(f.node(), "database", "missing required key 'url' (the external provider connects to it)");
+      if (!url)
+        m_r.fail(f.node(), "database",
+                 "missing required key 'url' (the external provider connects to it)");
       if (d.url.empty())
-        m_r.fail(url->value, f.path("url"), "is empty; the external provider needs a libpq URL or conninfo string");
+        m_r.fail(url->value, f.path("url"),
+                 "is empty; the external provider needs a libpq URL or conninfo string");
     }
     if (d.provider == Provider::container && d.image.empty())
       d.image = fmt::format("postgres:{}", d.version.value_or(15));
@@ -88,7 +99,8 @@ class Loader {
     for (std::size_t i = 0; i < node.size(); ++i) {
       const std::string path = index("setup", i);
       Fields f = m_r.fields(node[i], path, "setup[]");
-      static const std::vector<std::string> k_kinds = {"sql", "psql", "restore", "command", "analyze"};
+      static const std::vector<std::string> k_kinds = {"sql", "psql", "restore", "command",
+                                                       "analyze"};
       const Entry* step = nullptr;
       for (const auto& kind : k_kinds) {
         const Entry* e = f.find(kind);
@@ -110,7 +122,7 @@ class Loader {
         s.kind = SetupStep::Kind::command;
         m_r.command(step->value, step_path, s.argv, s.shell);
       } else {
-        s.kind = step->key == "sql" ? SetupStep::Kind::sql
+        s.kind = step->key == "sql"    ? SetupStep::Kind::sql
                  : step->key == "psql" ? SetupStep::Kind::psql
                                        : SetupStep::Kind::restore;
         // pg_restore also reads directory-format dumps.
@@ -156,11 +168,13 @@ class Loader {
       gate.require_same_environment = m_r.boolean(e->value, f.path("require_same_environment"));
     if (gate.warn_ratio > gate.max_ratio) {
       if (auto* e = f.find("warn_ratio"))
-        m_r.fail(e->value, f.path("warn_ratio"),
-                 fmt::format("must not exceed max_ratio ({}), got {}", gate.max_ratio, gate.warn_ratio));
+        m_r.fail(
+            e->value, f.path("warn_ratio"),
+            fmt::format("must not exceed max_ratio ({}), got {}", gate.max_ratio, gate.warn_ratio));
       auto* e = f.find("max_ratio");
       m_r.fail(e->value, f.path("max_ratio"),
-               fmt::format("must not be below warn_ratio ({}), got {}", gate.warn_ratio, gate.max_ratio));
+               fmt::format("must not be below warn_ratio ({}), got {}", gate.warn_ratio,
+                           gate.max_ratio));
     }
   }
 
@@ -200,12 +214,15 @@ class Loader {
     const Entry* query = f.find("query");
     const Entry* command = f.find("command");
     if (sql && query)
-      m_r.fail(query->key_node, label,
-               "has both 'sql' and 'query'; give the SQL as a file (sql) or inline (query), not both");
+      m_r.fail(
+          query->key_node, label,
+          "has both 'sql' and 'query'; give the SQL as a file (sql) or inline (query), not both");
     if (const Entry* q = sql ? sql : query; q && command)
-      m_r.fail(command->key_node, label,
-               "has both '" + q->key + "' and 'command'; a stage is either a SQL query or a command");
-    if (!sql && !query && !command) m_r.fail(f.node(), label, "needs one of 'sql', 'query' or 'command'");
+      m_r.fail(
+          command->key_node, label,
+          "has both '" + q->key + "' and 'command'; a stage is either a SQL query or a command");
+    if (!sql && !query && !command)
+      m_r.fail(f.node(), label, "needs one of 'sql', 'query' or 'command'");
 
     if (sql) s.sql = m_r.existing_path(sql->value, f.path("sql"));
     if (query) s.query = m_r.nonempty_text(query->value, f.path("query"));
@@ -219,7 +236,8 @@ class Loader {
     if (auto* e = f.find("params")) read_params(e->value, f.path("params"), s);
     if (auto* e = f.find("settings")) s.settings = m_r.settings(e->value, f.path("settings"));
     if (auto* e = f.find("decode"))
-      s.decode = m_r.choice(e->value, f.path("decode"), {"json", "none"}) == "json" ? Decode::json : Decode::none;
+      s.decode = m_r.choice(e->value, f.path("decode"), {"json", "none"}) == "json" ? Decode::json
+                                                                                    : Decode::none;
 
     s.runs = m_c.default_runs;
     s.warm = m_c.default_warm;
@@ -239,7 +257,8 @@ class Loader {
     }
     if (auto* e = f.find("snapshot")) s.snapshot = read_snapshot(e->value, f.path("snapshot"), s);
     s.gate = m_c.gate;
-    if (auto* e = f.find("gate")) read_gate(m_r.fields(e->value, f.path("gate"), "stages[].gate"), s.gate);
+    if (auto* e = f.find("gate"))
+      read_gate(m_r.fields(e->value, f.path("gate"), "stages[].gate"), s.gate);
     return s;
   }
 
@@ -247,7 +266,9 @@ class Loader {
     m_r.require_list(node, path);
     for (std::size_t i = 0; i < node.size(); ++i) {
       bool null = node[i].IsNull();
-      s.params.push_back(null ? std::string() : m_r.text(node[i], index(path, i), "a scalar (text, number, boolean or null)"));
+      s.params.push_back(
+          null ? std::string()
+               : m_r.text(node[i], index(path, i), "a scalar (text, number, boolean or null)"));
       s.params_null.push_back(null);
     }
   }
@@ -262,7 +283,8 @@ class Loader {
       if (!node.IsScalar())
         m_r.fail(node, path,
                  "expected true (snapshot at snapshots/<stage>.json) or a mapping (path, from, "
-                 "ordered, identity, redact, redact_ids), got " + detail::describe(node));
+                 "ordered, identity, redact, redact_ids), got " +
+                     detail::describe(node));
       if (!m_r.boolean(node, path)) return std::nullopt;
       return snap;
     }
@@ -281,9 +303,11 @@ class Loader {
       snap.canon.identity = m_r.text_list(e->value, f.path("identity"));
       for (std::size_t i = 0; i < snap.canon.identity.size(); ++i)
         if (snap.canon.identity[i].empty())
-          m_r.fail(e->value[i], index(f.path("identity"), i), "must not be empty; give a member name such as id");
+          m_r.fail(e->value[i], index(f.path("identity"), i),
+                   "must not be empty; give a member name such as id");
     }
-    if (auto* e = f.find("redact_ids")) snap.canon.redact_ids = m_r.boolean(e->value, f.path("redact_ids"));
+    if (auto* e = f.find("redact_ids"))
+      snap.canon.redact_ids = m_r.boolean(e->value, f.path("redact_ids"));
     return snap;
   }
 
@@ -325,15 +349,19 @@ Config parse(std::string_view yaml, const fs::path& file) {
   }
   Reader reader(shown, config.base_dir, detail::getenv_lookup);
   if (docs.empty()) {
-    throw usage_error(Location{shown, 1, 1}.str(), "the file is empty; a config starts with 'version: 1'");
+    throw usage_error(Location{shown, 1, 1}.str(),
+                      "the file is empty; a config starts with 'version: 1'");
   }
   if (docs.size() > 1)
-    reader.fail(docs[1], "", "the file holds more than one YAML document; a config is one document");
+    reader.fail(docs[1], "",
+                "the file holds more than one YAML document; a config is one document");
   Loader(reader, config).run(docs[0]);
   return config;
 }
 
-Config load(const fs::path& file) { return parse(util::read_file(file), file); }
+Config load(const fs::path& file) {
+  return parse(util::read_file(file), file);
+}
 
 Duration parse_duration(std::string_view text, const std::string& where) {
   auto parsed = detail::duration_ms(text);

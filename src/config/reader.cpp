@@ -1,9 +1,9 @@
 #include "config/reader.hpp"
 
+#include <fmt/format.h>
+
 #include <charconv>
 #include <set>
-
-#include <fmt/format.h>
 
 #include "config/values.hpp"
 #include "util/error.hpp"
@@ -13,10 +13,14 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::set<std::string> k_true = {"true", "True", "TRUE", "yes", "Yes", "YES", "on", "On", "ON"};
-const std::set<std::string> k_false = {"false", "False", "FALSE", "no", "No", "NO", "off", "Off", "OFF"};
+const std::set<std::string> k_true = {"true", "True", "TRUE", "yes", "Yes",
+                                      "YES",  "on",   "On",   "ON"};
+const std::set<std::string> k_false = {"false", "False", "FALSE", "no", "No",
+                                       "NO",    "off",   "Off",   "OFF"};
 
-std::string got(const std::string& text) { return "'" + text + "'"; }
+std::string got(const std::string& text) {
+  return "'" + text + "'";
+}
 
 }  // namespace
 
@@ -24,7 +28,9 @@ std::string join(const std::string& path, std::string_view key) {
   return path.empty() ? std::string(key) : path + "." + std::string(key);
 }
 
-std::string index(const std::string& path, std::size_t i) { return fmt::format("{}[{}]", path, i); }
+std::string index(const std::string& path, std::size_t i) {
+  return fmt::format("{}[{}]", path, i);
+}
 
 std::string describe(const YAML::Node& node) {
   if (node.IsSequence()) return "a list";
@@ -56,7 +62,8 @@ std::vector<Entry> Reader::entries(const YAML::Node& node, const std::string& pa
   if (!node.IsMap()) fail(node, path, "expected a mapping");
   std::vector<Entry> out;
   for (auto it = node.begin(); it != node.end(); ++it) {
-    if (!it->first.IsScalar()) fail(it->first, path, "a key must be plain text, not " + describe(it->first));
+    if (!it->first.IsScalar())
+      fail(it->first, path, "a key must be plain text, not " + describe(it->first));
     Entry e{it->first.Scalar(), it->first, it->second};
     for (const auto& seen : out)
       if (seen.key == e.key)
@@ -73,7 +80,8 @@ void Reader::require_values(const std::vector<Entry>& list, const std::string& p
     if (e.value.IsNull()) fail(e.key_node, join(path, e.key), "has no value");
 }
 
-Fields Reader::fields(const YAML::Node& node, const std::string& path, const std::string& table) const {
+Fields Reader::fields(const YAML::Node& node, const std::string& path,
+                      const std::string& table) const {
   auto list = entries(node, path);
   const auto& known = known_keys().at(table);
   for (const auto& e : list) {
@@ -91,7 +99,8 @@ Fields Reader::fields(const YAML::Node& node, const std::string& path, const std
 
 std::string Reader::text(const YAML::Node& node, const std::string& path,
                          std::string_view expected) const {
-  if (!node.IsScalar()) fail(node, path, "expected " + std::string(expected) + ", got " + describe(node));
+  if (!node.IsScalar())
+    fail(node, path, "expected " + std::string(expected) + ", got " + describe(node));
   std::string error;
   std::string out = expand_env(node.Scalar(), m_env, error);
   if (!error.empty()) fail(node, path, error);
@@ -170,14 +179,16 @@ fs::path Reader::file_path(const YAML::Node& node, const std::string& path) cons
   return (p.is_absolute() ? p : m_base_dir / p).lexically_normal();
 }
 
-fs::path Reader::existing_path(const YAML::Node& node, const std::string& path, bool folder_ok) const {
+fs::path Reader::existing_path(const YAML::Node& node, const std::string& path,
+                               bool folder_ok) const {
   fs::path resolved = file_path(node, path);
   std::error_code ec;
   auto status = fs::status(resolved, ec);
   if (!fs::exists(status)) {
     fs::path given = text(node, path);
     std::string what = "file not found: " + given.string();
-    if (given.is_relative()) what += " (relative to the config's folder " + m_base_dir.string() + ")";
+    if (given.is_relative())
+      what += " (relative to the config's folder " + m_base_dir.string() + ")";
     fail(node, path, what);
   }
   if (fs::is_directory(status) && !folder_ok)
@@ -185,7 +196,8 @@ fs::path Reader::existing_path(const YAML::Node& node, const std::string& path, 
   return resolved;
 }
 
-std::map<std::string, std::string> Reader::settings(const YAML::Node& node, const std::string& path) const {
+std::map<std::string, std::string> Reader::settings(const YAML::Node& node,
+                                                    const std::string& path) const {
   std::map<std::string, std::string> out;
   auto list = entries(node, path);
   require_values(list, path);
@@ -202,8 +214,8 @@ std::map<std::string, std::string> Reader::settings(const YAML::Node& node, cons
   return out;
 }
 
-void Reader::command(const YAML::Node& node, const std::string& path, std::vector<std::string>& argv,
-                     std::string& shell) const {
+void Reader::command(const YAML::Node& node, const std::string& path,
+                     std::vector<std::string>& argv, std::string& shell) const {
   if (node.IsSequence()) {
     argv = text_list(node, path);
     if (argv.empty()) fail(node, path, "is empty; give the program and its arguments");
@@ -214,7 +226,8 @@ void Reader::command(const YAML::Node& node, const std::string& path, std::vecto
   } else {
     fail(node, path,
          "expected a command: a list (program and arguments, run without a shell) or a string "
-         "(run with /bin/sh -c), got " + describe(node));
+         "(run with /bin/sh -c), got " +
+             describe(node));
   }
 }
 

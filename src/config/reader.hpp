@@ -1,13 +1,13 @@
 #pragma once
 
+#include <yaml-cpp/yaml.h>
+
 #include <cstdint>
 #include <filesystem>
 #include <map>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <yaml-cpp/yaml.h>
 
 #include "config/config.hpp"
 #include "config/env.hpp"
@@ -58,7 +58,8 @@ class Reader {
   /// Where `node` stands in the file (1-based).
   Location location(const YAML::Node& node) const;
   /// Throws Error(usage) at `node` with "<path>: <what>" (just "<what>" when path is empty).
-  [[noreturn]] void fail(const YAML::Node& node, const std::string& path, const std::string& what) const;
+  [[noreturn]] void fail(const YAML::Node& node, const std::string& path,
+                         const std::string& what) const;
 
   /// A mapping whose keys come from known_keys().at(table): unknown keys (with a "did you mean"
   /// hint) and duplicate keys are errors.
@@ -96,7 +97,8 @@ class Reader {
   std::filesystem::path existing_path(const YAML::Node& node, const std::string& path,
                                       bool folder_ok = false) const;
   /// `settings:` — name → value text; YAML booleans become on/off.
-  std::map<std::string, std::string> settings(const YAML::Node& node, const std::string& path) const;
+  std::map<std::string, std::string> settings(const YAML::Node& node,
+                                              const std::string& path) const;
   /// A command: a list → argv (no shell), a string → shell text.
   void command(const YAML::Node& node, const std::string& path, std::vector<std::string>& argv,
                std::string& shell) const;

@@ -6,8 +6,12 @@
 namespace coldgate::config::detail {
 namespace {
 
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+bool is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
+bool is_alpha(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
 
 // A decimal number "123" or "1.25" split into mantissa and number of fraction digits, followed
 // by an optional unit (after optional blanks). Digits are limited so that the mantissa fits.
@@ -64,13 +68,18 @@ Parsed<std::int64_t> duration_ms(std::string_view text) {
     return {{}, generic};
   }
   if (d->unit.empty())
-    return {{}, shown + " has no unit; write e.g. " + std::string(text) + "ms, " +
-                    std::string(text) + "s or " + std::string(text) + "m"};
+    return {{},
+            shown + " has no unit; write e.g. " + std::string(text) + "ms, " + std::string(text) +
+                "s or " + std::string(text) + "m"};
   std::uint64_t factor = 0;
-  if (d->unit == "ms") factor = 1;
-  else if (d->unit == "s") factor = 1000;
-  else if (d->unit == "m") factor = 60 * 1000;
-  else if (d->unit == "h") factor = 60 * 60 * 1000;
+  if (d->unit == "ms")
+    factor = 1;
+  else if (d->unit == "s")
+    factor = 1000;
+  else if (d->unit == "m")
+    factor = 60 * 1000;
+  else if (d->unit == "h")
+    factor = 60 * 60 * 1000;
   else if (std::all_of(d->unit.begin(), d->unit.end(), is_alpha))
     return {{}, "unknown unit '" + std::string(d->unit) + "' in " + shown + "; use ms, s, m or h"};
   else
@@ -111,8 +120,9 @@ Parsed<std::uint64_t> size_bytes(std::string_view text) {
   for (const auto& u : k_units)
     if (u.name == d->unit) unit = &u;
   if (!unit)
-    return {{}, "unknown unit '" + std::string(d->unit) + "' in " + shown +
-                    "; use B, kB, MB, GB, TB (powers of 1000) or KiB, MiB, GiB, TiB (powers of 1024)"};
+    return {{},
+            "unknown unit '" + std::string(d->unit) + "' in " + shown +
+                "; use B, kB, MB, GB, TB (powers of 1000) or KiB, MiB, GiB, TiB (powers of 1024)"};
   bool overflow = false;
   auto bytes = scale(*d, unit->factor, overflow);
   if (overflow) return {{}, shown + " is too large a size"};
@@ -179,7 +189,8 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
   return d[n][m];
 }
 
-std::optional<std::string> closest(std::string_view word, const std::vector<std::string>& candidates) {
+std::optional<std::string> closest(std::string_view word,
+                                   const std::vector<std::string>& candidates) {
   auto lower = [](std::string_view s) {
     std::string out(s);
     for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));

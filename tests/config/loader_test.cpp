@@ -1,6 +1,6 @@
-#include <cstdlib>
-
 #include <gtest/gtest.h>
+
+#include <cstdlib>
 
 #include "config/config.hpp"
 #include "support/support.hpp"
@@ -13,7 +13,8 @@ using coldgate::testing::TempDir;
 namespace fs = std::filesystem;
 
 TEST(ConfigLoad, MinimalConfigGetsDefaults) {
-  Config c = parse("version: 1\nstages:\n  - name: q\n    query: select 1\n", "/abs/dir/coldgate.yaml");
+  Config c =
+      parse("version: 1\nstages:\n  - name: q\n    query: select 1\n", "/abs/dir/coldgate.yaml");
   EXPECT_EQ(c.file, fs::path("/abs/dir/coldgate.yaml"));
   EXPECT_EQ(c.base_dir, fs::path("/abs/dir"));
   EXPECT_EQ(c.version, 1);
@@ -84,11 +85,14 @@ TEST(ConfigLoad, RelativePathsResolveAgainstTheConfigFolder) {
   dir.write("conf/schema.sql", "");
   dir.write("conf/dump/toc.dat", "");
   dir.write("abs.sql", "");
-  auto file = dir.write("conf/coldgate.yaml", "version: 1\n" R"(setup:
+  auto file = dir.write("conf/coldgate.yaml",
+                        "version: 1\n"
+                        R"(setup:
   - sql: schema.sql
   - psql: ./sql/../schema.sql
   - restore: dump
-  - sql: )" + (dir / "abs.sql").string() + R"(
+  - sql: )" + (dir / "abs.sql").string() +
+                            R"(
   - command: [./tools/init, --fast]
   - command: make data
   - analyze: true
@@ -228,8 +232,8 @@ stages:
   EXPECT_EQ(s.query, "select $1, $2, $3, $4");
   EXPECT_EQ(s.params, (std::vector<std::string>{"1", "", "null", "", "true", "", "2.50"}));
   EXPECT_EQ(s.params_null, (std::vector<bool>{false, true, false, true, false, false, false}));
-  EXPECT_EQ(s.settings, (std::map<std::string, std::string>{{"jit", "off"},
-                                                             {"plan_cache_mode", "force_generic_plan"}}));
+  EXPECT_EQ(s.settings, (std::map<std::string, std::string>{
+                            {"jit", "off"}, {"plan_cache_mode", "force_generic_plan"}}));
   EXPECT_EQ(s.decode, Decode::json);
 }
 
@@ -237,12 +241,15 @@ TEST(ConfigLoad, Providers) {
   Config c = parse("version: 1\ndatabase: { provider: container }\n", "/w/c.yaml");
   EXPECT_EQ(c.database.provider, Provider::container);
   EXPECT_EQ(c.database.image, "postgres:15");
-  c = parse("version: 1\ndatabase: { provider: container, version: 16, engine: podman, run_args: [--shm-size=1g] }\n",
-            "/w/c.yaml");
+  c = parse(
+      "version: 1\ndatabase: { provider: container, version: 16, engine: podman, run_args: "
+      "[--shm-size=1g] }\n",
+      "/w/c.yaml");
   EXPECT_EQ(c.database.image, "postgres:16");
   EXPECT_EQ(c.database.engine, "podman");
   EXPECT_EQ(c.database.run_args, (std::vector<std::string>{"--shm-size=1g"}));
-  c = parse("version: 1\ndatabase: { provider: container, image: 'ghcr.io/x/pg:17' }\n", "/w/c.yaml");
+  c = parse("version: 1\ndatabase: { provider: container, image: 'ghcr.io/x/pg:17' }\n",
+            "/w/c.yaml");
   EXPECT_EQ(c.database.image, "ghcr.io/x/pg:17");
   c = parse(R"(version: 1
 database:
@@ -291,8 +298,9 @@ stages:
 }
 
 TEST(ConfigLoad, BuildAndReport) {
-  Config c = parse("version: 1\nbuild: cmake --build build\nreport: { title: Start-up, comment: true }\n",
-                   "/w/c.yaml");
+  Config c =
+      parse("version: 1\nbuild: cmake --build build\nreport: { title: Start-up, comment: true }\n",
+            "/w/c.yaml");
   EXPECT_EQ(c.build, (std::vector<std::string>{"cmake --build build"}));
   EXPECT_EQ(c.report.title, "Start-up");
   EXPECT_TRUE(c.report.comment);

@@ -1,7 +1,7 @@
-#include <set>
-
 #include <gtest/gtest.h>
+
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "config/config.hpp"
 #include "support/support.hpp"
@@ -40,20 +40,23 @@ TEST(ConfigExamples, EveryExampleLoads) {
 
 TEST(ConfigExamples, FullExampleUsesEveryKnownKey) {
   // example.yaml documents every key: each key of the table appears in it somewhere.
-  std::string text = coldgate::testing::slurp(coldgate::testing::source_dir() / "config/example.yaml");
+  std::string text =
+      coldgate::testing::slurp(coldgate::testing::source_dir() / "config/example.yaml");
   for (const auto& [table, keys] : known_keys())
     for (const auto& key : keys)
       EXPECT_NE(text.find(key + ":"), std::string::npos) << table << "." << key;
 }
 
 json schema() {
-  return json::parse(coldgate::testing::slurp(coldgate::testing::source_dir() / "config/coldgate.schema.json"));
+  return json::parse(
+      coldgate::testing::slurp(coldgate::testing::source_dir() / "config/coldgate.schema.json"));
 }
 
 // The object schema at a schema node: follows $ref and picks the alternative with properties.
 const json& object_schema(const json& root, const json& node) {
   if (node.contains("$ref")) {
-    return object_schema(root, root.at(json::json_pointer(node.at("$ref").get<std::string>().substr(1))));
+    return object_schema(root,
+                         root.at(json::json_pointer(node.at("$ref").get<std::string>().substr(1))));
   }
   for (const char* combinator : {"oneOf", "anyOf"})
     if (node.contains(combinator))
@@ -67,7 +70,8 @@ void collect(const json& root, const json& node, const std::string& path,
              std::map<std::string, std::vector<std::string>>& out) {
   const json& obj = object_schema(root, node);
   if (obj.contains("properties")) {
-    EXPECT_EQ(obj.value("additionalProperties", true), false) << "'" << path << "' allows extra keys";
+    EXPECT_EQ(obj.value("additionalProperties", true), false)
+        << "'" << path << "' allows extra keys";
     auto& keys = out[path];
     for (const auto& [key, sub] : obj.at("properties").items()) {
       keys.push_back(key);
@@ -93,7 +97,8 @@ TEST(ConfigSchema, PropertiesMatchTheLoaderKeyTableAtEveryLevel) {
   for (const auto& [path, keys] : from_schema) a[path] = {keys.begin(), keys.end()};
   for (const auto& [path, keys] : known_keys()) b[path] = {keys.begin(), keys.end()};
   EXPECT_EQ(a, b);
-  for (const auto& [path, keys] : known_keys()) EXPECT_EQ(b[path].size(), keys.size()) << path << " repeats a key";
+  for (const auto& [path, keys] : known_keys())
+    EXPECT_EQ(b[path].size(), keys.size()) << path << " repeats a key";
 }
 
 TEST(ConfigSchema, EnumsMatchTheLoader) {

@@ -1,8 +1,9 @@
+#include "config/values.hpp"
+
 #include <gtest/gtest.h>
 
 #include "config/config.hpp"
 #include "config/env.hpp"
-#include "config/values.hpp"
 #include "util/error.hpp"
 
 namespace coldgate::config {
@@ -46,11 +47,13 @@ TEST(ConfigDuration, BadSpellings) {
   EXPECT_EQ(duration_error("1.5"), "'1.5' has no unit; write e.g. 1.5ms, 1.5s or 1.5m");
   EXPECT_EQ(duration_error("5sec"), "unknown unit 'sec' in '5sec'; use ms, s, m or h");
   EXPECT_EQ(duration_error("5MS"), "unknown unit 'MS' in '5MS'; use ms, s, m or h");
-  EXPECT_EQ(duration_error("five"), "expected a duration such as 250ms, 1.5s, 10m or 1h, got 'five'");
+  EXPECT_EQ(duration_error("five"),
+            "expected a duration such as 250ms, 1.5s, 10m or 1h, got 'five'");
   EXPECT_EQ(duration_error(""), "expected a duration such as 250ms, 1.5s, 10m or 1h, got ''");
   EXPECT_EQ(duration_error("1.s"), "expected a duration such as 250ms, 1.5s, 10m or 1h, got '1.s'");
   EXPECT_EQ(duration_error(".5s"), "expected a duration such as 250ms, 1.5s, 10m or 1h, got '.5s'");
-  EXPECT_EQ(duration_error("1m30s"), "expected a duration such as 250ms, 1.5s, 10m or 1h, got '1m30s'");
+  EXPECT_EQ(duration_error("1m30s"),
+            "expected a duration such as 250ms, 1.5s, 10m or 1h, got '1m30s'");
   EXPECT_EQ(duration_error("-1s"), "a duration cannot be negative, got '-1s'");
   EXPECT_EQ(duration_error("0.5ms"), "'0.5ms' is not a whole number of milliseconds");
   EXPECT_EQ(duration_error("99999999999999999h"), "'99999999999999999h' is too long a duration");
@@ -106,7 +109,8 @@ TEST(ConfigValues, PatternsStageAndMetricNames) {
 }
 
 TEST(ConfigValues, DidYouMean) {
-  const std::vector<std::string> keys = {"path", "from", "ordered", "identity", "redact", "redact_ids"};
+  const std::vector<std::string> keys = {"path",     "from",   "ordered",
+                                         "identity", "redact", "redact_ids"};
   EXPECT_EQ(detail::closest("pth", keys), "path");
   EXPECT_EQ(detail::closest("Path", keys), "path");
   EXPECT_EQ(detail::closest("redcat", keys), "redact");
@@ -127,8 +131,10 @@ std::optional<std::string> fake_env(const std::string& name) {
 std::string expand(std::string_view text, std::string* error = nullptr) {
   std::string e;
   std::string out = detail::expand_env(text, fake_env, e);
-  if (error) *error = e;
-  else EXPECT_EQ(e, "") << text;
+  if (error)
+    *error = e;
+  else
+    EXPECT_EQ(e, "") << text;
   return out;
 }
 
@@ -154,9 +160,10 @@ TEST(ConfigEnv, Errors) {
   expand("x ${FOO", &error);
   EXPECT_EQ(error, "unterminated '${' in 'x ${FOO' (write $${ for a literal '${')");
   expand("${1X}", &error);
-  EXPECT_EQ(error,
-            "invalid variable reference '${1X}': write ${NAME} or ${NAME:-default}, NAME of letters, "
-            "digits and '_'");
+  EXPECT_EQ(
+      error,
+      "invalid variable reference '${1X}': write ${NAME} or ${NAME:-default}, NAME of letters, "
+      "digits and '_'");
   expand("${}", &error);
   EXPECT_NE(error, "");
 }
