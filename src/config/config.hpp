@@ -80,7 +80,7 @@ struct Stage {
   std::string name;
   std::filesystem::path sql;                  // absolute, or empty
   std::string query;                          // inline SQL, or empty
-  std::vector<std::string> params;            // $1, $2 … as text; a null param holds "" (see params_null)
+  std::vector<std::string> params;            // $1, $2 … as text; "" where params_null[i]
   std::vector<bool> params_null;              // params_null[i]: parameter i is SQL NULL
   std::map<std::string, std::string> settings;  // SET LOCAL in the query's transaction
   Decode decode = Decode::none;
