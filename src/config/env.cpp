@@ -29,9 +29,16 @@ std::string expand_env(std::string_view text, const EnvLookup& lookup, std::stri
       out += c;
       continue;
     }
-    if (text[i + 1] == '$') {  // "$$" is a literal '$'
-      out += '$';
-      ++i;
+    if (text[i + 1] == '$') {
+      // "$${" is a literal "${"; any other "$$" stays as written, so dollar-quoted SQL
+      // (`$$ … $$`) in an inline query needs no escaping.
+      if (i + 2 < text.size() && text[i + 2] == '{') {
+        out += "${";
+        i += 2;
+      } else {
+        out += "$$";
+        ++i;
+      }
       continue;
     }
     std::size_t close = text.find('}', i + 2);

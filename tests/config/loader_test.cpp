@@ -284,7 +284,7 @@ stages:
   - name: q
     query: select $1
     runs: ${COLDGATE_TEST_RUNS}
-    params: ["${COLDGATE_TEST_NOPE:-}", "$$$$"]
+    params: ["${COLDGATE_TEST_NOPE:-}", "$$"]
 )",
                    "/w/c.yaml");
   EXPECT_EQ(c.database.url, "postgresql://ci@db/app");

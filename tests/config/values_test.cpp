@@ -146,7 +146,9 @@ TEST(ConfigEnv, Expansion) {
   EXPECT_EQ(expand("${EMPTY}"), "");
   EXPECT_EQ(expand("${UNSET:-}"), "");
   EXPECT_EQ(expand("${UNSET:-a:-b}"), "a:-b");
-  EXPECT_EQ(expand("cost $$5"), "cost $5");
+  EXPECT_EQ(expand("cost $$5"), "cost $$5");
+  EXPECT_EQ(expand("DO $$ BEGIN PERFORM 1; END $$"), "DO $$ BEGIN PERFORM 1; END $$");
+  EXPECT_EQ(expand("price: $5, $1"), "price: $5, $1");
   EXPECT_EQ(expand("$${HOME_DIR}"), "${HOME_DIR}");
   EXPECT_EQ(expand("select $1, $2"), "select $1, $2");
   EXPECT_EQ(expand("trailing $"), "trailing $");
