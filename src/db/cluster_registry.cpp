@@ -14,6 +14,7 @@
 #include <map>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 #include <fmt/core.h>
 

@@ -1,6 +1,7 @@
 #include "db/db_command.hpp"
 
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>

@@ -1,0 +1,111 @@
+#include "db/connection.hpp"
+
+#include <gtest/gtest.h>
+
+#include "db/connection_info.hpp"
+#include "support/cluster.hpp"
+#include "util/error.hpp"
+
+namespace coldgate::db {
+namespace {
+
+TEST(DbConnectionInfo, ParsesUrl) {
+  auto i = ConnectionInfo::parse("postgresql://app:s%40cret@db.example:6543/shop?sslmode=require", "");
+  EXPECT_EQ(i.host, "db.example");
+  EXPECT_EQ(i.port, 6543);
+  EXPECT_EQ(i.user, "app");
+  EXPECT_EQ(i.password, "s@cret");
+  EXPECT_EQ(i.dbname, "shop");
+  EXPECT_EQ(i.options.at("sslmode"), "require");
+  EXPECT_EQ(i.url(), "postgresql://app:s%40cret@db.example:6543/shop?sslmode=require");
+  EXPECT_EQ(i.display(), "postgresql://app:***@db.example:6543/shop?sslmode=require");
+}
+
+TEST(DbConnectionInfo, ParsesKeyValueAndQuotes) {
+  auto i = ConnectionInfo::parse("host=/run/pg port=5433 user=u password='a b\\'c' dbname=d", "");
+  EXPECT_EQ(i.host, "/run/pg");
+  EXPECT_EQ(i.password, "a b'c");
+  EXPECT_EQ(i.conninfo(), "host='/run/pg' port='5433' user='u' password='a b\\'c' dbname='d'");
+  EXPECT_EQ(i.url(true), "postgresql://u:***@/d?host=%2Frun%2Fpg&port=5433");
+  auto again = ConnectionInfo::parse(i.conninfo(), "");
+  EXPECT_EQ(again.password, i.password);
+}
+
+TEST(DbConnectionInfo, EnvForChildren) {
+  ConnectionInfo i{.host = "127.0.0.1", .port = 5500, .user = "postgres", .password = "pw",
+                   .dbname = "app"};
+  auto env = i.env();
+  std::vector<std::string> want{"PGHOST=127.0.0.1", "PGPORT=5500", "PGUSER=postgres",
+                                "PGDATABASE=app", "DATABASE_URL=postgresql://postgres:pw@127.0.0.1:5500/app",
+                                "PGPASSWORD=pw"};
+  EXPECT_EQ(env, want);
+}
+
+TEST(DbConnectionInfo, InvalidStringIsUsageErrorWithPasswordMasked) {
+  try {
+    ConnectionInfo::parse("postgresql://u:topsecret@host:notaport/db", "coldgate.yaml:3:8");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::usage);
+    EXPECT_EQ(e.where(), "coldgate.yaml:3:8");
+    EXPECT_EQ(e.message().find("topsecret"), std::string::npos) << e.message();
+    EXPECT_NE(e.message().find("postgresql://u:***@host:notaport/db"), std::string::npos) << e.message();
+  }
+}
+
+TEST(DbConnection, ExecWithParamsAndNull) {
+  Connection c(testing::shared_cluster().connection_info());
+  auto r = c.exec_params("SELECT $1::int + 1, $2::text IS NULL", {std::string("41"), std::nullopt});
+  EXPECT_EQ(r[0][0].as<int>(), 42);
+  EXPECT_TRUE(r[0][1].as<bool>());
+}
+
+TEST(DbConnection, SqlErrorCarriesSqlstateAndServerMessage) {
+  Connection c(testing::shared_cluster().connection_info());
+  try {
+    c.exec("SELECT 1;\nSELECT * FROM no_such_table", "stage config-load");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::gate_failed);
+    EXPECT_EQ(e.message(), "stage config-load: SQLSTATE 42P01: relation \"no_such_table\" does "
+                           "not exist (query line 2)");
+  }
+}
+
+TEST(DbConnection, ScriptErrorHasFileLineColumn) {
+  auto info = testing::fresh_database("conn_script");
+  try {
+    run_script(info, "CREATE TABLE t (id int);\n-- ünïcode comment\nINSERT INTO t VALUES (1);\n  SELEC 1;\n",
+               "schema.sql");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.message(), "schema.sql:4:3: SQLSTATE 42601: syntax error at or near \"SELEC\"");
+  }
+  // One implicit transaction: the table from line 1 was rolled back.
+  Connection c(info);
+  EXPECT_EQ(c.exec("SELECT to_regclass('t') IS NULL")[0][0].as<bool>(), true);
+}
+
+TEST(DbConnection, LineColCountsCharacters) {
+  EXPECT_EQ(line_col("abc", 1), std::make_pair(1, 1));
+  EXPECT_EQ(line_col("ab\ncd", 4), std::make_pair(2, 1));
+  EXPECT_EQ(line_col("é\nxé y", 6), std::make_pair(2, 4));
+}
+
+TEST(DbConnection, ConnectFailureNamesHostNotPassword) {
+  ConnectionInfo i{.host = "127.0.0.1", .port = 1, .user = "u", .password = "hunter2", .dbname = "d"};
+  auto t0 = std::chrono::steady_clock::now();
+  try {
+    Connection c(i);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::infrastructure);
+    EXPECT_EQ(e.message().rfind("database: cannot connect to postgresql://u:***@127.0.0.1:1/d: ", 0), 0u)
+        << e.message();
+    EXPECT_EQ(e.message().find("hunter2"), std::string::npos);
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(2));
+}
+
+}  // namespace
+}  // namespace coldgate::db

@@ -1,0 +1,270 @@
+#include "db/local_provider.hpp"
+
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "db/cluster_registry.hpp"
+#include "db/connection.hpp"
+#include "db/server_binaries.hpp"
+#include "support/cluster.hpp"
+#include "util/error.hpp"
+#include "util/process.hpp"
+
+namespace coldgate::db {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::postmasters_of;
+using testing::shared_cluster;
+using testing::small_cluster_options;
+
+std::string show(const ConnectionInfo& info, const std::string& name) {
+  Connection c(info);
+  return c.exec("SHOW " + name)[0][0].c_str();
+}
+
+// A listening socket on 127.0.0.1 holding a port for the test's duration.
+struct HeldPort {
+  int fd = -1;
+  int port = 0;
+  HeldPort() {
+    fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+    ::listen(fd, 1);
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+    port = ntohs(a.sin_port);
+  }
+  ~HeldPort() { ::close(fd); }
+};
+
+TEST(LocalProvider, StartsConnectsAndReportsVersionAndSettings) {
+  auto& cluster = shared_cluster();
+  const auto& info = cluster.connection_info();
+  EXPECT_EQ(info.host, "127.0.0.1");
+  EXPECT_EQ(info.user, "postgres");
+  EXPECT_EQ(info.dbname, "coldgate_test");
+  EXPECT_FALSE(info.password.empty());
+
+  ServerInfo server = cluster.server_info();
+  EXPECT_EQ(server.version_num / 10000, cluster.binaries().major);
+  EXPECT_EQ(server.version.substr(0, 2), std::to_string(cluster.binaries().major));
+  EXPECT_EQ(server.settings.at("fsync"), "off");
+  EXPECT_EQ(server.settings.at("full_page_writes"), "off");
+  EXPECT_EQ(server.settings.at("synchronous_commit"), "off");
+  EXPECT_EQ(server.settings.at("shared_buffers"), "16MB");
+  EXPECT_EQ(server.settings.count("port"), 0u);  // plumbing we set ourselves is left out
+  EXPECT_EQ(server.settings.count("listen_addresses"), 0u);
+  EXPECT_EQ(server.settings.count("jit"), 0u);  // still the built-in default
+}
+
+TEST(LocalProvider, RunsServerAsUnprivilegedAccountWhenRoot) {
+  if (::geteuid() != 0) GTEST_SKIP() << "not root";
+  auto& cluster = shared_cluster();
+  auto pid = cluster.postmaster_pid();
+  ASSERT_GT(pid, 0);
+  struct stat st {};
+  ASSERT_EQ(::stat(("/proc/" + std::to_string(pid)).c_str(), &st), 0);
+  EXPECT_NE(st.st_uid, 0u);
+  struct stat data {};
+  ASSERT_EQ(::stat(cluster.data_dir().c_str(), &data), 0);
+  EXPECT_EQ(data.st_uid, st.st_uid);
+}
+
+TEST(LocalProvider, TcpNeedsThePassword) {
+  auto info = shared_cluster().connection_info();
+  info.password = "wrong";
+  try {
+    Connection c(info);
+    FAIL() << "connected with a wrong password";
+  } catch (const Error& e) {
+    EXPECT_NE(e.message().find("password authentication failed"), std::string::npos) << e.message();
+    EXPECT_EQ(e.message().find("wrong"), std::string::npos) << "password shown: " << e.message();
+  }
+}
+
+TEST(LocalProvider, AppliesConfiguredSettingsOverFastDefaults) {
+  auto opts = small_cluster_options();
+  opts.settings["jit"] = "off";
+  opts.settings["work_mem"] = "8MB";
+  opts.settings["fsync"] = "on";
+  LocalProvider p(opts);
+  p.start();
+  EXPECT_TRUE(p.template_was_cached());  // the shared cluster or an earlier run built it
+  EXPECT_EQ(show(p.connection_info(), "jit"), "off");
+  EXPECT_EQ(show(p.connection_info(), "work_mem"), "8MB");
+  EXPECT_EQ(show(p.connection_info(), "fsync"), "on");
+  EXPECT_EQ(show(p.connection_info(), "full_page_writes"), "off");
+  auto server = p.server_info();
+  EXPECT_EQ(server.settings.at("jit"), "off");
+  EXPECT_EQ(server.settings.at("work_mem"), "8MB");
+}
+
+TEST(LocalProvider, RestartStartsAFreshServerFast) {
+  auto& cluster = shared_cluster();
+  auto start_time = [&] {
+    Connection c(cluster.connection_info());
+    return std::string(c.exec("SELECT pg_postmaster_start_time()::text")[0][0].c_str());
+  };
+  std::string before = start_time();
+  pid_t pid_before = cluster.postmaster_pid();
+  auto url_before = cluster.connection_info().url();
+  auto t0 = std::chrono::steady_clock::now();
+  cluster.restart();
+  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_NE(start_time(), before);
+  EXPECT_NE(cluster.postmaster_pid(), pid_before);
+  EXPECT_TRUE(postmasters_of(cluster.data_dir()).size() == 1u);
+  EXPECT_EQ(cluster.connection_info().url(), url_before);
+  EXPECT_LT(ms, 2000) << "restart took " << ms << " ms (target 500 ms on an idle machine)";
+  RecordProperty("restart_ms", std::to_string(static_cast<int>(ms)));
+}
+
+TEST(LocalProvider, StopLeavesNoProcessAndNoFiles) {
+  LocalProvider p(small_cluster_options());
+  p.start();
+  fs::path data = p.data_dir(), run = p.run_dir();
+  ASSERT_EQ(postmasters_of(data).size(), 1u);
+  p.stop();
+  EXPECT_TRUE(postmasters_of(data).empty());
+  EXPECT_FALSE(fs::exists(run));
+  EXPECT_TRUE(p.run_dir().empty());
+  p.stop();  // twice is fine
+}
+
+TEST(LocalProvider, DestructorTearsDownOnException) {
+  fs::path data, run;
+  try {
+    LocalProvider p(small_cluster_options());
+    p.start();
+    data = p.data_dir();
+    run = p.run_dir();
+    throw std::runtime_error("stage failed");
+  } catch (const std::runtime_error&) {
+  }
+  ASSERT_FALSE(data.empty());
+  EXPECT_TRUE(postmasters_of(data).empty());
+  EXPECT_FALSE(fs::exists(run));
+}
+
+TEST(LocalProvider, ClusterOfSigkilledRunIsRemovedByNextStart) {
+  auto child = testing::fork_child([](int out) {
+    LocalProvider p(small_cluster_options());
+    p.start();
+    testing::write_line(out, p.data_dir().string());
+    ::pause();  // until SIGKILL
+  });
+  fs::path data = child.read_line();
+  ASSERT_FALSE(data.empty());
+  ASSERT_EQ(data.string().rfind("error:", 0), std::string::npos) << data;
+  ::kill(child.pid, SIGKILL);
+  EXPECT_EQ(child.wait(), 128 + SIGKILL);
+  ASSERT_EQ(postmasters_of(data).size(), 1u) << "the orphan should still run before the next start";
+
+  LocalProvider next(small_cluster_options());
+  next.start();
+  EXPECT_TRUE(postmasters_of(data).empty());
+  EXPECT_FALSE(fs::exists(data.parent_path()));
+}
+
+TEST(LocalProvider, SigintUnwindsAndTearsDown) {
+  auto child = testing::fork_child([](int out) {
+    util::install_interrupt_handlers();
+    LocalProvider p(small_cluster_options());
+    p.start();
+    testing::write_line(out, p.data_dir().string());
+    while (util::interrupted() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    util::throw_if_interrupted();  // the orderly unwind: the destructor stops the server
+  });
+  fs::path data = child.read_line();
+  ASSERT_FALSE(data.empty());
+  ASSERT_EQ(postmasters_of(data).size(), 1u);
+  ::kill(child.pid, SIGINT);
+  EXPECT_EQ(child.wait(), 1);  // Error(interrupted) reached the child's top level
+  EXPECT_TRUE(postmasters_of(data).empty());
+  EXPECT_FALSE(fs::exists(data.parent_path()));
+}
+
+TEST(LocalProvider, NoServerBinariesNamesWhatWasSearched) {
+  auto opts = small_cluster_options();
+  opts.version = 9;
+  LocalProvider p(opts);
+  try {
+    p.start();
+    FAIL() << "started without binaries";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::infrastructure);
+    EXPECT_EQ(e.message(),
+              "database.version: no PostgreSQL 9 server binaries found (searched: "
+              "/usr/lib/postgresql/9/bin, /usr/pgsql-9/bin, pg_config --bindir, PATH); install "
+              "postgresql-9 or change database.version");
+  }
+  EXPECT_TRUE(p.run_dir().empty());
+}
+
+TEST(LocalProvider, FixedPortTakenIsAClearError) {
+  HeldPort held;
+  auto opts = small_cluster_options();
+  opts.port = held.port;
+  LocalProvider p(opts);
+  try {
+    p.start();
+    FAIL() << "started on a taken port";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.message(), "database: port " + std::to_string(held.port) +
+                               " on 127.0.0.1 is already in use");
+  }
+  EXPECT_TRUE(p.run_dir().empty());  // cleaned up after the failed start
+}
+
+TEST(LocalProvider, TakenPortIsRetriedWithAnother) {
+  HeldPort held;
+  auto opts = small_cluster_options();
+  opts.first_port = held.port;
+  LocalProvider p(opts);
+  p.start();
+  EXPECT_NE(p.connection_info().port, held.port);
+  EXPECT_EQ(show(p.connection_info(), "port"), std::to_string(p.connection_info().port));
+}
+
+TEST(LocalProvider, StartupFailureShowsServerLogTail) {
+  auto opts = small_cluster_options();
+  opts.settings["shared_buffers"] = "lots";
+  LocalProvider p(opts);
+  try {
+    p.start();
+    FAIL() << "started with a bad setting";
+  } catch (const Error& e) {
+    EXPECT_NE(e.message().find("database: PostgreSQL server did not start (exit status 1); "
+                               "last 20 lines of "),
+              std::string::npos)
+        << e.message();
+    EXPECT_NE(e.message().find("invalid value for parameter \"shared_buffers\": \"lots\""),
+              std::string::npos)
+        << e.message();
+  }
+}
+
+TEST(LocalProvider, MissingVersionFindsNewest) {
+  auto b = find_server_binaries(std::nullopt, "");
+  EXPECT_GE(b.major, 10);
+  EXPECT_TRUE(fs::exists(b.bindir / "postgres"));
+  EXPECT_EQ(parse_major("postgres (PostgreSQL) 9.6.24"), 9);
+  EXPECT_EQ(parse_major("postgres (PostgreSQL) 15.8 (Debian 15.8-0+deb12u1)"), 15);
+  EXPECT_EQ(parse_major("nonsense"), 0);
+}
+
+}  // namespace
+}  // namespace coldgate::db

@@ -1,0 +1,195 @@
+#include "setup/setup.hpp"
+
+#include <gtest/gtest.h>
+
+#include "db/connection.hpp"
+#include "support/cluster.hpp"
+#include "support/support.hpp"
+#include "util/error.hpp"
+#include "util/process.hpp"
+
+namespace coldgate::setup {
+namespace {
+
+using Kind = config::SetupStep::Kind;
+using testing::TempDir;
+
+config::SetupStep file_step(Kind kind, const std::filesystem::path& file) {
+  config::SetupStep s;
+  s.kind = kind;
+  s.file = file;
+  return s;
+}
+
+config::SetupStep shell_step(const std::string& shell) {
+  config::SetupStep s;
+  s.kind = Kind::command;
+  s.shell = shell;
+  return s;
+}
+
+struct SetupTest : ::testing::Test {
+  Context context(const std::string& db) {
+    return {.database = testing::fresh_database(db),
+            .base_dir = dir.path(),
+            .client_bindir = testing::shared_cluster().client_bindir()};
+  }
+  long long count(const Context& c, const std::string& sql) {
+    db::Connection conn(c.database);
+    return conn.exec(sql)[0][0].as<long long>();
+  }
+  TempDir dir;
+};
+
+TEST_F(SetupTest, SqlFileLoadsDataInOneTransaction) {
+  auto c = context("setup_sql");
+  auto ok = dir.write("schema.sql",
+                      "CREATE TABLE item (id int PRIMARY KEY, name text);\n"
+                      "INSERT INTO item SELECT g, 'item ' || g FROM generate_series(1, 100) g;\n");
+  auto r = run_step(file_step(Kind::sql, ok), c);
+  EXPECT_EQ(r.kind, "sql");
+  EXPECT_EQ(r.label, "sql schema.sql");
+  EXPECT_GT(r.wall_ms, 0);
+  EXPECT_EQ(count(c, "SELECT count(*) FROM item"), 100);
+
+  auto bad = dir.write("more.sql", "INSERT INTO item VALUES (101, 'x');\nINSERT INTO item VALUES (1, 'dup');\n");
+  try {
+    run_step(file_step(Kind::sql, bad), c);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::gate_failed);
+    EXPECT_EQ(e.message(), "more.sql: SQLSTATE 23505: duplicate key value violates unique "
+                           "constraint \"item_pkey\"\nDETAIL: Key (id)=(1) already exists.");
+  }
+  EXPECT_EQ(count(c, "SELECT count(*) FROM item"), 100);  // row 101 rolled back with the rest
+}
+
+TEST_F(SetupTest, SqlFileWithItsOwnTransactionsKeepsCommittedParts) {
+  auto c = context("setup_sql_tx");
+  auto f = dir.write("tx.sql",
+                     "BEGIN;\nCREATE TABLE a (id int);\nINSERT INTO a VALUES (1);\nCOMMIT;\n"
+                     "BEGIN;\nINSERT INTO a VALUES (2);\nSELECT 1/0;\nCOMMIT;\n");
+  EXPECT_THROW(run_step(file_step(Kind::sql, f), c), Error);
+  EXPECT_EQ(count(c, "SELECT count(*) FROM a"), 1);
+}
+
+TEST_F(SetupTest, SqlErrorShowsFileLineColumnAndSqlstate) {
+  auto c = context("setup_sql_err");
+  auto f = dir.write("sql/bad.sql", "CREATE TABLE t (id int);\n\nSELECT id FROM t WHERE nam = 1;\n");
+  try {
+    run_step(file_step(Kind::sql, f), c);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.message(), "sql/bad.sql:3:24: SQLSTATE 42703: column \"nam\" does not exist");
+  }
+}
+
+TEST_F(SetupTest, PsqlRunsMetaCommandsAndCopy) {
+  auto c = context("setup_psql");
+  auto f = dir.write("dump.sql",
+                     "\\set ON_ERROR_STOP on\nCREATE TABLE city (id int, name text);\n"
+                     "COPY city (id, name) FROM stdin;\n1\tOslo\n2\tLima\n\\.\n");
+  auto r = run_step(file_step(Kind::psql, f), c);
+  EXPECT_EQ(r.label, "psql dump.sql");
+  EXPECT_EQ(count(c, "SELECT count(*) FROM city"), 2);
+}
+
+TEST_F(SetupTest, PsqlFailureShowsStderrTail) {
+  auto c = context("setup_psql_err");
+  auto f = dir.write("broken.sql", "SELECT 1;\nSELECT * FROM missing;\nSELECT 2;\n");
+  try {
+    run_step(file_step(Kind::psql, f), c);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::gate_failed);
+    EXPECT_EQ(e.message(),
+              "broken.sql: psql -f broken.sql failed (exit status 3):\n"
+              "psql:" + f.string() + ":2: ERROR:  relation \"missing\" does not exist\n"
+              "LINE 1: SELECT * FROM missing;\n"
+              "                      ^");
+  }
+}
+
+TEST_F(SetupTest, RestoreLoadsCustomFormatDump) {
+  auto src = context("setup_restore_src");
+  db::run_script(src.database,
+                 "CREATE TABLE song (id int PRIMARY KEY, title text);"
+                 "INSERT INTO song SELECT g, md5(g::text) FROM generate_series(1, 50) g;",
+                 "seed");
+  auto dump = dir / "songs.dump";
+  auto r = util::run({.argv = {(*src.client_bindir / "pg_dump").string(), "-Fc", "-f", dump.string()},
+                      .env = src.database.env()});
+  ASSERT_TRUE(r.status.ok()) << r.err;
+
+  auto dst = context("setup_restore_dst");
+  auto step = run_step(file_step(Kind::restore, dump), dst);
+  EXPECT_EQ(step.label, "restore songs.dump");
+  EXPECT_EQ(count(dst, "SELECT count(*) FROM song"), 50);
+}
+
+TEST_F(SetupTest, CommandGetsPgEnvironmentAndConfigFolder) {
+  auto c = context("setup_cmd");
+  config::SetupStep argv_step;
+  argv_step.kind = Kind::command;
+  argv_step.argv = {"sh", "-c", "pwd > where.txt && psql -X -q -c 'CREATE TABLE made_by_cmd (x int)'"};
+  run_step(argv_step, c);
+  EXPECT_EQ(testing::slurp(dir / "where.txt"), dir.path().string() + "\n");
+  EXPECT_EQ(count(c, "SELECT count(*) FROM pg_tables WHERE tablename = 'made_by_cmd'"), 1);
+
+  auto r = run_step(shell_step("psql -X -q \"$DATABASE_URL\" -c 'INSERT INTO made_by_cmd VALUES (7)'"), c);
+  EXPECT_EQ(r.label, "command psql -X -q \"$DATABASE_URL\" -c 'INSERT INTO made_by_cmd VALUES (7)'");
+  EXPECT_EQ(count(c, "SELECT sum(x) FROM made_by_cmd"), 7);
+}
+
+TEST_F(SetupTest, FailingCommandShowsLast20LinesOfStderr) {
+  Context c{.database = testing::shared_cluster().connection_info(), .base_dir = dir.path()};
+  try {
+    run_step(shell_step("for i in $(seq 1 30); do echo \"line $i\" >&2; done; exit 4"), c);
+    FAIL();
+  } catch (const Error& e) {
+    std::string tail;
+    for (int i = 11; i <= 30; ++i) tail += "\nline " + std::to_string(i);
+    EXPECT_EQ(e.message(), "setup command: setup command `for i in $(seq 1 30); do echo \"line $i\" "
+                           ">&2; done; exit 4` failed (exit status 4):" + tail);
+  }
+}
+
+TEST_F(SetupTest, AnalyzeAndTablesNeverAnalyzed) {
+  auto c = context("setup_analyze");
+  db::run_script(c.database, "CREATE TABLE a (x int); CREATE TABLE b (y int);", "seed");
+  db::Connection conn(c.database);
+  EXPECT_EQ(never_analyzed_tables(conn), (std::vector<std::string>{"public.a", "public.b"}));
+  config::SetupStep s;
+  s.kind = Kind::analyze;
+  EXPECT_EQ(run_step(s, c).label, "analyze");
+  EXPECT_TRUE(never_analyzed_tables(conn).empty());
+}
+
+TEST_F(SetupTest, StepsRunInOrderFromConfig) {
+  auto c = context("setup_config");
+  dir.write("schema.sql", "CREATE TABLE log (n int);\n");
+  dir.write("data.sql", "INSERT INTO log VALUES (1);\n");
+  auto cfg = config::parse(
+      "version: 1\n"
+      "setup:\n"
+      "  - sql: schema.sql\n"
+      "  - psql: data.sql\n"
+      "  - command: [psql, -X, -q, -c, 'INSERT INTO log VALUES (2)']\n"
+      "  - command: psql -X -q -c 'INSERT INTO log VALUES (3)'\n"
+      "  - analyze: true\n"
+      "stages:\n"
+      "  - name: q\n"
+      "    query: SELECT 1\n",
+      dir / "coldgate.yaml");
+  c.base_dir = cfg.base_dir;
+  auto results = run_setup(cfg.setup, c);
+  std::vector<std::string> kinds;
+  for (const auto& r : results) kinds.push_back(r.kind);
+  EXPECT_EQ(kinds, (std::vector<std::string>{"sql", "psql", "command", "command", "analyze"}));
+  db::Connection conn(c.database);
+  EXPECT_EQ(std::string(conn.exec("SELECT string_agg(n::text, ',' ORDER BY n) FROM log")[0][0].c_str()),
+            "1,2,3");
+}
+
+}  // namespace
+}  // namespace coldgate::setup

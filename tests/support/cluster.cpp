@@ -1,0 +1,106 @@
+#include "support/cluster.hpp"
+
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <memory>
+
+#include <gtest/gtest.h>
+
+#include "db/cluster_registry.hpp"
+#include "db/connection.hpp"
+
+namespace coldgate::testing {
+
+namespace fs = std::filesystem;
+
+db::LocalOptions small_cluster_options() {
+  db::LocalOptions o;
+  o.dbname = "coldgate_test";
+  o.settings = {{"shared_buffers", "16MB"}, {"max_connections", "20"}};
+  return o;
+}
+
+db::LocalProvider& shared_cluster() {
+  // Function-local static: its destructor stops the cluster when the test binary exits.
+  static std::unique_ptr<db::LocalProvider> cluster = [] {
+    auto c = std::make_unique<db::LocalProvider>(small_cluster_options());
+    c->start();
+    return c;
+  }();
+  return *cluster;
+}
+
+db::ConnectionInfo fresh_database(const std::string& name) {
+  auto& cluster = shared_cluster();
+  db::Connection admin(cluster.socket_info("postgres"));
+  std::string quoted = admin.raw().quote_name(name);
+  admin.exec("DROP DATABASE IF EXISTS " + quoted + " WITH (FORCE)");
+  admin.exec("CREATE DATABASE " + quoted);
+  db::ConnectionInfo info = cluster.connection_info();
+  info.dbname = name;
+  return info;
+}
+
+std::vector<pid_t> postmasters_of(const fs::path& data_dir) {
+  std::vector<pid_t> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator("/proc", ec)) {
+    std::string name = e.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    pid_t pid = static_cast<pid_t>(std::atol(name.c_str()));
+    if (db::is_postmaster_of(pid, data_dir) && db::process_start_time(pid) >= 0) out.push_back(pid);
+  }
+  return out;
+}
+
+void write_line(int fd, const std::string& line) {
+  std::string s = line + "\n";
+  [[maybe_unused]] ssize_t n = ::write(fd, s.data(), s.size());
+}
+
+Child fork_child(const std::function<void(int write_fd)>& body) {
+  int fds[2];
+  if (::pipe(fds) != 0) throw std::runtime_error("pipe failed");
+  Child c;
+  c.pid = ::fork();
+  if (c.pid == 0) {
+    ::close(fds[0]);
+    int code = 0;
+    try {
+      body(fds[1]);
+    } catch (const std::exception& e) {
+      write_line(fds[1], std::string("error: ") + e.what());
+      code = 1;
+    }
+    ::_exit(code);  // no atexit handlers: the parent's static cluster is not ours to stop
+  }
+  ::close(fds[1]);
+  c.read_fd = fds[0];
+  return c;
+}
+
+std::string Child::read_line(int timeout_ms) {
+  std::string line;
+  char ch;
+  while (true) {
+    pollfd p{read_fd, POLLIN, 0};
+    if (::poll(&p, 1, timeout_ms) <= 0) return line;
+    if (::read(read_fd, &ch, 1) != 1) return line;
+    if (ch == '\n') return line;
+    line.push_back(ch);
+  }
+}
+
+int Child::wait() {
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (read_fd >= 0) ::close(read_fd);
+  read_fd = -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+}  // namespace coldgate::testing
