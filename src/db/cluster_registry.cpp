@@ -2,6 +2,7 @@
 #include "db/cluster_registry.hpp"
 
 #include <fcntl.h>
+#include <fmt/core.h>
 #include <signal.h>
 #include <sys/file.h>
 #include <unistd.h>
@@ -15,8 +16,6 @@
 #include <sstream>
 #include <thread>
 #include <vector>
-
-#include <fmt/core.h>
 
 #include "util/error.hpp"
 #include "util/fs.hpp"
@@ -38,7 +37,9 @@ std::map<std::string, std::string> read_kv(const fs::path& path) {
   return out;
 }
 
-pid_t to_pid(const std::string& s) { return static_cast<pid_t>(std::atol(s.c_str())); }
+pid_t to_pid(const std::string& s) {
+  return static_cast<pid_t>(std::atol(s.c_str()));
+}
 
 // The PID on the first line of <data>/postmaster.pid, or 0.
 pid_t pid_file_postmaster(const fs::path& data_dir) {
@@ -48,7 +49,9 @@ pid_t pid_file_postmaster(const fs::path& data_dir) {
   return static_cast<pid_t>(pid);
 }
 
-bool alive(pid_t pid) { return pid > 0 && process_start_time(pid) >= 0; }
+bool alive(pid_t pid) {
+  return pid > 0 && process_start_time(pid) >= 0;
+}
 
 // SIGQUIT (immediate shutdown), then SIGKILL; we are not its parent, so poll /proc.
 void stop_orphan(pid_t pid) {
@@ -67,8 +70,10 @@ void stop_orphan(pid_t pid) {
 }  // namespace
 
 fs::path default_cache_dir() {
-  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x == '/') return fs::path(x) / "coldgate";
-  if (const char* h = std::getenv("HOME"); h && *h == '/') return fs::path(h) / ".cache" / "coldgate";
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x == '/')
+    return fs::path(x) / "coldgate";
+  if (const char* h = std::getenv("HOME"); h && *h == '/')
+    return fs::path(h) / ".cache" / "coldgate";
   return fmt::format("/tmp/coldgate-cache-{}", ::getuid());
 }
 

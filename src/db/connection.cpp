@@ -1,8 +1,7 @@
 #include "db/connection.hpp"
 
-#include <libpq-fe.h>
-
 #include <fmt/core.h>
+#include <libpq-fe.h>
 
 namespace coldgate::db {
 
@@ -123,7 +122,8 @@ std::pair<int, int> line_col(const std::string& text, int position) {
   return {line, col};
 }
 
-void run_script(const ConnectionInfo& info, const std::string& sql, const std::string& display_name) {
+void run_script(const ConnectionInfo& info, const std::string& sql,
+                const std::string& display_name) {
   std::unique_ptr<PGconn, void (*)(PGconn*)> conn(
       PQconnectdb(with_client_defaults(info).conninfo().c_str()), PQfinish);
   if (!conn || PQstatus(conn.get()) != CONNECTION_OK) {
@@ -142,16 +142,16 @@ void run_script(const ConnectionInfo& info, const std::string& sql, const std::s
                 "COPY … FROM STDIN/TO STDOUT needs psql: use a `psql:` setup step for this file");
   }
   if (!res || !PQresultErrorField(res.get(), PG_DIAG_SQLSTATE)) {
-    throw Error(ExitCode::infrastructure, display_name,
-                fmt::format("lost connection to {}: {}", info.display(),
-                            trim(PQerrorMessage(conn.get()))));
+    throw Error(
+        ExitCode::infrastructure, display_name,
+        fmt::format("lost connection to {}: {}", info.display(), trim(PQerrorMessage(conn.get()))));
   }
   auto field = [&](int code) {
     const char* v = PQresultErrorField(res.get(), code);
     return std::string(v ? v : "");
   };
-  std::string what = fmt::format("SQLSTATE {}: {}", field(PG_DIAG_SQLSTATE),
-                                 field(PG_DIAG_MESSAGE_PRIMARY));
+  std::string what =
+      fmt::format("SQLSTATE {}: {}", field(PG_DIAG_SQLSTATE), field(PG_DIAG_MESSAGE_PRIMARY));
   if (auto d = field(PG_DIAG_MESSAGE_DETAIL); !d.empty()) what += "\nDETAIL: " + d;
   if (auto h = field(PG_DIAG_MESSAGE_HINT); !h.empty()) what += "\nHINT: " + h;
   std::string where = display_name;

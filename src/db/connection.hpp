@@ -4,10 +4,9 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <pqxx/pqxx>
 #include <string>
 #include <vector>
-
-#include <pqxx/pqxx>
 
 #include "db/connection_info.hpp"
 #include "util/error.hpp"
@@ -57,7 +56,8 @@ ConnectionInfo with_client_defaults(ConnectionInfo info);
 /// the name when the server gave none) and what = "SQLSTATE <code>: <message>" + DETAIL/HINT.
 /// Uses libpq directly: libpqxx 6.4 frees the PGresult, and with it PG_DIAG_STATEMENT_POSITION,
 /// before it throws.
-void run_script(const ConnectionInfo& info, const std::string& sql, const std::string& display_name);
+void run_script(const ConnectionInfo& info, const std::string& sql,
+                const std::string& display_name);
 
 /// 1-based line and column (in characters, as PostgreSQL counts) of the 1-based character
 /// `position` in UTF-8 `text`.

@@ -1,11 +1,10 @@
 #include "db/connection_info.hpp"
 
+#include <fmt/core.h>
 #include <libpq-fe.h>
 
 #include <cctype>
 #include <memory>
-
-#include <fmt/core.h>
 
 #include "util/error.hpp"
 
@@ -148,21 +147,22 @@ std::string ConnectionInfo::url(bool mask_password) const {
 }
 
 std::vector<std::string> ConnectionInfo::env() const {
-  std::vector<std::string> out{"PGHOST=" + host, "PGPORT=" + std::to_string(port),
-                               "PGUSER=" + user, "PGDATABASE=" + dbname,
-                               "DATABASE_URL=" + url(false)};
+  std::vector<std::string> out{"PGHOST=" + host, "PGPORT=" + std::to_string(port), "PGUSER=" + user,
+                               "PGDATABASE=" + dbname, "DATABASE_URL=" + url(false)};
   if (!password.empty()) out.push_back("PGPASSWORD=" + password);
   if (auto it = options.find("connect_timeout"); it != options.end()) {
     out.push_back("PGCONNECT_TIMEOUT=" + it->second);
   }
-  if (auto it = options.find("sslmode"); it != options.end()) out.push_back("PGSSLMODE=" + it->second);
+  if (auto it = options.find("sslmode"); it != options.end())
+    out.push_back("PGSSLMODE=" + it->second);
   return out;
 }
 
 std::vector<std::string> ConnectionInfo::env_names() {
-  return {"PGHOST",     "PGHOSTADDR", "PGPORT",     "PGUSER",          "PGPASSWORD",
-          "PGDATABASE", "PGSERVICE",  "PGPASSFILE", "PGCONNECT_TIMEOUT", "PGSSLMODE",
-          "PGOPTIONS",  "DATABASE_URL"};
+  return {"PGHOST",    "PGHOSTADDR", "PGPORT",
+          "PGUSER",    "PGPASSWORD", "PGDATABASE",
+          "PGSERVICE", "PGPASSFILE", "PGCONNECT_TIMEOUT",
+          "PGSSLMODE", "PGOPTIONS",  "DATABASE_URL"};
 }
 
 }  // namespace coldgate::db

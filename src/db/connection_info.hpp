@@ -9,7 +9,7 @@ namespace coldgate::db {
 
 /// Where a server is and who we are on it: the pieces of a libpq connection string.
 struct ConnectionInfo {
-  std::string host;      // host name, IP address, or Unix socket folder (starts with '/')
+  std::string host;  // host name, IP address, or Unix socket folder (starts with '/')
   int port = 5432;
   std::string user;
   std::string password;  // empty: none (trust, .pgpass or PGPASSWORD of the caller)

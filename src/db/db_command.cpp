@@ -1,5 +1,6 @@
 #include "db/db_command.hpp"
 
+#include <fmt/core.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -9,8 +10,6 @@
 #include <iostream>
 #include <map>
 #include <thread>
-
-#include <fmt/core.h>
 
 #include "config/config.hpp"
 #include "db/cluster_registry.hpp"
@@ -87,7 +86,8 @@ int up(const std::string& config_path, const fs::path& state_path) {
   StateFile state(state_path, provider->connection_info().url());
   std::cout << provider->connection_info().url() << std::endl;
   std::cerr << fmt::format("coldgate: PostgreSQL {} ({}) ready\n", info.version, provider->name());
-  for (const auto& s : steps) std::cerr << fmt::format("coldgate: setup {} ({:.0f} ms)\n", s.label, s.wall_ms);
+  for (const auto& s : steps)
+    std::cerr << fmt::format("coldgate: setup {} ({:.0f} ms)\n", s.label, s.wall_ms);
   std::cerr << "coldgate: press Ctrl-C (or run `coldgate db down`) to stop it" << std::endl;
   while (util::interrupted() == 0) std::this_thread::sleep_for(50ms);
   provider->stop();

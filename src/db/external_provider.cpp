@@ -1,10 +1,9 @@
 #include "db/external_provider.hpp"
 
+#include <fmt/core.h>
 #include <libpq-fe.h>
 
 #include <thread>
-
-#include <fmt/core.h>
 
 #include "db/connection.hpp"
 #include "util/error.hpp"
@@ -22,7 +21,9 @@ ExternalProvider::ExternalProvider(const config::Database& database)
   if (m_info.dbname.empty() && !database.name.empty()) m_info.dbname = database.name;
 }
 
-void ExternalProvider::start() { Connection probe(m_info); }
+void ExternalProvider::start() {
+  Connection probe(m_info);
+}
 
 void ExternalProvider::restart() {
   if (m_restart_command.empty()) {

@@ -3,6 +3,7 @@
 // and util::Process's destructor is a last line of defence that kills the whole group.
 #include "db/local_provider.hpp"
 
+#include <fmt/core.h>
 #include <libpq-fe.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -19,8 +20,6 @@
 #include <fstream>
 #include <random>
 #include <thread>
-
-#include <fmt/core.h>
 
 #include "db/cluster_registry.hpp"
 #include "db/connection.hpp"
@@ -50,7 +49,8 @@ bool wait_exit(pid_t pid, std::chrono::milliseconds timeout) {
     }
     if (info.si_pid == pid) break;
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                    until - std::chrono::steady_clock::now()).count();
+                    until - std::chrono::steady_clock::now())
+                    .count();
     if (left <= 0) {
       if (pidfd >= 0) ::close(pidfd);
       return false;
@@ -126,7 +126,9 @@ LocalOptions LocalOptions::from(const config::Database& database) {
 
 LocalProvider::LocalProvider(LocalOptions options) : m_options(std::move(options)) {}
 
-LocalProvider::~LocalProvider() { stop(); }
+LocalProvider::~LocalProvider() {
+  stop();
+}
 
 ConnectionInfo LocalProvider::socket_info(const std::string& dbname) const {
   ConnectionInfo info;
@@ -172,8 +174,11 @@ void LocalProvider::start() {
         admin.exec("CREATE DATABASE " + admin.raw().quote_name(m_options.dbname));
       }
     }
-    m_info = ConnectionInfo{.host = "127.0.0.1", .port = m_port, .user = "postgres",
-                            .password = password, .dbname = m_options.dbname};
+    m_info = ConnectionInfo{.host = "127.0.0.1",
+                            .port = m_port,
+                            .user = "postgres",
+                            .password = password,
+                            .dbname = m_options.dbname};
   } catch (...) {
     stop();
     throw;
@@ -187,11 +192,16 @@ bool LocalProvider::try_launch(int port, bool fixed) {
   std::map<std::string, std::string> settings = fast_settings();
   for (const auto& [k, v] : m_options.settings) settings[k] = v;
   std::vector<std::string> argv{(m_binaries.bindir / "postgres").string(),
-                                "-D", data_dir().string(),
-                                "-p", std::to_string(port),
-                                "-c", "listen_addresses=127.0.0.1",
-                                "-c", "unix_socket_directories=" + (m_run_dir / "socket").string(),
-                                "-c", "cluster_name=coldgate"};
+                                "-D",
+                                data_dir().string(),
+                                "-p",
+                                std::to_string(port),
+                                "-c",
+                                "listen_addresses=127.0.0.1",
+                                "-c",
+                                "unix_socket_directories=" + (m_run_dir / "socket").string(),
+                                "-c",
+                                "cluster_name=coldgate"};
   for (const auto& [k, v] : settings) {
     argv.push_back("-c");
     argv.push_back(k + "=" + v);
@@ -243,7 +253,8 @@ bool LocalProvider::try_launch(int port, bool fixed) {
 }
 
 void LocalProvider::restart() {
-  if (!m_server) throw Error(ExitCode::infrastructure, "database", "restart: server is not running");
+  if (!m_server)
+    throw Error(ExitCode::infrastructure, "database", "restart: server is not running");
   ::kill(m_server->pid(), SIGINT);  // fast shutdown: clients disconnected, checkpoint, exit
   if (!wait_exit(m_server->pid(), k_shutdown_timeout)) m_server->signal_group(SIGKILL);
   m_server->wait();  // reaps; throws Error(interrupted) on SIGINT/SIGTERM to us

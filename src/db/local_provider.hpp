@@ -69,17 +69,17 @@ class LocalProvider : public Provider {
   bool template_was_cached() const { return m_template_cached; }
 
  private:
-  void launch(int port);                    // spawn postgres and wait until ready; throws
-  bool try_launch(int port, bool fixed);    // false: port in use (and not fixed)
-  void shutdown(int sig) noexcept;          // signal the postmaster, wait, reap
+  void launch(int port);                  // spawn postgres and wait until ready; throws
+  bool try_launch(int port, bool fixed);  // false: port in use (and not fixed)
+  void shutdown(int sig) noexcept;        // signal the postmaster, wait, reap
 
   LocalOptions m_options;
   ServerBinaries m_binaries;
   std::optional<ServerAccount> m_account;
   std::filesystem::path m_cache_dir;
-  std::filesystem::path m_run_dir;           // empty until start() made it; removed by stop()
+  std::filesystem::path m_run_dir;  // empty until start() made it; removed by stop()
   std::unique_ptr<RunMarker> m_marker;
-  std::unique_ptr<util::Process> m_server;   // the postmaster; null when not running
+  std::unique_ptr<util::Process> m_server;  // the postmaster; null when not running
   ConnectionInfo m_info;
   int m_port = 0;
   bool m_template_cached = false;

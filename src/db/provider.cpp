@@ -16,12 +16,12 @@ ServerInfo Provider::server_info() const {
 
 ServerInfo read_server_info(Connection& conn) {
   static const std::set<std::string> k_plumbing = {
-      "port",        "listen_addresses", "unix_socket_directories", "cluster_name",
-      "config_file", "hba_file",         "ident_file",              "data_directory",
-      "external_pid_file"};
+      "port",     "listen_addresses", "unix_socket_directories", "cluster_name",     "config_file",
+      "hba_file", "ident_file",       "data_directory",          "external_pid_file"};
   ServerInfo info;
-  auto v = conn.exec("SELECT current_setting('server_version'), "
-                     "current_setting('server_version_num')::int");
+  auto v = conn.exec(
+      "SELECT current_setting('server_version'), "
+      "current_setting('server_version_num')::int");
   info.version = v[0][0].c_str();
   info.version_num = v[0][1].as<int>();
   // current_setting() formats with units ("128MB"); pg_settings lists only what we may see.

@@ -15,8 +15,8 @@ class Connection;
 
 /// What the results' environment block says about the server.
 struct ServerInfo {
-  std::string version;    // server_version, e.g. "15.8 (Debian 15.8-0+deb12u1)"
-  int version_num = 0;    // server_version_num, e.g. 150008
+  std::string version;  // server_version, e.g. "15.8 (Debian 15.8-0+deb12u1)"
+  int version_num = 0;  // server_version_num, e.g. 150008
   /// Settings that differ from PostgreSQL's built-in defaults (see read_server_info()):
   /// name → value with its unit ("128MB", "off").
   std::map<std::string, std::string> settings;

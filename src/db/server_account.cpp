@@ -1,12 +1,11 @@
 #include "db/server_account.hpp"
 
+#include <fmt/core.h>
 #include <pwd.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
-
-#include <fmt/core.h>
 
 #include "util/error.hpp"
 #include "util/process.hpp"
@@ -29,10 +28,10 @@ std::optional<ServerAccount> server_account() {
   if (::geteuid() != 0) return std::nullopt;
   if (auto a = lookup("postgres")) return a;
   if (auto a = lookup("coldgate")) return a;
-  auto r = util::run({.argv = {"useradd", "--system", "--user-group", "--no-create-home",
-                               "--home-dir", "/nonexistent", "--shell", "/usr/sbin/nologin",
-                               "coldgate"}},
-                     std::chrono::milliseconds(30000));
+  auto r =
+      util::run({.argv = {"useradd", "--system", "--user-group", "--no-create-home", "--home-dir",
+                          "/nonexistent", "--shell", "/usr/sbin/nologin", "coldgate"}},
+                std::chrono::milliseconds(30000));
   if (auto a = lookup("coldgate")) return a;
   throw Error(ExitCode::infrastructure, "database",
               fmt::format("running as root, PostgreSQL needs an unprivileged account: no "

@@ -1,12 +1,11 @@
 #include "db/server_binaries.hpp"
 
+#include <fmt/core.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <regex>
 #include <set>
-
-#include <fmt/core.h>
 
 #include "util/error.hpp"
 #include "util/process.hpp"
@@ -17,7 +16,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-bool executable(const fs::path& p) { return ::access(p.c_str(), X_OK) == 0; }
+bool executable(const fs::path& p) {
+  return ::access(p.c_str(), X_OK) == 0;
+}
 
 // `postgres --version` of a candidate folder; nullopt when it has no usable server.
 std::optional<ServerBinaries> probe(const fs::path& bindir) {
@@ -53,7 +54,8 @@ std::optional<fs::path> pg_config_bindir() {
 std::vector<fs::path> packaged_bindirs() {
   std::vector<fs::path> out;
   std::error_code ec;
-  for (const auto& e : fs::directory_iterator("/usr/lib/postgresql", ec)) out.push_back(e.path() / "bin");
+  for (const auto& e : fs::directory_iterator("/usr/lib/postgresql", ec))
+    out.push_back(e.path() / "bin");
   for (const auto& e : fs::directory_iterator("/usr", ec)) {
     if (e.path().filename().string().rfind("pgsql-", 0) == 0) out.push_back(e.path() / "bin");
   }
@@ -89,7 +91,8 @@ ServerBinaries find_server_binaries(std::optional<int> version, const std::strin
   std::set<fs::path> seen;
   for (const auto& dir : candidates) {
     std::error_code ec;
-    fs::path canon = fs::weakly_canonical(dir, ec);
+    // The same binary may be reached twice (a /usr/local/bin/postgres symlink, say).
+    fs::path canon = fs::weakly_canonical(dir / "postgres", ec);
     if (!seen.insert(ec ? dir : canon).second) continue;
     auto found = probe(dir);
     if (!found) continue;

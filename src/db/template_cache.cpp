@@ -1,10 +1,9 @@
 // initdb once per (version, options), copy afterwards: initdb takes ~1 s, a copy ~50 ms.
 #include "db/template_cache.hpp"
 
+#include <fmt/core.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include <fmt/core.h>
 
 #include "db/cluster_registry.hpp"
 #include "util/error.hpp"
@@ -34,7 +33,8 @@ void run_initdb(const ServerBinaries& binaries, const std::optional<ServerAccoun
                 const fs::path& scratch_dir, const fs::path& data_dir) {
   std::vector<std::string> argv{(binaries.bindir / "initdb").string(), "-D", data_dir.string()};
   for (const auto& o : initdb_options()) argv.push_back(o);
-  util::SpawnOptions opts{.argv = argv, .cwd = scratch_dir, .env_unset = {"PGDATA", "LANG", "LC_ALL"}};
+  util::SpawnOptions opts{
+      .argv = argv, .cwd = scratch_dir, .env_unset = {"PGDATA", "LANG", "LC_ALL"}};
   if (account) {
     opts.uid = account->uid;
     opts.gid = account->gid;

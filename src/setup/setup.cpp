@@ -46,8 +46,8 @@ void run_tool(const std::vector<std::string>& argv, const Context& c, const std:
   if (!r.status.ok()) {
     std::string tail = util::tail_lines(r.err.empty() ? r.out : r.err, 20);
     throw Error(ExitCode::gate_failed, where,
-                fmt::format("{} failed ({}){}{}", what, r.status.describe(), tail.empty() ? "" : ":\n",
-                            tail));
+                fmt::format("{} failed ({}){}{}", what, r.status.describe(),
+                            tail.empty() ? "" : ":\n", tail));
   }
 }
 
@@ -80,8 +80,8 @@ StepResult run_step(const config::SetupStep& step, const Context& c) {
     }
     case Kind::restore: {
       result = {"restore", "restore " + file};
-      run_tool({client_program(c, "pg_restore"), "--no-owner", "--no-privileges",
-                "--exit-on-error", "-d", c.database.dbname, step.file.string()},
+      run_tool({client_program(c, "pg_restore"), "--no-owner", "--no-privileges", "--exit-on-error",
+                "-d", c.database.dbname, step.file.string()},
                c, where_of(step, file), "pg_restore " + file);
       break;
     }

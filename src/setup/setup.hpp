@@ -17,7 +17,7 @@ namespace coldgate::setup {
 /// Where setup steps run: the database, the config's folder, the client programs to use.
 struct Context {
   db::ConnectionInfo database;
-  std::filesystem::path base_dir;                    // cwd of commands; paths shown relative to it
+  std::filesystem::path base_dir;  // cwd of commands; paths shown relative to it
   std::optional<std::filesystem::path> client_bindir;  // psql/pg_restore; nullopt: PATH
 };
 
@@ -32,7 +32,8 @@ struct StepResult {
 /// where = the file position (sql), or the step's config location, and what = the cause:
 /// SQLSTATE + server message (sql), stderr tail (psql, restore, command). Exit code
 /// gate_failed for a failing step, infrastructure for a missing program or lost server.
-std::vector<StepResult> run_setup(const std::vector<config::SetupStep>& steps, const Context& context);
+std::vector<StepResult> run_setup(const std::vector<config::SetupStep>& steps,
+                                  const Context& context);
 
 /// Runs one step; see run_setup().
 StepResult run_step(const config::SetupStep& step, const Context& context);

@@ -10,7 +10,8 @@ namespace coldgate::db {
 namespace {
 
 TEST(DbConnectionInfo, ParsesUrl) {
-  auto i = ConnectionInfo::parse("postgresql://app:s%40cret@db.example:6543/shop?sslmode=require", "");
+  auto i =
+      ConnectionInfo::parse("postgresql://app:s%40cret@db.example:6543/shop?sslmode=require", "");
   EXPECT_EQ(i.host, "db.example");
   EXPECT_EQ(i.port, 6543);
   EXPECT_EQ(i.user, "app");
@@ -32,11 +33,14 @@ TEST(DbConnectionInfo, ParsesKeyValueAndQuotes) {
 }
 
 TEST(DbConnectionInfo, EnvForChildren) {
-  ConnectionInfo i{.host = "127.0.0.1", .port = 5500, .user = "postgres", .password = "pw",
-                   .dbname = "app"};
+  ConnectionInfo i{
+      .host = "127.0.0.1", .port = 5500, .user = "postgres", .password = "pw", .dbname = "app"};
   auto env = i.env();
-  std::vector<std::string> want{"PGHOST=127.0.0.1", "PGPORT=5500", "PGUSER=postgres",
-                                "PGDATABASE=app", "DATABASE_URL=postgresql://postgres:pw@127.0.0.1:5500/app",
+  std::vector<std::string> want{"PGHOST=127.0.0.1",
+                                "PGPORT=5500",
+                                "PGUSER=postgres",
+                                "PGDATABASE=app",
+                                "DATABASE_URL=postgresql://postgres:pw@127.0.0.1:5500/app",
                                 "PGPASSWORD=pw"};
   EXPECT_EQ(env, want);
 }
@@ -49,7 +53,8 @@ TEST(DbConnectionInfo, InvalidStringIsUsageErrorWithPasswordMasked) {
     EXPECT_EQ(e.code(), ExitCode::usage);
     EXPECT_EQ(e.where(), "coldgate.yaml:3:8");
     EXPECT_EQ(e.message().find("topsecret"), std::string::npos) << e.message();
-    EXPECT_NE(e.message().find("postgresql://u:***@host:notaport/db"), std::string::npos) << e.message();
+    EXPECT_NE(e.message().find("postgresql://u:***@host:notaport/db"), std::string::npos)
+        << e.message();
   }
 }
 
@@ -67,16 +72,19 @@ TEST(DbConnection, SqlErrorCarriesSqlstateAndServerMessage) {
     FAIL();
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ExitCode::gate_failed);
-    EXPECT_EQ(e.message(), "stage config-load: SQLSTATE 42P01: relation \"no_such_table\" does "
-                           "not exist (query line 2)");
+    EXPECT_EQ(e.message(),
+              "stage config-load: SQLSTATE 42P01: relation \"no_such_table\" does "
+              "not exist (query line 2)");
   }
 }
 
 TEST(DbConnection, ScriptErrorHasFileLineColumn) {
   auto info = testing::fresh_database("conn_script");
   try {
-    run_script(info, "CREATE TABLE t (id int);\n-- ünïcode comment\nINSERT INTO t VALUES (1);\n  SELEC 1;\n",
-               "schema.sql");
+    run_script(
+        info,
+        "CREATE TABLE t (id int);\n-- ünïcode comment\nINSERT INTO t VALUES (1);\n  SELEC 1;\n",
+        "schema.sql");
     FAIL();
   } catch (const Error& e) {
     EXPECT_EQ(e.message(), "schema.sql:4:3: SQLSTATE 42601: syntax error at or near \"SELEC\"");
@@ -93,14 +101,16 @@ TEST(DbConnection, LineColCountsCharacters) {
 }
 
 TEST(DbConnection, ConnectFailureNamesHostNotPassword) {
-  ConnectionInfo i{.host = "127.0.0.1", .port = 1, .user = "u", .password = "hunter2", .dbname = "d"};
+  ConnectionInfo i{
+      .host = "127.0.0.1", .port = 1, .user = "u", .password = "hunter2", .dbname = "d"};
   auto t0 = std::chrono::steady_clock::now();
   try {
     Connection c(i);
     FAIL();
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ExitCode::infrastructure);
-    EXPECT_EQ(e.message().rfind("database: cannot connect to postgresql://u:***@127.0.0.1:1/d: ", 0), 0u)
+    EXPECT_EQ(
+        e.message().rfind("database: cannot connect to postgresql://u:***@127.0.0.1:1/d: ", 0), 0u)
         << e.message();
     EXPECT_EQ(e.message().find("hunter2"), std::string::npos);
   }

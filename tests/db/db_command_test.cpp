@@ -1,9 +1,8 @@
 #include "db/db_command.hpp"
 
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include "db/cluster_registry.hpp"
 #include "db/connection.hpp"
@@ -17,18 +16,20 @@ namespace {
 namespace fs = std::filesystem;
 
 std::string write_config(const testing::TempDir& dir) {
-  dir.write("schema.sql", "CREATE TABLE greeting (text text);\nINSERT INTO greeting VALUES ('hi');\n");
-  return dir.write("coldgate.yaml",
-                   "version: 1\n"
-                   "database:\n"
-                   "  provider: local\n"
-                   "  name: app\n"
-                   "  settings: { shared_buffers: 16MB, max_connections: '20' }\n"
-                   "setup:\n"
-                   "  - sql: schema.sql\n"
-                   "stages:\n"
-                   "  - name: q\n"
-                   "    query: SELECT text FROM greeting\n")
+  dir.write("schema.sql",
+            "CREATE TABLE greeting (text text);\nINSERT INTO greeting VALUES ('hi');\n");
+  return dir
+      .write("coldgate.yaml",
+             "version: 1\n"
+             "database:\n"
+             "  provider: local\n"
+             "  name: app\n"
+             "  settings: { shared_buffers: 16MB, max_connections: '20' }\n"
+             "setup:\n"
+             "  - sql: schema.sql\n"
+             "stages:\n"
+             "  - name: q\n"
+             "    query: SELECT text FROM greeting\n")
       .string();
 }
 

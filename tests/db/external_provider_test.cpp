@@ -1,14 +1,13 @@
 #include "db/external_provider.hpp"
 
+#include <fmt/core.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
-
-#include <fmt/core.h>
-#include <gtest/gtest.h>
 
 #include "db/connection.hpp"
 #include "support/cluster.hpp"
@@ -51,10 +50,12 @@ TEST(ExternalProvider, RefusedConnectionFailsAtOnceWithPasswordMasked) {
     FAIL();
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ExitCode::infrastructure);
-    EXPECT_EQ(e.message().rfind("database: cannot connect to postgresql://app:***@127.0.0.1:1/shop: "
-                                "connection to server at \"127.0.0.1\", port 1 failed: Connection "
-                                "refused", 0),
-              0u)
+    EXPECT_EQ(
+        e.message().rfind("database: cannot connect to postgresql://app:***@127.0.0.1:1/shop: "
+                          "connection to server at \"127.0.0.1\", port 1 failed: Connection "
+                          "refused",
+                          0),
+        0u)
         << e.message();
     EXPECT_EQ(e.message().find("hunter2"), std::string::npos);
   }
@@ -74,7 +75,8 @@ TEST(ExternalProvider, SilentServerTimesOutWithinConnectTimeout) {
   ASSERT_EQ(::listen(fd, 8), 0);
   ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
   int port = ntohs(a.sin_port);
-  ExternalProvider p(external(fmt::format("postgresql://app@127.0.0.1:{}/shop?connect_timeout=2", port)));
+  ExternalProvider p(
+      external(fmt::format("postgresql://app@127.0.0.1:{}/shop?connect_timeout=2", port)));
   auto t0 = std::chrono::steady_clock::now();
   try {
     p.start();
@@ -95,8 +97,9 @@ TEST(ExternalProvider, RestartWithoutCommandIsAConfigError) {
     FAIL();
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ExitCode::usage);
-    EXPECT_EQ(e.message(), "database.restart_command: needed for `cold: restart` with provider: "
-                           "external (a shell command that restarts the server)");
+    EXPECT_EQ(e.message(),
+              "database.restart_command: needed for `cold: restart` with provider: "
+              "external (a shell command that restarts the server)");
   }
 }
 
@@ -116,8 +119,9 @@ TEST(ExternalProvider, FailingRestartCommandShowsStderr) {
     p.restart();
     FAIL();
   } catch (const Error& e) {
-    EXPECT_EQ(e.message(), "database.restart_command: `echo 'systemctl: unit not found' >&2; exit 5` "
-                           "failed (exit status 5):\nsystemctl: unit not found");
+    EXPECT_EQ(e.message(),
+              "database.restart_command: `echo 'systemctl: unit not found' >&2; exit 5` "
+              "failed (exit status 5):\nsystemctl: unit not found");
   }
 }
 

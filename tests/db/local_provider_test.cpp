@@ -1,5 +1,6 @@
 #include "db/local_provider.hpp"
 
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -9,8 +10,6 @@
 #include <chrono>
 #include <filesystem>
 #include <thread>
-
-#include <gtest/gtest.h>
 
 #include "db/cluster_registry.hpp"
 #include "db/connection.hpp"
@@ -123,7 +122,8 @@ TEST(LocalProvider, RestartStartsAFreshServerFast) {
   auto url_before = cluster.connection_info().url();
   auto t0 = std::chrono::steady_clock::now();
   cluster.restart();
-  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   EXPECT_NE(start_time(), before);
   EXPECT_NE(cluster.postmaster_pid(), pid_before);
   EXPECT_TRUE(postmasters_of(cluster.data_dir()).size() == 1u);
@@ -223,8 +223,8 @@ TEST(LocalProvider, FixedPortTakenIsAClearError) {
     p.start();
     FAIL() << "started on a taken port";
   } catch (const Error& e) {
-    EXPECT_EQ(e.message(), "database: port " + std::to_string(held.port) +
-                               " on 127.0.0.1 is already in use");
+    EXPECT_EQ(e.message(),
+              "database: port " + std::to_string(held.port) + " on 127.0.0.1 is already in use");
   }
   EXPECT_TRUE(p.run_dir().empty());  // cleaned up after the failed start
 }

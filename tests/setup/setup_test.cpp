@@ -52,14 +52,16 @@ TEST_F(SetupTest, SqlFileLoadsDataInOneTransaction) {
   EXPECT_GT(r.wall_ms, 0);
   EXPECT_EQ(count(c, "SELECT count(*) FROM item"), 100);
 
-  auto bad = dir.write("more.sql", "INSERT INTO item VALUES (101, 'x');\nINSERT INTO item VALUES (1, 'dup');\n");
+  auto bad = dir.write(
+      "more.sql", "INSERT INTO item VALUES (101, 'x');\nINSERT INTO item VALUES (1, 'dup');\n");
   try {
     run_step(file_step(Kind::sql, bad), c);
     FAIL();
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ExitCode::gate_failed);
-    EXPECT_EQ(e.message(), "more.sql: SQLSTATE 23505: duplicate key value violates unique "
-                           "constraint \"item_pkey\"\nDETAIL: Key (id)=(1) already exists.");
+    EXPECT_EQ(e.message(),
+              "more.sql: SQLSTATE 23505: duplicate key value violates unique "
+              "constraint \"item_pkey\"\nDETAIL: Key (id)=(1) already exists.");
   }
   EXPECT_EQ(count(c, "SELECT count(*) FROM item"), 100);  // row 101 rolled back with the rest
 }
@@ -75,7 +77,8 @@ TEST_F(SetupTest, SqlFileWithItsOwnTransactionsKeepsCommittedParts) {
 
 TEST_F(SetupTest, SqlErrorShowsFileLineColumnAndSqlstate) {
   auto c = context("setup_sql_err");
-  auto f = dir.write("sql/bad.sql", "CREATE TABLE t (id int);\n\nSELECT id FROM t WHERE nam = 1;\n");
+  auto f =
+      dir.write("sql/bad.sql", "CREATE TABLE t (id int);\n\nSELECT id FROM t WHERE nam = 1;\n");
   try {
     run_step(file_step(Kind::sql, f), c);
     FAIL();
@@ -104,9 +107,11 @@ TEST_F(SetupTest, PsqlFailureShowsStderrTail) {
     EXPECT_EQ(e.code(), ExitCode::gate_failed);
     EXPECT_EQ(e.message(),
               "broken.sql: psql -f broken.sql failed (exit status 3):\n"
-              "psql:" + f.string() + ":2: ERROR:  relation \"missing\" does not exist\n"
-              "LINE 1: SELECT * FROM missing;\n"
-              "                      ^");
+              "psql:" +
+                  f.string() +
+                  ":2: ERROR:  relation \"missing\" does not exist\n"
+                  "LINE 1: SELECT * FROM missing;\n"
+                  "                      ^");
   }
 }
 
@@ -117,8 +122,9 @@ TEST_F(SetupTest, RestoreLoadsCustomFormatDump) {
                  "INSERT INTO song SELECT g, md5(g::text) FROM generate_series(1, 50) g;",
                  "seed");
   auto dump = dir / "songs.dump";
-  auto r = util::run({.argv = {(*src.client_bindir / "pg_dump").string(), "-Fc", "-f", dump.string()},
-                      .env = src.database.env()});
+  auto r =
+      util::run({.argv = {(*src.client_bindir / "pg_dump").string(), "-Fc", "-f", dump.string()},
+                 .env = src.database.env()});
   ASSERT_TRUE(r.status.ok()) << r.err;
 
   auto dst = context("setup_restore_dst");
@@ -131,13 +137,16 @@ TEST_F(SetupTest, CommandGetsPgEnvironmentAndConfigFolder) {
   auto c = context("setup_cmd");
   config::SetupStep argv_step;
   argv_step.kind = Kind::command;
-  argv_step.argv = {"sh", "-c", "pwd > where.txt && psql -X -q -c 'CREATE TABLE made_by_cmd (x int)'"};
+  argv_step.argv = {"sh", "-c",
+                    "pwd > where.txt && psql -X -q -c 'CREATE TABLE made_by_cmd (x int)'"};
   run_step(argv_step, c);
   EXPECT_EQ(testing::slurp(dir / "where.txt"), dir.path().string() + "\n");
   EXPECT_EQ(count(c, "SELECT count(*) FROM pg_tables WHERE tablename = 'made_by_cmd'"), 1);
 
-  auto r = run_step(shell_step("psql -X -q \"$DATABASE_URL\" -c 'INSERT INTO made_by_cmd VALUES (7)'"), c);
-  EXPECT_EQ(r.label, "command psql -X -q \"$DATABASE_URL\" -c 'INSERT INTO made_by_cmd VALUES (7)'");
+  auto r = run_step(
+      shell_step("psql -X -q \"$DATABASE_URL\" -c 'INSERT INTO made_by_cmd VALUES (7)'"), c);
+  EXPECT_EQ(r.label,
+            "command psql -X -q \"$DATABASE_URL\" -c 'INSERT INTO made_by_cmd VALUES (7)'");
   EXPECT_EQ(count(c, "SELECT sum(x) FROM made_by_cmd"), 7);
 }
 
@@ -149,8 +158,10 @@ TEST_F(SetupTest, FailingCommandShowsLast20LinesOfStderr) {
   } catch (const Error& e) {
     std::string tail;
     for (int i = 11; i <= 30; ++i) tail += "\nline " + std::to_string(i);
-    EXPECT_EQ(e.message(), "setup command: setup command `for i in $(seq 1 30); do echo \"line $i\" "
-                           ">&2; done; exit 4` failed (exit status 4):" + tail);
+    EXPECT_EQ(e.message(),
+              "setup command: setup command `for i in $(seq 1 30); do echo \"line $i\" "
+              ">&2; done; exit 4` failed (exit status 4):" +
+                  tail);
   }
 }
 
@@ -187,8 +198,9 @@ TEST_F(SetupTest, StepsRunInOrderFromConfig) {
   for (const auto& r : results) kinds.push_back(r.kind);
   EXPECT_EQ(kinds, (std::vector<std::string>{"sql", "psql", "command", "command", "analyze"}));
   db::Connection conn(c.database);
-  EXPECT_EQ(std::string(conn.exec("SELECT string_agg(n::text, ',' ORDER BY n) FROM log")[0][0].c_str()),
-            "1,2,3");
+  EXPECT_EQ(
+      std::string(conn.exec("SELECT string_agg(n::text, ',' ORDER BY n) FROM log")[0][0].c_str()),
+      "1,2,3");
 }
 
 }  // namespace

@@ -1,13 +1,12 @@
 #include "support/cluster.hpp"
 
+#include <gtest/gtest.h>
 #include <poll.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <memory>
-
-#include <gtest/gtest.h>
 
 #include "db/cluster_registry.hpp"
 #include "db/connection.hpp"
