@@ -1,9 +1,8 @@
 #include "diff/edit_script.hpp"
 
 #include <algorithm>
-#include <functional>
-
 #include <dtl/dtl.hpp>
+#include <functional>
 
 namespace coldgate::diff::detail {
 
@@ -147,8 +146,10 @@ class Builder {
       auto it = std::lower_bound(tails.begin(), tails.end(), pairs[k].b,
                                  [&](std::size_t t, std::size_t b) { return pairs[t].b < b; });
       if (it != tails.begin()) prev[k] = *(it - 1);
-      if (it == tails.end()) tails.push_back(k);
-      else *it = k;
+      if (it == tails.end())
+        tails.push_back(k);
+      else
+        *it = k;
     }
     std::vector<Pair> anchors;
     for (std::size_t k = tails.back(); k != SIZE_MAX; k = prev[k]) anchors.push_back(pairs[k]);

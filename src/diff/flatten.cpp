@@ -30,10 +30,14 @@ bool parse_hex4(std::string_view s, std::size_t at, unsigned long& out) {
   for (std::size_t i = at; i < at + 4; ++i) {
     char c = s[i];
     out <<= 4;
-    if (c >= '0' && c <= '9') out |= static_cast<unsigned long>(c - '0');
-    else if (c >= 'a' && c <= 'f') out |= static_cast<unsigned long>(c - 'a' + 10);
-    else if (c >= 'A' && c <= 'F') out |= static_cast<unsigned long>(c - 'A' + 10);
-    else return false;
+    if (c >= '0' && c <= '9')
+      out |= static_cast<unsigned long>(c - '0');
+    else if (c >= 'a' && c <= 'f')
+      out |= static_cast<unsigned long>(c - 'a' + 10);
+    else if (c >= 'A' && c <= 'F')
+      out |= static_cast<unsigned long>(c - 'A' + 10);
+    else
+      return false;
   }
   return true;
 }
@@ -53,14 +57,30 @@ bool decode_string(std::string_view content, std::string& out, std::size_t& end)
     }
     if (++i >= content.size()) return false;
     switch (content[i]) {
-      case '"': out.push_back('"'); break;
-      case '\\': out.push_back('\\'); break;
-      case '/': out.push_back('/'); break;
-      case 'b': out.push_back('\b'); break;
-      case 'f': out.push_back('\f'); break;
-      case 'n': out.push_back('\n'); break;
-      case 'r': out.push_back('\r'); break;
-      case 't': out.push_back('\t'); break;
+      case '"':
+        out.push_back('"');
+        break;
+      case '\\':
+        out.push_back('\\');
+        break;
+      case '/':
+        out.push_back('/');
+        break;
+      case 'b':
+        out.push_back('\b');
+        break;
+      case 'f':
+        out.push_back('\f');
+        break;
+      case 'n':
+        out.push_back('\n');
+        break;
+      case 'r':
+        out.push_back('\r');
+        break;
+      case 't':
+        out.push_back('\t');
+        break;
       case 'u': {
         unsigned long cp = 0;
         if (!parse_hex4(content, i + 1, cp)) return false;
@@ -75,7 +95,8 @@ bool decode_string(std::string_view content, std::string& out, std::size_t& end)
         append_utf8(out, cp);
         break;
       }
-      default: return false;
+      default:
+        return false;
     }
   }
   return false;
@@ -159,9 +180,12 @@ Flattener::Event Flattener::read_line() {
 bool Flattener::next() {
   for (;;) {
     switch (read_line()) {
-      case Event::node: return true;
-      case Event::close: continue;
-      case Event::end: return false;
+      case Event::node:
+        return true;
+      case Event::close:
+        continue;
+      case Event::end:
+        return false;
     }
   }
 }
@@ -191,9 +215,12 @@ std::string pointer(const std::vector<Segment>& path) {
       continue;
     }
     for (char c : seg.key) {
-      if (c == '~') out += "~0";
-      else if (c == '/') out += "~1";
-      else out.push_back(c);
+      if (c == '~')
+        out += "~0";
+      else if (c == '/')
+        out += "~1";
+      else
+        out.push_back(c);
     }
   }
   return out;

@@ -65,8 +65,9 @@ class Flattener {
   std::size_t m_line = 0;        // number of the last line read (1-based)
   std::size_t m_error_line = 0;  // 0 while every line was canonical
   bool m_root_seen = false;
-  std::vector<Frame> m_frames;   // open containers, innermost last
-  std::vector<Segment> m_path;   // path of the current node; size() == m_frames.size() after a member
+  std::vector<Frame> m_frames;  // open containers, innermost last
+  std::vector<Segment>
+      m_path;  // path of the current node; size() == m_frames.size() after a member
   NodeKind m_kind = NodeKind::leaf;
   std::string_view m_value;
 };

@@ -9,7 +9,9 @@ namespace coldgate::diff {
 
 namespace {
 
-std::string path_text(const std::string& path) { return path.empty() ? "(root)" : path; }
+std::string path_text(const std::string& path) {
+  return path.empty() ? "(root)" : path;
+}
 
 std::string change_line(const PathChange& change) {
   switch (change.kind) {

@@ -12,11 +12,11 @@
 //   `{N keys}` / `[N items]`;
 // - a value whose type changes (scalar ↔ container, object ↔ array): 1 changed, the container
 //   side rendered as above.
+#include <utility>
+
 #include "diff/diff.hpp"
 #include "diff/flatten.hpp"
 #include "diff/text.hpp"
-
-#include <utility>
 
 namespace coldgate::diff {
 
@@ -74,9 +74,15 @@ class Summarizer {
   void count(PathChange::Kind kind, std::size_t n) {
     if (!listing()) m_unlisted += n;
     switch (kind) {
-      case PathChange::Kind::changed: m_summary.changed += n; break;
-      case PathChange::Kind::added: m_summary.added += n; break;
-      case PathChange::Kind::removed: m_summary.removed += n; break;
+      case PathChange::Kind::changed:
+        m_summary.changed += n;
+        break;
+      case PathChange::Kind::added:
+        m_summary.added += n;
+        break;
+      case PathChange::Kind::removed:
+        m_summary.removed += n;
+        break;
     }
   }
 
@@ -99,8 +105,10 @@ class Summarizer {
       count(kind, size.leaves);
       value = container_text(node_kind, size.children);
     }
-    if (kind == PathChange::Kind::removed) list(kind, std::move(path), std::move(value), "");
-    else list(kind, std::move(path), "", std::move(value));
+    if (kind == PathChange::Kind::removed)
+      list(kind, std::move(path), std::move(value), "");
+    else
+      list(kind, std::move(path), "", std::move(value));
   }
 
   // Both sides have a node at the same path.

@@ -1,7 +1,7 @@
 // Unified diff output (the format of GNU diff -u / git diff) over detail::edit_script.
-#include <algorithm>
-
 #include <fmt/core.h>
+
+#include <algorithm>
 
 #include "diff/diff.hpp"
 #include "diff/edit_script.hpp"
@@ -54,9 +54,9 @@ class Sink {
 
   std::string finish() {
     if (m_options.max_lines != 0 && m_count > m_options.max_lines) {
-      m_out += fmt::format("… diff cut at {} lines ({} more)",
-                           detail::with_commas(m_options.max_lines),
-                           detail::with_commas(m_count - m_options.max_lines));
+      m_out +=
+          fmt::format("… diff cut at {} lines ({} more)", detail::with_commas(m_options.max_lines),
+                      detail::with_commas(m_count - m_options.max_lines));
       if (!m_options.full_diff_path.empty()) {
         m_out += "; full diff: ";
         m_out += m_options.full_diff_path;

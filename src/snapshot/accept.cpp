@@ -1,8 +1,8 @@
 // `coldgate accept`: promotes pending `<path>.new` candidates over the committed snapshots.
+#include <fmt/core.h>
+
 #include <algorithm>
 #include <system_error>
-
-#include <fmt/core.h>
 
 #include "snapshot/snapshot.hpp"
 #include "util/error.hpp"
@@ -47,19 +47,19 @@ std::string did_you_mean(std::string_view word, const std::vector<Claim>& claims
 
 }  // namespace
 
-std::vector<Accepted> accept(const std::vector<Claim>& claims, const std::vector<std::string>& stages,
-                             Mode mode) {
+std::vector<Accepted> accept(const std::vector<Claim>& claims,
+                             const std::vector<std::string>& stages, Mode mode) {
   if (mode == Mode::ci) {
     throw usage_error("accept",
                       "refusing to write snapshots in CI mode (CI=true); download the candidates "
                       "from the job's artifacts and commit them, or run with --no-ci");
   }
   for (const std::string& stage : stages) {
-    bool known = std::any_of(claims.begin(), claims.end(),
-                             [&](const Claim& c) { return c.stage == stage; });
+    bool known =
+        std::any_of(claims.begin(), claims.end(), [&](const Claim& c) { return c.stage == stage; });
     if (!known) {
-      throw usage_error("accept", fmt::format("unknown stage '{}'{}", stage,
-                                              did_you_mean(stage, claims)));
+      throw usage_error("accept",
+                        fmt::format("unknown stage '{}'{}", stage, did_you_mean(stage, claims)));
     }
   }
 
@@ -79,9 +79,10 @@ std::vector<Accepted> accept(const std::vector<Claim>& claims, const std::vector
     std::string text = util::read_file(file);
     if (!canon::is_canonical(text, claim.canon)) {
       std::string reason = malformed_reason(text, claim.canon);
-      throw usage_error("accept", fmt::format("refusing {} (stage '{}'): it {}; nothing was changed",
-                                              file.string(), claim.stage,
-                                              reason.empty() ? "is not in canonical form" : reason));
+      throw usage_error(
+          "accept",
+          fmt::format("refusing {} (stage '{}'): it {}; nothing was changed", file.string(),
+                      claim.stage, reason.empty() ? "is not in canonical form" : reason));
     }
     pending.push_back(Pending{&claim, std::move(file)});
   }

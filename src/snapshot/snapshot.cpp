@@ -1,9 +1,9 @@
 #include "snapshot/snapshot.hpp"
 
+#include <fmt/core.h>
+
 #include <algorithm>
 #include <system_error>
-
-#include <fmt/core.h>
 
 #include "diff/diff.hpp"
 #include "util/error.hpp"
@@ -32,7 +32,8 @@ void remove_if_present(const fs::path& p) {
   std::error_code ec;
   fs::remove(p, ec);
   if (ec) {
-    throw Error(ExitCode::infrastructure, p.string(), fmt::format("cannot remove: {}", ec.message()));
+    throw Error(ExitCode::infrastructure, p.string(),
+                fmt::format("cannot remove: {}", ec.message()));
   }
 }
 
@@ -56,12 +57,18 @@ std::string next_step(const Claim& claim, const fs::path& pending, Mode mode) {
 
 std::string_view to_string(Status status) {
   switch (status) {
-    case Status::match: return "match";
-    case Status::changed: return "changed";
-    case Status::missing: return "missing";
-    case Status::obsolete: return "obsolete";
-    case Status::malformed: return "malformed";
-    case Status::nondeterministic: return "nondeterministic";
+    case Status::match:
+      return "match";
+    case Status::changed:
+      return "changed";
+    case Status::missing:
+      return "missing";
+    case Status::obsolete:
+      return "obsolete";
+    case Status::malformed:
+      return "malformed";
+    case Status::nondeterministic:
+      return "nondeterministic";
   }
   return "unknown";
 }
@@ -82,9 +89,10 @@ std::string malformed_reason(std::string_view text, const canon::Options& option
   for (std::size_t i = 0; i < n && canonical[i] == text[i]; ++i) {
     if (text[i] == '\n') ++line;
   }
-  return fmt::format("is not in canonical form from line {} (unsorted, re-indented or edited by "
-                     "hand?)",
-                     line);
+  return fmt::format(
+      "is not in canonical form from line {} (unsorted, re-indented or edited by "
+      "hand?)",
+      line);
 }
 
 fs::path pending_path(const fs::path& committed, const Settings& settings) {
@@ -183,7 +191,8 @@ std::vector<fs::path> find_obsolete(const fs::path& dir, const std::vector<Claim
   std::sort(claimed.begin(), claimed.end());
   fs::recursive_directory_iterator it(dir, ec), end;
   if (ec) {
-    throw Error(ExitCode::infrastructure, dir.string(), fmt::format("cannot list: {}", ec.message()));
+    throw Error(ExitCode::infrastructure, dir.string(),
+                fmt::format("cannot list: {}", ec.message()));
   }
   for (; it != end; it.increment(ec)) {
     if (ec) {

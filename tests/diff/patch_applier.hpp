@@ -72,7 +72,8 @@ inline std::optional<std::string> apply_unified(std::string_view a, std::string_
     while (i < patch.size() && (seen_a < la || seen_b < lb || patch[i][0] == '\\')) {
       const std::string& l = patch[i];
       if (l[0] == '\\') {
-        if (body.empty() || body.back().text.empty() || body.back().text.back() != '\n') return std::nullopt;
+        if (body.empty() || body.back().text.empty() || body.back().text.back() != '\n')
+          return std::nullopt;
         body.back().text.pop_back();
       } else if (l[0] == ' ' || l[0] == '-' || l[0] == '+') {
         body.push_back(Entry{l[0], l.substr(1)});

@@ -1,6 +1,6 @@
-#include <random>
-
 #include <gtest/gtest.h>
+
+#include <random>
 
 #include "diff/diff.hpp"
 #include "diff/patch_applier.hpp"
@@ -38,7 +38,9 @@ const char* k_after = R"({
 }
 )";
 
-TEST(DiffRender, IdenticalDocumentsRenderNothing) { EXPECT_EQ(render(k_before, k_before), ""); }
+TEST(DiffRender, IdenticalDocumentsRenderNothing) {
+  EXPECT_EQ(render(k_before, k_before), "");
+}
 
 TEST(DiffRender, SummaryThenHunks) {
   EXPECT_EQ(render(k_before, k_after),
@@ -90,8 +92,9 @@ TEST(DiffRender, MoreCountsPathsInsideListedSubtreesCorrectly) {
   Options o;
   o.max_paths = 1;
   std::string r = render(a, b, o);
-  EXPECT_EQ(r.substr(0, r.find("\n\n") + 1),
-            "5 paths differ: 2 changed, 3 added, 0 removed\n  /m: added {3 keys}\n  … and 2 more\n");
+  EXPECT_EQ(
+      r.substr(0, r.find("\n\n") + 1),
+      "5 paths differ: 2 changed, 3 added, 0 removed\n  /m: added {3 keys}\n  … and 2 more\n");
 }
 
 TEST(DiffRender, TextThatIsNotCanonicalGetsNoPathSummary) {

@@ -7,9 +7,12 @@ namespace {
 
 std::string entry(const PathChange& c) {
   switch (c.kind) {
-    case PathChange::Kind::changed: return c.path + ": " + c.before + " -> " + c.after;
-    case PathChange::Kind::added: return c.path + ": added " + c.after;
-    case PathChange::Kind::removed: return c.path + ": removed " + c.before;
+    case PathChange::Kind::changed:
+      return c.path + ": " + c.before + " -> " + c.after;
+    case PathChange::Kind::added:
+      return c.path + ": added " + c.after;
+    case PathChange::Kind::removed:
+      return c.path + ": removed " + c.before;
   }
   return {};
 }
@@ -36,8 +39,8 @@ TEST(DiffSummary, ChangedAddedRemovedScalars) {
   EXPECT_EQ(s.changed, 1u);
   EXPECT_EQ(s.added, 1u);
   EXPECT_EQ(s.removed, 1u);
-  EXPECT_EQ(entries(s), (std::vector<std::string>{"/a: 1 -> 2", R"(/b: removed "old")",
-                                                  "/d: added null"}));
+  EXPECT_EQ(entries(s),
+            (std::vector<std::string>{"/a: 1 -> 2", R"(/b: removed "old")", "/d: added null"}));
   EXPECT_TRUE(s.first[0].before == "1" && s.first[0].after == "2");
   EXPECT_TRUE(s.first[1].after.empty());
   EXPECT_TRUE(s.first[2].before.empty());
@@ -74,8 +77,7 @@ TEST(DiffSummary, NestedSubtreesCountLeavesAndListTheRootOnce) {
   EXPECT_EQ(s.removed, 3u);  // /x/p, /x/q/0, /x/q/1
   EXPECT_EQ(s.added, 1u);    // /z/k/m (an empty container is a leaf)
   EXPECT_EQ(s.changed, 0u);
-  EXPECT_EQ(entries(s),
-            (std::vector<std::string>{"/x: removed {2 keys}", "/z: added {1 key}"}));
+  EXPECT_EQ(entries(s), (std::vector<std::string>{"/x: removed {2 keys}", "/z: added {1 key}"}));
 }
 
 TEST(DiffSummary, ArraysGrowAndShrink) {
@@ -161,8 +163,9 @@ TEST(DiffSummary, NestedArrayOfObjectsPaths) {
 }
 
 TEST(DiffSummary, TypeChangeIsOneChangedValue) {
-  PathSummary s = summarize("{\n  \"a\": 1,\n  \"b\": [\n    1\n  ]\n}\n",
-                            "{\n  \"a\": {\n    \"x\": 1,\n    \"y\": 2\n  },\n  \"b\": {\n    \"0\": 1\n  }\n}\n");
+  PathSummary s = summarize(
+      "{\n  \"a\": 1,\n  \"b\": [\n    1\n  ]\n}\n",
+      "{\n  \"a\": {\n    \"x\": 1,\n    \"y\": 2\n  },\n  \"b\": {\n    \"0\": 1\n  }\n}\n");
   EXPECT_EQ(s.changed, 2u);
   EXPECT_EQ(s.added + s.removed, 0u);
   EXPECT_EQ(entries(s), (std::vector<std::string>{"/a: 1 -> {2 keys}", "/b: [1 item] -> {1 key}"}));

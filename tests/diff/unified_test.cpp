@@ -1,6 +1,6 @@
-#include <random>
-
 #include <gtest/gtest.h>
+
+#include <random>
 
 #include "diff/diff.hpp"
 #include "diff/patch_applier.hpp"
@@ -18,7 +18,8 @@ std::string numbered(int from, int to) {
 
 std::string replace_line(std::string text, const std::string& line, const std::string& by) {
   auto at = text.find("\n" + line + "\n");
-  if (at == std::string::npos && text.rfind(line + "\n", 0) == 0) return by + "\n" + text.substr(line.size() + 1);
+  if (at == std::string::npos && text.rfind(line + "\n", 0) == 0)
+    return by + "\n" + text.substr(line.size() + 1);
   return text.replace(at + 1, line.size(), by);
 }
 
@@ -139,9 +140,11 @@ std::string mutate(std::mt19937& rng, const std::string& a, int percent) {
     std::string line = a.substr(pos, end - pos);
     pos = end;
     int r = roll(rng);
-    if (r < percent / 3) continue;                               // delete
-    if (r < 2 * percent / 3) line = "  \"new" + std::to_string(roll(rng)) + "\": 2,\n";  // replace
-    else if (r < percent) out += "  \"ins\": 3,\n";              // insert before
+    if (r < percent / 3) continue;  // delete
+    if (r < 2 * percent / 3)
+      line = "  \"new" + std::to_string(roll(rng)) + "\": 2,\n";  // replace
+    else if (r < percent)
+      out += "  \"ins\": 3,\n";  // insert before
     out += line;
   }
   return out;
@@ -154,7 +157,7 @@ TEST(DiffUnified, PatchingAWithTheDiffGivesBForRandomInputs) {
     int alphabet = round % 3 == 0 ? 3 : round % 3 == 1 ? 50 : 100000;
     std::string a = random_text(rng, n, alphabet);
     std::string b = round % 2 == 0 ? mutate(rng, a, 1 + round % 40)
-                                    : random_text(rng, n / 2 + rng() % (n + 1), alphabet);
+                                   : random_text(rng, n / 2 + rng() % (n + 1), alphabet);
     Options o;
     o.max_lines = 0;
     o.context_lines = round % 4;
