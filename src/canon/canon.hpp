@@ -48,7 +48,8 @@ bool is_canonical(std::string_view text, const Options& options = {});
 /// Throws Error(usage) when `number` is not a JSON number or its exponent exceeds ±10^15.
 std::string normalize_number(std::string_view number);
 
-/// Checks that a path pattern is well-formed (starts with '/', RFC 6901 escapes valid);
+/// Checks that a path pattern is well-formed (starts with '/', or is "" for the whole document
+/// as in RFC 6901; RFC 6901 escapes valid);
 /// throws Error(usage) with `where` naming the pattern otherwise.
 void validate_pattern(std::string_view pattern);
 

@@ -151,6 +151,7 @@ class Builder {
   }
 
   int error_id() const { return m_error_id; }
+  std::size_t root_end() const { return m_root_end; }
   std::size_t error_position() const { return m_error_position; }
   const std::string& error_token() const { return m_error_token; }
   const std::string& error_what() const { return m_error_what; }
@@ -196,7 +197,13 @@ class Builder {
 
   bool push_scalar(Kind kind) {
     m_pending.push_back(make(kind));
+    note_root_end(0);
     return true;
+  }
+
+  // Remembers where the top-level value ended (`lookahead`: bytes the lexer read past it).
+  void note_root_end(std::size_t lookahead) {
+    if (m_open.empty()) m_root_end = std::min(m_cursor.offset() - lookahead, m_json.size());
   }
 
   bool push_text(Kind kind, std::size_t offset, bool escape) {
@@ -205,6 +212,8 @@ class Builder {
     node.b = static_cast<std::uint32_t>(m_doc.text.size() - offset);
     if (escape) node.bits |= Node::k_value_escape;
     m_pending.push_back(node);
+    // A number ends when the lexer reads the byte after it (unless the input ended).
+    note_root_end(kind == Kind::number && m_cursor.pos != m_cursor.begin + m_json.size() ? 1 : 0);
     return true;
   }
 
@@ -229,6 +238,7 @@ class Builder {
     container.b = static_cast<std::uint32_t>(m_pending.size() - begin - 1);
     m_doc.nodes.insert(m_doc.nodes.end(), m_pending.begin() + begin + 1, m_pending.end());
     m_pending.resize(begin + 1);
+    note_root_end(0);
     return true;
   }
 
@@ -245,6 +255,7 @@ class Builder {
   std::vector<std::set<std::string>> m_keys;  // member names per open container (diagnosis only)
   std::uint32_t m_key_offset = 0;  // member name for the next value
   std::uint32_t m_key_bits = 0;
+  std::size_t m_root_end = 0;  // offset just past the top-level value, once it is complete
   std::size_t m_error_position = 0;
   int m_error_id = 0;
   std::string m_error_token;
@@ -305,14 +316,21 @@ bool find_lone_surrogate(std::string_view json, std::size_t offset, std::size_t&
          std::string("unescaped control character ") + code + " in string; escape it");
   }
   if (has("expected end of input")) {
-    // The last token read is the unexpected one; point at its first byte.
-    offset = read - std::min(read, builder.error_token().size());
+    // Point at the first byte after the top-level value and its trailing whitespace.
+    offset = builder.root_end();
+    while (offset < json.size() && (json[offset] == ' ' || json[offset] == '\t' ||
+                                    json[offset] == '\n' || json[offset] == '\r')) {
+      ++offset;
+    }
     fail(source, offset, "unexpected data after the JSON value");
   }
   // Anything else: keep nlohmann's description, minus its prefix and line/column.
   std::string message = what;
   if (auto dash = message.find(" - "); dash != std::string::npos) message = message.substr(dash + 3);
   if (auto last = message.find("; last read:"); last != std::string::npos) message.resize(last);
+  if (message == "invalid literal") {
+    message += "; expected a value (null, true, false, number, string, array or object)";
+  }
   if (builder.error_id() == 101 && !builder.error_token().empty() && has("unexpected")) {
     offset = read - std::min(read, builder.error_token().size());
   }

@@ -15,10 +15,11 @@ namespace {
 }  // namespace
 
 Pattern compile_pattern(std::string_view pattern) {
-  if (pattern.empty() || pattern[0] != '/') {
+  Pattern compiled;
+  if (pattern.empty()) return compiled;  // RFC 6901: the empty pointer is the whole document
+  if (pattern[0] != '/') {
     bad_pattern(pattern, "a path pattern is a JSON Pointer and starts with '/' (e.g. /items/*/id)");
   }
-  Pattern compiled;
   std::size_t i = 1;
   while (true) {
     const std::size_t end = std::min(pattern.find('/', i), pattern.size());

@@ -105,8 +105,11 @@ std::size_t canonical_size(const Document& doc) {
     if (is_member) size += string_size(doc.key(node), node.has(Node::k_key_escape)) + 2;
     if (node.kind() == Kind::string) {
       size += string_size(doc.value(node), node.has(Node::k_value_escape));
+    } else if (node.is_container() && node.b > 0) {
+      size += 2;  // "[\n"; the comma goes after the closing bracket
+      return;
     } else if (node.is_container()) {
-      size += node.b == 0 ? 2 : 1;
+      size += 2;
     } else {
       size += scalar_text(doc, node).size();
     }
