@@ -166,7 +166,9 @@ class Builder {
   bool substituted() {
     if (m_next_substitution < m_substitutions.size() &&
         m_substitutions[m_next_substitution].start < m_cursor.offset()) {
-      push_number(m_substitutions[m_next_substitution++].text);
+      const Substitution& substitution = m_substitutions[m_next_substitution++];
+      push_number(substitution.text);
+      if (m_open.empty()) m_root_end = substitution.start + substitution.text.size();
       return true;
     }
     return false;
