@@ -425,8 +425,12 @@ Document parse_document(std::string_view json, const Options& options, std::stri
     fail(source, 0, "UTF-8 byte order mark at the start; remove the BOM (canonical JSON has none)");
   }
   Document document;
-  document.nodes.reserve(json.size() / 16);
-  document.text.reserve(json.size() / 2);
+  // Generous reservations cost address space only; untouched pages are never resident, and
+  // growing by copying would double the peak instead.
+  document.nodes.reserve(json.size() / 6 + 16);
+  document.text.reserve(json.size() + json.size() / 4 + 64);
+  advise_huge_pages(document.nodes.data(), document.nodes.capacity() * sizeof(Node));
+  advise_huge_pages(document.text.data(), document.text.capacity());
   int error_id = 0;
   if (run(document, options, json, json, source, {}, false, &error_id)) return document;
   // nlohmann turns numbers beyond the double range into an error (406). Such numbers are valid

@@ -1,7 +1,11 @@
 // Prints an arranged Document. The exact output size is computed first so the text is written
 // into one allocation; both passes walk the tree with an explicit stack (no recursion).
+#include <cstdint>
 #include <cstring>
 #include <string>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 #include <vector>
 
 #include "canon/document.hpp"
@@ -82,6 +86,18 @@ struct Frame {
 
 }  // namespace
 
+void advise_huge_pages(const void* data, std::size_t bytes) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  constexpr std::uintptr_t k_huge = std::uintptr_t{2} << 20;
+  const auto begin = (reinterpret_cast<std::uintptr_t>(data) + k_huge - 1) & ~(k_huge - 1);
+  const auto end = (reinterpret_cast<std::uintptr_t>(data) + bytes) & ~(k_huge - 1);
+  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+#else
+  (void)data;
+  (void)bytes;
+#endif
+}
+
 bool needs_escape(std::string_view s) {
   for (const char c : s) {
     if (escaped(static_cast<unsigned char>(c))) return true;
@@ -138,6 +154,8 @@ std::size_t canonical_size(const Document& doc) {
 void write_canonical(const Document& doc, std::string& out) {
   const std::size_t size = canonical_size(doc);
   const std::size_t at = out.size();
+  out.reserve(at + size);
+  advise_huge_pages(out.data(), out.capacity());
   out.resize(at + size);
   char* p = out.data() + at;
   std::string indent;
