@@ -25,6 +25,9 @@ struct Options {
   std::size_t max_depth = 100000;
   /// Largest input accepted, in bytes; larger input is an error before parsing.
   std::size_t max_input_bytes = std::size_t{4} << 30;
+  /// Largest canonical text produced, in bytes; checked before printing (deep nesting makes the
+  /// indentation grow quadratically: 100,000 levels print as ~20 GB).
+  std::size_t max_output_bytes = std::size_t{4} << 30;
 };
 
 /// Canonical text of the JSON document `json`: sorted, redacted, two-space indented, LF, one
@@ -38,7 +41,15 @@ std::string canonicalize(std::string_view json, const Options& options = {},
 /// (no BOM, no CR, sorted, two-space indent, final newline); false for invalid JSON too.
 bool is_canonical(std::string_view text, const Options& options = {});
 
-/// Checks that a path pattern is well-formed (starts with '/', RFC 6901 escapes valid);
+/// Canonical text of one JSON number (RFC 8259 grammar), exact, never through double: value
+/// 0.d1..dk × 10^n prints plain when -6 < n <= 21, else as `d[.ddd]e[-]N` (ECMAScript
+/// Number::toString thresholds, ECMA-262 §6.1.6.1.20, as in RFC 8785 §3.2.2.3, but without `+`).
+/// Examples: 1.50 → 1.5, -0.0 → 0, 1E3 → 1000, 1e21 → 1e21, 1e-7 → 1e-7, 1e400 → 1e400.
+/// Throws Error(usage) when `number` is not a JSON number or its exponent exceeds ±10^15.
+std::string normalize_number(std::string_view number);
+
+/// Checks that a path pattern is well-formed (starts with '/', or is "" for the whole document
+/// as in RFC 6901; RFC 6901 escapes valid);
 /// throws Error(usage) with `where` naming the pattern otherwise.
 void validate_pattern(std::string_view pattern);
 

@@ -1,0 +1,234 @@
+// Exact decimal normalization of JSON numbers. Nothing here goes through double except
+// approximate_number, whose result is only ever used as a monotonic pre-filter.
+#include "canon/number.hpp"
+
+#include <charconv>
+#include <cstdlib>
+#include <string>
+
+namespace coldgate::canon {
+namespace {
+
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+// Appends `count` copies of '0'.
+void append_zeros(std::int64_t count, std::string& out) {
+  if (count > 0) out.append(static_cast<std::size_t>(count), '0');
+}
+
+// A canonical (or any valid JSON) number decoded as value = sign * 0.D * 10^n, where D are the
+// significant digits: the mantissa's digits minus leading zeros (trailing zeros may remain).
+struct Decimal {
+  bool negative = false;
+  bool zero = true;
+  std::int64_t n = 0;
+  std::string_view int_digits;   // digits before '.', leading zeros already skipped
+  std::string_view frac_digits;  // digits after '.', leading zeros skipped when int_digits empty
+
+  // The i-th significant digit, '0' past the end.
+  char digit(std::size_t i) const {
+    if (i < int_digits.size()) return int_digits[i];
+    i -= int_digits.size();
+    return i < frac_digits.size() ? frac_digits[i] : '0';
+  }
+  std::size_t size() const { return int_digits.size() + frac_digits.size(); }
+};
+
+// Decodes a number text already validated by the parser (or produced by normalize_number_to).
+Decimal decode(std::string_view text) {
+  Decimal d;
+  std::size_t i = 0;
+  if (i < text.size() && text[i] == '-') {
+    d.negative = true;
+    ++i;
+  }
+  std::size_t start = i;
+  while (i < text.size() && is_digit(text[i])) ++i;
+  std::string_view int_part = text.substr(start, i - start);
+  std::string_view frac_part;
+  if (i < text.size() && text[i] == '.') {
+    start = ++i;
+    while (i < text.size() && is_digit(text[i])) ++i;
+    frac_part = text.substr(start, i - start);
+  }
+  std::int64_t exponent = 0;
+  if (i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
+    ++i;
+    bool negative_exponent = false;
+    if (i < text.size() && (text[i] == '+' || text[i] == '-')) negative_exponent = text[i++] == '-';
+    for (; i < text.size(); ++i) {
+      if (exponent < k_max_exponent * 10) exponent = exponent * 10 + (text[i] - '0');
+    }
+    if (negative_exponent) exponent = -exponent;
+  }
+  std::size_t lead = int_part.find_first_not_of('0');
+  if (lead == std::string_view::npos) lead = int_part.size();
+  int_part.remove_prefix(lead);
+  std::int64_t n = static_cast<std::int64_t>(int_part.size());
+  if (int_part.empty()) {
+    std::size_t frac_lead = frac_part.find_first_not_of('0');
+    if (frac_lead == std::string_view::npos) frac_lead = frac_part.size();
+    frac_part.remove_prefix(frac_lead);
+    n = -static_cast<std::int64_t>(frac_lead);
+  }
+  d.int_digits = int_part;
+  d.frac_digits = frac_part;
+  d.zero = int_part.empty() && frac_part.find_first_not_of('0') == std::string_view::npos;
+  d.n = n + exponent;
+  if (d.zero) d.negative = false;
+  return d;
+}
+
+}  // namespace
+
+NumberStatus normalize_number_to(std::string_view text, std::string& out) {
+  // Validate the RFC 8259 grammar: -? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?
+  std::size_t i = 0;
+  const std::size_t size = text.size();
+  bool negative = false;
+  if (i < size && text[i] == '-') {
+    negative = true;
+    ++i;
+  }
+  const std::size_t int_begin = i;
+  if (i < size && text[i] == '0') {
+    ++i;
+  } else if (i < size && is_digit(text[i])) {
+    while (i < size && is_digit(text[i])) ++i;
+  } else {
+    return NumberStatus::invalid;
+  }
+  const std::string_view int_part = text.substr(int_begin, i - int_begin);
+  std::string_view frac_part;
+  if (i < size && text[i] == '.') {
+    const std::size_t frac_begin = ++i;
+    while (i < size && is_digit(text[i])) ++i;
+    if (i == frac_begin) return NumberStatus::invalid;
+    frac_part = text.substr(frac_begin, i - frac_begin);
+  }
+  std::int64_t exponent = 0;
+  if (i < size && (text[i] == 'e' || text[i] == 'E')) {
+    ++i;
+    bool negative_exponent = false;
+    if (i < size && (text[i] == '+' || text[i] == '-')) negative_exponent = text[i++] == '-';
+    const std::size_t exp_begin = i;
+    for (; i < size && is_digit(text[i]); ++i) {
+      exponent = exponent * 10 + (text[i] - '0');
+      if (exponent > k_max_exponent) return NumberStatus::exponent_out_of_range;
+    }
+    if (i == exp_begin) return NumberStatus::invalid;
+    if (negative_exponent) exponent = -exponent;
+  }
+  if (i != size) return NumberStatus::invalid;
+
+  // Significant digits D (int then frac, no leading/trailing zeros); value = 0.D * 10^n.
+  std::string_view lead_int = int_part.substr(std::min(int_part.find_first_not_of('0'), int_part.size()));
+  std::string_view digits_a = lead_int;  // D is digits_a followed by digits_b
+  std::string_view digits_b = frac_part;
+  std::int64_t n = static_cast<std::int64_t>(lead_int.size()) + exponent;
+  if (lead_int.empty()) {
+    const std::size_t frac_lead = std::min(frac_part.find_first_not_of('0'), frac_part.size());
+    digits_b = frac_part.substr(frac_lead);
+    n = exponent - static_cast<std::int64_t>(frac_lead);
+  }
+  // Strip trailing zeros from the concatenation.
+  if (digits_b.empty() || digits_b.find_first_not_of('0') == std::string_view::npos) {
+    digits_b = {};
+    const std::size_t last = digits_a.find_last_not_of('0');
+    digits_a = last == std::string_view::npos ? std::string_view{} : digits_a.substr(0, last + 1);
+  } else {
+    digits_b = digits_b.substr(0, digits_b.find_last_not_of('0') + 1);
+  }
+  const std::int64_t k = static_cast<std::int64_t>(digits_a.size() + digits_b.size());
+  if (k == 0) {
+    out.push_back('0');  // every spelling of zero, including -0 and -0.0e5
+    return NumberStatus::ok;
+  }
+  if (negative) out.push_back('-');
+  // Thresholds of ECMAScript Number::toString (ECMA-262 §6.1.6.1.20, used by RFC 8785 §3.2.2.3),
+  // applied to the exact decimal instead of the shortest double.
+  auto append_digits = [&](std::int64_t from, std::int64_t to) {  // D[from, to)
+    const auto a_size = static_cast<std::int64_t>(digits_a.size());
+    if (from < a_size) {
+      out.append(digits_a.substr(static_cast<std::size_t>(from),
+                                 static_cast<std::size_t>(std::min(to, a_size) - from)));
+    }
+    if (to > a_size) {
+      const std::int64_t b_from = std::max(from, a_size) - a_size;
+      out.append(digits_b.substr(static_cast<std::size_t>(b_from),
+                                 static_cast<std::size_t>(to - a_size - b_from)));
+    }
+  };
+  if (k <= n && n <= 21) {
+    append_digits(0, k);
+    append_zeros(n - k, out);
+  } else if (0 < n && n <= 21) {
+    append_digits(0, n);
+    out.push_back('.');
+    append_digits(n, k);
+  } else if (-6 < n && n <= 0) {
+    out.append("0.");
+    append_zeros(-n, out);
+    append_digits(0, k);
+  } else {
+    append_digits(0, 1);
+    if (k > 1) {
+      out.push_back('.');
+      append_digits(1, k);
+    }
+    out.push_back('e');
+    char buffer[24];
+    auto result = std::to_chars(buffer, buffer + sizeof buffer, n - 1);
+    out.append(buffer, result.ptr);
+  }
+  return NumberStatus::ok;
+}
+
+void append_integer(std::int64_t value, std::string& out) {
+  char buffer[24];
+  auto result = std::to_chars(buffer, buffer + sizeof buffer, value);
+  out.append(buffer, result.ptr);
+}
+
+void append_unsigned(std::uint64_t value, std::string& out) {
+  char buffer[24];
+  auto result = std::to_chars(buffer, buffer + sizeof buffer, value);
+  out.append(buffer, result.ptr);
+}
+
+int compare_numbers(std::string_view a, std::string_view b) {
+  const Decimal x = decode(a);
+  const Decimal y = decode(b);
+  const int sign_x = x.zero ? 0 : (x.negative ? -1 : 1);
+  const int sign_y = y.zero ? 0 : (y.negative ? -1 : 1);
+  if (sign_x != sign_y) return sign_x < sign_y ? -1 : 1;
+  if (sign_x == 0) return 0;
+  int magnitude = 0;  // compare |x| with |y|
+  if (x.n != y.n) {
+    magnitude = x.n < y.n ? -1 : 1;
+  } else {
+    const std::size_t size = std::max(x.size(), y.size());
+    for (std::size_t i = 0; i < size && magnitude == 0; ++i) {
+      const char dx = x.digit(i);
+      const char dy = y.digit(i);
+      if (dx != dy) magnitude = dx < dy ? -1 : 1;
+    }
+  }
+  return sign_x < 0 ? -magnitude : magnitude;
+}
+
+double approximate_number(std::string_view text) {
+  // Fast path: short plain integers are exact in a double.
+  if (text.size() <= 16 && text.find_first_of(".e") == std::string_view::npos) {
+    std::int64_t value = 0;
+    auto result = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (result.ec == std::errc{} && result.ptr == text.data() + text.size()) {
+      return static_cast<double>(value);
+    }
+  }
+  // strtod rounds correctly, hence monotonically; it needs a terminated string.
+  const std::string copy(text);
+  return std::strtod(copy.c_str(), nullptr);
+}
+
+}  // namespace coldgate::canon

@@ -1,0 +1,245 @@
+// Prints an arranged Document. The exact output size is computed first so the text is written
+// into one allocation; both passes walk the tree with an explicit stack (no recursion).
+#include <cstdint>
+#include <cstring>
+#include <string>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+#include <vector>
+
+#include "canon/document.hpp"
+#include "canon/writer.hpp"
+
+namespace coldgate::canon {
+namespace {
+
+constexpr char k_hex[] = "0123456789abcdef";
+
+// Escape sequence of byte `c` (which needs escaping) into `buffer`; returns its length.
+std::size_t escape_byte(unsigned char c, char* buffer) {
+  buffer[0] = '\\';
+  switch (c) {
+    case '"': buffer[1] = '"'; return 2;
+    case '\\': buffer[1] = '\\'; return 2;
+    case '\b': buffer[1] = 'b'; return 2;
+    case '\t': buffer[1] = 't'; return 2;
+    case '\n': buffer[1] = 'n'; return 2;
+    case '\f': buffer[1] = 'f'; return 2;
+    case '\r': buffer[1] = 'r'; return 2;
+    default:
+      std::memcpy(buffer + 1, "u00", 3);
+      buffer[4] = k_hex[c >> 4];
+      buffer[5] = k_hex[c & 15];
+      return 6;
+  }
+}
+
+bool escaped(unsigned char c) { return c < 0x20 || c == '"' || c == '\\'; }
+
+std::size_t escaped_size(std::string_view s) {
+  std::size_t size = 2;
+  char buffer[8];
+  for (const char c : s) size += escaped(static_cast<unsigned char>(c)) ? escape_byte(static_cast<unsigned char>(c), buffer) : 1;
+  return size;
+}
+
+char* put(char* p, std::string_view s) {
+  std::memcpy(p, s.data(), s.size());
+  return p + s.size();
+}
+
+char* put_string(char* p, std::string_view s, bool escape) {
+  *p++ = '"';
+  if (!escape) {
+    p = put(p, s);
+  } else {
+    for (const char c : s) {
+      const auto byte = static_cast<unsigned char>(c);
+      if (escaped(byte)) {
+        p += escape_byte(byte, p);
+      } else {
+        *p++ = c;
+      }
+    }
+  }
+  *p++ = '"';
+  return p;
+}
+
+std::size_t string_size(std::string_view s, bool escape) { return escape ? escaped_size(s) : s.size() + 2; }
+
+std::string_view scalar_text(const Document& doc, const Node& node) {
+  switch (node.kind()) {
+    case Kind::null: return "null";
+    case Kind::false_: return "false";
+    case Kind::true_: return "true";
+    default: return doc.value(node);
+  }
+}
+
+struct Frame {
+  std::uint32_t node;
+  std::uint32_t next;  // next child to print
+  bool last;           // the container is the last element of its parent
+};
+
+}  // namespace
+
+void advise_huge_pages(const void* data, std::size_t bytes) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  constexpr std::uintptr_t k_huge = std::uintptr_t{2} << 20;
+  const auto begin = (reinterpret_cast<std::uintptr_t>(data) + k_huge - 1) & ~(k_huge - 1);
+  const auto end = (reinterpret_cast<std::uintptr_t>(data) + bytes) & ~(k_huge - 1);
+  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+#else
+  (void)data;
+  (void)bytes;
+#endif
+}
+
+bool needs_escape(std::string_view s) {
+  for (const char c : s) {
+    if (escaped(static_cast<unsigned char>(c))) return true;
+  }
+  return false;
+}
+
+void append_json_string(std::string_view s, std::string& out) {
+  const std::size_t at = out.size();
+  const bool escape = needs_escape(s);
+  out.resize(at + string_size(s, escape));
+  put_string(out.data() + at, s, escape);
+}
+
+std::size_t canonical_size(const Document& doc) {
+  std::size_t size = 0;
+  std::vector<Frame> stack;
+  std::size_t depth = 0;  // of the value being measured
+  auto measure = [&](const Node& node, bool is_member, bool last) {
+    size += 2 * depth;
+    if (is_member) size += string_size(doc.key(node), node.has(Node::k_key_escape)) + 2;
+    if (node.kind() == Kind::string) {
+      size += string_size(doc.value(node), node.has(Node::k_value_escape));
+    } else if (node.is_container() && node.b > 0) {
+      size += 2;  // "[\n"; the comma goes after the closing bracket
+      return;
+    } else if (node.is_container()) {
+      size += 2;
+    } else {
+      size += scalar_text(doc, node).size();
+    }
+    size += last ? 1 : 2;
+  };
+  const Node& root = doc.nodes[doc.root];
+  measure(root, false, true);
+  if (root.is_container() && root.b > 0) stack.push_back({doc.root, 0, true});
+  while (!stack.empty()) {
+    Frame& top = stack.back();
+    const Node& parent = doc.nodes[top.node];
+    if (top.next < parent.b) {
+      const std::uint32_t child = parent.a + top.next++;
+      const Node& node = doc.nodes[child];
+      depth = stack.size();
+      measure(node, parent.kind() == Kind::object, top.next == parent.b);
+      if (node.is_container() && node.b > 0) stack.push_back({child, 0, top.next == parent.b});
+    } else {
+      size += 2 * (stack.size() - 1) + 1 + (top.last ? 1 : 2);
+      stack.pop_back();
+    }
+  }
+  return size;
+}
+
+void write_canonical(const Document& doc, std::string& out) {
+  const std::size_t size = canonical_size(doc);
+  const std::size_t at = out.size();
+  out.reserve(at + size);
+  advise_huge_pages(out.data(), out.capacity());
+  out.resize(at + size);
+  char* p = out.data() + at;
+  std::string indent;
+  std::vector<Frame> stack;
+  auto spaces = [&](std::size_t depth) {
+    if (indent.size() < 2 * depth) indent.assign(2 * depth + 64, ' ');
+    return std::string_view(indent.data(), 2 * depth);
+  };
+  auto emit = [&](const Node& node, std::size_t depth, bool is_member, bool last) {
+    p = put(p, spaces(depth));
+    if (is_member) {
+      p = put_string(p, doc.key(node), node.has(Node::k_key_escape));
+      *p++ = ':';
+      *p++ = ' ';
+    }
+    if (node.kind() == Kind::string) {
+      p = put_string(p, doc.value(node), node.has(Node::k_value_escape));
+    } else if (node.is_container()) {
+      *p++ = node.kind() == Kind::array ? '[' : '{';
+      if (node.b > 0) {
+        *p++ = '\n';
+        return;
+      }
+      *p++ = node.kind() == Kind::array ? ']' : '}';
+    } else {
+      p = put(p, scalar_text(doc, node));
+    }
+    if (!last) *p++ = ',';
+    *p++ = '\n';
+  };
+  const Node& root = doc.nodes[doc.root];
+  emit(root, 0, false, true);
+  if (root.is_container() && root.b > 0) stack.push_back({doc.root, 0, true});
+  while (!stack.empty()) {
+    Frame& top = stack.back();
+    const Node& parent = doc.nodes[top.node];
+    if (top.next < parent.b) {
+      const std::uint32_t child = parent.a + top.next++;
+      const Node& node = doc.nodes[child];
+      const bool last = top.next == parent.b;
+      emit(node, stack.size(), parent.kind() == Kind::object, last);
+      if (node.is_container() && node.b > 0) stack.push_back({child, 0, last});
+    } else {
+      p = put(p, spaces(stack.size() - 1));
+      *p++ = parent.kind() == Kind::array ? ']' : '}';
+      if (!top.last) *p++ = ',';
+      *p++ = '\n';
+      stack.pop_back();
+    }
+  }
+}
+
+void write_compact(const Document& doc, std::uint32_t root_index, std::string& out) {
+  std::vector<Frame> stack;
+  auto emit = [&](const Node& node, bool is_member) {
+    if (is_member) {
+      append_json_string(doc.key(node), out);
+      out.push_back(':');
+    }
+    if (node.kind() == Kind::string) {
+      append_json_string(doc.value(node), out);
+    } else if (node.is_container()) {
+      out.push_back(node.kind() == Kind::array ? '[' : '{');
+    } else {
+      out.append(scalar_text(doc, node));
+    }
+  };
+  const Node& root = doc.nodes[root_index];
+  emit(root, false);
+  if (root.is_container()) stack.push_back({root_index, 0, true});
+  while (!stack.empty()) {
+    Frame& top = stack.back();
+    const Node& parent = doc.nodes[top.node];
+    if (top.next < parent.b) {
+      if (top.next > 0) out.push_back(',');
+      const std::uint32_t child = parent.a + top.next++;
+      const Node& node = doc.nodes[child];
+      emit(node, parent.kind() == Kind::object);
+      if (node.is_container()) stack.push_back({child, 0, true});
+    } else {
+      out.push_back(parent.kind() == Kind::array ? ']' : '}');
+      stack.pop_back();
+    }
+  }
+}
+
+}  // namespace coldgate::canon

@@ -1,0 +1,266 @@
+#include "canon/canon.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "util/error.hpp"
+
+namespace coldgate::canon {
+namespace {
+
+Options with_ordered(std::vector<std::string> ordered) {
+  Options options;
+  options.ordered = std::move(ordered);
+  return options;
+}
+
+Options with_redact(std::vector<std::string> redact, bool ids = false) {
+  Options options;
+  options.redact = std::move(redact);
+  options.redact_ids = ids;
+  return options;
+}
+
+// The error canonicalize throws for `json`, as "<where>: <what>".
+std::string error_of(std::string_view json, const Options& options = {}) {
+  try {
+    canonicalize(json, options);
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::usage);
+    return e.message();
+  }
+  return "(no error)";
+}
+
+TEST(CanonFormat, PrettyPrintsWithTwoSpacesAndOneFinalNewline) {
+  EXPECT_EQ(canonicalize(R"({"b":{"y":[true,null]},"a":"x"})"),
+            "{\n  \"a\": \"x\",\n  \"b\": {\n    \"y\": [\n      null,\n      true\n    ]\n  }\n}\n");
+  EXPECT_EQ(canonicalize("  \r\n 42 \n\n"), "42\n");
+  EXPECT_EQ(canonicalize("\"s\""), "\"s\"\n");
+  EXPECT_EQ(canonicalize("null"), "null\n");
+}
+
+TEST(CanonFormat, EmptyContainers) {
+  EXPECT_EQ(canonicalize("{}"), "{}\n");
+  EXPECT_EQ(canonicalize("[ ]"), "[]\n");
+  EXPECT_EQ(canonicalize(R"({"a":{},"b":[],"c":[{}, []]})"),
+            "{\n  \"a\": {},\n  \"b\": [],\n  \"c\": [\n    [],\n    {}\n  ]\n}\n");
+}
+
+TEST(CanonFormat, NumbersInDocuments) {
+  EXPECT_EQ(canonicalize(R"([1.50, -0, 1E3, 1e400, 12345678901234567890.123])", with_ordered({""})),
+            "[\n  1.5,\n  0,\n  1000,\n  1e400,\n  12345678901234567890.123\n]\n");
+  EXPECT_EQ(canonicalize(R"({"a":-1e999,"b":0.1000000000000000055511151231257827,"c":-0.0})"),
+            "{\n  \"a\": -1e999,\n  \"b\": 0.1000000000000000055511151231257827,\n  \"c\": 0\n}\n");
+  EXPECT_EQ(canonicalize("1e400"), "1e400\n");
+  EXPECT_EQ(canonicalize("-9223372036854775808"), "-9223372036854775808\n");
+  EXPECT_EQ(canonicalize("18446744073709551615"), "18446744073709551615\n");
+}
+
+TEST(CanonFormat, EscapesOnlyQuoteBackslashAndControls) {
+  const std::string in = "[\"q\\\" b\\\\ \\b\\t\\n\\f\\r \\u0000\\u0001\\u001f\\u001F \\u007f \\u2028 "
+                         "\\u00e9 \xC3\xA9 \\ud83d\\ude00 \xF0\x9F\x98\x80 \\/\"]";
+  EXPECT_EQ(canonicalize(in), "[\n  \"q\\\" b\\\\ \\b\\t\\n\\f\\r \\u0000\\u0001\\u001f\\u001f \x7f \xE2\x80\xA8 "
+                              "\xC3\xA9 \xC3\xA9 \xF0\x9F\x98\x80 \xF0\x9F\x98\x80 /\"\n]\n");
+  EXPECT_EQ(canonicalize("{\"k\\u000b\\\"\":1}"), "{\n  \"k\\u000b\\\"\": 1\n}\n");
+}
+
+TEST(CanonOrder, KeysByCodePoint) {
+  // "Z" < "a" < "é" (U+00E9) < "中" (U+4E2D) < "😀" (U+1F600) < "" (U+FFFF)? no: U+FFFF < U+1F600.
+  const std::string in = "{\"\xF0\x9F\x98\x80\":1,\"\xEF\xBF\xBF\":2,\"\xE4\xB8\xAD\":3,\"\xC3\xA9\":4,"
+                         "\"a\":5,\"Z\":6,\"\":7,\"aa\":8}";
+  EXPECT_EQ(canonicalize(in), "{\n  \"\": 7,\n  \"Z\": 6,\n  \"a\": 5,\n  \"aa\": 8,\n  \"\xC3\xA9\": 4,\n"
+                              "  \"\xE4\xB8\xAD\": 3,\n  \"\xEF\xBF\xBF\": 2,\n  \"\xF0\x9F\x98\x80\": 1\n}\n");
+}
+
+TEST(CanonOrder, ScalarsByTypeThenValue) {
+  EXPECT_EQ(canonicalize(R"([{}, [], "b", "a", 10, 2, 1e400, -5, 0.5, true, false, null, "10"])"),
+            "[\n  null,\n  false,\n  true,\n  -5,\n  0.5,\n  2,\n  10,\n  1e400,\n  \"10\",\n"
+            "  \"a\",\n  \"b\",\n  [],\n  {}\n]\n");
+  // Strings by code point, not by UTF-16 unit: U+FFFF sorts before U+1F600.
+  EXPECT_EQ(canonicalize("[\"\xF0\x9F\x98\x80\", \"\xEF\xBF\xBF\", \"z\"]"),
+            "[\n  \"z\",\n  \"\xEF\xBF\xBF\",\n  \"\xF0\x9F\x98\x80\"\n]\n");
+  // Equal numbers in different spellings become identical.
+  EXPECT_EQ(canonicalize("[1.0, 1, 10e-1]"), "[\n  1,\n  1,\n  1\n]\n");
+}
+
+TEST(CanonOrder, ArraysByCompactCanonicalText) {
+  // Compact texts: [1,2] < [10] (',' < '0') < [2] < [[]] ('[' after digits) < ["a"]? '"' < '1'.
+  EXPECT_EQ(canonicalize(R"([[2], [10], [2,1], [[]], ["a"]])"),
+            "[\n  [\n    \"a\"\n  ],\n  [\n    1,\n    2\n  ],\n  [\n    10\n  ],\n  [\n    2\n  ],\n"
+            "  [\n    []\n  ]\n]\n");
+}
+
+TEST(CanonOrder, ObjectsByIdentityThenText) {
+  EXPECT_EQ(canonicalize(R"([{"id":10},{"id":2},{"id":"b"},{"id":"a"},{"x":1},{"id":1e400}])"),
+            "[\n  {\n    \"id\": 2\n  },\n  {\n    \"id\": 10\n  },\n  {\n    \"id\": 1e400\n  },\n"
+            "  {\n    \"id\": \"a\"\n  },\n  {\n    \"id\": \"b\"\n  },\n  {\n    \"x\": 1\n  }\n]\n");
+  // $id is preferred over id; ties on identity fall back to canonical text.
+  EXPECT_EQ(canonicalize(R"([{"$id":2,"id":1,"n":"x"},{"$id":1,"id":2},{"id":1,"n":"b"},{"id":1,"n":"a"}])"),
+            "[\n  {\n    \"$id\": 1,\n    \"id\": 2\n  },\n  {\n    \"id\": 1,\n    \"n\": \"a\"\n  },\n"
+            "  {\n    \"id\": 1,\n    \"n\": \"b\"\n  },\n  {\n    \"$id\": 2,\n    \"id\": 1,\n    \"n\": \"x\"\n  }\n]\n");
+  // Custom identity.
+  Options options;
+  options.identity = {"name"};
+  EXPECT_EQ(canonicalize(R"([{"id":1,"name":"z"},{"id":2,"name":"a"}])", options),
+            "[\n  {\n    \"id\": 2,\n    \"name\": \"a\"\n  },\n  {\n    \"id\": 1,\n    \"name\": \"z\"\n  }\n]\n");
+}
+
+TEST(CanonOrder, NestedArraysSortBottomUp) {
+  // Inner arrays are sorted first, so [2,1] and [1,2] are equal and order by what follows.
+  EXPECT_EQ(canonicalize(R"([{"a":[2,1],"b":2},{"b":1,"a":[1,2]}])"),
+            "[\n  {\n    \"a\": [\n      1,\n      2\n    ],\n    \"b\": 1\n  },\n"
+            "  {\n    \"a\": [\n      1,\n      2\n    ],\n    \"b\": 2\n  }\n]\n");
+}
+
+TEST(CanonPatterns, OrderedKeepsOrderOnlyWhereMatched) {
+  const char* in = R"({"log":[3,1,2],"x":{"log":[3,1,2]},"items":[{"id":2,"t":[2,1]},{"id":1,"t":[2,1]}]})";
+  EXPECT_EQ(canonicalize(in, with_ordered({"/log"})),
+            "{\n  \"items\": [\n    {\n      \"id\": 1,\n      \"t\": [\n        1,\n        2\n      ]\n    },\n"
+            "    {\n      \"id\": 2,\n      \"t\": [\n        1,\n        2\n      ]\n    }\n  ],\n"
+            "  \"log\": [\n    3,\n    1,\n    2\n  ],\n  \"x\": {\n    \"log\": [\n      1,\n      2,\n      3\n    ]\n  }\n}\n");
+  EXPECT_EQ(canonicalize(in, with_ordered({"/**/log", "/items/*/t"})),
+            "{\n  \"items\": [\n    {\n      \"id\": 1,\n      \"t\": [\n        2,\n        1\n      ]\n    },\n"
+            "    {\n      \"id\": 2,\n      \"t\": [\n        2,\n        1\n      ]\n    }\n  ],\n"
+            "  \"log\": [\n    3,\n    1,\n    2\n  ],\n  \"x\": {\n    \"log\": [\n      3,\n      1,\n      2\n    ]\n  }\n}\n");
+  // `/**` matches everything, the root included.
+  EXPECT_EQ(canonicalize("[[2,1],1]", with_ordered({"/**"})), "[\n  [\n    2,\n    1\n  ],\n  1\n]\n");
+  // `*` is exactly one segment.
+  EXPECT_EQ(canonicalize("[[[4,3]],[2,1]]", with_ordered({"/*"})),
+            "[\n  [\n    2,\n    1\n  ],\n  [\n    [\n      3,\n      4\n    ]\n  ]\n]\n");
+}
+
+TEST(CanonPatterns, EscapedSegments) {
+  EXPECT_EQ(canonicalize(R"({"a/b":[2,1],"m~n":[2,1]})", with_ordered({"/a~1b", "/m~0n"})),
+            "{\n  \"a/b\": [\n    2,\n    1\n  ],\n  \"m~n\": [\n    2,\n    1\n  ]\n}\n");
+}
+
+TEST(CanonPatterns, Validate) {
+  EXPECT_NO_THROW(validate_pattern("/log"));
+  EXPECT_NO_THROW(validate_pattern("/**/updated_at"));
+  EXPECT_NO_THROW(validate_pattern("/a~0b/~1/*"));
+  EXPECT_NO_THROW(validate_pattern("/"));  // the member named ""
+  try {
+    validate_pattern("log");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.message(), "pattern \"log\": a path pattern is a JSON Pointer and starts with '/' (e.g. /items/*/id)");
+  }
+  try {
+    validate_pattern("/a~2");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.message(), "pattern \"/a~2\": '~' must be followed by 0 or 1 (RFC 6901: ~0 is '~', ~1 is '/')");
+  }
+  EXPECT_NO_THROW(validate_pattern(""));
+  EXPECT_THROW(validate_pattern("/a~"), Error);
+  EXPECT_THROW(canonicalize("{}", with_ordered({"x"})), Error);
+}
+
+TEST(CanonRedact, ReplacesValuesAtPaths) {
+  const char* in = R"({"updated_at":"2024","a":{"updated_at":{"x":1},"k":[{"updated_at":5}]},"tags":["b","a"]})";
+  EXPECT_EQ(canonicalize(in, with_redact({"/**/updated_at", "/tags/*"})),
+            "{\n  \"a\": {\n    \"k\": [\n      {\n        \"updated_at\": \"[redacted]\"\n      }\n    ],\n"
+            "    \"updated_at\": \"[redacted]\"\n  },\n  \"tags\": [\n    \"[redacted]\",\n    \"[redacted]\"\n  ],\n"
+            "  \"updated_at\": \"[redacted]\"\n}\n");
+  // Only the matched depth with a single `*`.
+  EXPECT_EQ(canonicalize(R"({"a":{"b":1},"c":{"d":{"b":2}}})", with_redact({"/*/b"})),
+            "{\n  \"a\": {\n    \"b\": \"[redacted]\"\n  },\n  \"c\": {\n    \"d\": {\n      \"b\": 2\n    }\n  }\n}\n");
+  // Redaction happens before sorting: redacted values sort as "[redacted]".
+  EXPECT_EQ(canonicalize(R"([{"t":"zzz","n":1},{"t":"aaa","n":2}])", with_redact({"/*/t"})),
+            "[\n  {\n    \"n\": 1,\n    \"t\": \"[redacted]\"\n  },\n  {\n    \"n\": 2,\n    \"t\": \"[redacted]\"\n  }\n]\n");
+}
+
+TEST(CanonRedact, IdsNumberEqualValuesByFirstAppearance) {
+  const char* in = R"({"b":{"uuid":"u-9"},"a":[{"uuid":"u-7","n":1},{"uuid":"u-9","n":2}],"c":{"uuid":"u-7"}})";
+  const std::string expected =
+      "{\n  \"a\": [\n    {\n      \"n\": 1,\n      \"uuid\": \"[uuid-1]\"\n    },\n"
+      "    {\n      \"n\": 2,\n      \"uuid\": \"[uuid-2]\"\n    }\n  ],\n"
+      "  \"b\": {\n    \"uuid\": \"[uuid-2]\"\n  },\n  \"c\": {\n    \"uuid\": \"[uuid-1]\"\n  }\n}\n";
+  EXPECT_EQ(canonicalize(in, with_redact({"/**/uuid"}, true)), expected);
+  // Different values with the same structure give the same snapshot.
+  const char* other = R"({"b":{"uuid":"X"},"a":[{"uuid":"Y","n":1},{"uuid":"X","n":2}],"c":{"uuid":"Y"}})";
+  EXPECT_EQ(canonicalize(other, with_redact({"/**/uuid"}, true)), expected);
+  // Idempotent: placeholders already in the input keep their numbers.
+  EXPECT_EQ(canonicalize(expected, with_redact({"/**/uuid"}, true)), expected);
+  // Array elements are named after the member holding the array; the root after "redacted".
+  EXPECT_EQ(canonicalize(R"({"tags":["x","y","x"]})", with_redact({"/tags/*"}, true)),
+            "{\n  \"tags\": [\n    \"[tags-1]\",\n    \"[tags-2]\",\n    \"[tags-1]\"\n  ]\n}\n");
+  EXPECT_EQ(canonicalize(R"("secret")", with_redact({"/**"}, true)), "\"[redacted-1]\"\n");
+}
+
+TEST(CanonRedact, IdsStableWithMoreThanNineValues) {
+  std::string in = "[";
+  for (int i = 0; i < 12; ++i) in += std::string(i ? "," : "") + R"({"id":"v)" + std::to_string(i * 7 % 12) + "\"}";
+  in += "]";
+  const Options options = with_redact({"/*/id"}, true);
+  const std::string once = canonicalize(in, options);
+  EXPECT_EQ(canonicalize(once, options), once);
+  EXPECT_TRUE(is_canonical(once, options));
+  EXPECT_NE(once.find("\"[id-10]\""), std::string::npos);
+  EXPECT_LT(once.find("\"[id-2]\""), once.find("\"[id-10]\""));  // first appearance order
+}
+
+TEST(CanonIsCanonical, TrueOnlyForExactCanonicalText) {
+  EXPECT_TRUE(is_canonical("{\n  \"a\": 1\n}\n"));
+  EXPECT_FALSE(is_canonical("{\"a\":1}"));
+  EXPECT_FALSE(is_canonical("{\n  \"a\": 1\n}"));
+  EXPECT_FALSE(is_canonical("{\n  \"a\": 1\n}\n\n"));
+  EXPECT_FALSE(is_canonical("{\r\n  \"a\": 1\r\n}\r\n"));
+  EXPECT_FALSE(is_canonical("\xEF\xBB\xBF{}\n"));
+  EXPECT_FALSE(is_canonical("[\n  2,\n  1\n]\n"));
+  EXPECT_TRUE(is_canonical("[\n  2,\n  1\n]\n", with_ordered({""})));
+  EXPECT_FALSE(is_canonical("{"));
+  EXPECT_FALSE(is_canonical("{\"a\":1,\"a\":1}"));
+  EXPECT_FALSE(is_canonical(""));
+}
+
+TEST(CanonErrors, ExactMessagesAndOffsets) {
+  EXPECT_EQ(error_of("[\"ab\xC3(\"]"), "input: byte 4: invalid UTF-8 in string");
+  EXPECT_EQ(error_of("[\"ab\xFF\"]"), "input: byte 4: invalid UTF-8 in string");
+  EXPECT_EQ(error_of("[\"\xE2\x82\"]"), "input: byte 2: invalid UTF-8 in string");
+  EXPECT_EQ(error_of("[\"\xC0\x80\"]"), "input: byte 2: invalid UTF-8 in string");
+  EXPECT_EQ(error_of(R"(["ok", "a\ud800"])"), "input: byte 9: lone surrogate \\ud800");
+  EXPECT_EQ(error_of(R"(["a\ud800\u0041"])"), "input: byte 3: lone surrogate \\ud800");
+  EXPECT_EQ(error_of(R"(["a\uDC00"])"), "input: byte 3: lone surrogate \\uDC00");
+  EXPECT_EQ(error_of(R"({"id":1,"x":{"id":2},"id":3})"),
+            "input: byte 21: duplicate key \"id\"; each member name may appear once per object");
+  EXPECT_EQ(error_of(R"([{"a\"b":1,"a\"b":2}])"),
+            "input: byte 11: duplicate key \"a\\\"b\"; each member name may appear once per object");
+  EXPECT_EQ(error_of("[1] x"), "input: byte 4: unexpected data after the JSON value");
+  EXPECT_EQ(error_of("{} {}"), "input: byte 3: unexpected data after the JSON value");
+  EXPECT_EQ(error_of("12 3"), "input: byte 3: unexpected data after the JSON value");
+  EXPECT_EQ(error_of("[1]]"), "input: byte 3: unexpected data after the JSON value");
+  EXPECT_EQ(error_of("[1, 2"), "input: byte 5: unexpected end of input; the JSON text is truncated");
+  EXPECT_EQ(error_of("{\"a\": \"xy"), "input: byte 9: unexpected end of input; the JSON text is truncated");
+  EXPECT_EQ(error_of(""), "input: byte 0: empty input; expected a JSON value");
+  EXPECT_EQ(error_of("  \n"), "input: byte 3: empty input; expected a JSON value");
+  EXPECT_EQ(error_of("\xEF\xBB\xBF{}"),
+            "input: byte 0: UTF-8 byte order mark at the start; remove the BOM (canonical JSON has none)");
+  EXPECT_EQ(error_of("[\"a\nb\"]"), "input: byte 3: unescaped control character U+000A in string; escape it");
+  Options shallow;
+  shallow.max_depth = 3;
+  EXPECT_EQ(error_of("[[[1]]]", shallow), "(no error)");
+  EXPECT_EQ(error_of("[[{\"a\":[1]}]]", shallow), "input: byte 7: nesting deeper than 3 levels (limit max_depth)");
+  Options small;
+  small.max_input_bytes = 4;
+  EXPECT_EQ(error_of("[1,2]", small), "input: byte 4: input is 5 bytes, more than the limit of 4 (max_input_bytes)");
+  try {
+    canonicalize("[1,", {}, "snap.json");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.where(), "snap.json: byte 3");
+  }
+}
+
+TEST(CanonErrors, DuplicateKeyNextToHugeNumbers) {
+  EXPECT_EQ(error_of(R"({"n":1e400,"n":2})"),
+            "input: byte 11: duplicate key \"n\"; each member name may appear once per object");
+  EXPECT_EQ(error_of(R"([1e400, 1e400 x])"),
+            "input: byte 14: invalid literal; expected a value (null, true, false, number, string, array or object)");
+  EXPECT_EQ(error_of("1e400 x"), "input: byte 6: unexpected data after the JSON value");
+}
+
+}  // namespace
+}  // namespace coldgate::canon
