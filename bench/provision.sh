@@ -46,11 +46,13 @@ PQXX_FLAGS=$(pkg-config --cflags --libs libpqxx libpq)
 g++ -std=c++20 -O2 -I"$ROOT/src" "$WORK/driver.cpp" "$BUILD/libcoldgate_core.a" -o "$WORK/cg-db" \
   $PQXX_FLAGS -lfmt -lcrypto -lyaml-cpp -pthread
 
-DB="$WORK/cg-db"
-if [ -x "$ROOT/build/src/coldgate" ] || [ -x "$ROOT/build/coldgate" ]; then
-  BIN=$(ls "$ROOT"/build/coldgate "$ROOT"/build/src/coldgate 2>/dev/null | head -1)
-  if "$BIN" db up --help >/dev/null 2>&1; then DB_CLI="$BIN db"; fi
+DRIVER="$WORK/cg-db"
+# The real CLI once `coldgate db` is wired (it then takes -c FILE), else the driver.
+UP="$DRIVER up"; DOWN="$DRIVER down"
+if [ -x "$ROOT/build/coldgate" ] && "$ROOT/build/coldgate" db up --help >/dev/null 2>&1; then
+  UP="$ROOT/build/coldgate db up -c"; DOWN="$ROOT/build/coldgate db down -c"
 fi
+echo "db commands: $UP … / $DOWN …"
 
 cat > "$WORK/coldgate.yaml" <<'YAML'
 version: 1
@@ -64,10 +66,10 @@ cat > "$WORK/cycle.sh" <<SH
 # db up in the background until it printed the URL (= ready), then db down (= torn down).
 set -e
 rm -f "$WORK/url"
-$DB up "$WORK/coldgate.yaml" > "$WORK/url" 2>/dev/null &
+$UP "$WORK/coldgate.yaml" > "$WORK/url" 2>/dev/null &
 pid=\$!
 until [ -s "$WORK/url" ]; do sleep 0.002; done
-$DB down "$WORK/coldgate.yaml" 2>/dev/null
+$DOWN "$WORK/coldgate.yaml" 2>/dev/null
 wait \$pid
 SH
 chmod +x "$WORK/cycle.sh"
@@ -86,4 +88,4 @@ print(f"median coldgate {cg['median']*1000:.0f} ms, pg_virtualenv {pv['median']*
 PY
 
 echo "== restart (fast shutdown + start + accepting connections), 20 times =="
-"$DB" restart 20 | sort -n | awk '{a[NR]=$1} END {printf "restart ms: min %.0f  median %.0f  max %.0f\n", a[1], a[int((NR+1)/2)], a[NR]}'
+"$DRIVER" restart 20 | sort -n | awk '{a[NR]=$1} END {printf "restart ms: min %.0f  median %.0f  max %.0f\n", a[1], a[int((NR+1)/2)], a[NR]}'
