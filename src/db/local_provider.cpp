@@ -170,8 +170,12 @@ void LocalProvider::start() {
     {
       Connection admin(socket_info("postgres"));
       admin.exec(fmt::format("ALTER ROLE postgres PASSWORD '{}'", password));
-      if (m_options.dbname != "postgres" && m_options.dbname != "template1") {
-        admin.exec("CREATE DATABASE " + admin.raw().quote_name(m_options.dbname));
+      const std::string& name = m_options.dbname;
+      if (name == "postgres" || name == "template1" || name == "template0") {
+        admin.exec(fmt::format("DROP DATABASE {}", k_spare_database));
+      } else if (name != k_spare_database) {
+        admin.exec(fmt::format("ALTER DATABASE {} RENAME TO {}", k_spare_database,
+                               admin.raw().quote_name(name)));
       }
     }
     m_info = ConnectionInfo{.host = "127.0.0.1",

@@ -268,3 +268,16 @@ TEST(LocalProvider, MissingVersionFindsNewest) {
 
 }  // namespace
 }  // namespace coldgate::db
+
+namespace coldgate::db {
+namespace {
+
+TEST(LocalProvider, DatabaseComesFromTheTemplatesSpareOne) {
+  auto& cluster = testing::shared_cluster();
+  Connection c(cluster.socket_info("postgres"));
+  auto names = c.exec("SELECT string_agg(datname, ',' ORDER BY datname) FROM pg_database");
+  EXPECT_EQ(std::string(names[0][0].c_str()), "coldgate_test,postgres,template0,template1");
+}
+
+}  // namespace
+}  // namespace coldgate::db
