@@ -79,7 +79,7 @@ TEST(CanonScale, MillionElementArray) {
 
 TEST(CanonScale, ManyEqualObjectsSortFast) {
   std::string in = "[";
-  for (int i = 0; i < 200'000; ++i) in += std::string(i ? "," : "") + R"({"k":[1,2,3],"v":"same"})";
+  for (int i = 0; i < 50'000; ++i) in += std::string(i ? "," : "") + R"({"k":[1,2,3],"v":"same"})";
   in += "]";
   const std::string out = canonicalize(in);
   EXPECT_TRUE(is_canonical(out));
