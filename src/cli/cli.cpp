@@ -1,12 +1,152 @@
 #include "cli/cli.hpp"
 
+#include <cstring>
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <memory>
 #include <iostream>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <fmt/core.h>
+
+#include "cli/commands.hpp"
+#include "util/error.hpp"
+#include "util/suggest.hpp"
 
 namespace coldgate::cli {
 
-int main(int, char**) {
-  std::cout << "coldgate " << COLDGATE_VERSION << '\n';
-  return 0;
+namespace {
+
+// Adds a subcommand's options to `sub` and returns what runs when it was the one parsed.
+using Register = std::function<std::function<int()>(CLI::App& sub)>;
+
+// One row of the subcommand table (shared/DESIGN.md "Command line"). `add` is empty for
+// subcommands that are not built yet: they accept any arguments and say so.
+struct Subcommand {
+  const char* name;
+  const char* summary;
+  const char* planned;  // what brings it, for subcommands not built yet
+  Register add;
+  bool hidden = false;
+};
+
+void add_config_option(CLI::App& sub, std::string& config) {
+  sub.add_option("-c,--config", config, "config file")->capture_default_str();
+}
+
+std::vector<Subcommand> subcommands() {
+  return {
+      {"run", "run every stage, check snapshots, gate against a baseline", "the measurement runner",
+       {}},
+      {"compare", "gate HEAD.json against BASE.json results", "the gate and its reports", {}},
+      {"accept", "promote pending .new snapshots over the committed ones", nullptr,
+       [](CLI::App& sub) -> std::function<int()> {
+         auto args = std::make_shared<AcceptArgs>();
+         sub.add_option("stage", args->stages, "stages to accept (default: all pending)");
+         add_config_option(sub, args->config);
+         sub.add_flag("--ci,!--no-ci", args->ci, "CI mode (default: on when CI=true)");
+         return [args] { return run_accept(*args); };
+       }},
+      {"canon", "print the canonical form of a JSON document", nullptr,
+       [](CLI::App& sub) -> std::function<int()> {
+         auto args = std::make_shared<CanonArgs>();
+         sub.add_option("file", args->input, "JSON file, or - for stdin")->capture_default_str();
+         sub.add_option("-o,--output", args->output, "write to FILE (atomically) instead of stdout");
+         sub.add_option("--ordered", args->ordered, "JSON Pointer pattern of an array whose order matters");
+         sub.add_option("--identity", args->identity, "member that identifies array elements (default: $id, id)");
+         sub.add_option("--redact", args->redact, "JSON Pointer pattern of values to redact");
+         sub.add_flag("--redact-ids", args->redact_ids, "number equal redacted values ([id-1], [id-2] …)");
+         sub.add_flag("--check", args->check, "print nothing; exit 1 when the input is not canonical");
+         sub.add_option("--max-depth", args->max_depth, "deepest nesting accepted")->capture_default_str();
+         return [args] { return run_canon(*args); };
+       }},
+      {"diff", "canonical diff of two JSON documents (exit 1 when they differ)", nullptr,
+       [](CLI::App& sub) -> std::function<int()> {
+         auto args = std::make_shared<DiffArgs>();
+         sub.add_option("a", args->a, "first document")->required();
+         sub.add_option("b", args->b, "second document")->required();
+         sub.add_option("--max-lines", args->max_lines, "diff lines shown, 0 = all")->capture_default_str();
+         sub.add_option("--paths", args->max_paths, "changed paths listed")->capture_default_str();
+         sub.add_option("-U,--context", args->context, "context lines")->capture_default_str();
+         sub.add_option("--color", args->color, "auto | always | never")
+             ->check(CLI::IsMember({"auto", "always", "never"}))
+             ->capture_default_str();
+         sub.add_option("-o,--output", args->output, "also write the whole diff to FILE");
+         return [args] { return run_diff(*args); };
+       }},
+      {"explain", "EXPLAIN (ANALYZE, BUFFERS) of one stage, with diagnoses", "the gate and its reports", {}},
+      {"comment", "post or update the pull request comment", "the forge module", {}},
+      {"ab", "interleaved A/B of two commits on one runner", "stacked pull requests", {}},
+      {"merge", "merge results of sharded runs", "the gate and its reports", {}},
+      {"db", "the configured database, by hand (up | down | url)", "the PostgreSQL providers", {}},
+      {"probe", "one measured process (internal)", "the measurement runner", {}, true},
+  };
+}
+
+std::vector<std::string> names(const std::vector<Subcommand>& table, bool with_hidden) {
+  std::vector<std::string> out;
+  for (const auto& s : table) {
+    if (with_hidden || !s.hidden) out.emplace_back(s.name);
+  }
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const auto table = subcommands();
+
+  // CLI11 reports an unknown subcommand as stray arguments; name it and suggest the closest one.
+  if (argc > 1 && argv[1][0] != '-') {
+    std::string word = argv[1];
+    auto known = names(table, true);
+    if (std::find(known.begin(), known.end(), word) == known.end()) {
+      throw usage_error("", fmt::format("unknown command '{}'{}; see coldgate --help", word,
+                                        util::did_you_mean(word, names(table, false))));
+    }
+  }
+
+  CLI::App app{"coldgate — measures PostgreSQL-backed start-up and data loading cold, keeps\n"
+               "canonical JSON snapshots, and fails the build on a changed snapshot or a\n"
+               "regression of an order of magnitude.",
+               "coldgate"};
+  app.set_version_flag("--version", std::string("coldgate ") + COLDGATE_VERSION);
+  app.require_subcommand(1);
+  app.footer("Exit codes: 0 pass, 1 the gate says no, 2 usage or config error, 3 infrastructure, "
+             "130 interrupted.");
+
+  std::map<std::string, std::function<int()>> actions;
+  for (const auto& s : table) {
+    CLI::App* sub = app.add_subcommand(s.name, s.summary);
+    if (s.hidden) sub->group("");
+    std::string name = s.name;
+    if (s.add) {
+      actions[name] = s.add(*sub);
+    } else {
+      sub->prefix_command();  // accept whatever arguments the finished command will take
+      std::string planned = s.planned;
+      actions[name] = [name, planned]() -> int {
+        throw usage_error(name, fmt::format("not built yet (arrives with {})", planned));
+      };
+    }
+  }
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::Success& e) {  // --help, --version
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::string where;
+    for (const auto* sub : app.get_subcommands()) where = sub->get_name();
+    throw usage_error(where, std::string(e.what()) + "; see coldgate " +
+                                 (where.empty() ? "" : where + " ") + "--help");
+  }
+  auto parsed = app.get_subcommands();
+  if (parsed.empty()) throw usage_error("", "no command given; see coldgate --help");
+  return actions.at(parsed.front()->get_name())();
 }
 
 }  // namespace coldgate::cli

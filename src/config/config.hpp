@@ -80,7 +80,7 @@ struct Stage {
   std::string name;
   std::filesystem::path sql;                  // absolute, or empty
   std::string query;                          // inline SQL, or empty
-  std::vector<std::string> params;            // $1, $2 … as text; null params hold std::nullopt
+  std::vector<std::string> params;            // $1, $2 … as text; "" where params_null[i]
   std::vector<bool> params_null;              // params_null[i]: parameter i is SQL NULL
   std::map<std::string, std::string> settings;  // SET LOCAL in the query's transaction
   Decode decode = Decode::none;
@@ -129,6 +129,11 @@ Config load(const std::filesystem::path& file);
 
 /// As load(), from YAML text; `file` is used for messages and as the base for relative paths.
 Config parse(std::string_view yaml, const std::filesystem::path& file);
+
+/// The keys each mapping of a config accepts, by key path with `[]` for list items ("" = top
+/// level, "database", "setup[]", "stages[]", "stages[].snapshot", "stages[].gate", "gate", …).
+/// The one table behind "did you mean" hints and the JSON Schema (config/coldgate.schema.json).
+const std::map<std::string, std::vector<std::string>>& known_keys();
 
 /// Parses a duration such as "500ms", "1.5s", "10m", "1h"; throws Error(usage) with `where`.
 Duration parse_duration(std::string_view text, const std::string& where);

@@ -50,6 +50,16 @@ struct Verdict {
 /// `<path>.new`. Throws Error(infrastructure) when a file cannot be written.
 Verdict check(const Claim& claim, std::string_view candidate, const Settings& settings);
 
+/// Why `text` is not a canonical snapshot under `options` ("has CRLF line endings", "starts with
+/// a UTF-8 BOM", "is not valid JSON: …", "is not in canonical form …"); "" when it is canonical.
+std::string malformed_reason(std::string_view text, const canon::Options& options);
+
+/// Where check() writes the pending candidate for `committed`: `<path>.new` locally; in CI
+/// `<out_dir>/snapshots/<path relative to the current folder>` (the file name when it lies
+/// outside), so the artifact folder mirrors the checkout. Throws Error(usage) when that would
+/// fall under the snapshot's own folder in CI.
+std::filesystem::path pending_path(const std::filesystem::path& committed, const Settings& settings);
+
 /// Files with a `.json` name under `dir` (recursively) that no claim names: status obsolete.
 std::vector<std::filesystem::path> find_obsolete(const std::filesystem::path& dir,
                                                  const std::vector<Claim>& claims);

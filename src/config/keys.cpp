@@ -1,0 +1,27 @@
+#include "config/config.hpp"
+
+namespace coldgate::config {
+
+const std::map<std::string, std::vector<std::string>>& known_keys() {
+  static const std::vector<std::string> k_gate = {"max_ratio", "warn_ratio",
+                                                  "min_delta", "min_delta_bytes",
+                                                  "metrics",   "require_same_environment"};
+  static const std::map<std::string, std::vector<std::string>> k_keys = {
+      {"", {"version", "database", "setup", "build", "defaults", "stages", "gate", "report"}},
+      {"database",
+       {"provider", "version", "image", "engine", "run_args", "url", "restart_command", "name",
+        "settings"}},
+      {"setup[]", {"sql", "psql", "restore", "command", "analyze"}},
+      {"defaults", {"runs", "warm", "cold", "timeout"}},
+      {"stages[]",
+       {"name", "sql", "query", "command", "params", "settings", "decode", "runs", "warm", "cold",
+        "timeout", "snapshot", "gate"}},
+      {"stages[].snapshot", {"path", "from", "ordered", "identity", "redact", "redact_ids"}},
+      {"stages[].gate", k_gate},
+      {"gate", k_gate},
+      {"report", {"title", "comment"}},
+  };
+  return k_keys;
+}
+
+}  // namespace coldgate::config

@@ -1,0 +1,378 @@
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include "config/config.hpp"
+#include "config/env.hpp"
+#include "config/reader.hpp"
+#include "config/values.hpp"
+#include "util/error.hpp"
+#include "util/fs.hpp"
+
+namespace coldgate::config {
+namespace {
+
+namespace fs = std::filesystem;
+using detail::Entry;
+using detail::Fields;
+using detail::index;
+using detail::join;
+using detail::Reader;
+
+ColdMode cold_mode(const Reader& r, const YAML::Node& node, const std::string& path) {
+  return r.choice(node, path, {"process", "restart"}) == "restart" ? ColdMode::restart
+                                                                   : ColdMode::process;
+}
+
+// Builds a Config from the document, section by section, in the order later sections need.
+class Loader {
+ public:
+  Loader(const Reader& reader, Config& config) : m_r(reader), m_c(config) {}
+
+  void run(const YAML::Node& root) {
+    if (root.IsNull()) m_r.fail(root, "", "the file is empty; a config starts with 'version: 1'");
+    if (!root.IsMap())
+      m_r.fail(root, "", "expected a mapping of keys (version, database, stages, …)");
+    // The version comes first: a newer file's keys are better explained by it than as unknown.
+    for (const auto& e : m_r.entries(root, ""))
+      if (e.key == "version") read_version(e.value);
+    Fields top = m_r.fields(root, "", "");
+    if (!top.find("version")) m_r.fail(root, "", "missing required key 'version'");
+    if (auto* e = top.find("database"))
+      read_database(m_r.fields(e->value, "database", "database"));
+    else
+      m_c.database.where = m_r.location(root);
+    if (auto* e = top.find("setup")) read_setup(e->value);
+    if (auto* e = top.find("build")) {
+      if (e->value.IsScalar())
+        m_c.build = {m_r.nonempty_text(e->value, "build")};
+      else
+        m_c.build = m_r.text_list(e->value, "build");
+    }
+    if (auto* e = top.find("defaults")) read_defaults(m_r.fields(e->value, "defaults", "defaults"));
+    if (auto* e = top.find("gate")) read_gate(m_r.fields(e->value, "gate", "gate"), m_c.gate);
+    if (auto* e = top.find("report")) read_report(m_r.fields(e->value, "report", "report"));
+    if (auto* e = top.find("stages")) read_stages(e->value);
+  }
+
+ private:
+  void read_version(const YAML::Node& node) {
+    m_c.version = m_r.integer(node, "version", 1);
+    if (m_c.version != 1)
+      m_r.fail(node, "version",
+               fmt::format("unsupported version {} (this coldgate reads version 1)", m_c.version));
+  }
+
+  void read_database(const Fields& f) {
+    Database& d = m_c.database;
+    d.where = m_r.location(f.node());
+    if (auto* e = f.find("provider")) {
+      auto p = m_r.choice(e->value, f.path("provider"), {"local", "container", "external"});
+      d.provider = p == "local"       ? Provider::local
+                   : p == "container" ? Provider::container
+                                      : Provider::external;
+    }
+    if (auto* e = f.find("version")) d.version = m_r.integer(e->value, f.path("version"), 1);
+    if (auto* e = f.find("image")) d.image = m_r.nonempty_text(e->value, f.path("image"));
+    if (auto* e = f.find("engine"))
+      d.engine = m_r.choice(e->value, f.path("engine"), {"docker", "podman"});
+    if (auto* e = f.find("run_args")) d.run_args = m_r.text_list(e->value, f.path("run_args"));
+    if (auto* e = f.find("url")) d.url = m_r.text(e->value, f.path("url"));
+    if (auto* e = f.find("restart_command"))
+      d.restart_command = m_r.nonempty_text(e->value, f.path("restart_command"));
+    if (auto* e = f.find("name")) d.name = m_r.nonempty_text(e->value, f.path("name"));
+    if (auto* e = f.find("settings")) d.settings = m_r.settings(e->value, f.path("settings"));
+    if (d.provider == Provider::external) {
+      auto* url = f.find("url");
+      if (!url)
+        m_r.fail(f.node(), "database",
+                 "missing required key 'url' (the external provider connects to it)");
+      if (d.url.empty())
+        m_r.fail(url->value, f.path("url"),
+                 "is empty; the external provider needs a libpq URL or conninfo string");
+    }
+    if (d.provider == Provider::container && d.image.empty())
+      d.image = fmt::format("postgres:{}", d.version.value_or(15));
+  }
+
+  void read_setup(const YAML::Node& node) {
+    m_r.require_list(node, "setup");
+    for (std::size_t i = 0; i < node.size(); ++i) {
+      const std::string path = index("setup", i);
+      Fields f = m_r.fields(node[i], path, "setup[]");
+      static const std::vector<std::string> k_kinds = {"sql", "psql", "restore", "command",
+                                                       "analyze"};
+      const Entry* step = nullptr;
+      for (const auto& kind : k_kinds) {
+        const Entry* e = f.find(kind);
+        if (!e) continue;
+        if (step)
+          m_r.fail(e->key_node, path,
+                   "has both '" + step->key + "' and '" + e->key +
+                       "'; each setup step does one thing (make them two list items)");
+        step = e;
+      }
+      if (!step) m_r.fail(node[i], path, "needs one of " + detail::quoted_list(k_kinds));
+      SetupStep s;
+      s.where = m_r.location(node[i]);
+      const std::string step_path = f.path(step->key);
+      if (step->key == "analyze") {
+        if (!m_r.boolean(step->value, step_path)) continue;  // `analyze: false` is no step
+        s.kind = SetupStep::Kind::analyze;
+      } else if (step->key == "command") {
+        s.kind = SetupStep::Kind::command;
+        m_r.command(step->value, step_path, s.argv, s.shell);
+      } else {
+        s.kind = step->key == "sql"    ? SetupStep::Kind::sql
+                 : step->key == "psql" ? SetupStep::Kind::psql
+                                       : SetupStep::Kind::restore;
+        // pg_restore also reads directory-format dumps.
+        s.file = m_r.existing_path(step->value, step_path, s.kind == SetupStep::Kind::restore);
+      }
+      m_c.setup.push_back(std::move(s));
+    }
+  }
+
+  void read_defaults(const Fields& f) {
+    if (auto* e = f.find("runs")) m_c.default_runs = m_r.integer(e->value, f.path("runs"), 1);
+    if (auto* e = f.find("warm")) m_c.default_warm = m_r.integer(e->value, f.path("warm"), 0);
+    if (auto* e = f.find("cold")) {
+      m_c.default_cold = cold_mode(m_r, e->value, f.path("cold"));
+      m_default_cold = e->value;
+    }
+    if (auto* e = f.find("timeout")) m_c.default_timeout = timeout(e->value, f.path("timeout"));
+  }
+
+  Duration timeout(const YAML::Node& node, const std::string& path) const {
+    Duration d = m_r.duration(node, path);
+    if (d.count() == 0) m_r.fail(node, path, "a timeout must be longer than 0ms");
+    return d;
+  }
+
+  // Applies the keys present in `f` on top of `gate` (the defaults, or the top-level gate).
+  void read_gate(const Fields& f, Gate& gate) const {
+    if (auto* e = f.find("max_ratio")) gate.max_ratio = m_r.ratio(e->value, f.path("max_ratio"));
+    if (auto* e = f.find("warn_ratio")) gate.warn_ratio = m_r.ratio(e->value, f.path("warn_ratio"));
+    if (auto* e = f.find("min_delta")) gate.min_delta = m_r.duration(e->value, f.path("min_delta"));
+    if (auto* e = f.find("min_delta_bytes"))
+      gate.min_delta_bytes = m_r.size(e->value, f.path("min_delta_bytes"));
+    if (auto* e = f.find("metrics")) {
+      gate.metrics = m_r.text_list(e->value, f.path("metrics"));
+      for (std::size_t i = 0; i < gate.metrics.size(); ++i)
+        if (!detail::is_metric_name(gate.metrics[i]))
+          m_r.fail(e->value[i], index(f.path("metrics"), i),
+                   "'" + gate.metrics[i] +
+                       "' is not a metric name; metric names are lowercase letters, digits and '_' "
+                       "(e.g. wall_ms)");
+    }
+    if (auto* e = f.find("require_same_environment"))
+      gate.require_same_environment = m_r.boolean(e->value, f.path("require_same_environment"));
+    if (gate.warn_ratio > gate.max_ratio) {
+      if (auto* e = f.find("warn_ratio"))
+        m_r.fail(
+            e->value, f.path("warn_ratio"),
+            fmt::format("must not exceed max_ratio ({}), got {}", gate.max_ratio, gate.warn_ratio));
+      auto* e = f.find("max_ratio");
+      m_r.fail(e->value, f.path("max_ratio"),
+               fmt::format("must not be below warn_ratio ({}), got {}", gate.warn_ratio,
+                           gate.max_ratio));
+    }
+  }
+
+  void read_report(const Fields& f) {
+    if (auto* e = f.find("title")) m_c.report.title = m_r.nonempty_text(e->value, f.path("title"));
+    if (auto* e = f.find("comment")) m_c.report.comment = m_r.boolean(e->value, f.path("comment"));
+  }
+
+  void read_stages(const YAML::Node& node) {
+    m_r.require_list(node, "stages");
+    std::map<std::string, Location> first_at;
+    for (std::size_t i = 0; i < node.size(); ++i) {
+      const std::string path = index("stages", i);
+      Fields f = m_r.fields(node[i], path, "stages[]");
+      const Entry* name = f.find("name");
+      if (!name) m_r.fail(f.node(), path, "missing required key 'name'");
+      Stage s = read_stage(f, m_r.nonempty_text(name->value, f.path("name")), name->value);
+      auto [it, inserted] = first_at.emplace(s.name, m_r.location(name->value));
+      if (!inserted)
+        m_r.fail(name->value, f.path("name"),
+                 "duplicate stage name '" + s.name + "' (first at " + it->second.str() + ")");
+      m_c.stages.push_back(std::move(s));
+    }
+  }
+
+  Stage read_stage(const Fields& f, std::string name, const YAML::Node& name_node) const {
+    Stage s;
+    s.name = std::move(name);
+    s.where = m_r.location(f.node());
+    if (!detail::is_stage_name(s.name))
+      m_r.fail(name_node, f.path("name"),
+               "'" + s.name +
+                   "' is not a valid stage name: use letters, digits, '.', '_' and '-', starting "
+                   "with a letter or digit (it becomes a file name)");
+    const std::string label = f.path() + " (" + s.name + ")";
+    const Entry* sql = f.find("sql");
+    const Entry* query = f.find("query");
+    const Entry* command = f.find("command");
+    if (sql && query)
+      m_r.fail(
+          query->key_node, label,
+          "has both 'sql' and 'query'; give the SQL as a file (sql) or inline (query), not both");
+    if (const Entry* q = sql ? sql : query; q && command)
+      m_r.fail(
+          command->key_node, label,
+          "has both '" + q->key + "' and 'command'; a stage is either a SQL query or a command");
+    if (!sql && !query && !command)
+      m_r.fail(f.node(), label, "needs one of 'sql', 'query' or 'command'");
+
+    if (sql) s.sql = m_r.existing_path(sql->value, f.path("sql"));
+    if (query) s.query = m_r.nonempty_text(query->value, f.path("query"));
+    if (command) m_r.command(command->value, f.path("command"), s.command, s.shell);
+    if (command) {
+      for (const char* key : {"params", "settings", "decode"})
+        if (auto* e = f.find(key))
+          m_r.fail(e->key_node, f.path(key),
+                   std::string("only SQL stages take '") + key + "'; this stage is a command");
+    }
+    if (auto* e = f.find("params")) read_params(e->value, f.path("params"), s);
+    if (auto* e = f.find("settings")) s.settings = m_r.settings(e->value, f.path("settings"));
+    if (auto* e = f.find("decode"))
+      s.decode = m_r.choice(e->value, f.path("decode"), {"json", "none"}) == "json" ? Decode::json
+                                                                                    : Decode::none;
+
+    s.runs = m_c.default_runs;
+    s.warm = m_c.default_warm;
+    s.cold = m_c.default_cold;
+    s.timeout = m_c.default_timeout;
+    if (auto* e = f.find("runs")) s.runs = m_r.integer(e->value, f.path("runs"), 1);
+    if (auto* e = f.find("warm")) s.warm = m_r.integer(e->value, f.path("warm"), 0);
+    if (auto* e = f.find("timeout")) s.timeout = timeout(e->value, f.path("timeout"));
+    const Entry* cold = f.find("cold");
+    if (cold) s.cold = cold_mode(m_r, cold->value, f.path("cold"));
+    if (s.cold == ColdMode::restart && m_c.database.provider == Provider::external &&
+        m_c.database.restart_command.empty()) {
+      const YAML::Node& at = cold ? cold->value : m_default_cold;
+      m_r.fail(at, cold ? f.path("cold") : "defaults.cold",
+               "'restart' needs a server coldgate can restart; the external provider has none — "
+               "set database.restart_command or use cold: process");
+    }
+    if (auto* e = f.find("snapshot")) s.snapshot = read_snapshot(e->value, f.path("snapshot"), s);
+    s.gate = m_c.gate;
+    if (auto* e = f.find("gate"))
+      read_gate(m_r.fields(e->value, f.path("gate"), "stages[].gate"), s.gate);
+    return s;
+  }
+
+  void read_params(const YAML::Node& node, const std::string& path, Stage& s) const {
+    m_r.require_list(node, path);
+    for (std::size_t i = 0; i < node.size(); ++i) {
+      bool null = node[i].IsNull();
+      s.params.push_back(
+          null ? std::string()
+               : m_r.text(node[i], index(path, i), "a scalar (text, number, boolean or null)"));
+      s.params_null.push_back(null);
+    }
+  }
+
+  std::optional<Snapshot> read_snapshot(const YAML::Node& node, const std::string& path,
+                                        const Stage& stage) const {
+    Snapshot snap;
+    snap.where = m_r.location(node);
+    snap.path = (m_r.base_dir() / "snapshots" / (stage.name + ".json")).lexically_normal();
+    if (stage.is_command()) snap.from = "stdout";
+    if (!node.IsMap()) {
+      if (!node.IsScalar())
+        m_r.fail(node, path,
+                 "expected true (snapshot at snapshots/<stage>.json) or a mapping (path, from, "
+                 "ordered, identity, redact, redact_ids), got " +
+                     detail::describe(node));
+      if (!m_r.boolean(node, path)) return std::nullopt;
+      return snap;
+    }
+    Fields f = m_r.fields(node, path, "stages[].snapshot");
+    if (auto* e = f.find("path")) snap.path = m_r.file_path(e->value, f.path("path"));
+    if (auto* e = f.find("from")) {
+      if (!stage.is_command())
+        m_r.fail(e->key_node, f.path("from"),
+                 "only command stages have 'from'; a SQL stage's snapshot is its query result");
+      std::string from = m_r.nonempty_text(e->value, f.path("from"));
+      snap.from = from == "stdout" ? from : m_r.file_path(e->value, f.path("from")).string();
+    }
+    if (auto* e = f.find("ordered")) snap.canon.ordered = patterns(e->value, f.path("ordered"));
+    if (auto* e = f.find("redact")) snap.canon.redact = patterns(e->value, f.path("redact"));
+    if (auto* e = f.find("identity")) {
+      snap.canon.identity = m_r.text_list(e->value, f.path("identity"));
+      for (std::size_t i = 0; i < snap.canon.identity.size(); ++i)
+        if (snap.canon.identity[i].empty())
+          m_r.fail(e->value[i], index(f.path("identity"), i),
+                   "must not be empty; give a member name such as id");
+    }
+    if (auto* e = f.find("redact_ids"))
+      snap.canon.redact_ids = m_r.boolean(e->value, f.path("redact_ids"));
+    return snap;
+  }
+
+  std::vector<std::string> patterns(const YAML::Node& node, const std::string& path) const {
+    auto list = m_r.text_list(node, path);
+    for (std::size_t i = 0; i < list.size(); ++i)
+      if (auto problem = detail::pattern_problem(list[i]); !problem.empty())
+        m_r.fail(node[i], index(path, i), problem);
+    return list;
+  }
+
+  const Reader& m_r;
+  Config& m_c;
+  YAML::Node m_default_cold;  // the value of `defaults.cold`, when given (for its location)
+};
+
+Location yaml_error_location(const std::string& file, const YAML::Mark& mark) {
+  if (mark.is_null()) return {file, 0, 0};
+  return {file, mark.line + 1, mark.column + 1};
+}
+
+}  // namespace
+
+std::string Location::str() const {
+  if (line <= 0) return file;
+  return fmt::format("{}:{}:{}", file, line, column);
+}
+
+Config parse(std::string_view yaml, const fs::path& file) {
+  Config config;
+  config.file = fs::absolute(file).lexically_normal();
+  config.base_dir = config.file.parent_path();
+  const std::string shown = file.string();
+  std::vector<YAML::Node> docs;
+  try {
+    docs = YAML::LoadAll(std::string(yaml));
+  } catch (const YAML::Exception& e) {
+    throw usage_error(yaml_error_location(shown, e.mark).str(), "invalid YAML: " + e.msg);
+  }
+  Reader reader(shown, config.base_dir, detail::getenv_lookup);
+  if (docs.empty()) {
+    throw usage_error(Location{shown, 1, 1}.str(),
+                      "the file is empty; a config starts with 'version: 1'");
+  }
+  if (docs.size() > 1)
+    reader.fail(docs[1], "",
+                "the file holds more than one YAML document; a config is one document");
+  Loader(reader, config).run(docs[0]);
+  return config;
+}
+
+Config load(const fs::path& file) {
+  return parse(util::read_file(file), file);
+}
+
+Duration parse_duration(std::string_view text, const std::string& where) {
+  auto parsed = detail::duration_ms(text);
+  if (!parsed.value) throw usage_error(where, parsed.error);
+  return Duration(*parsed.value);
+}
+
+std::uint64_t parse_size(std::string_view text, const std::string& where) {
+  auto parsed = detail::size_bytes(text);
+  if (!parsed.value) throw usage_error(where, parsed.error);
+  return *parsed.value;
+}
+
+}  // namespace coldgate::config

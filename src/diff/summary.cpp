@@ -1,0 +1,178 @@
+// Path summary: a merge-join of the two documents' node streams in document order.
+//
+// Both canonical texts are read once, side by side, by detail::Flattener; since canonical
+// objects are sorted by key and arrays are indexed, document order is path order, so a node
+// only one side has is found by comparing the two current paths — O(size) time, O(depth) memory.
+//
+// Counting rules:
+// - a leaf (scalar, `{}` or `[]`) present on both sides with different text: 1 changed;
+// - a leaf on one side only: 1 added / removed;
+// - a non-empty container on one side only (or replacing an empty one of the same kind): all
+//   its leaves count as added / removed, and `first` lists its root once, rendered
+//   `{N keys}` / `[N items]`;
+// - a value whose type changes (scalar ↔ container, object ↔ array): 1 changed, the container
+//   side rendered as above.
+#include <utility>
+
+#include "diff/diff.hpp"
+#include "diff/flatten.hpp"
+#include "diff/text.hpp"
+
+namespace coldgate::diff {
+
+namespace detail {
+
+namespace {
+
+constexpr std::size_t k_value_chars = 80;
+
+std::string container_text(NodeKind kind, std::size_t children) {
+  if (kind == NodeKind::object) {
+    return "{" + std::to_string(children) + (children == 1 ? " key}" : " keys}");
+  }
+  return "[" + std::to_string(children) + (children == 1 ? " item]" : " items]");
+}
+
+// The kind an empty-container leaf would have as a non-empty node; leaf for scalars.
+NodeKind empty_kind(std::string_view value) {
+  if (value == "{}") return NodeKind::object;
+  if (value == "[]") return NodeKind::array;
+  return NodeKind::leaf;
+}
+
+class Summarizer {
+ public:
+  Summarizer(std::string_view a, std::string_view b, std::size_t max_paths)
+      : m_a(a), m_b(b), m_max_paths(max_paths) {}
+
+  PathSummary run() {
+    bool has_a = m_a.next();
+    bool has_b = m_b.next();
+    while (has_a || has_b) {
+      int order = !has_a ? 1 : !has_b ? -1 : compare(m_a.path(), m_b.path());
+      if (order < 0) {
+        one_side(m_a, PathChange::Kind::removed);
+        has_a = m_a.next();
+      } else if (order > 0) {
+        one_side(m_b, PathChange::Kind::added);
+        has_b = m_b.next();
+      } else {
+        both_sides();
+        has_a = m_a.next();
+        has_b = m_b.next();
+      }
+    }
+    return std::move(m_summary);
+  }
+
+  SummaryExtent extent() const { return {m_a.error_line(), m_b.error_line(), m_unlisted}; }
+
+ private:
+  bool listing() const { return m_summary.first.size() < m_max_paths; }
+
+  // Call before list() for the same node.
+  void count(PathChange::Kind kind, std::size_t n) {
+    if (!listing()) m_unlisted += n;
+    switch (kind) {
+      case PathChange::Kind::changed:
+        m_summary.changed += n;
+        break;
+      case PathChange::Kind::added:
+        m_summary.added += n;
+        break;
+      case PathChange::Kind::removed:
+        m_summary.removed += n;
+        break;
+    }
+  }
+
+  void list(PathChange::Kind kind, std::string path, std::string before, std::string after) {
+    if (!listing()) return;
+    m_summary.first.push_back(PathChange{kind, std::move(path), shorten(before, k_value_chars),
+                                         shorten(after, k_value_chars)});
+  }
+
+  // Records the current node of `side` (and its whole subtree) as present on that side only.
+  void one_side(Flattener& side, PathChange::Kind kind) {
+    std::string path = listing() ? pointer(side.path()) : std::string();
+    std::string value;
+    if (side.kind() == NodeKind::leaf) {
+      count(kind, 1);
+      value = side.value();
+    } else {
+      NodeKind node_kind = side.kind();
+      SubtreeSize size = side.skip_subtree();
+      count(kind, size.leaves);
+      value = container_text(node_kind, size.children);
+    }
+    if (kind == PathChange::Kind::removed)
+      list(kind, std::move(path), std::move(value), "");
+    else
+      list(kind, std::move(path), "", std::move(value));
+  }
+
+  // Both sides have a node at the same path.
+  void both_sides() {
+    NodeKind ka = m_a.kind();
+    NodeKind kb = m_b.kind();
+    if (ka == NodeKind::leaf && kb == NodeKind::leaf) {
+      if (m_a.value() != m_b.value()) {
+        count(PathChange::Kind::changed, 1);
+        if (listing()) {
+          list(PathChange::Kind::changed, pointer(m_a.path()), std::string(m_a.value()),
+               std::string(m_b.value()));
+        }
+      }
+      return;
+    }
+    if (ka == kb) return;  // the same kind of container: their members follow
+    // An empty container grown into a non-empty one of the same kind, or the reverse.
+    if (ka == NodeKind::leaf && empty_kind(m_a.value()) == kb) {
+      one_side(m_b, PathChange::Kind::added);
+      return;
+    }
+    if (kb == NodeKind::leaf && empty_kind(m_b.value()) == ka) {
+      one_side(m_a, PathChange::Kind::removed);
+      return;
+    }
+    // A type change: one changed value, whatever the containers hold.
+    std::string path = listing() ? pointer(m_a.path()) : std::string();
+    std::string before = side_text(m_a);
+    std::string after = side_text(m_b);
+    count(PathChange::Kind::changed, 1);
+    list(PathChange::Kind::changed, std::move(path), std::move(before), std::move(after));
+  }
+
+  // The current node's text, skipping its subtree when it is a container.
+  static std::string side_text(Flattener& side) {
+    if (side.kind() == NodeKind::leaf) return std::string(side.value());
+    NodeKind kind = side.kind();
+    return container_text(kind, side.skip_subtree().children);
+  }
+
+  Flattener m_a;
+  Flattener m_b;
+  std::size_t m_max_paths;
+  PathSummary m_summary;
+  std::size_t m_unlisted = 0;
+};
+
+}  // namespace
+
+PathSummary summarize_checked(std::string_view canonical_a, std::string_view canonical_b,
+                              std::size_t max_paths, SummaryExtent& extent) {
+  Summarizer summarizer(canonical_a, canonical_b, max_paths);
+  PathSummary summary = summarizer.run();
+  extent = summarizer.extent();
+  return summary;
+}
+
+}  // namespace detail
+
+PathSummary summarize(std::string_view canonical_a, std::string_view canonical_b,
+                      std::size_t max_paths) {
+  detail::SummaryExtent extent;
+  return detail::summarize_checked(canonical_a, canonical_b, max_paths, extent);
+}
+
+}  // namespace coldgate::diff

@@ -1,0 +1,409 @@
+// POSIX process handling: fork/exec into a new process group, pidfd + poll to wait without
+// busy-looping, wait4 for rusage, and group kills on timeout or interrupt.
+#include "util/process.hpp"
+
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <utility>
+
+#include <fmt/core.h>
+
+#include "util/error.hpp"
+
+extern char** environ;
+
+namespace coldgate::util {
+
+namespace {
+
+std::atomic<int> g_interrupt_signal{0};
+int g_interrupt_pipe[2] = {-1, -1};  // written by the handler so poll() wakes up
+
+void on_interrupt(int sig) {
+  int expected = 0;
+  g_interrupt_signal.compare_exchange_strong(expected, sig);
+  if (g_interrupt_pipe[1] >= 0) {
+    char c = 1;
+    [[maybe_unused]] ssize_t n = ::write(g_interrupt_pipe[1], &c, 1);
+  }
+}
+
+void close_fd(int& fd) {
+  if (fd >= 0) ::close(fd);
+  fd = -1;
+}
+
+double to_ms(const timeval& tv) { return tv.tv_sec * 1000.0 + tv.tv_usec / 1000.0; }
+
+std::string signal_name(int sig) {
+  const char* abbrev = ::sigabbrev_np(sig);
+  return abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(sig);
+}
+
+// Builds "K=V" strings: our environment with `unset` removed and `add` applied on top.
+std::vector<std::string> build_env(const std::vector<std::string>& add,
+                                   const std::vector<std::string>& unset) {
+  std::map<std::string, std::string> vars;
+  for (char** e = environ; *e; ++e) {
+    std::string_view kv(*e);
+    auto eq = kv.find('=');
+    if (eq == std::string_view::npos) continue;
+    vars[std::string(kv.substr(0, eq))] = std::string(kv.substr(eq + 1));
+  }
+  for (const auto& name : unset) vars.erase(name);
+  for (const auto& kv : add) {
+    auto eq = kv.find('=');
+    if (eq == std::string::npos) continue;
+    vars[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  std::vector<std::string> out;
+  out.reserve(vars.size());
+  for (auto& [k, v] : vars) out.push_back(k + "=" + v);
+  return out;
+}
+
+// Reads what is available from `fd` into `sink` (up to `cap` bytes kept); closes it at EOF.
+void drain(int& fd, std::string& sink, std::size_t cap) {
+  std::array<char, 65536> buf;
+  for (;;) {
+    ssize_t n = ::read(fd, buf.data(), buf.size());
+    if (n > 0) {
+      std::size_t room = sink.size() < cap ? cap - sink.size() : 0;
+      sink.append(buf.data(), std::min<std::size_t>(room, static_cast<std::size_t>(n)));
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+    close_fd(fd);  // EOF or error
+    return;
+  }
+}
+
+}  // namespace
+
+std::string ExitStatus::describe() const {
+  if (timed_out) return fmt::format("timed out after {:.0f} ms", timeout_ms);
+  if (signal != 0) return "killed by " + signal_name(signal);
+  return fmt::format("exit status {}", exit_code);
+}
+
+std::optional<std::filesystem::path> find_program(const std::string& name) {
+  if (name.empty()) return std::nullopt;
+  if (name.find('/') != std::string::npos) {
+    if (::access(name.c_str(), X_OK) == 0) return std::filesystem::path(name);
+    return std::nullopt;
+  }
+  const char* path = std::getenv("PATH");
+  std::string_view dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
+  while (true) {
+    auto colon = dirs.find(':');
+    std::string dir(dirs.substr(0, colon));
+    auto candidate = std::filesystem::path(dir.empty() ? "." : dir) / name;
+    std::error_code ec;
+    if (::access(candidate.c_str(), X_OK) == 0 && !std::filesystem::is_directory(candidate, ec)) {
+      return candidate;
+    }
+    if (colon == std::string_view::npos) break;
+    dirs.remove_prefix(colon + 1);
+  }
+  return std::nullopt;
+}
+
+Process::Process(const SpawnOptions& options) : m_max_capture(options.max_capture_bytes) {
+  if (options.argv.empty()) throw Error(ExitCode::infrastructure, "spawn", "empty command");
+  const std::string& program = options.argv.front();
+  auto exe = find_program(program);
+  if (!exe) {
+    throw Error(ExitCode::infrastructure, program,
+                program.find('/') == std::string::npos
+                    ? "command not found in PATH"
+                    : "not found or not executable");
+  }
+  // Everything the child needs is prepared before fork: only async-signal-safe calls after it.
+  std::vector<std::string> env_s = build_env(options.env, options.env_unset);
+  std::vector<char*> envp;
+  for (auto& e : env_s) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  std::vector<std::string> argv_s = options.argv;
+  std::vector<char*> argv;
+  for (auto& a : argv_s) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::string exe_s = exe->string();
+  std::string stdin_s = options.stdin_path.empty() ? "/dev/null" : options.stdin_path.string();
+  std::string stdout_s = options.stdout_path.string();
+  std::string stderr_s = options.stderr_path.string();
+  std::string cwd_s = options.cwd.string();
+
+  int out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1}, exec_pipe[2] = {-1, -1};
+  auto fail = [&](const char* what) {
+    int err = errno;
+    for (int* p : {out_pipe, err_pipe, exec_pipe}) {
+      close_fd(p[0]);
+      close_fd(p[1]);
+    }
+    throw Error(ExitCode::infrastructure, program, fmt::format("{}: {}", what, std::strerror(err)));
+  };
+  if (options.capture_stdout && ::pipe2(out_pipe, O_CLOEXEC) != 0) fail("pipe");
+  if (options.capture_stderr && ::pipe2(err_pipe, O_CLOEXEC) != 0) fail("pipe");
+  if (::pipe2(exec_pipe, O_CLOEXEC) != 0) fail("pipe");
+
+  m_start = std::chrono::steady_clock::now();
+  pid_t pid = ::fork();
+  if (pid < 0) fail("fork");
+  if (pid == 0) {
+    // Child: report the failing step's errno through exec_pipe, then _exit.
+    auto die = [&](int step) {
+      int payload[2] = {step, errno};
+      [[maybe_unused]] ssize_t n = ::write(exec_pipe[1], payload, sizeof payload);
+      ::_exit(127);
+    };
+    ::setpgid(0, 0);
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    ::signal(SIGINT, SIG_DFL);
+    ::signal(SIGTERM, SIG_DFL);
+    ::signal(SIGPIPE, SIG_DFL);
+    int in = ::open(stdin_s.c_str(), O_RDONLY);
+    if (in < 0 || ::dup2(in, 0) < 0) die(1);
+    if (options.capture_stdout) {
+      if (::dup2(out_pipe[1], 1) < 0) die(2);
+    } else if (!stdout_s.empty()) {
+      int fd = ::open(stdout_s.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+      if (fd < 0 || ::dup2(fd, 1) < 0) die(2);
+    }
+    if (options.capture_stderr) {
+      if (::dup2(err_pipe[1], 2) < 0) die(3);
+    } else if (!stderr_s.empty()) {
+      int fd = ::open(stderr_s.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+      if (fd < 0 || ::dup2(fd, 2) < 0) die(3);
+    }
+    if (options.gid) {
+      if (::setgroups(0, nullptr) != 0 || ::setgid(*options.gid) != 0) die(4);
+    }
+    if (options.uid && ::setuid(*options.uid) != 0) die(4);
+    if (!cwd_s.empty() && ::chdir(cwd_s.c_str()) != 0) die(5);
+    ::execve(exe_s.c_str(), argv.data(), envp.data());
+    die(6);
+  }
+  ::setpgid(pid, pid);  // also in the parent: no race with an early killpg
+  m_pid = pid;
+  close_fd(out_pipe[1]);
+  close_fd(err_pipe[1]);
+  close_fd(exec_pipe[1]);
+  int payload[2] = {0, 0};
+  ssize_t n;
+  do {
+    n = ::read(exec_pipe[0], payload, sizeof payload);
+  } while (n < 0 && errno == EINTR);
+  close_fd(exec_pipe[0]);
+  if (n == static_cast<ssize_t>(sizeof payload)) {
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    m_pid = -1;
+    close_fd(out_pipe[0]);
+    close_fd(err_pipe[0]);
+    static constexpr const char* k_steps[] = {"", "stdin", "stdout", "stderr", "switch user",
+                                              "working folder", "exec"};
+    std::string what = k_steps[payload[0] >= 1 && payload[0] <= 6 ? payload[0] : 6];
+    if (payload[0] == 5) what += " " + cwd_s;
+    throw Error(ExitCode::infrastructure, program,
+                fmt::format("cannot start ({}): {}", what, std::strerror(payload[1])));
+  }
+  m_out_fd = out_pipe[0];
+  m_err_fd = err_pipe[0];
+  for (int fd : {m_out_fd, m_err_fd}) {
+    if (fd >= 0) ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+  }
+}
+
+Process::Process(Process&& other) noexcept { *this = std::move(other); }
+
+Process& Process::operator=(Process&& other) noexcept {
+  if (this != &other) {
+    reset();
+    m_pid = std::exchange(other.m_pid, -1);
+    m_out_fd = std::exchange(other.m_out_fd, -1);
+    m_err_fd = std::exchange(other.m_err_fd, -1);
+    m_max_capture = other.m_max_capture;
+    m_start = other.m_start;
+    m_out = std::move(other.m_out);
+    m_err = std::move(other.m_err);
+  }
+  return *this;
+}
+
+Process::~Process() { reset(); }
+
+void Process::reset() {
+  if (m_pid > 0) {
+    ::kill(-m_pid, SIGKILL);
+    int status = 0;
+    while (::waitpid(m_pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    m_pid = -1;
+  }
+  close_fd(m_out_fd);
+  close_fd(m_err_fd);
+}
+
+void Process::signal_group(int sig) const {
+  if (m_pid > 0) ::kill(-m_pid, sig);
+}
+
+ExitStatus Process::wait(std::optional<std::chrono::milliseconds> timeout,
+                         std::chrono::milliseconds grace) {
+  using clock = std::chrono::steady_clock;
+  ExitStatus result;
+  if (m_pid <= 0) throw Error(ExitCode::infrastructure, "wait", "process already reaped");
+  // glibc 2.36 declares pidfd_open without extern "C"; the raw syscall avoids that header.
+  int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, m_pid, 0));
+  std::optional<clock::time_point> kill_at;  // when SIGKILL follows a SIGTERM
+  std::optional<int> interrupt;
+  auto deadline = timeout ? std::optional(m_start + *timeout) : std::nullopt;
+
+  for (;;) {
+    std::array<pollfd, 4> fds{};
+    nfds_t count = 0;
+    fds[count++] = {pidfd, POLLIN, 0};
+    if (m_out_fd >= 0) fds[count++] = {m_out_fd, POLLIN, 0};
+    if (m_err_fd >= 0) fds[count++] = {m_err_fd, POLLIN, 0};
+    if (g_interrupt_pipe[0] >= 0) fds[count++] = {g_interrupt_pipe[0], POLLIN, 0};
+
+    int wait_ms = pidfd >= 0 ? -1 : 1;  // without pidfd (old kernel) poll the child every 1 ms
+    auto now = clock::now();
+    for (auto t : {deadline, kill_at}) {
+      if (!t) continue;
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*t - now).count();
+      left = std::max<long long>(left, 0);
+      wait_ms = wait_ms < 0 ? static_cast<int>(left) : std::min(wait_ms, static_cast<int>(left));
+    }
+    int ready = ::poll(fds.data(), count, wait_ms);
+    if (ready < 0 && errno != EINTR) break;
+
+    if (m_out_fd >= 0) drain(m_out_fd, m_out, m_max_capture);
+    if (m_err_fd >= 0) drain(m_err_fd, m_err, m_max_capture);
+
+    if (!interrupt && interrupted() != 0) {
+      interrupt = interrupted();
+      signal_group(SIGTERM);
+      kill_at = clock::now() + grace;
+    }
+    now = clock::now();
+    if (deadline && now >= *deadline && !result.timed_out) {
+      result.timed_out = true;
+      result.timeout_ms = static_cast<double>(timeout->count());
+      signal_group(SIGTERM);
+      kill_at = now + grace;
+      deadline.reset();
+    }
+    if (kill_at && now >= *kill_at) {
+      signal_group(SIGKILL);
+      kill_at.reset();
+    }
+
+    int status = 0;
+    rusage ru{};
+    pid_t r = ::wait4(m_pid, &status, WNOHANG, &ru);
+    if (r == m_pid) {
+      result.wall_ms =
+          std::chrono::duration<double, std::milli>(clock::now() - m_start).count();
+      result.user_ms = to_ms(ru.ru_utime);
+      result.sys_ms = to_ms(ru.ru_stime);
+      result.peak_rss_bytes = static_cast<std::int64_t>(ru.ru_maxrss) * 1024;
+      if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
+      if (WIFSIGNALED(status)) result.signal = WTERMSIG(status);
+      // Anything the child left in its group (a daemon that ignored SIGTERM, say) goes too.
+      ::kill(-m_pid, SIGKILL);
+      m_pid = -1;
+      break;
+    }
+  }
+  if (pidfd >= 0) ::close(pidfd);
+
+  // Collect the rest of the output; a process outside the group may still hold a pipe open,
+  // so this is bounded.
+  auto stop_reading = clock::now() + std::chrono::milliseconds(500);
+  while ((m_out_fd >= 0 || m_err_fd >= 0) && clock::now() < stop_reading) {
+    std::array<pollfd, 2> fds{};
+    nfds_t count = 0;
+    if (m_out_fd >= 0) fds[count++] = {m_out_fd, POLLIN, 0};
+    if (m_err_fd >= 0) fds[count++] = {m_err_fd, POLLIN, 0};
+    ::poll(fds.data(), count, 50);
+    if (m_out_fd >= 0) drain(m_out_fd, m_out, m_max_capture);
+    if (m_err_fd >= 0) drain(m_err_fd, m_err, m_max_capture);
+  }
+  close_fd(m_out_fd);
+  close_fd(m_err_fd);
+  if (interrupt) {
+    throw Error(ExitCode::interrupted, "", fmt::format("interrupted by {}", signal_name(*interrupt)));
+  }
+  return result;
+}
+
+RunOutput run(const SpawnOptions& options, std::optional<std::chrono::milliseconds> timeout) {
+  Process p(options);
+  RunOutput r;
+  r.status = p.wait(timeout);
+  r.out = p.out();
+  r.err = p.err();
+  return r;
+}
+
+std::string tail_lines(const std::string& text, std::size_t max_lines) {
+  std::string_view v(text);
+  while (!v.empty() && (v.back() == '\n' || v.back() == '\r')) v.remove_suffix(1);
+  std::size_t pos = v.size();
+  for (std::size_t lines = 0; lines < max_lines && pos > 0; ++lines) {
+    auto nl = v.rfind('\n', pos - 1);
+    if (nl == std::string_view::npos) {
+      pos = 0;
+      break;
+    }
+    pos = nl;
+    if (lines + 1 == max_lines) {
+      ++pos;
+      break;
+    }
+  }
+  return std::string(v.substr(pos == 0 ? 0 : pos));
+}
+
+void install_interrupt_handlers() {
+  static bool installed = false;
+  if (installed) return;
+  installed = true;
+  if (::pipe2(g_interrupt_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
+    g_interrupt_pipe[0] = g_interrupt_pipe[1] = -1;
+  }
+  struct sigaction sa {};
+  sa.sa_handler = on_interrupt;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;
+  ::sigaction(SIGINT, &sa, nullptr);
+  ::sigaction(SIGTERM, &sa, nullptr);
+}
+
+int interrupted() { return g_interrupt_signal.load(); }
+
+void throw_if_interrupted() {
+  if (int sig = interrupted()) {
+    throw Error(ExitCode::interrupted, "", fmt::format("interrupted by {}", signal_name(sig)));
+  }
+}
+
+}  // namespace coldgate::util

@@ -1,0 +1,115 @@
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace coldgate::util {
+
+/// What to start and how. POSIX-only (Linux): the child runs in its own process group so a
+/// timeout or an interrupt can kill everything it started.
+struct SpawnOptions {
+  std::vector<std::string> argv;      // argv[0] is looked up in PATH when it has no '/'
+  std::filesystem::path cwd;          // empty: inherit
+  std::vector<std::string> env;       // "K=V" entries added to (or replacing in) our environment
+  std::vector<std::string> env_unset; // names removed from the environment
+  std::filesystem::path stdin_path;   // empty: /dev/null
+  bool capture_stdout = true;         // false: inherit our stdout
+  bool capture_stderr = true;         // false: inherit our stderr
+  std::filesystem::path stdout_path;  // when set (and not captured): append stdout to this file
+  std::filesystem::path stderr_path;  // likewise for stderr
+  std::optional<uid_t> uid;           // switch to this user (and gid) before exec; needs root
+  std::optional<gid_t> gid;
+  std::size_t max_capture_bytes = 64u << 20;  // captured bytes kept per stream; the rest dropped
+};
+
+/// How a child ended and what it cost, from wait4(2)'s rusage.
+struct ExitStatus {
+  int exit_code = -1;          // exit status when exited normally, else -1
+  int signal = 0;              // terminating signal, 0 when it exited
+  bool timed_out = false;      // killed by us at the timeout
+  double timeout_ms = 0;       // the timeout that was passed, when timed_out
+  double wall_ms = 0;          // spawn to reap, milliseconds (steady clock)
+  double user_ms = 0;          // user CPU time of the child and its reaped descendants
+  double sys_ms = 0;           // system CPU time likewise
+  std::int64_t peak_rss_bytes = 0;  // ru_maxrss × 1024 (Linux reports KiB)
+  /// True when the child exited with status 0 and was not killed.
+  bool ok() const { return exit_code == 0 && signal == 0 && !timed_out; }
+  /// "exit status 3", "killed by SIGKILL", "timed out after 2000 ms" (the limit, not the wall time).
+  std::string describe() const;
+};
+
+/// A running child process in its own process group. Move-only; the destructor kills the whole
+/// group (SIGKILL) and reaps the child if the caller did not wait for it.
+class Process {
+ public:
+  /// Starts argv; throws Error(infrastructure) naming argv[0] when it cannot be started
+  /// (not found, not executable, fork failure).
+  explicit Process(const SpawnOptions& options);
+  Process(Process&& other) noexcept;
+  Process& operator=(Process&& other) noexcept;
+  Process(const Process&) = delete;
+  Process& operator=(const Process&) = delete;
+  ~Process();
+
+  /// PID of the child (also its process group id). -1 once reaped.
+  pid_t pid() const { return m_pid; }
+
+  /// Waits for the child to end, reading captured output meanwhile. At `timeout` the whole
+  /// group gets SIGTERM, then SIGKILL after `grace`; on SIGINT/SIGTERM to us (see
+  /// interrupted()) likewise, then throws Error(interrupted). Leaves no member of the group.
+  ExitStatus wait(std::optional<std::chrono::milliseconds> timeout = std::nullopt,
+                  std::chrono::milliseconds grace = std::chrono::milliseconds(2000));
+
+  /// Sends `sig` to the child's whole process group (no-op once reaped).
+  void signal_group(int sig) const;
+
+  /// Captured standard output (valid after wait()).
+  const std::string& out() const { return m_out; }
+  /// Captured standard error (valid after wait()).
+  const std::string& err() const { return m_err; }
+
+ private:
+  void reset();
+  pid_t m_pid = -1;       // child PID; -1 when reaped or moved from
+  int m_out_fd = -1;      // read end of the stdout pipe; -1 when not captured or closed
+  int m_err_fd = -1;      // read end of the stderr pipe; -1 when not captured or closed
+  std::size_t m_max_capture = 0;
+  std::chrono::steady_clock::time_point m_start;
+  std::string m_out;
+  std::string m_err;
+};
+
+/// Result of run(): the exit status and the captured streams.
+struct RunOutput {
+  ExitStatus status;
+  std::string out;
+  std::string err;
+};
+
+/// Starts `options`, waits (with `timeout`), returns status and output. Throws like Process.
+RunOutput run(const SpawnOptions& options,
+              std::optional<std::chrono::milliseconds> timeout = std::nullopt);
+
+/// The last `max_lines` lines of `text` (for "stderr tail" messages), without a final newline.
+std::string tail_lines(const std::string& text, std::size_t max_lines);
+
+/// Full path of `name` found in PATH (or `name` itself when it contains '/'); nullopt if absent.
+std::optional<std::filesystem::path> find_program(const std::string& name);
+
+/// Installs SIGINT/SIGTERM handlers that record the signal instead of killing us, so waits
+/// unwind in order (destructors stop servers and remove temp dirs). Idempotent.
+void install_interrupt_handlers();
+
+/// The signal received since install_interrupt_handlers(), or 0.
+int interrupted();
+
+/// Throws Error(interrupted) when a SIGINT/SIGTERM has arrived.
+void throw_if_interrupted();
+
+}  // namespace coldgate::util

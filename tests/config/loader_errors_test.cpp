@@ -1,0 +1,390 @@
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "config/config.hpp"
+#include "support/support.hpp"
+#include "util/error.hpp"
+
+namespace coldgate::config {
+namespace {
+
+using coldgate::testing::TempDir;
+
+struct Failure {
+  std::string where;
+  std::string what;
+};
+
+// The error parsing `yaml` as `file` throws; fails the test when there is none.
+Failure failure(const std::string& yaml, const std::filesystem::path& file = "coldgate.yaml") {
+  try {
+    parse(yaml, file);
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::usage);
+    return {e.where(), e.what()};
+  }
+  ADD_FAILURE() << "no error for:\n" << yaml;
+  return {};
+}
+
+#define EXPECT_CONFIG_ERROR(yaml, expected_where, expected_what) \
+  do {                                                           \
+    Failure f_ = failure(yaml);                                  \
+    EXPECT_EQ(f_.where, expected_where);                         \
+    EXPECT_EQ(f_.what, expected_what);                           \
+  } while (0)
+
+TEST(ConfigErrors, UnknownKeyWithHintPointsAtTheKey) {
+  EXPECT_CONFIG_ERROR(R"(version: 1
+stages:
+  - name: a
+    query: select 1
+    snapshot:
+      pth: out.json
+)",
+                      "coldgate.yaml:6:7",
+                      "stages[0].snapshot: unknown key 'pth' (did you mean 'path'?)");
+}
+
+TEST(ConfigErrors, UnknownKeyWithoutCloseMatchListsValidKeys) {
+  EXPECT_CONFIG_ERROR("version: 1\nreport:\n  colour: red\n", "coldgate.yaml:3:3",
+                      "report: unknown key 'colour'; valid keys are 'title' and 'comment'");
+}
+
+TEST(ConfigErrors, UnknownTopLevelKey) {
+  EXPECT_CONFIG_ERROR("version: 1\nstagess: []\n", "coldgate.yaml:2:1",
+                      "unknown key 'stagess' (did you mean 'stages'?)");
+}
+
+TEST(ConfigErrors, UnknownStageKeyTransposition) {
+  EXPECT_CONFIG_ERROR("version: 1\nstages:\n  - name: a\n    query: select 1\n    tiemout: 1s\n",
+                      "coldgate.yaml:5:5",
+                      "stages[0]: unknown key 'tiemout' (did you mean 'timeout'?)");
+}
+
+TEST(ConfigErrors, WrongTypes) {
+  EXPECT_CONFIG_ERROR("version: 1\ndefaults:\n  runs: five\n", "coldgate.yaml:3:9",
+                      "defaults.runs: expected a positive integer, got 'five'");
+  EXPECT_CONFIG_ERROR("version: 1\ndefaults:\n  runs: 0\n", "coldgate.yaml:3:9",
+                      "defaults.runs: expected a positive integer, got '0'");
+  EXPECT_CONFIG_ERROR("version: 1\ndefaults: { warm: -1 }\n", "coldgate.yaml:2:19",
+                      "defaults.warm: expected a non-negative integer, got '-1'");
+  EXPECT_CONFIG_ERROR(R"(version: 1
+stages:
+  - name: a
+    query: select 1
+  - name: b
+    query: select $1
+    params: 7
+)",
+                      "coldgate.yaml:7:13", "stages[1].params: expected a list");
+  EXPECT_CONFIG_ERROR("version: 1\nstages: { a: 1 }\n", "coldgate.yaml:2:9",
+                      "stages: expected a list");
+  EXPECT_CONFIG_ERROR("version: 1\ndatabase: [local]\n", "coldgate.yaml:2:11",
+                      "database: expected a mapping");
+  EXPECT_CONFIG_ERROR("version: 1\nreport: { comment: maybe }\n", "coldgate.yaml:2:20",
+                      "report.comment: expected true or false, got 'maybe'");
+  EXPECT_CONFIG_ERROR("version: 1\nreport: { title: [a] }\n", "coldgate.yaml:2:18",
+                      "report.title: expected a string, got a list");
+}
+
+TEST(ConfigErrors, EmptyValueIsReportedAtItsKey) {
+  EXPECT_CONFIG_ERROR("version: 1\nstages:\n  - name:\n    query: select 1\n", "coldgate.yaml:3:5",
+                      "stages[0].name: has no value");
+}
+
+TEST(ConfigErrors, EnumWithHint) {
+  EXPECT_CONFIG_ERROR("version: 1\ndatabase:\n  provider: lokal\n", "coldgate.yaml:3:13",
+                      "database.provider: expected one of 'local', 'container' or 'external', got "
+                      "'lokal' (did you mean 'local'?)");
+  EXPECT_CONFIG_ERROR("version: 1\ndefaults: { cold: server }\n", "coldgate.yaml:2:19",
+                      "defaults.cold: expected 'process' or 'restart', got 'server'");
+  EXPECT_CONFIG_ERROR("version: 1\ndatabase: { provider: container, engine: nerdctl }\n",
+                      "coldgate.yaml:2:42",
+                      "database.engine: expected 'docker' or 'podman', got 'nerdctl'");
+}
+
+TEST(ConfigErrors, MissingRequiredKeyPointsAtTheParentMapping) {
+  EXPECT_CONFIG_ERROR(R"(version: 1
+stages:
+  - name: a
+    query: select 1
+  - name: b
+    query: select 2
+  - name: c
+    query: select 3
+  - query: select 4
+    runs: 1
+)",
+                      "coldgate.yaml:9:5", "stages[3]: missing required key 'name'");
+}
+
+TEST(ConfigErrors, Version) {
+  EXPECT_CONFIG_ERROR("stages: []\n", "coldgate.yaml:1:1", "missing required key 'version'");
+  EXPECT_CONFIG_ERROR("version: 2\nnew_in_v2: x\n", "coldgate.yaml:1:10",
+                      "version: unsupported version 2 (this coldgate reads version 1)");
+  EXPECT_CONFIG_ERROR("version: one\n", "coldgate.yaml:1:10",
+                      "version: expected a positive integer, got 'one'");
+}
+
+TEST(ConfigErrors, StageKinds) {
+  EXPECT_CONFIG_ERROR(
+      R"(version: 1
+stages:
+  - name: config-load
+    sql: q.sql
+    command: [./x]
+)",
+      "coldgate.yaml:5:5",
+      "stages[0] (config-load): has both 'sql' and 'command'; a stage is either a SQL "
+      "query or a command");
+  EXPECT_CONFIG_ERROR(
+      "version: 1\nstages:\n  - name: q\n    query: select 1\n    command: x\n",
+      "coldgate.yaml:5:5",
+      "stages[0] (q): has both 'query' and 'command'; a stage is either a SQL query "
+      "or a command");
+  EXPECT_CONFIG_ERROR("version: 1\nstages:\n  - name: q\n    sql: q.sql\n    query: select 1\n",
+                      "coldgate.yaml:5:5",
+                      "stages[0] (q): has both 'sql' and 'query'; give the SQL as a file (sql) or "
+                      "inline (query), not both");
+  EXPECT_CONFIG_ERROR("version: 1\nstages:\n  - name: config-load\n    runs: 3\n",
+                      "coldgate.yaml:3:5",
+                      "stages[0] (config-load): needs one of 'sql', 'query' or 'command'");
+}
+
+TEST(ConfigErrors, SqlOnlyKeysOnACommandStage) {
+  EXPECT_CONFIG_ERROR("version: 1\nstages:\n  - name: c\n    command: [x]\n    decode: json\n",
+                      "coldgate.yaml:5:5",
+                      "stages[0].decode: only SQL stages take 'decode'; this stage is a command");
+  EXPECT_CONFIG_ERROR(
+      "version: 1\nstages:\n  - name: q\n    query: select 1\n    snapshot: { from: o.json }\n",
+      "coldgate.yaml:5:17",
+      "stages[0].snapshot.from: only command stages have 'from'; a SQL stage's "
+      "snapshot is its query result");
+}
+
+TEST(ConfigErrors, DuplicateStageNamePointsAtTheSecond) {
+  EXPECT_CONFIG_ERROR(
+      R"(version: 1
+stages:
+  - name: a
+    query: select 1
+  - name: b
+    query: select 1
+  - name: c
+    query: select 1
+  - name: d
+    query: select 1
+  - name: plugins
+    query: select 1
+  - name: plugins
+    command: [./m]
+)",
+      "coldgate.yaml:13:11",
+      "stages[5].name: duplicate stage name 'plugins' (first at coldgate.yaml:11:11)");
+}
+
+TEST(ConfigErrors, InvalidStageName) {
+  EXPECT_CONFIG_ERROR(
+      "version: 1\nstages:\n  - name: my stage\n    query: select 1\n", "coldgate.yaml:3:11",
+      "stages[0].name: 'my stage' is not a valid stage name: use letters, digits, '.', "
+      "'_' and '-', starting with a letter or digit (it becomes a file name)");
+  EXPECT_CONFIG_ERROR("version: 1\nstages:\n  - name: ../x\n    query: select 1\n",
+                      "coldgate.yaml:3:11",
+                      "stages[0].name: '../x' is not a valid stage name: use letters, digits, '.', "
+                      "'_' and '-', starting with a letter or digit (it becomes a file name)");
+}
+
+TEST(ConfigErrors, DuplicateMappingKeyPointsAtTheSecond) {
+  EXPECT_CONFIG_ERROR("version: 1\nstages:\n  - name: a\n    query: select 1\n    name: b\n",
+                      "coldgate.yaml:5:5",
+                      "stages[0]: duplicate key 'name' (first at coldgate.yaml:3:5)");
+  EXPECT_CONFIG_ERROR("version: 1\nversion: 1\n", "coldgate.yaml:2:1",
+                      "duplicate key 'version' (first at coldgate.yaml:1:1)");
+  EXPECT_CONFIG_ERROR("version: 1\ndatabase:\n  settings: { jit: on, jit: off }\n",
+                      "coldgate.yaml:3:24",
+                      "database.settings: duplicate key 'jit' (first at coldgate.yaml:3:15)");
+}
+
+TEST(ConfigErrors, YamlSyntaxErrorHasFileLineColumn) {
+  EXPECT_CONFIG_ERROR("version: 1\nstages: [a,\nb: 2\n", "coldgate.yaml:4:1",
+                      "invalid YAML: end of sequence flow not found");
+  EXPECT_CONFIG_ERROR("", "coldgate.yaml:1:1",
+                      "the file is empty; a config starts with 'version: 1'");
+  EXPECT_CONFIG_ERROR("- 1\n", "coldgate.yaml:1:1",
+                      "expected a mapping of keys (version, database, stages, …)");
+  EXPECT_CONFIG_ERROR("version: 1\n---\nversion: 1\n", "coldgate.yaml:3:1",
+                      "the file holds more than one YAML document; a config is one document");
+}
+
+TEST(ConfigErrors, ReferencedFileMissing) {
+  TempDir dir;
+  auto file = dir / "coldgate.yaml";
+  const std::string base = dir.path().string();
+  auto f = failure("version: 1\nstages:\n  - name: q\n    sql: config/demo/q.sql\n", file);
+  EXPECT_EQ(f.where, file.string() + ":4:10");
+  EXPECT_EQ(f.what,
+            "stages[0].sql: file not found: config/demo/q.sql (relative to the config's folder " +
+                base + ")");
+  f = failure("version: 1\nsetup:\n  - sql: schema.sql\n", file);
+  EXPECT_EQ(f.where, file.string() + ":3:10");
+  EXPECT_EQ(f.what, "setup[0].sql: file not found: schema.sql (relative to the config's folder " +
+                        base + ")");
+  f = failure("version: 1\nsetup:\n  - analyze: true\n  - psql: /nonexistent/dump.sql\n", file);
+  EXPECT_EQ(f.where, file.string() + ":4:11");
+  EXPECT_EQ(f.what, "setup[1].psql: file not found: /nonexistent/dump.sql");
+  f = failure("version: 1\nsetup:\n  - restore: data.dump\n", file);
+  EXPECT_EQ(
+      f.what,
+      "setup[0].restore: file not found: data.dump (relative to the config's folder " + base + ")");
+  dir.write("sqldir/x", "");
+  f = failure("version: 1\nsetup:\n  - sql: sqldir\n", file);
+  EXPECT_EQ(f.what, "setup[0].sql: " + base + "/sqldir is a folder; expected a file");
+}
+
+TEST(ConfigErrors, SetupSteps) {
+  EXPECT_CONFIG_ERROR(
+      "version: 1\nsetup:\n  - sql: a.sql\n    psql: b.sql\n", "coldgate.yaml:4:5",
+      "setup[0]: has both 'sql' and 'psql'; each setup step does one thing (make them "
+      "two list items)");
+  EXPECT_CONFIG_ERROR("version: 1\nsetup:\n  - {}\n", "coldgate.yaml:3:5",
+                      "setup[0]: needs one of 'sql', 'psql', 'restore', 'command' or 'analyze'");
+  EXPECT_CONFIG_ERROR("version: 1\nsetup:\n  - command: []\n", "coldgate.yaml:3:14",
+                      "setup[0].command: is empty; give the program and its arguments");
+  EXPECT_CONFIG_ERROR("version: 1\nsetup:\n  - sqll: a.sql\n", "coldgate.yaml:3:5",
+                      "setup[0]: unknown key 'sqll' (did you mean 'sql'?)");
+}
+
+TEST(ConfigErrors, UnsetEnvironmentVariable) {
+  ::unsetenv("COLDGATE_TEST_UNSET_FOO");
+  EXPECT_CONFIG_ERROR(
+      R"(version: 1
+stages:
+  - name: a
+    query: select 1
+  - name: b
+    command: ["${COLDGATE_TEST_UNSET_FOO}", x]
+)",
+      "coldgate.yaml:6:15",
+      "stages[1].command[0]: environment variable 'COLDGATE_TEST_UNSET_FOO' is not set "
+      "(use ${COLDGATE_TEST_UNSET_FOO:-default} for a default)");
+  EXPECT_CONFIG_ERROR(
+      "version: 1\nreport: { title: 'a ${oops' }\n", "coldgate.yaml:2:18",
+      "report.title: unterminated '${' in 'a ${oops' (write $${ for a literal '${')");
+}
+
+TEST(ConfigErrors, Database) {
+  EXPECT_CONFIG_ERROR(
+      "version: 1\ndatabase:\n  provider: external\n", "coldgate.yaml:3:3",
+      "database: missing required key 'url' (the external provider connects to it)");
+  EXPECT_CONFIG_ERROR(
+      "version: 1\ndatabase:\n  provider: external\n  url: ${COLDGATE_TEST_UNSET_URL:-}\n",
+      "coldgate.yaml:4:8",
+      "database.url: is empty; the external provider needs a libpq URL or conninfo string");
+  EXPECT_CONFIG_ERROR("version: 1\ndatabase:\n  version: fifteen\n", "coldgate.yaml:3:12",
+                      "database.version: expected a positive integer, got 'fifteen'");
+  EXPECT_CONFIG_ERROR("version: 1\ndatabase:\n  settings: { 'jit off': 1 }\n", "coldgate.yaml:3:15",
+                      "database.settings: 'jit off' is not a PostgreSQL setting name");
+  EXPECT_CONFIG_ERROR(
+      "version: 1\ndatabase:\n  settings: { jit: [1] }\n", "coldgate.yaml:3:20",
+      "database.settings.jit: expected a setting value (text, number or boolean), got a list");
+}
+
+TEST(ConfigErrors, RestartOnExternalNeedsRestartCommand) {
+  const std::string head = "version: 1\ndatabase: { provider: external, url: postgresql:///x }\n";
+  EXPECT_CONFIG_ERROR(head + R"(stages:
+  - name: a
+    query: select 1
+  - name: b
+    query: select 1
+  - name: c
+    query: select 1
+  - name: d
+    query: select 1
+    cold: restart
+)",
+                      "coldgate.yaml:12:11",
+                      "stages[3].cold: 'restart' needs a server coldgate can restart; the external "
+                      "provider has none — set database.restart_command or use cold: process");
+  EXPECT_CONFIG_ERROR(
+      head + "defaults: { cold: restart }\nstages:\n  - name: a\n    query: select 1\n",
+      "coldgate.yaml:3:19",
+      "defaults.cold: 'restart' needs a server coldgate can restart; the external "
+      "provider has none — set database.restart_command or use cold: process");
+}
+
+TEST(ConfigErrors, Gate) {
+  EXPECT_CONFIG_ERROR("version: 1\ngate: { max_ratio: 1 }\n", "coldgate.yaml:2:20",
+                      "gate.max_ratio: expected a number greater than 1, got '1'");
+  EXPECT_CONFIG_ERROR("version: 1\ngate: { warn_ratio: ten }\n", "coldgate.yaml:2:21",
+                      "gate.warn_ratio: expected a number greater than 1, got 'ten'");
+  EXPECT_CONFIG_ERROR("version: 1\ngate: { max_ratio: 10, warn_ratio: 20 }\n", "coldgate.yaml:2:36",
+                      "gate.warn_ratio: must not exceed max_ratio (10), got 20");
+  EXPECT_CONFIG_ERROR(R"(version: 1
+gate: { warn_ratio: 3 }
+stages:
+  - name: a
+    query: select 1
+    gate: { max_ratio: 2.5 }
+)",
+                      "coldgate.yaml:6:24",
+                      "stages[0].gate.max_ratio: must not be below warn_ratio (3), got 2.5");
+  EXPECT_CONFIG_ERROR(
+      "version: 1\ngate:\n  metrics: [wall_ms, Peak-RSS]\n", "coldgate.yaml:3:22",
+      "gate.metrics[1]: 'Peak-RSS' is not a metric name; metric names are lowercase "
+      "letters, digits and '_' (e.g. wall_ms)");
+  EXPECT_CONFIG_ERROR("version: 1\ngate: { min_delta: 20 }\n", "coldgate.yaml:2:20",
+                      "gate.min_delta: '20' has no unit; write e.g. 20ms, 20s or 20m");
+  EXPECT_CONFIG_ERROR(
+      "version: 1\ngate: { min_delta_bytes: 16MB/s }\n", "coldgate.yaml:2:26",
+      "gate.min_delta_bytes: unknown unit 'MB/s' in '16MB/s'; use B, kB, MB, GB, TB "
+      "(powers of 1000) or KiB, MiB, GiB, TiB (powers of 1024)");
+  EXPECT_CONFIG_ERROR("version: 1\ngate: { require_same_environment: sometimes }\n",
+                      "coldgate.yaml:2:35",
+                      "gate.require_same_environment: expected true or false, got 'sometimes'");
+}
+
+TEST(ConfigErrors, Snapshot) {
+  EXPECT_CONFIG_ERROR(
+      R"(version: 1
+stages:
+  - name: a
+    query: select 1
+    snapshot:
+      redact: [/ok, updated_at]
+)",
+      "coldgate.yaml:6:21",
+      "stages[0].snapshot.redact[1]: invalid path pattern 'updated_at': a pattern is a "
+      "JSON Pointer and starts with '/' (e.g. /log, /**/updated_at)");
+  EXPECT_CONFIG_ERROR(
+      "version: 1\nstages:\n  - name: a\n    query: x\n    snapshot: { ordered: ['/a~2'] }\n",
+      "coldgate.yaml:5:27",
+      "stages[0].snapshot.ordered[0]: invalid path pattern '/a~2': '~' must be "
+      "followed by 0 or 1 (~0 stands for '~', ~1 for '/', RFC 6901)");
+  EXPECT_CONFIG_ERROR("version: 1\nstages:\n  - name: a\n    query: x\n    snapshot: [a]\n",
+                      "coldgate.yaml:5:15",
+                      "stages[0].snapshot: expected true (snapshot at snapshots/<stage>.json) or a "
+                      "mapping (path, from, ordered, identity, redact, redact_ids), got a list");
+  EXPECT_CONFIG_ERROR("version: 1\nstages:\n  - name: a\n    query: x\n    snapshot: always\n",
+                      "coldgate.yaml:5:15",
+                      "stages[0].snapshot: expected true or false, got 'always'");
+}
+
+TEST(ConfigErrors, Timeouts) {
+  EXPECT_CONFIG_ERROR("version: 1\ndefaults: { timeout: 0s }\n", "coldgate.yaml:2:22",
+                      "defaults.timeout: a timeout must be longer than 0ms");
+  EXPECT_CONFIG_ERROR(
+      "version: 1\nstages:\n  - name: a\n    query: x\n    timeout: 10 minutes\n",
+      "coldgate.yaml:5:14",
+      "stages[0].timeout: unknown unit 'minutes' in '10 minutes'; use ms, s, m or h");
+}
+
+TEST(ConfigErrors, LoadNamesUnreadableFile) {
+  TempDir dir;
+  EXPECT_THROW(load(dir / "missing.yaml"), Error);
+}
+
+}  // namespace
+}  // namespace coldgate::config

@@ -1,0 +1,172 @@
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "diff/diff.hpp"
+#include "diff/patch_applier.hpp"
+
+namespace coldgate::diff {
+namespace {
+
+const char* k_before = R"({
+  "a": {
+    "b": [
+      1,
+      2,
+      3,
+      {
+        "c": 10
+      }
+    ]
+  },
+  "y": "old"
+}
+)";
+
+const char* k_after = R"({
+  "a": {
+    "b": [
+      1,
+      2,
+      3,
+      {
+        "c": 11
+      }
+    ]
+  },
+  "x": 5
+}
+)";
+
+TEST(DiffRender, IdenticalDocumentsRenderNothing) {
+  EXPECT_EQ(render(k_before, k_before), "");
+}
+
+TEST(DiffRender, SummaryThenHunks) {
+  EXPECT_EQ(render(k_before, k_after),
+            "3 paths differ: 1 changed, 1 added, 1 removed\n"
+            "  /a/b/3/c: 10 → 11\n"
+            "  /x: added 5\n"
+            "  /y: removed \"old\"\n"
+            "\n"
+            "--- a\n"
+            "+++ b\n"
+            "@@ -5,9 +5,9 @@\n"
+            "       2,\n"
+            "       3,\n"
+            "       {\n"
+            "-        \"c\": 10\n"
+            "+        \"c\": 11\n"
+            "       }\n"
+            "     ]\n"
+            "   },\n"
+            "-  \"y\": \"old\"\n"
+            "+  \"x\": 5\n"
+            " }\n");
+}
+
+TEST(DiffRender, SinglePathAndMorePathsThanListed) {
+  EXPECT_EQ(render("1\n", "2\n"),
+            "1 path differs: 1 changed, 0 added, 0 removed\n  (root): 1 → 2\n\n"
+            "--- a\n+++ b\n@@ -1 +1 @@\n-1\n+2\n");
+  Options o;
+  o.max_paths = 2;
+  o.max_lines = 3;
+  o.full_diff_path = "out/x.json.diff";
+  EXPECT_EQ(render(k_before, k_after, o),
+            "3 paths differ: 1 changed, 1 added, 1 removed\n"
+            "  /a/b/3/c: 10 → 11\n"
+            "  /x: added 5\n"
+            "  … and 1 more\n"
+            "\n"
+            "--- a\n+++ b\n@@ -5,9 +5,9 @@\n       2,\n       3,\n"
+            "… diff cut at 3 lines (9 more); full diff: out/x.json.diff\n");
+}
+
+TEST(DiffRender, MoreCountsPathsInsideListedSubtreesCorrectly) {
+  // The first entry covers a whole subtree of 3 leaves; the other 2 paths are unlisted.
+  std::string a = "{\n  \"a\": 1,\n  \"z\": [\n    1,\n    2\n  ]\n}\n";
+  std::string b =
+      "{\n  \"a\": 1,\n  \"m\": {\n    \"p\": 1,\n    \"q\": 2,\n    \"r\": 3\n  },\n  \"z\": [\n"
+      "    5,\n    6\n  ]\n}\n";
+  Options o;
+  o.max_paths = 1;
+  std::string r = render(a, b, o);
+  EXPECT_EQ(
+      r.substr(0, r.find("\n\n") + 1),
+      "5 paths differ: 2 changed, 3 added, 0 removed\n  /m: added {3 keys}\n  … and 2 more\n");
+}
+
+TEST(DiffRender, TextThatIsNotCanonicalGetsNoPathSummary) {
+  Options o;
+  o.label_a = "snapshots/x.json";
+  std::string r = render("{\r\n  \"a\": 1\r\n}\r\n", "{\n  \"a\": 1\n}\n", o);
+  EXPECT_EQ(r.substr(0, r.find('\n') + 1),
+            "path summary unavailable: snapshots/x.json is not canonical JSON (line 1)\n");
+  auto patched = testing::apply_unified("{\r\n  \"a\": 1\r\n}\r\n", r.substr(r.find("\n\n") + 2));
+  // The rendered hunks are capped at 200 lines; this one is short, so it applies whole.
+  ASSERT_TRUE(patched);
+  EXPECT_EQ(*patched, "{\n  \"a\": 1\n}\n");
+}
+
+// A canonical document of `records` objects, one value in `changed_permille` ‰ altered by `salt`.
+std::string document(std::size_t records, std::uint32_t seed, int changed_permille, int salt) {
+  std::mt19937 rng(seed);
+  std::mt19937 edit(seed ^ 0x9e3779b9u ^ static_cast<std::uint32_t>(salt));
+  std::uniform_int_distribution<int> roll(0, 999);
+  auto value = [&](std::uint32_t v) {
+    int r = roll(edit);
+    return std::to_string(r < changed_permille ? v + 1 + static_cast<std::uint32_t>(salt) : v);
+  };
+  std::string out = "{\n  \"items\": [\n";
+  for (std::size_t i = 0; i < records; ++i) {
+    out += "    {\n";
+    out += "      \"active\": " + std::string(rng() % 2 ? "true" : "false") + ",\n";
+    out += "      \"id\": " + std::to_string(i) + ",\n";
+    out += "      \"name\": \"item-" + std::to_string(rng() % 100000) + "\",\n";
+    out += "      \"score\": " + value(rng() % 1000) + ",\n";
+    out += "      \"tags\": [\n        \"t" + std::to_string(rng() % 7) + "\",\n        \"u" +
+           std::to_string(rng() % 5) + "\"\n      ],\n";
+    out += "      \"weight\": " + value(rng() % 100) + "\n";
+    out += "    }" + std::string(i + 1 < records ? "," : "") + "\n";
+  }
+  out += "  ]\n}\n";
+  return out;
+}
+
+TEST(DiffRender, UnrelatedLargeDocumentsDiffCorrectly) {
+  // ~200k lines each, generated from different seeds: almost every value differs.
+  std::string a = document(17000, 1, 0, 0);
+  std::string b = document(18000, 2, 0, 0);
+  Options o;
+  o.max_lines = 0;
+  std::string d = unified(a, b, o);
+  auto patched = testing::apply_unified(a, d);
+  ASSERT_TRUE(patched);
+  EXPECT_TRUE(*patched == b);
+  PathSummary s = summarize(a, b);
+  EXPECT_EQ(s.added, 1000u * 7);  // the 1,000 extra records have 7 leaves each
+  EXPECT_GT(s.changed, 17000u);
+}
+
+TEST(DiffRender, SimilarLargeDocumentsGiveAProportionateDiff) {
+  std::string a = document(17000, 3, 0, 0);
+  std::string b = document(17000, 3, 10, 1);  // 1% of score/weight values changed
+  PathSummary s = summarize(a, b);
+  EXPECT_GT(s.changed, 200u);
+  EXPECT_LT(s.changed, 500u);
+  EXPECT_EQ(s.added + s.removed, 0u);
+  Options o;
+  o.max_lines = 0;
+  o.context_lines = 0;
+  std::string d = unified(a, b, o);
+  auto patched = testing::apply_unified(a, d);
+  ASSERT_TRUE(patched);
+  EXPECT_TRUE(*patched == b);
+  std::size_t minus = 0;
+  for (std::size_t p = 0; (p = d.find("\n-", p)) != std::string::npos; ++p) ++minus;
+  EXPECT_EQ(minus, s.changed);  // one removed line per changed value: the diff is minimal
+}
+
+}  // namespace
+}  // namespace coldgate::diff

@@ -1,0 +1,125 @@
+#include "util/process.hpp"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <thread>
+
+#include "support/support.hpp"
+#include "util/error.hpp"
+
+namespace coldgate::util {
+namespace {
+
+using namespace std::chrono_literals;
+using coldgate::testing::TempDir;
+
+bool alive(pid_t pid) { return ::kill(pid, 0) == 0; }
+
+TEST(Process, CapturesOutputAndExitStatus) {
+  auto r = run({.argv = {"sh", "-c", "echo out; echo err >&2; exit 3"}});
+  EXPECT_EQ(r.status.exit_code, 3);
+  EXPECT_EQ(r.status.signal, 0);
+  EXPECT_FALSE(r.status.ok());
+  EXPECT_EQ(r.out, "out\n");
+  EXPECT_EQ(r.err, "err\n");
+  EXPECT_EQ(r.status.describe(), "exit status 3");
+}
+
+TEST(Process, ReportsRusage) {
+  // Touch 64 MiB so peak RSS is clearly above the shell's own.
+  auto r = run({.argv = {"python3", "-c", "b = bytearray(64 << 20)\nfor i in range(0, len(b), 4096): b[i] = 1"}});
+  ASSERT_TRUE(r.status.ok()) << r.err;
+  EXPECT_GT(r.status.peak_rss_bytes, 64ll << 20);
+  EXPECT_GT(r.status.user_ms + r.status.sys_ms, 0.0);
+  EXPECT_GE(r.status.wall_ms, r.status.user_ms * 0.5);
+}
+
+TEST(Process, EnvironmentIsAddedAndUnset) {
+  ::setenv("COLDGATE_TEST_GONE", "x", 1);
+  auto r = run({.argv = {"sh", "-c", "echo \"$A|${COLDGATE_TEST_GONE:-unset}\""},
+                .env = {"A=1=2"},
+                .env_unset = {"COLDGATE_TEST_GONE"}});
+  EXPECT_EQ(r.out, "1=2|unset\n");
+}
+
+TEST(Process, WorkingFolderAndStdinFile) {
+  TempDir dir;
+  auto in = dir.write("in.txt", "hello\n");
+  auto r = run({.argv = {"sh", "-c", "pwd; cat"}, .cwd = dir.path(), .stdin_path = in});
+  EXPECT_EQ(r.out, dir.path().string() + "\nhello\n");
+}
+
+TEST(Process, MissingProgramIsAnInfrastructureError) {
+  try {
+    Process p({.argv = {"coldgate-no-such-program"}});
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::infrastructure);
+    EXPECT_EQ(e.message(), "coldgate-no-such-program: command not found in PATH");
+  }
+}
+
+TEST(Process, BadWorkingFolderIsReportedFromTheChild) {
+  try {
+    run({.argv = {"true"}, .cwd = "/nonexistent/folder"});
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.message(), "true: cannot start (working folder /nonexistent/folder): No such file or directory");
+  }
+}
+
+TEST(Process, TimeoutKillsTheWholeGroupIncludingADaemonIgnoringSigterm) {
+  TempDir dir;
+  auto pidfile = dir / "daemon.pid";
+  // The child starts a grandchild that ignores SIGTERM, then waits forever.
+  auto r = run({.argv = {"sh", "-c",
+                         "sh -c 'trap \"\" TERM; echo $$ > " + pidfile.string() +
+                             "; while :; do sleep 1; done' & wait"}},
+               300ms);
+  EXPECT_TRUE(r.status.timed_out);
+  EXPECT_EQ(r.status.describe(), "timed out after 300 ms");
+  pid_t daemon = std::stoi(coldgate::testing::slurp(pidfile));
+  for (int i = 0; i < 100 && alive(daemon); ++i) std::this_thread::sleep_for(20ms);
+  EXPECT_FALSE(alive(daemon)) << "grandchild " << daemon << " outlived the timeout";
+}
+
+TEST(Process, KilledBySignalIsReported) {
+  auto r = run({.argv = {"sh", "-c", "kill -SEGV $$"}});
+  EXPECT_EQ(r.status.signal, SIGSEGV);
+  EXPECT_EQ(r.status.describe(), "killed by SIGSEGV");
+}
+
+TEST(Process, DestructorKillsAndReapsAForgottenChild) {
+  pid_t pid;
+  {
+    Process p({.argv = {"sleep", "30"}});
+    pid = p.pid();
+    EXPECT_TRUE(alive(pid));
+  }
+  EXPECT_FALSE(alive(pid));
+}
+
+TEST(Process, CaptureIsBounded) {
+  auto r = run({.argv = {"sh", "-c", "head -c 1000000 /dev/zero"}, .max_capture_bytes = 1000});
+  EXPECT_TRUE(r.status.ok());
+  EXPECT_EQ(r.out.size(), 1000u);
+}
+
+TEST(TailLines, KeepsTheLastLines) {
+  EXPECT_EQ(tail_lines("a\nb\nc\nd\n", 2), "c\nd");
+  EXPECT_EQ(tail_lines("a\nb", 5), "a\nb");
+  EXPECT_EQ(tail_lines("", 3), "");
+  EXPECT_EQ(tail_lines("only\n", 1), "only");
+}
+
+TEST(FindProgram, SearchesPath) {
+  EXPECT_TRUE(find_program("sh").has_value());
+  EXPECT_FALSE(find_program("coldgate-no-such-program").has_value());
+  EXPECT_EQ(find_program("/bin/sh"), std::filesystem::path("/bin/sh"));
+}
+
+}  // namespace
+}  // namespace coldgate::util
