@@ -95,7 +95,7 @@ class Writer {
     out += v.kind == Value::array ? '[' : '{';
     for (std::size_t i = 0; i < order.size(); ++i) {
       if (i) out += ',';
-      if (m_style == 1) out += "\n" + std::string(2 * depth + 2, ' ');
+      if (m_style == 1) out.append("\n").append(2 * depth + 2, ' ');
       if (m_style == 2 && m_rng() % 3 == 0) out += " \t\r\n";
       if (v.kind == Value::object) {
         string(order[i]->first, out);
@@ -103,7 +103,7 @@ class Writer {
       }
       write(order[i]->second, out, depth + 1);
     }
-    if (m_style == 1 && !order.empty()) out += "\n" + std::string(2 * depth, ' ');
+    if (m_style == 1 && !order.empty()) out.append("\n").append(2 * depth, ' ');
     out += v.kind == Value::array ? ']' : '}';
   }
 
@@ -113,22 +113,23 @@ class Writer {
     const int variant = m_style == 0 ? 0 : static_cast<int>(m_rng() % 4);
     switch (variant) {
       case 0:  // digits e exponent
-        out += v.digits + "e" + std::to_string(v.exponent);
+        out.append(v.digits).append("e").append(std::to_string(v.exponent));
         break;
       case 1:  // trailing zeros, exponent adjusted, capital E and explicit sign
-        out += (v.digits == "0" ? "0.00" : v.digits + "00") + "E" + (v.exponent - 2 >= 0 ? "+" : "") +
-               std::to_string(v.exponent - 2);
+        out.append(v.digits == "0" ? "0.0" : v.digits).append("00E");
+        out.append(v.exponent - 2 >= 0 ? "+" : "").append(std::to_string(v.exponent - 2));
         break;
       case 2:  // a decimal point inside: d.ddd e (exponent + digits after the point)
         if (v.digits.size() > 1) {
-          out += v.digits.substr(0, 1) + "." + v.digits.substr(1) + "e" +
-                 std::to_string(v.exponent + static_cast<int>(v.digits.size()) - 1);
+          out.append(v.digits, 0, 1).append(".").append(v.digits, 1).append("e");
+          out.append(std::to_string(v.exponent + static_cast<int>(v.digits.size()) - 1));
         } else {
-          out += v.digits + ".000e" + std::to_string(v.exponent);
+          out.append(v.digits).append(".000e").append(std::to_string(v.exponent));
         }
         break;
       default:  // 0.digits e (exponent + length)
-        out += "0." + v.digits + "e" + std::to_string(v.exponent + static_cast<int>(v.digits.size()));
+        out.append("0.").append(v.digits).append("e");
+        out.append(std::to_string(v.exponent + static_cast<int>(v.digits.size())));
         break;
     }
   }
