@@ -13,6 +13,7 @@
 #include <fmt/core.h>
 
 #include "cli/commands.hpp"
+#include "db/db_command.hpp"
 #include "util/error.hpp"
 #include "util/suggest.hpp"
 
@@ -89,7 +90,21 @@ std::vector<Subcommand> subcommands() {
       {"comment", "post or update the pull request comment", "the forge module", {}},
       {"ab", "interleaved A/B of two commits on one runner", "stacked pull requests", {}},
       {"merge", "merge results of sharded runs", "the gate and its reports", {}},
-      {"db", "the configured database, by hand (up | down | url)", "the PostgreSQL providers", {}},
+      {"db", "the configured database, by hand: up | down | url", nullptr,
+       [](CLI::App& sub) -> std::function<int()> {
+         auto action = std::make_shared<std::string>();
+         auto config = std::make_shared<std::string>("coldgate.yaml");
+         sub.add_option("action", *action,
+                        "up: start it, run setup, print the URL, keep it until Ctrl-C; "
+                        "url: print the URL of a running `db up`; down: stop it")
+             ->required()
+             ->check(CLI::IsMember({"up", "down", "url"}));
+         add_config_option(sub, *config);
+         return [action, config] {
+           require_config(*config);
+           return db::run_db(*action, *config);
+         };
+       }},
       {"probe", "one measured process (internal)", "the measurement runner", {}, true},
   };
 }

@@ -34,15 +34,19 @@ std::pair<std::string, std::string> read_input(const std::string& arg) {
 }
 
 config::Config load_config(const std::string& path) {
+  require_config(path);
+  return config::load(path);
+}
+
+}  // namespace
+
+void require_config(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) {
     throw usage_error(path, "config file not found; pass -c FILE or create coldgate.yaml "
                             "(see config/example.yaml)");
   }
-  return config::load(path);
 }
-
-}  // namespace
 
 bool ci_mode(std::optional<bool> flag) {
   if (flag) return *flag;

@@ -15,6 +15,9 @@ bool ci_mode(std::optional<bool> flag);
 /// TTY and NO_COLOR unset or empty (https://no-color.org); "never" never.
 bool use_color(const std::string& when);
 
+/// Throws Error(usage) with a hint when the config file `path` does not exist.
+void require_config(const std::string& path);
+
 /// Arguments of `coldgate canon`.
 struct CanonArgs {
   std::string input = "-";                // file, or "-" for stdin
