@@ -12,7 +12,6 @@ RUN apt-get update -qq \
 WORKDIR /src
 COPY CMakeLists.txt ./
 COPY src ./src
-COPY tests ./tests
 RUN cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCOLDGATE_BUILD_TESTS=OFF \
  && cmake --build build --target coldgate \
  && strip build/coldgate

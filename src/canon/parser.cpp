@@ -1,5 +1,6 @@
 // Builds a Document from nlohmann's SAX events. nlohmann parses iteratively and validates UTF-8
 // and surrogates; we add exact numbers, duplicate-key and depth checks, and byte offsets.
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <iterator>
@@ -331,10 +332,22 @@ bool find_lone_surrogate(std::string_view json, std::size_t offset, std::size_t&
   if (auto dash = message.find(" - "); dash != std::string::npos) message = message.substr(dash + 3);
   if (auto last = message.find("; last read:"); last != std::string::npos) message.resize(last);
   if (message == "invalid literal") {
+    // The lexer stops at the first byte that does not fit; point at the word's start.
+    while (offset > 0 && offset <= json.size() && std::isalpha(static_cast<unsigned char>(json[offset - 1]))) {
+      --offset;
+    }
     message += "; expected a value (null, true, false, number, string, array or object)";
   }
-  if (builder.error_id() == 101 && !builder.error_token().empty() && has("unexpected")) {
-    offset = read - std::min(read, builder.error_token().size());
+  // nlohmann's position is just past the offending token; point at the token's first byte.
+  if (offset < json.size() && json[offset] == '"') {
+    offset = string_start(json, offset);
+  } else {
+    auto in_token = [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) || c == '+' || c == '-' || c == '.';
+    };
+    while (offset > 0 && offset < json.size() && in_token(json[offset]) && in_token(json[offset - 1])) {
+      --offset;
+    }
   }
   fail(source, offset, message);
 }

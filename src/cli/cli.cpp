@@ -37,6 +37,14 @@ void add_config_option(CLI::App& sub, std::string& config) {
   sub.add_option("-c,--config", config, "config file")->capture_default_str();
 }
 
+// --ci / --no-ci: leaves `ci` empty when neither is given, so the CI variable decides.
+void add_ci_flags(CLI::App& sub, std::optional<bool>& ci) {
+  auto* on = sub.add_flag_callback("--ci", [&ci] { ci = true; },
+                                   "CI mode: never write under snapshots/ (default: on when CI=true)");
+  auto* off = sub.add_flag_callback("--no-ci", [&ci] { ci = false; }, "local mode even when CI=true");
+  on->excludes(off);
+}
+
 std::vector<Subcommand> subcommands() {
   return {
       {"run", "run every stage, check snapshots, gate against a baseline", "the measurement runner",
@@ -47,7 +55,7 @@ std::vector<Subcommand> subcommands() {
          auto args = std::make_shared<AcceptArgs>();
          sub.add_option("stage", args->stages, "stages to accept (default: all pending)");
          add_config_option(sub, args->config);
-         sub.add_flag("--ci,!--no-ci", args->ci, "CI mode (default: on when CI=true)");
+         add_ci_flags(sub, args->ci);
          return [args] { return run_accept(*args); };
        }},
       {"canon", "print the canonical form of a JSON document", nullptr,

@@ -1,4 +1,5 @@
 #include "config/reader.hpp"
+#include "util/suggest.hpp"
 
 #include <fmt/format.h>
 
@@ -87,7 +88,7 @@ Fields Reader::fields(const YAML::Node& node, const std::string& path,
   for (const auto& e : list) {
     if (std::find(known.begin(), known.end(), e.key) != known.end()) continue;
     std::string what = "unknown key '" + e.key + "'";
-    if (auto hint = closest(e.key, known))
+    if (auto hint = util::closest(e.key, known))
       what += " (did you mean '" + *hint + "'?)";
     else
       what += "; valid keys are " + quoted_list(known, " and ");
@@ -159,7 +160,7 @@ std::string Reader::choice(const YAML::Node& node, const std::string& path,
   std::string t = text(node, path, expected);
   if (std::find(choices.begin(), choices.end(), t) != choices.end()) return t;
   std::string what = "expected " + expected + ", got " + got(t);
-  if (auto hint = closest(t, choices)) what += " (did you mean '" + *hint + "'?)";
+  if (auto hint = util::closest(t, choices)) what += " (did you mean '" + *hint + "'?)";
   fail(node, path, what);
 }
 

@@ -173,44 +173,6 @@ bool is_setting_name(std::string_view name) {
   return !segment_start;
 }
 
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-  const std::size_t n = a.size(), m = b.size();
-  std::vector<std::vector<std::size_t>> d(n + 1, std::vector<std::size_t>(m + 1));
-  for (std::size_t i = 0; i <= n; ++i) d[i][0] = i;
-  for (std::size_t j = 0; j <= m; ++j) d[0][j] = j;
-  for (std::size_t i = 1; i <= n; ++i) {
-    for (std::size_t j = 1; j <= m; ++j) {
-      std::size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
-      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
-      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
-        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
-    }
-  }
-  return d[n][m];
-}
-
-std::optional<std::string> closest(std::string_view word,
-                                   const std::vector<std::string>& candidates) {
-  auto lower = [](std::string_view s) {
-    std::string out(s);
-    for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return out;
-  };
-  // Close enough: one edit for short words, one per three letters for longer ones.
-  const std::size_t limit = std::max<std::size_t>(1, word.size() / 3);
-  const std::string w = lower(word);
-  std::optional<std::string> best;
-  std::size_t best_distance = limit + 1;
-  for (const auto& c : candidates) {
-    std::size_t dist = edit_distance(w, lower(c));
-    if (dist < best_distance && dist < c.size()) {
-      best = c;
-      best_distance = dist;
-    }
-  }
-  return best;
-}
-
 std::string quoted_list(const std::vector<std::string>& items, std::string_view last_sep) {
   std::string out;
   for (std::size_t i = 0; i < items.size(); ++i) {

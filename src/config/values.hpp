@@ -35,13 +35,6 @@ bool is_metric_name(std::string_view name);
 /// True for a PostgreSQL setting name: [A-Za-z_][A-Za-z0-9_]*, optionally dotted (custom options).
 bool is_setting_name(std::string_view name);
 
-/// Optimal string alignment distance (Levenshtein plus adjacent transpositions).
-std::size_t edit_distance(std::string_view a, std::string_view b);
-
-/// The candidate closest to `word`, when it is close enough to be the intended spelling.
-std::optional<std::string> closest(std::string_view word,
-                                   const std::vector<std::string>& candidates);
-
 /// "a, b or c" with each item quoted as 'x'.
 std::string quoted_list(const std::vector<std::string>& items, std::string_view last_sep = " or ");
 

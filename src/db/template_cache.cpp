@@ -49,16 +49,21 @@ void run_initdb(const ServerBinaries& binaries, const std::optional<ServerAccoun
   // Single-user mode needs no port or socket.
   fs::path sql = scratch_dir / "spare.sql";
   util::write_file_atomic(sql, fmt::format("CREATE DATABASE {}\n", k_spare_database));
-  opts.argv = {(binaries.bindir / "postgres").string(), "--single", "-D", data_dir.string(),
-               "-c", "fsync=off", "postgres"};
+  opts.argv = {(binaries.bindir / "postgres").string(),
+               "--single",
+               "-D",
+               data_dir.string(),
+               "-c",
+               "fsync=off",
+               "postgres"};
   opts.stdin_path = sql;
   r = util::run(opts, k_tool_timeout);
   fs::remove(sql);
   if (!r.status.ok()) {
-    throw Error(ExitCode::infrastructure, "initdb",
-                fmt::format("postgres --single (CREATE DATABASE {}) failed ({}):\n{}",
-                            k_spare_database, r.status.describe(),
-                            util::tail_lines(r.err + r.out, 20)));
+    throw Error(
+        ExitCode::infrastructure, "initdb",
+        fmt::format("postgres --single (CREATE DATABASE {}) failed ({}):\n{}", k_spare_database,
+                    r.status.describe(), util::tail_lines(r.err + r.out, 20)));
   }
 }
 
@@ -70,8 +75,8 @@ std::vector<std::string> initdb_options() {
 }
 
 std::string template_key(const ServerBinaries& binaries, const std::vector<std::string>& options) {
-  std::string id = binaries.version_text + "\n" + binaries.bindir.string() + "\n+" +
-                   k_spare_database;
+  std::string id =
+      binaries.version_text + "\n" + binaries.bindir.string() + "\n+" + k_spare_database;
   for (const auto& o : options) id += "\n" + o;
   return fmt::format("pg{}-{}", binaries.major, util::sha256_hex(id).substr(0, 16));
 }

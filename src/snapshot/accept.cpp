@@ -6,6 +6,7 @@
 
 #include "snapshot/snapshot.hpp"
 #include "util/error.hpp"
+#include "util/suggest.hpp"
 #include "util/fs.hpp"
 
 namespace coldgate::snapshot {
@@ -14,35 +15,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      std::size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = up;
-    }
-  }
-  return row[b.size()];
-}
-
 // " (did you mean 'x'?)" for a stage name close to `word`, else "".
 std::string did_you_mean(std::string_view word, const std::vector<Claim>& claims) {
-  const Claim* best = nullptr;
-  std::size_t best_distance = 0;
-  for (const Claim& claim : claims) {
-    std::size_t d = edit_distance(word, claim.stage);
-    if (claim.stage.rfind(word, 0) == 0 && !word.empty()) d = 0;
-    if (best == nullptr || d < best_distance) {
-      best = &claim;
-      best_distance = d;
-    }
-  }
-  if (best == nullptr || best_distance > std::max<std::size_t>(1, word.size() / 3)) return {};
-  return fmt::format(" (did you mean '{}'?)", best->stage);
+  std::vector<std::string> names;
+  for (const Claim& claim : claims) names.push_back(claim.stage);
+  return util::did_you_mean(word, names);
 }
 
 }  // namespace

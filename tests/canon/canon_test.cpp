@@ -228,6 +228,11 @@ TEST(CanonErrors, ExactMessagesAndOffsets) {
             "input: byte 21: duplicate key \"id\"; each member name may appear once per object");
   EXPECT_EQ(error_of(R"([{"a\"b":1,"a\"b":2}])"),
             "input: byte 11: duplicate key \"a\\\"b\"; each member name may appear once per object");
+  EXPECT_EQ(error_of(R"({"a": [1, 2,, 3]})"), "input: byte 12: unexpected ','; expected '[', '{', or a literal");
+  EXPECT_EQ(error_of("[1 22]"), "input: byte 3: unexpected number literal; expected ']'");
+  EXPECT_EQ(error_of(R"({"a" "b"})"), "input: byte 5: unexpected string literal; expected ':'");
+  EXPECT_EQ(error_of("[nul]"),
+            "input: byte 1: invalid literal; expected a value (null, true, false, number, string, array or object)");
   EXPECT_EQ(error_of("[1] x"), "input: byte 4: unexpected data after the JSON value");
   EXPECT_EQ(error_of("{} {}"), "input: byte 3: unexpected data after the JSON value");
   EXPECT_EQ(error_of("12 3"), "input: byte 3: unexpected data after the JSON value");

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "util/suggest.hpp"
+
 #include "config/config.hpp"
 #include "config/env.hpp"
 #include "util/error.hpp"
@@ -111,15 +113,15 @@ TEST(ConfigValues, PatternsStageAndMetricNames) {
 TEST(ConfigValues, DidYouMean) {
   const std::vector<std::string> keys = {"path",     "from",   "ordered",
                                          "identity", "redact", "redact_ids"};
-  EXPECT_EQ(detail::closest("pth", keys), "path");
-  EXPECT_EQ(detail::closest("Path", keys), "path");
-  EXPECT_EQ(detail::closest("redcat", keys), "redact");
-  EXPECT_EQ(detail::closest("redact-ids", keys), "redact_ids");
-  EXPECT_EQ(detail::closest("identities", keys), "identity");
-  EXPECT_EQ(detail::closest("xyz", keys), std::nullopt);
-  EXPECT_EQ(detail::closest("sort", keys), std::nullopt);
-  EXPECT_EQ(detail::edit_distance("tiemout", "timeout"), 1u);
-  EXPECT_EQ(detail::edit_distance("", "abc"), 3u);
+  EXPECT_EQ(util::closest("pth", keys), "path");
+  EXPECT_EQ(util::closest("Path", keys), "path");
+  EXPECT_EQ(util::closest("redcat", keys), "redact");
+  EXPECT_EQ(util::closest("redact-ids", keys), "redact_ids");
+  EXPECT_EQ(util::closest("identities", keys), "identity");
+  EXPECT_EQ(util::closest("xyz", keys), std::nullopt);
+  EXPECT_EQ(util::closest("sort", keys), std::nullopt);
+  EXPECT_EQ(util::edit_distance("tiemout", "timeout"), 1u);
+  EXPECT_EQ(util::edit_distance("", "abc"), 3u);
 }
 
 std::optional<std::string> fake_env(const std::string& name) {
