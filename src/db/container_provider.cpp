@@ -26,11 +26,11 @@ using namespace std::chrono_literals;
 
 namespace {
 
-constexpr auto k_call_timeout = 60s;       // inspect, port, ps, logs, run -d
-constexpr auto k_pull_timeout = 10min;     // a real pull of a postgres image
-constexpr auto k_remove_timeout = 30s;     // rm -f -v
-constexpr int k_restart_stop_s = 10;       // `restart -t`: fast shutdown before SIGKILL
-constexpr auto k_state_every = 500ms;      // how often readiness asks whether it still runs
+constexpr auto k_call_timeout = 60s;    // inspect, port, ps, logs, run -d
+constexpr auto k_pull_timeout = 10min;  // a real pull of a postgres image
+constexpr auto k_remove_timeout = 30s;  // rm -f -v
+constexpr int k_restart_stop_s = 10;    // `restart -t`: fast shutdown before SIGKILL
+constexpr auto k_state_every = 500ms;   // how often readiness asks whether it still runs
 constexpr std::size_t k_log_lines = 20;
 
 std::string random_hex(int n) {
@@ -168,9 +168,8 @@ int remove_stale_containers(const fs::path& engine, const std::vector<std::strin
 
 ContainerProvider::ContainerProvider(ContainerOptions options)
     : m_options(std::move(options)),
-      m_image(m_options.image.empty()
-                  ? fmt::format("postgres:{}", m_options.version.value_or(15))
-                  : m_options.image),
+      m_image(m_options.image.empty() ? fmt::format("postgres:{}", m_options.version.value_or(15))
+                                      : m_options.image),
       m_run_id(random_hex(12)) {}
 
 ContainerProvider::~ContainerProvider() {
@@ -216,26 +215,17 @@ void ContainerProvider::start() {
     // The password travels in the engine's environment (`-e NAME` copies it), not in argv.
     std::string password = random_hex(24);
     pid_t self = ::getpid();
-    std::vector<std::string> run = {"run",
-                                    "-d",
-                                    "--name",
-                                    container_name(),
-                                    "--label",
-                                    std::string(k_run_label) + "=" + m_run_id,
-                                    "--label",
-                                    fmt::format("coldgate.owner={}", self),
-                                    "--label",
-                                    fmt::format("coldgate.owner_start={}", process_start_time(self)),
-                                    "--label",
-                                    "coldgate.host=" + host_name(),
-                                    "-p",
-                                    "127.0.0.1::5432",
-                                    "-e",
-                                    "POSTGRES_PASSWORD",
-                                    "-e",
-                                    "POSTGRES_USER=postgres",
-                                    "-e",
-                                    "POSTGRES_DB=" + m_options.dbname};
+    std::vector<std::string> run = {
+        "run",     "-d",
+        "--name",  container_name(),
+        "--label", std::string(k_run_label) + "=" + m_run_id,
+        "--label", fmt::format("coldgate.owner={}", self),
+        "--label", fmt::format("coldgate.owner_start={}", process_start_time(self)),
+        "--label", "coldgate.host=" + host_name(),
+        "-p",      "127.0.0.1::5432",
+        "-e",      "POSTGRES_PASSWORD",
+        "-e",      "POSTGRES_USER=postgres",
+        "-e",      "POSTGRES_DB=" + m_options.dbname};
     run.insert(run.end(), m_options.run_args.begin(), m_options.run_args.end());
     run.push_back(m_image);
     std::map<std::string, std::string> settings = fast_settings();
@@ -249,10 +239,10 @@ void ContainerProvider::start() {
     m_created = true;  // from here on stop() removes the name, even if `run` is interrupted
     auto r = util::run(opts, k_call_timeout);
     if (!r.status.ok()) {
-      throw Error(ExitCode::infrastructure, where,
-                  fmt::format("database: `{} run … {}` failed ({}):\n{}",
-                              m_engine.filename().string(), m_image, r.status.describe(),
-                              util::tail_lines(r.err, k_log_lines)));
+      throw Error(
+          ExitCode::infrastructure, where,
+          fmt::format("database: `{} run … {}` failed ({}):\n{}", m_engine.filename().string(),
+                      m_image, r.status.describe(), util::tail_lines(r.err, k_log_lines)));
     }
     m_info = ConnectionInfo{.host = "127.0.0.1",
                             .port = read_port(),
@@ -274,20 +264,20 @@ int ContainerProvider::read_port() const {
   auto colon = first.rfind(':');
   int port = colon == std::string::npos ? 0 : std::atoi(first.c_str() + colon + 1);
   if (!r.status.ok() || port <= 0) {
-    throw Error(ExitCode::infrastructure, m_options.where,
-                fmt::format("database: {} gave no host port ({}): {}{}",
-                            show_call(m_engine, args), r.status.describe(), trim(r.out),
-                            util::tail_lines(r.err, k_log_lines)));
+    throw Error(
+        ExitCode::infrastructure, m_options.where,
+        fmt::format("database: {} gave no host port ({}): {}{}", show_call(m_engine, args),
+                    r.status.describe(), trim(r.out), util::tail_lines(r.err, k_log_lines)));
   }
   return port;
 }
 
 std::string ContainerProvider::logs_tail(std::size_t lines) const noexcept {
   try {
-    auto r = util::run(engine_options(m_engine,
-                                      {"logs", "--tail", std::to_string(lines), container_name()},
-                                      m_options.engine_env),
-                       k_call_timeout);
+    auto r = util::run(
+        engine_options(m_engine, {"logs", "--tail", std::to_string(lines), container_name()},
+                       m_options.engine_env),
+        k_call_timeout);
     // The container's stdout and stderr come back on ours; postgres logs to stderr.
     return util::tail_lines(r.out + r.err, lines);
   } catch (const std::exception& e) {
@@ -306,8 +296,7 @@ void ContainerProvider::wait_until_ready(const char* phase) {
   auto deadline = start + m_options.ready_timeout;
   auto next_state_check = start + k_state_every;
   std::vector<std::string> state_args = {"inspect", "--format",
-                                         "{{.State.Status}} {{.State.ExitCode}}",
-                                         container_name()};
+                                         "{{.State.Status}} {{.State.ExitCode}}", container_name()};
   for (;;) {
     util::throw_if_interrupted();
     if (PQping(conninfo.c_str()) == PQPING_OK) {
@@ -319,16 +308,16 @@ void ContainerProvider::wait_until_ready(const char* phase) {
     auto now = std::chrono::steady_clock::now();
     if (now >= next_state_check) {
       next_state_check = now + k_state_every;
-      auto r = util::run(engine_options(m_engine, state_args, m_options.engine_env),
-                         k_call_timeout);
+      auto r =
+          util::run(engine_options(m_engine, state_args, m_options.engine_env), k_call_timeout);
       std::istringstream state(r.out);
       std::string status;
       int exit_code = 0;
       state >> status >> exit_code;
       if (!r.status.ok()) {
         throw Error(ExitCode::infrastructure, m_options.where,
-                    fmt::format("database: container {} vanished during {}: {}",
-                                container_name(), phase, util::tail_lines(r.err, k_log_lines)));
+                    fmt::format("database: container {} vanished during {}: {}", container_name(),
+                                phase, util::tail_lines(r.err, k_log_lines)));
       }
       if (status != "running" && status != "created") {
         throw Error(ExitCode::infrastructure, m_options.where,
@@ -339,15 +328,15 @@ void ContainerProvider::wait_until_ready(const char* phase) {
       }
     }
     if (now > deadline) {
-      throw Error(ExitCode::infrastructure, m_options.where,
-                  fmt::format("database: PostgreSQL in container {} ({}) did not accept "
-                              "connections on 127.0.0.1:{} within {} s; last {} lines of its "
-                              "log:\n{}",
-                              container_name(), m_image, m_info.port,
-                              std::chrono::duration_cast<std::chrono::seconds>(
-                                  m_options.ready_timeout)
-                                  .count(),
-                              k_log_lines, logs_tail(k_log_lines)));
+      throw Error(
+          ExitCode::infrastructure, m_options.where,
+          fmt::format(
+              "database: PostgreSQL in container {} ({}) did not accept "
+              "connections on 127.0.0.1:{} within {} s; last {} lines of its "
+              "log:\n{}",
+              container_name(), m_image, m_info.port,
+              std::chrono::duration_cast<std::chrono::seconds>(m_options.ready_timeout).count(),
+              k_log_lines, logs_tail(k_log_lines)));
     }
     std::this_thread::sleep_for(50ms);
   }
@@ -362,11 +351,11 @@ void ContainerProvider::restart() {
   auto r = util::run(engine_options(m_engine, args, m_options.engine_env),
                      std::chrono::seconds(k_restart_stop_s) + k_call_timeout);
   if (!r.status.ok()) {
-    throw Error(ExitCode::infrastructure, m_options.where,
-                fmt::format("database: {} failed ({}):\n{}\nlast {} lines of its log:\n{}",
-                            show_call(m_engine, args), r.status.describe(),
-                            util::tail_lines(r.err, k_log_lines), k_log_lines,
-                            logs_tail(k_log_lines)));
+    throw Error(
+        ExitCode::infrastructure, m_options.where,
+        fmt::format("database: {} failed ({}):\n{}\nlast {} lines of its log:\n{}",
+                    show_call(m_engine, args), r.status.describe(),
+                    util::tail_lines(r.err, k_log_lines), k_log_lines, logs_tail(k_log_lines)));
   }
   m_info.port = read_port();  // podman may publish on another host port after a restart
   wait_until_ready("restart");
@@ -376,8 +365,8 @@ void ContainerProvider::stop() noexcept {
   if (!m_created) return;
   m_created = false;
   try {
-    util::SpawnOptions opts = engine_options(m_engine, {"rm", "-f", "-v", container_name()},
-                                             m_options.engine_env);
+    util::SpawnOptions opts =
+        engine_options(m_engine, {"rm", "-f", "-v", container_name()}, m_options.engine_env);
     opts.capture_stdout = opts.capture_stderr = false;
     opts.stdout_path = opts.stderr_path = "/dev/null";
     run_uninterruptible(opts, k_remove_timeout);

@@ -22,7 +22,7 @@ struct ContainerOptions {
   std::map<std::string, std::string> settings;  // `-c k=v`, over fast_settings()
   std::vector<std::string> engine_env;          // "K=V" added for every engine call (DOCKER_HOST)
   std::chrono::milliseconds ready_timeout{60'000};  // run/restart to accepting connections
-  std::string where;                            // config location for messages ("file:l:c")
+  std::string where;                                // config location for messages ("file:l:c")
   /// Options from the config's `database:` block.
   static ContainerOptions from(const config::Database& database);
 };
@@ -66,8 +66,8 @@ class ContainerProvider : public Provider {
   const std::string& image() const { return m_image; }
 
  private:
-  int read_port() const;                       // `port <name> 5432/tcp`; throws
-  void wait_until_ready(const char* phase);    // login with retry; throws with the log tail
+  int read_port() const;                     // `port <name> 5432/tcp`; throws
+  void wait_until_ready(const char* phase);  // login with retry; throws with the log tail
   std::string logs_tail(std::size_t lines) const noexcept;
 
   ContainerOptions m_options;

@@ -57,11 +57,11 @@ pid_t dead_pid() {
 // A labelled, never started container as a run owned by `owner` would leave it.
 std::string create_labelled(const std::string& engine, const std::string& run_id, pid_t owner,
                             long long owner_start) {
-  return engine_call(engine, {"create", "--label", "coldgate.run=" + run_id, "--label",
-                              "coldgate.owner=" + std::to_string(owner), "--label",
-                              "coldgate.owner_start=" + std::to_string(owner_start), "--label",
-                              "coldgate.host=" + host_name(), "-e", "POSTGRES_PASSWORD=x",
-                              "postgres:15"});
+  return engine_call(engine,
+                     {"create", "--label", "coldgate.run=" + run_id, "--label",
+                      "coldgate.owner=" + std::to_string(owner), "--label",
+                      "coldgate.owner_start=" + std::to_string(owner_start), "--label",
+                      "coldgate.host=" + host_name(), "-e", "POSTGRES_PASSWORD=x", "postgres:15"});
 }
 
 // PATH replaced for one scope (engine look-ups read it).
@@ -122,11 +122,11 @@ TEST_P(ContainerProviderTest, StartsRestartsAndRemovesEverything) {
   // Published on the loopback address only, at the port connection_info() names.
   EXPECT_EQ(engine_call(engine, {"port", p.container_name(), "5432/tcp"}),
             "127.0.0.1:" + std::to_string(info.port));
-  std::string labels = engine_call(
-      engine, {"inspect", "--format",
-               "{{index .Config.Labels \"coldgate.run\"}} {{index .Config.Labels "
-               "\"coldgate.owner\"}} {{index .Config.Labels \"coldgate.test\"}}",
-               p.container_name()});
+  std::string labels =
+      engine_call(engine, {"inspect", "--format",
+                           "{{index .Config.Labels \"coldgate.run\"}} {{index .Config.Labels "
+                           "\"coldgate.owner\"}} {{index .Config.Labels \"coldgate.test\"}}",
+                           p.container_name()});
   EXPECT_EQ(labels, p.run_id() + " " + std::to_string(::getpid()) + " run-args");
   std::string volumes = engine_call(
       engine, {"inspect", "--format", "{{range .Mounts}}{{.Name}} {{end}}", p.container_name()});

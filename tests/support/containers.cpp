@@ -33,9 +33,9 @@ std::string container_setup_problem(const std::string& engine) {
   if (!util::find_program(engine)) return engine + " is not on PATH" + k_setup_hint;
   try {
     auto env = engine_env(engine);
-    auto r = util::run({.argv = {engine, "image", "inspect", "--format", "{{.Id}}", "postgres:15"},
-                        .env = env},
-                       std::chrono::seconds(30));
+    auto r = util::run(
+        {.argv = {engine, "image", "inspect", "--format", "{{.Id}}", "postgres:15"}, .env = env},
+        std::chrono::seconds(30));
     if (!r.status.ok()) {
       return fmt::format("`{} image inspect postgres:15` failed{}{}: {}", engine,
                          env.empty() ? "" : " with " + env[0], k_setup_hint,
