@@ -48,7 +48,8 @@ MSG
   printf '\nhost all all all %s\n' "${auth:-scram-sha-256}" >>"$PGDATA/pg_hba.conf"
 
   # Temporary server: Unix socket only, so nothing outside sees it before init is complete.
-  pg_ctl -D "$PGDATA" -w -o "$(printf '%q ' "$@") -c listen_addresses='' -p 5432" start
+  temp_args=("$@" -c listen_addresses= -p 5432)
+  pg_ctl -D "$PGDATA" -w -o "$(printf '%q ' "${temp_args[@]}")" start
   if [ "$db" != 'postgres' ]; then
     psql -v ON_ERROR_STOP=1 --username "$user" --no-password --dbname postgres \
       --set db="$db" <<<'CREATE DATABASE :"db";'
