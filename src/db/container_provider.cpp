@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <thread>
@@ -30,7 +31,7 @@ constexpr auto k_call_timeout = 60s;    // inspect, port, ps, logs, run -d
 constexpr auto k_pull_timeout = 10min;  // a real pull of a postgres image
 constexpr auto k_remove_timeout = 30s;  // rm -f -v
 constexpr int k_restart_stop_s = 10;    // `restart -t`: fast shutdown before SIGKILL
-constexpr auto k_state_every = 500ms;   // how often readiness asks whether it still runs
+constexpr auto k_state_every = 1s;      // readiness: `inspect` interval when `wait` failed
 constexpr std::size_t k_log_lines = 20;
 
 std::string random_hex(int n) {
@@ -69,6 +70,16 @@ std::string show_call(const fs::path& engine, const std::vector<std::string>& ar
   return s + "`";
 }
 
+// True when our child `pid` has exited; does not reap it (util::Process does that).
+bool has_exited(pid_t pid) {
+  siginfo_t info{};
+  int r;
+  do {
+    r = ::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT);
+  } while (r != 0 && errno == EINTR);
+  return r != 0 || info.si_pid == pid;  // ECHILD: reaped already
+}
+
 // Runs `opts` to its end even after SIGINT/SIGTERM to us. util::Process::wait() passes an
 // interrupt on to the child at once, and an interrupted `rm -f` would leave the container
 // running; so wait for the exit without reaping (waitid WNOWAIT), then let wait() reap it and
@@ -77,15 +88,8 @@ bool run_uninterruptible(const util::SpawnOptions& opts, std::chrono::millisecon
   util::Process p(opts);
   auto until = std::chrono::steady_clock::now() + timeout;
   bool exited = false;
-  while (!exited && std::chrono::steady_clock::now() < until) {
-    siginfo_t info{};
-    if (::waitid(P_PID, static_cast<id_t>(p.pid()), &info, WEXITED | WNOHANG | WNOWAIT) != 0) {
-      exited = errno != EINTR;  // ECHILD: gone already
-    } else if (info.si_pid == p.pid()) {
-      exited = true;
-    } else {
-      std::this_thread::sleep_for(10ms);
-    }
+  while (!(exited = has_exited(p.pid())) && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(10ms);
   }
   try {
     return p.wait(timeout).ok();  // past the deadline: SIGTERM, then SIGKILL, and reaped
@@ -303,16 +307,36 @@ void ContainerProvider::wait_until_ready(const char* phase) {
   auto next_state_check = start + k_state_every;
   std::vector<std::string> state_args = {"inspect", "--format",
                                          "{{.State.Status}} {{.State.ExitCode}}", container_name()};
+  // `<engine> wait` ends when the container stops: one idle process instead of an `inspect`
+  // every second competing with initdb for the CPU. When it ends, `inspect` says why; if the
+  // container still runs (wait itself failed), polling takes over.
+  std::optional<util::Process> waiter;
+  try {
+    util::SpawnOptions opts =
+        engine_options(m_engine, {"wait", container_name()}, m_options.engine_env);
+    opts.capture_stdout = opts.capture_stderr = false;
+    opts.stdout_path = opts.stderr_path = "/dev/null";
+    waiter.emplace(opts);
+  } catch (const Error&) {
+    // polling it is
+  }
   for (;;) {
     util::throw_if_interrupted();
     if (PQping(conninfo.c_str()) == PQPING_OK) {
       PGconn* conn = PQconnectdb(conninfo.c_str());
       bool ok = PQstatus(conn) == CONNECTION_OK;
       PQfinish(conn);
-      if (ok) return;
+      if (ok) return;  // `waiter` is killed and reaped by its destructor
     }
     auto now = std::chrono::steady_clock::now();
-    if (now >= next_state_check) {
+    bool check_state = false;
+    if (waiter && has_exited(waiter->pid())) {
+      waiter.reset();  // reaps it
+      check_state = true;
+    } else if (!waiter && now >= next_state_check) {
+      check_state = true;
+    }
+    if (check_state) {
       next_state_check = now + k_state_every;
       auto r =
           util::run(engine_options(m_engine, state_args, m_options.engine_env), k_call_timeout);
