@@ -3,6 +3,7 @@
 #include <set>
 
 #include "db/connection.hpp"
+#include "db/container_provider.hpp"
 #include "db/external_provider.hpp"
 #include "db/local_provider.hpp"
 #include "util/error.hpp"
@@ -42,11 +43,9 @@ std::unique_ptr<Provider> make_provider(const config::Database& database) {
     case config::Provider::external:
       return std::make_unique<ExternalProvider>(database);
     case config::Provider::container:
-      break;
+      return std::make_unique<ContainerProvider>(ContainerOptions::from(database));
   }
-  throw usage_error(database.where.str(),
-                    "database.provider: container is not available in this build yet; "
-                    "use local or external");
+  throw usage_error(database.where.str(), "database.provider: unknown provider");
 }
 
 }  // namespace coldgate::db
