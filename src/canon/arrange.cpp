@@ -121,7 +121,7 @@ class TextCursor {
 struct Item {
   std::uint32_t node;
   std::uint32_t identity;  // object: node of its identity value, or k_none
-  double approx;           // number (or numeric identity): monotonic approximation
+  std::int64_t order;      // number (or numeric identity): number_order_key
 };
 
 class Arranger {
@@ -150,7 +150,7 @@ class Arranger {
   bool finish(const Frame& frame);
   bool sort_object(const Node& node);
   void sort_array(const Node& node);
-  int compare_values(std::uint32_t x, double approx_x, std::uint32_t y, double approx_y);
+  int compare_values(std::uint32_t x, std::int64_t order_x, std::uint32_t y, std::int64_t order_y);
   int compare_items(const Item& x, const Item& y);
   int compare_text(std::uint32_t x, std::uint32_t y);
   std::uint32_t identity_of(const Node& object) const;
@@ -315,13 +315,14 @@ int Arranger::compare_text(std::uint32_t x, std::uint32_t y) {
   }
 }
 
-int Arranger::compare_values(std::uint32_t x, double approx_x, std::uint32_t y, double approx_y) {
+int Arranger::compare_values(std::uint32_t x, std::int64_t order_x, std::uint32_t y,
+                             std::int64_t order_y) {
   const Node& nx = m_doc.nodes[x];
   const Node& ny = m_doc.nodes[y];
   if (nx.kind() != ny.kind()) return nx.kind() < ny.kind() ? -1 : 1;
   switch (nx.kind()) {
     case Kind::number:
-      if (approx_x != approx_y) return approx_x < approx_y ? -1 : 1;
+      if (order_x != order_y) return order_x < order_y ? -1 : 1;
       return compare_numbers(m_doc.value(nx), m_doc.value(ny));
     case Kind::string:
       return compare_bytes(m_doc.value(nx), m_doc.value(ny));
@@ -337,12 +338,12 @@ int Arranger::compare_items(const Item& x, const Item& y) {
   const Node& nx = m_doc.nodes[x.node];
   const Node& ny = m_doc.nodes[y.node];
   if (nx.kind() != ny.kind()) return nx.kind() < ny.kind() ? -1 : 1;
-  if (nx.kind() != Kind::object) return compare_values(x.node, x.approx, y.node, y.approx);
+  if (nx.kind() != Kind::object) return compare_values(x.node, x.order, y.node, y.order);
   if (x.identity != y.identity && (x.identity == k_none || y.identity == k_none)) {
     return x.identity == k_none ? 1 : -1;
   }
   if (x.identity != k_none) {
-    const int c = compare_values(x.identity, x.approx, y.identity, y.approx);
+    const int c = compare_values(x.identity, x.order, y.identity, y.order);
     if (c != 0) return c;
   }
   return compare_text(x.node, y.node);
@@ -355,13 +356,13 @@ void Arranger::sort_array(const Node& node) {
   for (std::uint32_t i = 0; i < node.b; ++i) {
     const std::uint32_t index = node.a + i;
     const Node& element = m_doc.nodes[index];
-    Item item{index, k_none, 0.0};
+    Item item{index, k_none, 0};
     if (element.kind() == Kind::number) {
-      item.approx = approximate_number(m_doc.value(element));
+      item.order = number_order_key(m_doc.value(element));
     } else if (element.kind() == Kind::object) {
       item.identity = identity_of(element);
       if (item.identity != k_none && m_doc.nodes[item.identity].kind() == Kind::number) {
-        item.approx = approximate_number(m_doc.value(m_doc.nodes[item.identity]));
+        item.order = number_order_key(m_doc.value(m_doc.nodes[item.identity]));
       }
     }
     m_items.push_back(item);

@@ -2,6 +2,7 @@
 // approximate_number, whose result is only ever used as a monotonic pre-filter.
 #include "canon/number.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdlib>
 #include <string>
@@ -217,18 +218,53 @@ int compare_numbers(std::string_view a, std::string_view b) {
   return sign_x < 0 ? -magnitude : magnitude;
 }
 
-double approximate_number(std::string_view text) {
-  // Fast path: short plain integers are exact in a double.
-  if (text.size() <= 16 && text.find_first_of(".e") == std::string_view::npos) {
-    std::int64_t value = 0;
-    auto result = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (result.ec == std::errc{} && result.ptr == text.data() + text.size()) {
-      return static_cast<double>(value);
+std::int64_t number_order_key(std::string_view text) {
+  // |x| = 0.D × 10^n with D the significant digits; the key packs clamp(n) above the first
+  // 15 digits of D, so it never decreases as x grows (ties are settled by compare_numbers).
+  constexpr int k_digits = 15;                 // 10^15 < 2^50
+  constexpr std::int64_t k_exponent_limit = 2047;  // 12-bit exponent field, 1..4095
+  std::size_t i = 0;
+  const std::size_t size = text.size();
+  const bool negative = size > 0 && text[0] == '-';
+  if (negative) ++i;
+  std::int64_t n = 0;          // decimal exponent of the leading significant digit, plus one
+  std::uint64_t mantissa = 0;  // first k_digits significant digits
+  int taken = 0;
+  bool seen_point = false;
+  bool significant = false;  // a non-zero digit was seen
+  for (; i < size; ++i) {
+    const char c = text[i];
+    if (c == '.') {
+      seen_point = true;
+      continue;
+    }
+    if (!is_digit(c)) break;
+    if (!significant && c == '0') {
+      if (seen_point) --n;  // 0.00d: each zero after the point lowers the exponent
+      continue;
+    }
+    significant = true;
+    if (!seen_point) ++n;
+    if (taken < k_digits) {
+      mantissa = mantissa * 10 + static_cast<std::uint64_t>(c - '0');
+      ++taken;
     }
   }
-  // strtod rounds correctly, hence monotonically; it needs a terminated string.
-  const std::string copy(text);
-  return std::strtod(copy.c_str(), nullptr);
+  if (!significant) return 0;
+  if (i < size && (text[i] == 'e' || text[i] == 'E')) {
+    ++i;
+    bool negative_exponent = false;
+    if (i < size && (text[i] == '+' || text[i] == '-')) negative_exponent = text[i++] == '-';
+    std::int64_t exponent = 0;
+    for (; i < size && is_digit(text[i]); ++i) {
+      if (exponent <= k_max_exponent) exponent = exponent * 10 + (text[i] - '0');
+    }
+    n += negative_exponent ? -exponent : exponent;
+  }
+  for (; taken < k_digits; ++taken) mantissa *= 10;
+  const std::int64_t field = std::clamp(n, -k_exponent_limit, k_exponent_limit) + k_exponent_limit + 1;
+  const auto magnitude = static_cast<std::int64_t>((static_cast<std::uint64_t>(field) << 50) | mantissa);
+  return negative ? -magnitude : magnitude;
 }
 
 }  // namespace coldgate::canon
