@@ -152,7 +152,10 @@ std::size_t canonical_size(const Document& doc) {
 }
 
 void write_canonical(const Document& doc, std::string& out) {
-  const std::size_t size = canonical_size(doc);
+  write_canonical(doc, out, canonical_size(doc));
+}
+
+void write_canonical(const Document& doc, std::string& out, std::size_t size) {
   const std::size_t at = out.size();
   out.reserve(at + size);
   advise_huge_pages(out.data(), out.capacity());
