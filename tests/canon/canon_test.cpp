@@ -1,5 +1,7 @@
 #include "canon/canon.hpp"
 
+#include "canon/document.hpp"
+
 #include <gtest/gtest.h>
 
 #include <string>
@@ -200,6 +202,21 @@ TEST(CanonRedact, IdsStableWithMoreThanNineValues) {
   EXPECT_TRUE(is_canonical(once, options));
   EXPECT_NE(once.find("\"[id-10]\""), std::string::npos);
   EXPECT_LT(once.find("\"[id-2]\""), once.find("\"[id-10]\""));  // first appearance order
+}
+
+TEST(CanonFormat, NeedsEscapeIsExactForEveryByteAtEveryPosition) {
+  // needs_escape scans eight bytes at a time; check each byte value at each offset of a
+  // 17-byte string whose other bytes (ASCII and UTF-8 continuation bytes) need no escaping.
+  for (int value = 0; value < 256; ++value) {
+    for (std::size_t pos = 0; pos < 17; ++pos) {
+      for (const char filler : {'a', ' ', '\x80', '\xA0', '\xFF', '!'}) {
+        std::string s(17, filler);
+        s[pos] = static_cast<char>(value);
+        const bool expected = value < 0x20 || value == '"' || value == '\\';
+        ASSERT_EQ(needs_escape(s), expected) << value << " at " << pos;
+      }
+    }
+  }
 }
 
 TEST(CanonIsCanonical, TrueOnlyForExactCanonicalText) {
