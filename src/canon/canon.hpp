@@ -31,8 +31,10 @@ struct Options {
   ///    taken for its name (kept numbers from 1. are taken from the start).
   /// 4. Arrays are sorted again with the final placeholders, compared as strings like any
   ///    others (so "[id-10]" sorts before "[id-2]").
-  /// Hence structure decides the numbering where it can (renaming the redacted values does not
-  /// change the snapshot), and the values only break ties between otherwise equal elements.
+  /// Hence the structure decides the numbering where it can: replacing the redacted values by
+  /// others (fresh UUIDs on every run) changes the snapshot only through the order of array
+  /// elements that differ in nothing but redacted values, e.g. ["x","y","x"] → 1,1,2 but
+  /// ["y","x","y"] → 1,2,2 (x < y in both).
   bool redact_ids = false;
   /// Deepest nesting of arrays/objects accepted; deeper input is an error, never a stack overflow.
   std::size_t max_depth = 100000;
