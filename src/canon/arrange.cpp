@@ -121,7 +121,7 @@ class TextCursor {
 struct Item {
   std::uint32_t node;
   std::uint32_t identity;  // object: node of its identity value, or k_none
-  double approx;           // number (or numeric identity): monotonic approximation
+  std::int64_t order;      // number (or numeric identity): number_order_key
 };
 
 class Arranger {
@@ -150,11 +150,15 @@ class Arranger {
   bool finish(const Frame& frame);
   bool sort_object(const Node& node);
   void sort_array(const Node& node);
-  int compare_values(std::uint32_t x, double approx_x, std::uint32_t y, double approx_y);
+  int compare_values(std::uint32_t x, std::int64_t order_x, std::uint32_t y, std::int64_t order_y);
   int compare_items(const Item& x, const Item& y);
   int compare_text(std::uint32_t x, std::uint32_t y);
   std::uint32_t identity_of(const Node& object) const;
   void redact(std::uint32_t node, std::string_view name);
+  void rank_classes();
+  void resort_arrays();
+  int compare_ranks(std::uint32_t x, std::uint32_t y);
+  std::uint32_t class_of(const Node& placeholder) const;
   void number_placeholders();
 
   Document& m_doc;
@@ -173,8 +177,12 @@ class Arranger {
   struct Class {
     std::string name;
     std::uint64_t number = 0;  // 0 until numbered; fixed when the input already held it
+    Kind kind = Kind::null;    // the original value: its kind and
+    std::string value;         // string: its bytes; number: canonical text; else compact text
+    std::uint32_t rank = 0;    // position among the classes of `name` in value order
   };
   std::vector<Class> m_classes;
+  bool m_rank_ties = false;  // break ties between equal-looking placeholders by class rank
   std::map<std::string, std::uint32_t> m_class_of;  // name '\0' compact text -> class
 };
 
@@ -261,7 +269,17 @@ bool Arranger::run() {
       redact_ranges.pop_back();
     }
   }
-  if (m_options.redact_ids && !m_classes.empty()) number_placeholders();
+  if (m_options.redact_ids && !m_classes.empty()) {
+    // Above, placeholders all looked alike ("[name-"), so elements differing only in redacted
+    // values kept an arbitrary order. Order those by the values they had (class rank), number
+    // classes by first appearance in that order, then sort again by the final placeholders.
+    rank_classes();
+    m_rank_ties = true;
+    resort_arrays();
+    m_rank_ties = false;
+    number_placeholders();
+    resort_arrays();
+  }
   return true;
 }
 
@@ -315,13 +333,14 @@ int Arranger::compare_text(std::uint32_t x, std::uint32_t y) {
   }
 }
 
-int Arranger::compare_values(std::uint32_t x, double approx_x, std::uint32_t y, double approx_y) {
+int Arranger::compare_values(std::uint32_t x, std::int64_t order_x, std::uint32_t y,
+                             std::int64_t order_y) {
   const Node& nx = m_doc.nodes[x];
   const Node& ny = m_doc.nodes[y];
   if (nx.kind() != ny.kind()) return nx.kind() < ny.kind() ? -1 : 1;
   switch (nx.kind()) {
     case Kind::number:
-      if (approx_x != approx_y) return approx_x < approx_y ? -1 : 1;
+      if (order_x != order_y) return order_x < order_y ? -1 : 1;
       return compare_numbers(m_doc.value(nx), m_doc.value(ny));
     case Kind::string:
       return compare_bytes(m_doc.value(nx), m_doc.value(ny));
@@ -337,15 +356,44 @@ int Arranger::compare_items(const Item& x, const Item& y) {
   const Node& nx = m_doc.nodes[x.node];
   const Node& ny = m_doc.nodes[y.node];
   if (nx.kind() != ny.kind()) return nx.kind() < ny.kind() ? -1 : 1;
-  if (nx.kind() != Kind::object) return compare_values(x.node, x.approx, y.node, y.approx);
+  if (nx.kind() != Kind::object) return compare_values(x.node, x.order, y.node, y.order);
   if (x.identity != y.identity && (x.identity == k_none || y.identity == k_none)) {
     return x.identity == k_none ? 1 : -1;
   }
   if (x.identity != k_none) {
-    const int c = compare_values(x.identity, x.approx, y.identity, y.approx);
+    const int c = compare_values(x.identity, x.order, y.identity, y.order);
     if (c != 0) return c;
   }
   return compare_text(x.node, y.node);
+}
+
+std::uint32_t Arranger::class_of(const Node& placeholder) const {
+  std::uint32_t cls;
+  std::memcpy(&cls, m_doc.text.data() + placeholder.a + placeholder.b, sizeof cls);
+  return cls;
+}
+
+// For two subtrees whose compact texts are equal while placeholders read "[name-" (hence of
+// the same shape): compares the ranks of their placeholders in document order.
+int Arranger::compare_ranks(std::uint32_t x, std::uint32_t y) {
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> stack{{x, y}};
+  while (!stack.empty()) {
+    const auto [i, j] = stack.back();
+    stack.pop_back();
+    const Node& a = m_doc.nodes[i];
+    const Node& b = m_doc.nodes[j];
+    const bool pa = a.has(Node::k_placeholder);
+    const bool pb = b.has(Node::k_placeholder);
+    if (pa != pb) return pa ? 1 : -1;  // a real string that reads "[name-" comes first
+    if (pa) {
+      const std::uint32_t ra = m_classes[class_of(a)].rank;
+      const std::uint32_t rb = m_classes[class_of(b)].rank;
+      if (ra != rb) return ra < rb ? -1 : 1;
+    } else if (a.is_container()) {
+      for (std::uint32_t k = a.b; k-- > 0;) stack.push_back({a.a + k, b.a + k});
+    }
+  }
+  return 0;
 }
 
 void Arranger::sort_array(const Node& node) {
@@ -355,26 +403,26 @@ void Arranger::sort_array(const Node& node) {
   for (std::uint32_t i = 0; i < node.b; ++i) {
     const std::uint32_t index = node.a + i;
     const Node& element = m_doc.nodes[index];
-    Item item{index, k_none, 0.0};
+    Item item{index, k_none, 0};
     if (element.kind() == Kind::number) {
-      item.approx = approximate_number(m_doc.value(element));
+      item.order = number_order_key(m_doc.value(element));
     } else if (element.kind() == Kind::object) {
       item.identity = identity_of(element);
       if (item.identity != k_none && m_doc.nodes[item.identity].kind() == Kind::number) {
-        item.approx = approximate_number(m_doc.value(m_doc.nodes[item.identity]));
+        item.order = number_order_key(m_doc.value(m_doc.nodes[item.identity]));
       }
     }
     m_items.push_back(item);
   }
-  auto less = [this](const Item& x, const Item& y) { return compare_items(x, y) < 0; };
+  auto less = [this](const Item& x, const Item& y) {
+    const int c = compare_items(x, y);
+    if (c != 0 || !m_rank_ties) return c < 0;
+    return compare_ranks(x.node, y.node) < 0;
+  };
   if (std::is_sorted(m_items.begin(), m_items.end(), less)) return;
-  // Elements equal in this order are byte-identical in the output, except redact_ids
-  // placeholders (compared by name only); a stable sort keeps those in input order.
-  if (m_options.redact_ids) {
-    std::stable_sort(m_items.begin(), m_items.end(), less);
-  } else {
-    std::sort(m_items.begin(), m_items.end(), less);
-  }
+  // Elements equal in this order print identically (redact_ids placeholders, which all read
+  // "[name-" in the first pass, are sorted again once numbered), so the sort need not be stable.
+  std::sort(m_items.begin(), m_items.end(), less);
   m_scratch.clear();
   for (const Item& item : m_items) m_scratch.push_back(m_doc.nodes[item.node]);
   std::copy(m_scratch.begin(), m_scratch.end(), m_doc.nodes.begin() + node.a);
@@ -419,7 +467,15 @@ void Arranger::redact(std::uint32_t node_index, std::string_view name_in_text) {
     write_compact(m_doc, node_index, key);
   }
   auto [it, inserted] = m_class_of.try_emplace(key, static_cast<std::uint32_t>(m_classes.size()));
-  if (inserted) m_classes.push_back({std::string(name), kept});
+  if (inserted) {
+    Class c{std::string(name), kept, node.kind(), {}, 0};
+    if (node.kind() == Kind::string || node.kind() == Kind::number) {
+      c.value = m_doc.value(node);
+    } else if (node.is_container()) {
+      c.value = key.substr(name.size() + 2);  // the compact text
+    }
+    m_classes.push_back(std::move(c));
+  }
   const std::uint32_t cls = it->second;
   const std::uint32_t offset = static_cast<std::uint32_t>(m_doc.text.size());
   m_doc.text.append("[").append(name).append("-");
@@ -429,6 +485,45 @@ void Arranger::redact(std::uint32_t node_index, std::string_view name_in_text) {
   node.a = offset;
   node.b = static_cast<std::uint32_t>(name.size() + 2);
   if (needs_escape(name)) node.bits |= Node::k_value_escape;
+}
+
+// Ranks the classes of each name by their original values: kinds in the canonical order
+// (null < false < true < number < string < array < object), numbers numerically, strings by
+// code point, arrays and objects by compact canonical text. Independent of input order.
+void Arranger::rank_classes() {
+  std::vector<std::uint32_t> order(m_classes.size());
+  for (std::uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [this](std::uint32_t i, std::uint32_t j) {
+    const Class& x = m_classes[i];
+    const Class& y = m_classes[j];
+    if (const int c = compare_bytes(x.name, y.name); c != 0) return c < 0;
+    if (x.kind != y.kind) return x.kind < y.kind;
+    if (x.kind == Kind::number) return compare_numbers(x.value, y.value) < 0;
+    return compare_bytes(x.value, y.value) < 0;
+  });
+  std::uint32_t rank = 0;
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    if (k > 0 && m_classes[order[k]].name != m_classes[order[k - 1]].name) rank = 0;
+    m_classes[order[k]].rank = rank++;
+  }
+}
+
+// Sorts every unordered array again, children before parents (objects keep their order: their
+// member names did not change).
+void Arranger::resort_arrays() {
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> stack;  // node, next child
+  stack.push_back({m_doc.root, 0});
+  while (!stack.empty()) {
+    const auto [index, next_child] = stack.back();
+    const Node node = m_doc.nodes[index];
+    if (node.is_container() && next_child < node.b) {
+      ++stack.back().second;
+      stack.push_back({node.a + next_child, 0});
+      continue;
+    }
+    if (node.kind() == Kind::array && !node.has(Node::k_ordered)) sort_array(node);
+    stack.pop_back();
+  }
 }
 
 // Numbers redact_ids classes in order of first appearance in the arranged document (kept
@@ -444,8 +539,7 @@ void Arranger::number_placeholders() {
   std::vector<std::uint32_t> text_of(m_classes.size(), k_none);
   std::vector<std::uint32_t> size_of(m_classes.size(), 0);
   auto assign = [&](Node& node) {
-    std::uint32_t cls;
-    std::memcpy(&cls, m_doc.text.data() + node.a + node.b, sizeof cls);
+    const std::uint32_t cls = class_of(node);
     Class& c = m_classes[cls];
     if (c.number == 0) {
       auto& [candidate, at] = next.try_emplace(c.name, 1, 0).first->second;

@@ -17,7 +17,7 @@ std::string canonicalize(std::string_view json, const Options& options, std::str
                           " (max_output_bytes); is the nesting unreasonably deep?");
   }
   std::string out;
-  write_canonical(document, out);
+  write_canonical(document, out, size);
   return out;
 }
 
@@ -25,9 +25,10 @@ bool is_canonical(std::string_view text, const Options& options) {
   try {
     Document document = parse_document(text, options, "input");
     arrange_document(document, options, text, "input");
-    if (canonical_size(document) != text.size()) return false;
+    const std::size_t size = canonical_size(document);
+    if (size != text.size()) return false;
     std::string out;
-    write_canonical(document, out);
+    write_canonical(document, out, size);
     return out == text;
   } catch (const Error&) {
     return false;

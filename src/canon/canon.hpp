@@ -18,8 +18,23 @@ struct Options {
   std::vector<std::string> identity{"$id", "id"};
   /// Values at these paths are replaced by "[redacted]".
   std::vector<std::string> redact;
-  /// With redact: equal redacted values get stable counters ("[<member>-1]", e.g. "[uuid-1]")
-  /// numbered in order of first appearance in the canonical output, instead of "[redacted]".
+  /// With redact: equal redacted values get counters instead of "[redacted]": "[<name>-N]",
+  /// e.g. "[uuid-1]", one counter per name (the nearest member name on the path; "redacted" at
+  /// the root). The result depends neither on member order nor on the order of unordered
+  /// arrays, and canonicalizing it again changes nothing. How numbers are chosen:
+  /// 1. Values already of the form "[<name>-N]" (N in 1..999999999, no leading zero) keep N.
+  /// 2. Arrays are ordered with every placeholder reading alike; elements equal in that order
+  ///    (differing only in redacted values) are then ordered by the original values, ranked per
+  ///    name: null < false < true < numbers (numerically) < strings (by code point) < arrays <
+  ///    objects (by compact canonical text). Values are never compared across names.
+  /// 3. Each other value gets, at its first appearance in that order, the smallest N not yet
+  ///    taken for its name (kept numbers from 1. are taken from the start).
+  /// 4. Arrays are sorted again with the final placeholders, compared as strings like any
+  ///    others (so "[id-10]" sorts before "[id-2]").
+  /// Hence the structure decides the numbering where it can: replacing the redacted values by
+  /// others (fresh UUIDs on every run) changes the snapshot only through the order of array
+  /// elements that differ in nothing but redacted values, e.g. ["x","y","x"] → 1,1,2 but
+  /// ["y","x","y"] → 1,2,2 (x < y in both).
   bool redact_ids = false;
   /// Deepest nesting of arrays/objects accepted; deeper input is an error, never a stack overflow.
   std::size_t max_depth = 100000;

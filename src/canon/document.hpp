@@ -70,6 +70,8 @@ std::size_t canonical_size(const Document& document);
 /// Appends the canonical text of the arranged `document` to `out` (two-space indent, LF, one
 /// final newline).
 void write_canonical(const Document& document, std::string& out);
+/// The same, with `size` = canonical_size(document) already known.
+void write_canonical(const Document& document, std::string& out, std::size_t size);
 
 /// Asks the kernel to back [data, data + bytes) with transparent huge pages where it can (Linux
 /// madvise; a no-op elsewhere): multi-MB buffers then take hundreds of times fewer page faults.

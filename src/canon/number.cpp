@@ -2,6 +2,7 @@
 // approximate_number, whose result is only ever used as a monotonic pre-filter.
 #include "canon/number.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdlib>
 #include <string>
@@ -217,18 +218,56 @@ int compare_numbers(std::string_view a, std::string_view b) {
   return sign_x < 0 ? -magnitude : magnitude;
 }
 
-double approximate_number(std::string_view text) {
-  // Fast path: short plain integers are exact in a double.
-  if (text.size() <= 16 && text.find_first_of(".e") == std::string_view::npos) {
-    std::int64_t value = 0;
-    auto result = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (result.ec == std::errc{} && result.ptr == text.data() + text.size()) {
-      return static_cast<double>(value);
-    }
+std::int64_t number_order_key(std::string_view text) {
+  // |x| = 0.D × 10^n with D the significant digits; the key packs clamp(n) above the first
+  // 15 digits of D, so it never decreases as x grows (ties are settled by compare_numbers).
+  constexpr std::size_t k_digits = 15;             // 10^15 < 2^50
+  constexpr std::int64_t k_exponent_limit = 2047;  // 12-bit exponent field, 1..4095
+  const char* p = text.data();
+  const char* const end = p + text.size();
+  const bool negative = p < end && *p == '-';
+  if (negative) ++p;
+  const char* const int_begin = p;
+  while (p < end && is_digit(*p)) ++p;
+  const char* const int_end = p;
+  const char* frac_begin = p;
+  if (p < end && *p == '.') {
+    frac_begin = ++p;
+    while (p < end && is_digit(*p)) ++p;
   }
-  // strtod rounds correctly, hence monotonically; it needs a terminated string.
-  const std::string copy(text);
-  return std::strtod(copy.c_str(), nullptr);
+  const char* const frac_end = p;
+  std::int64_t exponent = 0;
+  if (p < end && (*p == 'e' || *p == 'E')) {
+    ++p;
+    bool negative_exponent = false;
+    if (p < end && (*p == '+' || *p == '-')) negative_exponent = *p++ == '-';
+    for (; p < end && is_digit(*p); ++p) {
+      if (exponent <= k_max_exponent) exponent = exponent * 10 + (*p - '0');
+    }
+    if (negative_exponent) exponent = -exponent;
+  }
+  // Leading zeros (only "0" before the point, or zeros right after "0.") are not significant.
+  const char* a = int_begin;
+  while (a < int_end && *a == '0') ++a;
+  const char* b = frac_begin;
+  std::int64_t n = exponent + (int_end - a);
+  if (a == int_end) {
+    while (b < frac_end && *b == '0') ++b;
+    n -= b - frac_begin;
+  }
+  std::uint64_t mantissa = 0;
+  std::size_t taken = 0;
+  for (; a < int_end && taken < k_digits; ++a, ++taken) mantissa = mantissa * 10 + static_cast<std::uint64_t>(*a - '0');
+  for (; b < frac_end && taken < k_digits; ++b, ++taken) mantissa = mantissa * 10 + static_cast<std::uint64_t>(*b - '0');
+  if (mantissa == 0) return 0;  // zero (all digits zero), whatever its spelling
+  constexpr std::uint64_t k_pow10[] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000,
+                                       100000000, 1000000000, 10000000000, 100000000000,
+                                       1000000000000, 10000000000000, 100000000000000,
+                                       1000000000000000};
+  mantissa *= k_pow10[k_digits - taken];
+  const std::int64_t field = std::clamp(n, -k_exponent_limit, k_exponent_limit) + k_exponent_limit + 1;
+  const auto magnitude = static_cast<std::int64_t>((static_cast<std::uint64_t>(field) << 50) | mantissa);
+  return negative ? -magnitude : magnitude;
 }
 
 }  // namespace coldgate::canon

@@ -24,8 +24,9 @@ void append_unsigned(std::uint64_t value, std::string& out);
 /// Three-way numeric comparison (<0, 0, >0) of two canonical number texts, exact.
 int compare_numbers(std::string_view a, std::string_view b);
 
-/// A double that rounds the canonical number `text` monotonically (a < b implies
-/// approx(a) <= approx(b)), for a fast first comparison; ±inf beyond the double range.
-double approximate_number(std::string_view text);
+/// An integer that orders the JSON number `text` monotonically (a < b implies key(a) <= key(b);
+/// equal keys need compare_numbers), for a fast first comparison: the sign, the decimal
+/// exponent (clamped to ±2047) and the first 15 significant digits. No strtod, no allocation.
+std::int64_t number_order_key(std::string_view text);
 
 }  // namespace coldgate::canon

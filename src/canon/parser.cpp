@@ -78,10 +78,13 @@ std::size_t string_start(std::string_view json, std::size_t close) {
   return 0;
 }
 
+// Thrown on the fast pass when an error needs a byte offset: parse again with offsets.
+struct RetryWithOffsets {};
+
 class Builder {
  public:
   Builder(Document& document, const Options& options, std::string_view json,
-          std::string_view source, Cursor& cursor, const std::vector<Substitution>& substitutions,
+          std::string_view source, Cursor* cursor, const std::vector<Substitution>& substitutions,
           bool check_duplicates)
       : m_doc(document),
         m_options(options),
@@ -117,12 +120,12 @@ class Builder {
   bool start_array(std::size_t) { return open(Kind::array); }
   bool key(std::string& name) {
     if (name.size() > Node::k_max_key_bytes) {
-      fail_here(string_start(m_json, m_cursor.offset() - 1), "member name longer than 32 MiB");
+      fail_here(string_start(m_json, offset() - 1), "member name longer than 32 MiB");
     }
     if (m_check_duplicates && !m_keys.back().insert(name).second) {
       std::string quoted;
       append_json_string(name, quoted);
-      fail_here(string_start(m_json, m_cursor.offset() - 1),
+      fail_here(string_start(m_json, offset() - 1),
                 "duplicate key " + quoted + "; each member name may appear once per object");
     }
     m_key_offset = static_cast<std::uint32_t>(m_doc.text.size());
@@ -162,11 +165,18 @@ class Builder {
     fail(m_source, offset, what);
   }
 
+  // Bytes consumed by the lexer so far. The fast pass has no cursor: every error path that
+  // needs an offset abandons it, and the parse is redone with the byte-counting iterator.
+  std::size_t offset() const {
+    if (m_cursor == nullptr) throw RetryWithOffsets{};
+    return m_cursor->offset();
+  }
+
   // True when the number just read is the stand-in "0" for an overflowing number; pushes the
   // original text instead.
   bool substituted() {
     if (m_next_substitution < m_substitutions.size() &&
-        m_substitutions[m_next_substitution].start < m_cursor.offset()) {
+        m_substitutions[m_next_substitution].start < offset()) {
       const Substitution& substitution = m_substitutions[m_next_substitution++];
       push_number(substitution.text);
       if (m_open.empty()) m_root_end = substitution.start + substitution.text.size();
@@ -176,16 +186,16 @@ class Builder {
   }
 
   bool push_number(std::string_view text) {
-    const std::size_t offset = m_doc.text.size();
+    const std::size_t start = m_doc.text.size();
     switch (normalize_number_to(text, m_doc.text)) {
       case NumberStatus::ok:
-        return push_text(Kind::number, offset, false);
+        return push_text(Kind::number, start, false);
       case NumberStatus::exponent_out_of_range:
-        fail_here(m_cursor.offset() - 1, "number exponent beyond ±10^15 in " + std::string(text));
+        fail_here(offset() - 1, "number exponent beyond ±10^15 in " + std::string(text));
       case NumberStatus::invalid:
         break;
     }
-    fail_here(m_cursor.offset() - 1, "invalid number " + std::string(text));
+    fail_here(offset() - 1, "invalid number " + std::string(text));
   }
 
   Node make(Kind kind) {
@@ -206,7 +216,7 @@ class Builder {
 
   // Remembers where the top-level value ended (`lookahead`: bytes the lexer read past it).
   void note_root_end(std::size_t lookahead) {
-    if (m_open.empty()) m_root_end = std::min(m_cursor.offset() - lookahead, m_json.size());
+    if (m_cursor != nullptr && m_open.empty()) m_root_end = std::min(offset() - lookahead, m_json.size());
   }
 
   bool push_text(Kind kind, std::size_t offset, bool escape) {
@@ -216,13 +226,16 @@ class Builder {
     if (escape) node.bits |= Node::k_value_escape;
     m_pending.push_back(node);
     // A number ends when the lexer reads the byte after it (unless the input ended).
-    note_root_end(kind == Kind::number && m_cursor.pos != m_cursor.begin + m_json.size() ? 1 : 0);
+    note_root_end(kind == Kind::number && m_cursor != nullptr &&
+                          m_cursor->pos != m_cursor->begin + m_json.size()
+                      ? 1
+                      : 0);
     return true;
   }
 
   bool open(Kind kind) {
     if (m_open.size() >= m_options.max_depth) {
-      fail_here(m_cursor.offset() - 1, "nesting deeper than " + std::to_string(m_options.max_depth) +
+      fail_here(offset() - 1, "nesting deeper than " + std::to_string(m_options.max_depth) +
                                            " levels (limit max_depth)");
     }
     const Node node = make(kind);
@@ -249,7 +262,7 @@ class Builder {
   const Options& m_options;
   std::string_view m_json;
   std::string_view m_source;
-  Cursor& m_cursor;
+  Cursor* m_cursor;  // null on the fast pass, which knows no byte offsets
   const std::vector<Substitution>& m_substitutions;
   std::size_t m_next_substitution = 0;
   bool m_check_duplicates;
@@ -409,12 +422,13 @@ std::vector<Substitution> substitute_huge_numbers(std::string_view json, std::st
   return found;
 }
 
-// One SAX pass over `input` (which has the same length as `json`).
+// One SAX pass over `input` (which has the same length as `json`), counting bytes so that
+// errors carry their offset.
 bool run(Document& document, const Options& options, std::string_view json, std::string_view input,
          std::string_view source, const std::vector<Substitution>& substitutions,
          bool check_duplicates, int* error_id) {
   Cursor cursor{input.data(), input.data(), input.data() + input.size()};
-  Builder builder(document, options, json, source, cursor, substitutions, check_duplicates);
+  Builder builder(document, options, json, source, &cursor, substitutions, check_duplicates);
   if (nlohmann::json::sax_parse(InputIterator(&cursor), InputIterator(&cursor), &builder)) {
     builder.finish();
     return true;
@@ -424,6 +438,21 @@ bool run(Document& document, const Options& options, std::string_view json, std:
     return false;
   }
   translate_error(builder, json, source);
+}
+
+// The fast pass: nlohmann reads the contiguous input through its pointer adapter and nothing
+// counts bytes. False when anything went wrong (the caller then parses again with offsets).
+bool run_fast(Document& document, const Options& options, std::string_view json,
+              std::string_view source) {
+  static const std::vector<Substitution> k_none;
+  Builder builder(document, options, json, source, nullptr, k_none, false);
+  try {
+    if (!nlohmann::json::sax_parse(json.data(), json.data() + json.size(), &builder)) return false;
+  } catch (const RetryWithOffsets&) {
+    return false;
+  }
+  builder.finish();
+  return true;
 }
 
 }  // namespace
@@ -444,6 +473,10 @@ Document parse_document(std::string_view json, const Options& options, std::stri
   document.text.reserve(json.size() + json.size() / 4 + 64);
   advise_huge_pages(document.nodes.data(), document.nodes.capacity() * sizeof(Node));
   advise_huge_pages(document.text.data(), document.text.capacity());
+  if (run_fast(document, options, json, source)) return document;
+  // Invalid input or a number nlohmann refuses: parse again counting bytes for the message.
+  document.nodes.clear();
+  document.text.clear();
   int error_id = 0;
   if (run(document, options, json, json, source, {}, false, &error_id)) return document;
   // nlohmann turns numbers beyond the double range into an error (406). Such numbers are valid

@@ -70,32 +70,11 @@ std::string show_call(const fs::path& engine, const std::vector<std::string>& ar
   return s + "`";
 }
 
-// True when our child `pid` has exited; does not reap it (util::Process does that).
-bool has_exited(pid_t pid) {
-  siginfo_t info{};
-  int r;
-  do {
-    r = ::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT);
-  } while (r != 0 && errno == EINTR);
-  return r != 0 || info.si_pid == pid;  // ECHILD: reaped already
-}
-
-// Runs `opts` to its end even after SIGINT/SIGTERM to us. util::Process::wait() passes an
-// interrupt on to the child at once, and an interrupted `rm -f` would leave the container
-// running; so wait for the exit without reaping (waitid WNOWAIT), then let wait() reap it and
-// drop its Error(interrupted) — the caller is already unwinding from that interrupt.
-bool run_uninterruptible(const util::SpawnOptions& opts, std::chrono::milliseconds timeout) {
-  util::Process p(opts);
-  auto until = std::chrono::steady_clock::now() + timeout;
-  bool exited = false;
-  while (!(exited = has_exited(p.pid())) && std::chrono::steady_clock::now() < until) {
-    std::this_thread::sleep_for(10ms);
-  }
-  try {
-    return p.wait(timeout).ok();  // past the deadline: SIGTERM, then SIGKILL, and reaped
-  } catch (const Error&) {
-    return exited;
-  }
+// Runs a clean-up command to its end even after SIGINT/SIGTERM to us: an interrupted `rm -f`
+// would leave the container running. True when it succeeded.
+bool run_uninterruptible(util::SpawnOptions opts, std::chrono::milliseconds timeout) {
+  opts.finish_when_interrupted = true;
+  return util::run(opts, timeout).status.ok();
 }
 
 }  // namespace
@@ -330,7 +309,7 @@ void ContainerProvider::wait_until_ready(const char* phase) {
     }
     auto now = std::chrono::steady_clock::now();
     bool check_state = false;
-    if (waiter && has_exited(waiter->pid())) {
+    if (waiter && waiter->wait_exited(std::chrono::milliseconds(0))) {
       waiter.reset();  // reaps it
       check_state = true;
     } else if (!waiter && now >= next_state_check) {

@@ -37,35 +37,6 @@ constexpr auto k_ready_timeout = 60s;     // start to accepting connections
 constexpr auto k_shutdown_timeout = 15s;  // signal to exit, before SIGKILL
 constexpr int k_port_attempts = 10;
 
-// Waits up to `timeout` for `pid` (our child) to exit, without reaping it; true when it has.
-bool wait_exit(pid_t pid, std::chrono::milliseconds timeout) {
-  auto until = std::chrono::steady_clock::now() + timeout;
-  int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
-  for (;;) {
-    siginfo_t info{};
-    if (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0) {
-      if (errno == EINTR) continue;
-      break;  // ECHILD: already reaped
-    }
-    if (info.si_pid == pid) break;
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                    until - std::chrono::steady_clock::now())
-                    .count();
-    if (left <= 0) {
-      if (pidfd >= 0) ::close(pidfd);
-      return false;
-    }
-    if (pidfd >= 0) {
-      pollfd p{pidfd, POLLIN, 0};
-      ::poll(&p, 1, static_cast<int>(std::min<long long>(left, 100)));
-    } else {
-      std::this_thread::sleep_for(1ms);
-    }
-  }
-  if (pidfd >= 0) ::close(pidfd);
-  return true;
-}
-
 int free_port() {
   int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return 0;
@@ -230,7 +201,7 @@ bool LocalProvider::try_launch(int port, bool fixed) {
   for (;;) {
     util::throw_if_interrupted();
     if (PQping(ping.c_str()) == PQPING_OK) return true;
-    if (wait_exit(m_server->pid(), 5ms)) {
+    if (m_server->wait_exited(5ms)) {
       util::ExitStatus status = m_server->wait();
       m_server.reset();
       std::string out = read_from(log, log_offset);
@@ -260,7 +231,7 @@ void LocalProvider::restart() {
   if (!m_server)
     throw Error(ExitCode::infrastructure, "database", "restart: server is not running");
   ::kill(m_server->pid(), SIGINT);  // fast shutdown: clients disconnected, checkpoint, exit
-  if (!wait_exit(m_server->pid(), k_shutdown_timeout)) m_server->signal_group(SIGKILL);
+  if (!m_server->wait_exited(k_shutdown_timeout)) m_server->signal_group(SIGKILL);
   m_server->wait();  // reaps; throws Error(interrupted) on SIGINT/SIGTERM to us
   m_server.reset();
   try_launch(m_port, true);  // same port: the URL handed out stays valid
@@ -271,7 +242,7 @@ void LocalProvider::shutdown(int sig) noexcept {
   try {
     if (m_server->pid() > 0) {
       ::kill(m_server->pid(), sig);
-      if (!wait_exit(m_server->pid(), k_shutdown_timeout)) m_server->signal_group(SIGKILL);
+      if (!m_server->wait_exited(k_shutdown_timeout)) m_server->signal_group(SIGKILL);
       m_server->wait();
     }
   } catch (...) {

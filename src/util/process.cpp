@@ -122,7 +122,9 @@ std::optional<std::filesystem::path> find_program(const std::string& name) {
   return std::nullopt;
 }
 
-Process::Process(const SpawnOptions& options) : m_max_capture(options.max_capture_bytes) {
+Process::Process(const SpawnOptions& options)
+    : m_max_capture(options.max_capture_bytes),
+      m_finish_when_interrupted(options.finish_when_interrupted) {
   if (options.argv.empty()) throw Error(ExitCode::infrastructure, "spawn", "empty command");
   const std::string& program = options.argv.front();
   auto exe = find_program(program);
@@ -240,6 +242,7 @@ Process& Process::operator=(Process&& other) noexcept {
     m_out_fd = std::exchange(other.m_out_fd, -1);
     m_err_fd = std::exchange(other.m_err_fd, -1);
     m_max_capture = other.m_max_capture;
+    m_finish_when_interrupted = other.m_finish_when_interrupted;
     m_start = other.m_start;
     m_out = std::move(other.m_out);
     m_err = std::move(other.m_err);
@@ -259,6 +262,37 @@ void Process::reset() {
   }
   close_fd(m_out_fd);
   close_fd(m_err_fd);
+}
+
+bool Process::wait_exited(std::chrono::milliseconds timeout) const {
+  if (m_pid <= 0) return true;
+  auto until = std::chrono::steady_clock::now() + timeout;
+  int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, m_pid, 0));
+  bool exited = false;
+  for (;;) {
+    siginfo_t info{};
+    if (::waitid(P_PID, static_cast<id_t>(m_pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0) {
+      if (errno == EINTR) continue;
+      exited = true;  // ECHILD: reaped already
+      break;
+    }
+    if (info.si_pid == m_pid) {
+      exited = true;
+      break;
+    }
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                    until - std::chrono::steady_clock::now())
+                    .count();
+    if (left <= 0) break;
+    if (pidfd >= 0) {
+      pollfd p{pidfd, POLLIN, 0};
+      ::poll(&p, 1, static_cast<int>(std::min<long long>(left, 100)));
+    } else {
+      ::usleep(1000);
+    }
+  }
+  if (pidfd >= 0) ::close(pidfd);
+  return exited;
 }
 
 void Process::signal_group(int sig) const {
@@ -282,7 +316,9 @@ ExitStatus Process::wait(std::optional<std::chrono::milliseconds> timeout,
     fds[count++] = {pidfd, POLLIN, 0};
     if (m_out_fd >= 0) fds[count++] = {m_out_fd, POLLIN, 0};
     if (m_err_fd >= 0) fds[count++] = {m_err_fd, POLLIN, 0};
-    if (g_interrupt_pipe[0] >= 0) fds[count++] = {g_interrupt_pipe[0], POLLIN, 0};
+    if (g_interrupt_pipe[0] >= 0 && !m_finish_when_interrupted) {
+      fds[count++] = {g_interrupt_pipe[0], POLLIN, 0};
+    }
 
     int wait_ms = pidfd >= 0 ? -1 : 1;  // without pidfd (old kernel) poll the child every 1 ms
     auto now = clock::now();
@@ -298,7 +334,7 @@ ExitStatus Process::wait(std::optional<std::chrono::milliseconds> timeout,
     if (m_out_fd >= 0) drain(m_out_fd, m_out, m_max_capture);
     if (m_err_fd >= 0) drain(m_err_fd, m_err, m_max_capture);
 
-    if (!interrupt && interrupted() != 0) {
+    if (!interrupt && !m_finish_when_interrupted && interrupted() != 0) {
       interrupt = interrupted();
       signal_group(SIGTERM);
       kill_at = clock::now() + grace;

@@ -26,6 +26,9 @@ struct SpawnOptions {
   std::optional<uid_t> uid;           // switch to this user (and gid) before exec; needs root
   std::optional<gid_t> gid;
   std::size_t max_capture_bytes = 64u << 20;  // captured bytes kept per stream; the rest dropped
+  /// For clean-up commands (`docker rm -f`): a SIGINT/SIGTERM to us neither signals nor aborts
+  /// this child; wait() still honours the timeout.
+  bool finish_when_interrupted = false;
 };
 
 /// How a child ended and what it cost, from wait4(2)'s rusage.
@@ -66,6 +69,11 @@ class Process {
   ExitStatus wait(std::optional<std::chrono::milliseconds> timeout = std::nullopt,
                   std::chrono::milliseconds grace = std::chrono::milliseconds(2000));
 
+  /// Waits up to `timeout` (counted from now) for the child to exit, without reaping it and
+  /// whatever interrupts arrive; true when it has exited (or was reaped already). For
+  /// long-running children such as a server being shut down; wait() then reaps it.
+  bool wait_exited(std::chrono::milliseconds timeout) const;
+
   /// Sends `sig` to the child's whole process group (no-op once reaped).
   void signal_group(int sig) const;
 
@@ -80,6 +88,7 @@ class Process {
   int m_out_fd = -1;      // read end of the stdout pipe; -1 when not captured or closed
   int m_err_fd = -1;      // read end of the stderr pipe; -1 when not captured or closed
   std::size_t m_max_capture = 0;
+  bool m_finish_when_interrupted = false;  // SpawnOptions::finish_when_interrupted
   std::chrono::steady_clock::time_point m_start;
   std::string m_out;
   std::string m_err;

@@ -1,5 +1,7 @@
 #include "canon/canon.hpp"
 
+#include "canon/document.hpp"
+
 #include <gtest/gtest.h>
 
 #include <string>
@@ -172,7 +174,7 @@ TEST(CanonRedact, ReplacesValuesAtPaths) {
             "[\n  {\n    \"n\": 1,\n    \"t\": \"[redacted]\"\n  },\n  {\n    \"n\": 2,\n    \"t\": \"[redacted]\"\n  }\n]\n");
 }
 
-TEST(CanonRedact, IdsNumberEqualValuesByFirstAppearance) {
+TEST(CanonRedact, IdsNumberEqualValuesByFirstAppearanceInCanonicalOrder) {
   const char* in = R"({"b":{"uuid":"u-9"},"a":[{"uuid":"u-7","n":1},{"uuid":"u-9","n":2}],"c":{"uuid":"u-7"}})";
   const std::string expected =
       "{\n  \"a\": [\n    {\n      \"n\": 1,\n      \"uuid\": \"[uuid-1]\"\n    },\n"
@@ -185,8 +187,12 @@ TEST(CanonRedact, IdsNumberEqualValuesByFirstAppearance) {
   // Idempotent: placeholders already in the input keep their numbers.
   EXPECT_EQ(canonicalize(expected, with_redact({"/**/uuid"}, true)), expected);
   // Array elements are named after the member holding the array; the root after "redacted".
-  EXPECT_EQ(canonicalize(R"({"tags":["x","y","x"]})", with_redact({"/tags/*"}, true)),
-            "{\n  \"tags\": [\n    \"[tags-1]\",\n    \"[tags-2]\",\n    \"[tags-1]\"\n  ]\n}\n");
+  // Elements that differ only in redacted values are ordered by those values (x < y), so the
+  // numbering does not depend on input order.
+  const std::string tags = "{\n  \"tags\": [\n    \"[tags-1]\",\n    \"[tags-1]\",\n    \"[tags-2]\"\n  ]\n}\n";
+  EXPECT_EQ(canonicalize(R"({"tags":["x","y","x"]})", with_redact({"/tags/*"}, true)), tags);
+  EXPECT_EQ(canonicalize(R"({"tags":["x","x","y"]})", with_redact({"/tags/*"}, true)), tags);
+  EXPECT_EQ(canonicalize(R"({"tags":["y","x","x"]})", with_redact({"/tags/*"}, true)), tags);
   EXPECT_EQ(canonicalize(R"("secret")", with_redact({"/**"}, true)), "\"[redacted-1]\"\n");
 }
 
@@ -198,8 +204,49 @@ TEST(CanonRedact, IdsStableWithMoreThanNineValues) {
   const std::string once = canonicalize(in, options);
   EXPECT_EQ(canonicalize(once, options), once);
   EXPECT_TRUE(is_canonical(once, options));
-  EXPECT_NE(once.find("\"[id-10]\""), std::string::npos);
-  EXPECT_LT(once.find("\"[id-2]\""), once.find("\"[id-10]\""));  // first appearance order
+  for (int n = 1; n <= 12; ++n) {
+    EXPECT_NE(once.find(std::string("\"[id-").append(std::to_string(n)).append("]\"")), std::string::npos) << n;
+  }
+  // The final order compares the placeholders as strings: "[id-10]" sorts before "[id-2]".
+  EXPECT_LT(once.find("\"[id-10]\""), once.find("\"[id-2]\""));
+}
+
+TEST(CanonFormat, NeedsEscapeIsExactForEveryByteAtEveryPosition) {
+  // needs_escape scans eight bytes at a time; check each byte value at each offset of a
+  // 17-byte string whose other bytes (ASCII and UTF-8 continuation bytes) need no escaping.
+  for (int value = 0; value < 256; ++value) {
+    for (std::size_t pos = 0; pos < 17; ++pos) {
+      for (const char filler : {'a', ' ', '\x80', '\xA0', '\xFF', '!'}) {
+        std::string s(17, filler);
+        s[pos] = static_cast<char>(value);
+        const bool expected = value < 0x20 || value == '"' || value == '\\';
+        ASSERT_EQ(needs_escape(s), expected) << value << " at " << pos;
+      }
+    }
+  }
+}
+
+TEST(CanonRedact, IdsKeepExistingPlaceholdersAndGiveNewValuesTheSmallestFreeNumbers) {
+  const Options options = with_redact({"/tags/*"}, true);
+  // "[tags-2]" keeps its number; the new values a < b take 1 and 3.
+  const std::string expected = "{\n  \"tags\": [\n    \"[tags-1]\",\n    \"[tags-2]\",\n    \"[tags-3]\"\n  ]\n}\n";
+  EXPECT_EQ(canonicalize(R"({"tags":["b","[tags-2]","a"]})", options), expected);
+  EXPECT_EQ(canonicalize(R"({"tags":["a","b","[tags-2]"]})", options), expected);
+  EXPECT_EQ(canonicalize(expected, options), expected);
+  // Numbers order numerically as original values: 10 < 9.5e1 < 100.
+  EXPECT_EQ(canonicalize(R"({"tags":[100, 10, 9.5e1, 10]})", options),
+            "{\n  \"tags\": [\n    \"[tags-1]\",\n    \"[tags-1]\",\n    \"[tags-2]\",\n    \"[tags-3]\"\n  ]\n}\n");
+}
+
+TEST(CanonRedact, IdsFollowStructureBeforeValues) {
+  // Objects that differ elsewhere are ordered by that first; numbering follows their order.
+  const Options options = with_redact({"/*/id"}, true);
+  const std::string expected =
+      "[\n  {\n    \"id\": \"[id-1]\",\n    \"n\": \"alice\"\n  },\n"
+      "  {\n    \"id\": \"[id-2]\",\n    \"n\": \"bob\"\n  }\n]\n";
+  EXPECT_EQ(canonicalize(R"([{"id":"zz","n":"alice"},{"id":"aa","n":"bob"}])", options), expected);
+  EXPECT_EQ(canonicalize(R"([{"id":"aa","n":"bob"},{"id":"zz","n":"alice"}])", options), expected);
+  EXPECT_EQ(canonicalize(R"([{"n":"bob","id":"zz"},{"n":"alice","id":"aa"}])", options), expected);
 }
 
 TEST(CanonIsCanonical, TrueOnlyForExactCanonicalText) {

@@ -1,5 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <random>
+#include <string>
+#include <vector>
+
 #include "canon/canon.hpp"
 #include "canon/number.hpp"
 #include "util/error.hpp"
@@ -76,7 +80,37 @@ TEST(CanonNumber, ComparesExactly) {
   EXPECT_LT(compare_numbers("0.000001", "1e21"), 0);
   EXPECT_LT(compare_numbers("1.5e-7", "0.000001"), 0);
   EXPECT_GT(compare_numbers("100", "99.99"), 0);
-  EXPECT_LT(approximate_number("9007199254740992"), approximate_number("1e400"));
+  EXPECT_LT(number_order_key("9007199254740992"), number_order_key("1e400"));
+}
+
+TEST(CanonNumber, OrderKeyNeverContradictsExactComparison) {
+  std::vector<std::string> numbers = {"0", "1", "-1", "1e400", "-1e400", "1e-400", "-1e-400", "1e2047",
+                                      "1e2048", "1e9999", "-1e9999", "1e-2046", "1e-2047", "1e-9999",
+                                      "123456789012345678", "123456789012345679", "0.1", "-0.1"};
+  std::mt19937 rng(7);
+  for (int i = 0; i < 3000; ++i) {  // -?[1-9][0-9]*(.[0-9]+)?e[+-]N, normalized
+    std::string text = rng() % 3 == 0 ? "-" : "";
+    text.push_back(static_cast<char>('1' + rng() % 9));
+    const int length = static_cast<int>(rng() % 20);
+    for (int d = 0; d < length; ++d) text.push_back(static_cast<char>('0' + rng() % 10));
+    if (rng() % 2) text.append(".").append(std::to_string(rng() % 1000));
+    text.append("e").append(std::to_string(static_cast<int>(rng() % 80) - 40));
+    numbers.push_back(normalize_number(text));
+  }
+  for (std::size_t i = 0; i < numbers.size(); ++i) {
+    for (std::size_t j = i + 1; j < numbers.size(); j += 1 + j % 7) {
+      const int exact = compare_numbers(numbers[i], numbers[j]);
+      const std::int64_t a = number_order_key(numbers[i]);
+      const std::int64_t b = number_order_key(numbers[j]);
+      if (exact < 0) {
+        ASSERT_LE(a, b) << numbers[i] << " < " << numbers[j];
+      } else if (exact > 0) {
+        ASSERT_GE(a, b) << numbers[i] << " > " << numbers[j];
+      } else {
+        ASSERT_EQ(a, b) << numbers[i] << " = " << numbers[j];
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -198,7 +198,46 @@ TEST(CanonProperty, RedactionIsIdempotent) {
     ASSERT_EQ(canonicalize(shuffled, options), once) << "seed " << seed;
     const std::string once_ids = canonicalize(compact, ids);
     ASSERT_EQ(canonicalize(once_ids, ids), once_ids) << "seed " << seed << ": " << compact;
+    ASSERT_EQ(canonicalize(shuffled, ids), once_ids) << "seed " << seed << ": " << shuffled;
   }
+}
+
+TEST(CanonProperty, RedactIdsIgnoresOrderAndIsAFixedPoint) {
+  // Dense redaction: many equal-looking elements that differ only in redacted values, nested
+  // redacted containers, and numbers, under one counter name per member.
+  const std::vector<std::vector<std::string>> pattern_sets = {
+      {"/**/id", "/**/$id"}, {"/*/*"}, {"/**/a", "/*/*/*"}, {"/**"}, {"/*"}};
+  std::size_t checked = 0;
+  for (const auto& patterns : pattern_sets) {
+    Options ids;
+    ids.redact = patterns;
+    ids.redact_ids = true;
+    for (unsigned seed = 1; seed <= 300; ++seed) {
+      Generator generator(seed);
+      const Value doc = generator.value(0);
+      std::string compact;
+      Writer(0, generator.rng()).write(doc, compact);
+      const std::string once = canonicalize(compact, ids);
+      ASSERT_EQ(canonicalize(once, ids), once) << "seed " << seed << ": " << compact;
+      ASSERT_TRUE(is_canonical(once, ids)) << "seed " << seed;
+      for (int shuffle = 0; shuffle < 3; ++shuffle) {
+        std::string shuffled;
+        Writer(2, generator.rng()).write(doc, shuffled);
+        ASSERT_EQ(canonicalize(shuffled, ids), once) << "seed " << seed << ": " << shuffled;
+      }
+      checked += once.size();
+      if (patterns[0] == "/**/id") {
+        // Existing placeholders next to new values: [canonical, raw] in either order.
+        std::string raw;
+        Writer(2, generator.rng()).write(doc, raw);
+        const std::string mixed = canonicalize(std::string("[").append(once).append(",").append(compact).append("]"), ids);
+        const std::string swapped = std::string("[").append(raw).append(",").append(once).append("]");
+        ASSERT_EQ(canonicalize(swapped, ids), mixed) << "seed " << seed;
+        ASSERT_EQ(canonicalize(mixed, ids), mixed) << "seed " << seed;
+      }
+    }
+  }
+  EXPECT_GT(checked, 100'000u);
 }
 
 }  // namespace
