@@ -1,10 +1,25 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds with ASan+UBSan and runs the whole test suite with ctest.
+# Installs what is missing, builds with ASan+UBSan and runs the whole test suite with ctest,
+# including the container provider's tests on real podman/docker containers (needs root).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+if [[ $(id -u) -ne 0 ]]; then
+  exec sudo --preserve-env=CI,PATH bash "$0" "$@"
+fi
+
 bash ci/setup.sh
 bash ci/build.sh asan
+
+# podman, the postgres:15 test image and podman's Docker-compatible API for the docker CLI.
+service_pid_file=/run/coldgate-podman/service.pid
+before=$(cat "$service_pid_file" 2>/dev/null || true)
+export "$(bash ci/setup-podman.sh)"
+after=$(cat "$service_pid_file" 2>/dev/null || true)
+if [[ -n "$after" && "$after" != "$before" ]]; then
+  trap 'kill "$after" 2>/dev/null || true' EXIT  # the service we started ends with us
+fi
+
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 cd build-asan

@@ -22,8 +22,8 @@ struct ServerInfo {
   std::map<std::string, std::string> settings;
 };
 
-/// Gives a running PostgreSQL server: `local` (a throwaway cluster), `external` (a URL), later
-/// `container`. A provider owns what it starts: its destructor stops it, on every exit path.
+/// Gives a running PostgreSQL server: `local` (a throwaway cluster), `container` (docker or
+/// podman), `external` (a URL). A provider owns what it starts: its destructor stops it, on every exit path.
 class Provider {
  public:
   virtual ~Provider() = default;
@@ -49,8 +49,7 @@ class Provider {
   ServerInfo server_info() const;
 };
 
-/// The provider `database.provider` names, not yet started. Throws Error(usage) for a
-/// provider that is not available (container, until it is written).
+/// The provider `database.provider` names, not yet started.
 std::unique_ptr<Provider> make_provider(const config::Database& database);
 
 /// Reads server_version(_num) and pg_settings rows whose source is not 'default', 'override'
