@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Configures and builds coldgate. Usage: ci/build.sh [release|asan]
+# Configures and builds coldgate. Usage: ci/build.sh [release|asan] [TARGET]
 #   release → build/        (the binary the README and the demo use)
 #   asan    → build-asan/   (AddressSanitizer + UndefinedBehaviorSanitizer, warnings as errors)
 set -euo pipefail
@@ -13,4 +13,4 @@ case "$kind" in
 esac
 
 cmake -S . -B "$dir" -G Ninja "${flags[@]}" >/dev/null
-cmake --build "$dir" -j "$(nproc)"
+cmake --build "$dir" -j "$(nproc)" ${2:+--target "$2"}

@@ -5,5 +5,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash ci/setup.sh
-bash ci/build.sh release
+bash ci/build.sh release coldgate
 exec ./build/coldgate run -c config/demo.yaml "$@"

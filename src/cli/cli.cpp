@@ -64,9 +64,14 @@ std::vector<Subcommand> subcommands() {
          auto args = std::make_shared<CanonArgs>();
          sub.add_option("file", args->input, "JSON file, or - for stdin")->capture_default_str();
          sub.add_option("-o,--output", args->output, "write to FILE (atomically) instead of stdout");
-         sub.add_option("--ordered", args->ordered, "JSON Pointer pattern of an array whose order matters");
-         sub.add_option("--identity", args->identity, "member that identifies array elements (default: $id, id)");
-         sub.add_option("--redact", args->redact, "JSON Pointer pattern of values to redact");
+         // One value per occurrence (repeat the option for more), so a file name after it is
+         // not taken for a pattern.
+         sub.add_option("--ordered", args->ordered, "JSON Pointer pattern of an array whose order matters (repeatable)")
+             ->allow_extra_args(false);
+         sub.add_option("--identity", args->identity, "member that identifies array elements (repeatable; default: $id, id)")
+             ->allow_extra_args(false);
+         sub.add_option("--redact", args->redact, "JSON Pointer pattern of values to redact (repeatable)")
+             ->allow_extra_args(false);
          sub.add_flag("--redact-ids", args->redact_ids, "number equal redacted values ([id-1], [id-2] …)");
          sub.add_flag("--check", args->check, "print nothing; exit 1 when the input is not canonical");
          sub.add_option("--max-depth", args->max_depth, "deepest nesting accepted")->capture_default_str();

@@ -95,7 +95,10 @@ int run_diff(const DiffArgs& args) {
   auto [text_b, source_b] = read_input(args.b);
   std::string a = canon::canonicalize(text_a, {}, source_a);
   std::string b = canon::canonicalize(text_b, {}, source_b);
-  if (a == b) return 0;
+  if (a == b) {
+    if (!args.output.empty()) util::write_file_atomic(args.output, "");  // no stale diff left
+    return 0;
+  }
 
   diff::Options options;
   options.max_paths = args.max_paths;

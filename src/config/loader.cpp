@@ -71,7 +71,15 @@ class Loader {
                    : p == "container" ? Provider::container
                                       : Provider::external;
     }
-    if (auto* e = f.find("version")) d.version = m_r.integer(e->value, f.path("version"), 1);
+    if (auto* e = f.find("version")) {
+      d.version = m_r.integer(e->value, f.path("version"), 1);
+      // Major versions before 10 were numbered 9.6, 9.5 …; none is supported any more.
+      if (*d.version < 10) {
+        m_r.fail(e->value, f.path("version"),
+                 fmt::format("PostgreSQL {} is not supported; use a major version of 10 or newer "
+                             "(e.g. 15)", *d.version));
+      }
+    }
     if (auto* e = f.find("image")) d.image = m_r.nonempty_text(e->value, f.path("image"));
     if (auto* e = f.find("engine"))
       d.engine = m_r.choice(e->value, f.path("engine"), {"docker", "podman"});

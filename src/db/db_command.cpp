@@ -76,6 +76,9 @@ int up(const std::string& config_path, const fs::path& state_path) {
                                       config_path, s->pid, s->url));
   }
   util::install_interrupt_handlers();
+  // Our output may go to a pipe that closes first (`db up | head -1`): a write must then fail,
+  // not kill us before the server is stopped and the state file removed.
+  ::signal(SIGPIPE, SIG_IGN);
   config::Config cfg = config::load(config_path);
   auto provider = make_provider(cfg.database);
   provider->start();

@@ -42,7 +42,12 @@ void run_tool(const std::vector<std::string>& argv, const Context& c, const std:
                           .cwd = c.base_dir,
                           .env = c.database.env(),
                           .env_unset = db::ConnectionInfo::env_names()};
-  auto r = util::run(opts);
+  util::RunOutput r;
+  try {
+    r = util::run(opts);
+  } catch (const Error& e) {  // could not start: say which step
+    throw Error(e.code(), where, fmt::format("{} cannot start: {}", what, e.message()));
+  }
   if (!r.status.ok()) {
     std::string tail = util::tail_lines(r.err.empty() ? r.out : r.err, 20);
     throw Error(ExitCode::gate_failed, where,

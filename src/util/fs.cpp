@@ -67,6 +67,10 @@ void fsync_dir(const std::filesystem::path& dir) {
 }  // namespace
 
 std::string read_file(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    throw usage_error(path.string(), "is a folder; expected a file");
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     throw usage_error(path.string(), fmt::format("cannot read file: {}", errno_text(errno)));

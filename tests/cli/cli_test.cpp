@@ -108,6 +108,25 @@ TEST(CliCanon, OutputFileIsWrittenWhole) {
   EXPECT_EQ(slurp(dir / "out/c.json"), "[\n  1,\n  2\n]\n");
 }
 
+TEST(CliCanon, PatternOptionsTakeOneValueEachSoTheFileMayFollow) {
+  // The README's example: options first, then the file.
+  TempDir dir;
+  auto in = dir.write("in.json", R"({"log":[3,1],"x":{"updated_at":"t"},"s":[2,1]})");
+  auto r = run_coldgate({"canon", "-o", (dir / "out.json").string(), "--ordered", "/log", "--redact",
+                         "/**/updated_at", "--redact", "/nothing", in.string()});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(slurp(dir / "out.json"),
+            "{\n  \"log\": [\n    3,\n    1\n  ],\n  \"s\": [\n    1,\n    2\n  ],\n"
+            "  \"x\": {\n    \"updated_at\": \"[redacted]\"\n  }\n}\n");
+}
+
+TEST(CliCanon, AFolderIsAUsageError) {
+  TempDir dir;
+  auto r = run_coldgate({"canon", dir.path().string()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "coldgate: error: " + dir.path().string() + ": is a folder; expected a file\n");
+}
+
 TEST(CliCanon, InvalidJsonNamesFileAndByteOffset) {
   TempDir dir;
   auto file = dir.write("bad.json", "{\"a\": [1, 2,, 3]}");
@@ -130,6 +149,15 @@ TEST(CliDiff, EqualDocumentsExitZeroAndPrintNothing) {
   auto r = run_coldgate({"diff", a.string(), b.string()});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "");
+}
+
+TEST(CliDiff, EqualDocumentsEmptyAnEarlierFullDiffFile) {
+  TempDir dir;
+  auto a = dir.write("a.json", "[1]");
+  auto out = dir.write("full.diff", "stale");
+  auto r = run_coldgate({"diff", "-o", out.string(), a.string(), a.string()});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(slurp(out), "");
 }
 
 TEST(CliDiff, DifferentDocumentsShowPathSummaryThenHunks) {

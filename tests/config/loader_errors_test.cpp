@@ -129,6 +129,12 @@ TEST(ConfigErrors, Version) {
                       "version: expected a positive integer, got 'one'");
 }
 
+TEST(ConfigErrors, PostgresMajorVersionBefore10) {
+  EXPECT_CONFIG_ERROR("version: 1\ndatabase:\n  version: 9\n", "coldgate.yaml:3:12",
+                      "database.version: PostgreSQL 9 is not supported; use a major version of 10 "
+                      "or newer (e.g. 15)");
+}
+
 TEST(ConfigErrors, StageKinds) {
   EXPECT_CONFIG_ERROR(
       R"(version: 1

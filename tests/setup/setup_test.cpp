@@ -165,6 +165,23 @@ TEST_F(SetupTest, FailingCommandShowsLast20LinesOfStderr) {
   }
 }
 
+TEST_F(SetupTest, CommandThatCannotStartNamesTheStep) {
+  Context c{.database = testing::shared_cluster().connection_info(), .base_dir = dir.path()};
+  config::SetupStep step;
+  step.kind = Kind::command;
+  step.argv = {"coldgate-no-such-program", "x"};
+  step.where = {"coldgate.yaml", 3, 5};
+  try {
+    run_step(step, c);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::infrastructure);
+    EXPECT_EQ(e.message(),
+              "coldgate.yaml:3:5: setup command `coldgate-no-such-program x` cannot start: "
+              "coldgate-no-such-program: command not found in PATH");
+  }
+}
+
 TEST_F(SetupTest, AnalyzeAndTablesNeverAnalyzed) {
   auto c = context("setup_analyze");
   db::run_script(c.database, "CREATE TABLE a (x int); CREATE TABLE b (y int);", "seed");
