@@ -1,5 +1,6 @@
 #include "config/values.hpp"
 
+#include <fmt/core.h>
 #include <algorithm>
 #include <cctype>
 
@@ -60,7 +61,7 @@ std::optional<std::uint64_t> scale(const Decimal& d, std::uint64_t factor, bool&
 }  // namespace
 
 Parsed<std::int64_t> duration_ms(std::string_view text) {
-  const std::string shown = "'" + std::string(text) + "'";
+  const std::string shown = fmt::format("'{}'", text);
   const std::string generic = "expected a duration such as 250ms, 1.5s, 10m or 1h, got " + shown;
   auto d = split_decimal(text);
   if (!d) {
@@ -93,7 +94,7 @@ Parsed<std::int64_t> duration_ms(std::string_view text) {
 }
 
 Parsed<std::uint64_t> size_bytes(std::string_view text) {
-  const std::string shown = "'" + std::string(text) + "'";
+  const std::string shown = fmt::format("'{}'", text);
   auto d = split_decimal(text);
   if (!d) {
     if (!text.empty() && text[0] == '-') return {{}, "a size cannot be negative, got " + shown};
@@ -131,7 +132,7 @@ Parsed<std::uint64_t> size_bytes(std::string_view text) {
 }
 
 std::string pattern_problem(std::string_view pattern) {
-  const std::string shown = "'" + std::string(pattern) + "'";
+  const std::string shown = fmt::format("'{}'", pattern);
   if (pattern.empty() || pattern[0] != '/')
     return "invalid path pattern " + shown +
            ": a pattern is a JSON Pointer and starts with '/' (e.g. /log, /**/updated_at)";

@@ -125,15 +125,19 @@ std::string ConnectionInfo::url(bool mask_password) const {
   std::string out = "postgresql://";
   if (!user.empty()) {
     out += pct(user);
-    if (!password.empty()) out += ":" + (mask_password ? std::string("***") : pct(password));
+    if (!password.empty()) {
+      out += ':';
+      out += mask_password ? std::string("***") : pct(password);
+    }
     out += "@";
   }
   bool socket = !host.empty() && host.front() == '/';
   if (!socket) {
-    out += host.find(':') != std::string::npos ? "[" + host + "]" : host;  // IPv6 literal
-    out += ":" + std::to_string(port);
+    out += host.find(':') != std::string::npos ? fmt::format("[{}]", host) : host;  // IPv6 literal
+    out += fmt::format(":{}", port);
   }
-  out += "/" + pct(dbname);
+  out += '/';
+  out += pct(dbname);
   std::string query;
   auto add = [&](const std::string& k, const std::string& v) {
     query += (query.empty() ? "?" : "&") + k + "=" + pct(v);

@@ -12,6 +12,7 @@
 //   `{N keys}` / `[N items]`;
 // - a value whose type changes (scalar ↔ container, object ↔ array): 1 changed, the container
 //   side rendered as above.
+#include <fmt/core.h>
 #include <utility>
 
 #include "diff/diff.hpp"
@@ -27,10 +28,8 @@ namespace {
 constexpr std::size_t k_value_chars = 80;
 
 std::string container_text(NodeKind kind, std::size_t children) {
-  if (kind == NodeKind::object) {
-    return "{" + std::to_string(children) + (children == 1 ? " key}" : " keys}");
-  }
-  return "[" + std::to_string(children) + (children == 1 ? " item]" : " items]");
+  if (kind == NodeKind::object) return fmt::format("{{{} key{}}}", children, children == 1 ? "" : "s");
+  return fmt::format("[{} item{}]", children, children == 1 ? "" : "s");
 }
 
 // The kind an empty-container leaf would have as a non-empty node; leaf for scalars.

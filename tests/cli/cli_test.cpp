@@ -190,8 +190,12 @@ TEST(CliDiff, CapsHunksAndNamesTheFullDiffFile) {
   TempDir dir;
   std::string a = "[", b = "[";
   for (int i = 0; i < 500; ++i) {
-    a += (i ? "," : "") + std::to_string(i * 2);
-    b += (i ? "," : "") + std::to_string(i * 2 + 1);
+    if (i > 0) {
+      a += ',';
+      b += ',';
+    }
+    a += std::to_string(i * 2);
+    b += std::to_string(i * 2 + 1);
   }
   auto fa = dir.write("a.json", a + "]");
   auto fb = dir.write("b.json", b + "]");
