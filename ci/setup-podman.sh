@@ -76,8 +76,11 @@ pid=$(cat "$run_dir/service.pid" 2>/dev/null || true)
 if [[ -z "$pid" || ! -S "$socket" ]] || ! kill -0 "$pid" 2>/dev/null; then
   say "starting podman system service on $socket"
   rm -f "$socket"
-  setsid podman system service --time=0 "unix://$socket" >"$run_dir/service.log" 2>&1 \
-    </dev/null &
+  # Started from / : conmon inherits the service's working folder, and a checkout that is
+  # removed later (a CI clone, a worktree) would make every later `docker run` fail with
+  # "Failed to get working directory".
+  (cd / && exec setsid podman system service --time=0 "unix://$socket" >"$run_dir/service.log" 2>&1 \
+    </dev/null) &
   echo $! >"$run_dir/service.pid"
   for _ in $(seq 100); do
     [[ -S "$socket" ]] && break
