@@ -126,27 +126,15 @@ void append_json_string(std::string_view s, std::string& out) {
   put_string(out.data() + at, s, escape);
 }
 
-std::size_t canonical_size(const Document& doc) {
-  std::size_t size = 0;
+// Visits the document in canonical (pretty) order without recursion: `value(node, depth,
+// is_member, last)` for every value, `close(container, depth, last)` after the children of a
+// non-empty container. canonical_size and write_canonical share it, so the size computed
+// first and the bytes written next cannot disagree.
+template <typename Value, typename Close>
+void walk_pretty(const Document& doc, Value&& value, Close&& close) {
   std::vector<Frame> stack;
-  std::size_t depth = 0;  // of the value being measured
-  auto measure = [&](const Node& node, bool is_member, bool last) {
-    size += 2 * depth;
-    if (is_member) size += string_size(doc.key(node), node.has(Node::k_key_escape)) + 2;
-    if (node.kind() == Kind::string) {
-      size += string_size(doc.value(node), node.has(Node::k_value_escape));
-    } else if (node.is_container() && node.b > 0) {
-      size += 2;  // "[\n"; the comma goes after the closing bracket
-      return;
-    } else if (node.is_container()) {
-      size += 2;
-    } else {
-      size += scalar_text(doc, node).size();
-    }
-    size += last ? 1 : 2;
-  };
   const Node& root = doc.nodes[doc.root];
-  measure(root, false, true);
+  value(root, std::size_t{0}, false, true);
   if (root.is_container() && root.b > 0) stack.push_back({doc.root, 0, true});
   while (!stack.empty()) {
     Frame& top = stack.back();
@@ -154,14 +142,36 @@ std::size_t canonical_size(const Document& doc) {
     if (top.next < parent.b) {
       const std::uint32_t child = parent.a + top.next++;
       const Node& node = doc.nodes[child];
-      depth = stack.size();
-      measure(node, parent.kind() == Kind::object, top.next == parent.b);
-      if (node.is_container() && node.b > 0) stack.push_back({child, 0, top.next == parent.b});
+      const bool last = top.next == parent.b;
+      value(node, stack.size(), parent.kind() == Kind::object, last);
+      if (node.is_container() && node.b > 0) stack.push_back({child, 0, last});
     } else {
-      size += 2 * (stack.size() - 1) + 1 + (top.last ? 1 : 2);
+      close(parent, stack.size() - 1, top.last);
       stack.pop_back();
     }
   }
+}
+
+std::size_t canonical_size(const Document& doc) {
+  std::size_t size = 0;
+  walk_pretty(
+      doc,
+      [&](const Node& node, std::size_t depth, bool is_member, bool last) {
+        size += 2 * depth;
+        if (is_member) size += string_size(doc.key(node), node.has(Node::k_key_escape)) + 2;
+        if (node.kind() == Kind::string) {
+          size += string_size(doc.value(node), node.has(Node::k_value_escape));
+        } else if (node.is_container() && node.b > 0) {
+          size += 2;  // "[\n"; the comma goes after the closing bracket
+          return;
+        } else if (node.is_container()) {
+          size += 2;
+        } else {
+          size += scalar_text(doc, node).size();
+        }
+        size += last ? 1 : 2;
+      },
+      [&](const Node&, std::size_t depth, bool last) { size += 2 * depth + 1 + (last ? 1 : 2); });
   return size;
 }
 
@@ -176,53 +186,40 @@ void write_canonical(const Document& doc, std::string& out, std::size_t size) {
   out.resize(at + size);
   char* p = out.data() + at;
   std::string indent;
-  std::vector<Frame> stack;
   auto spaces = [&](std::size_t depth) {
     if (indent.size() < 2 * depth) indent.assign(2 * depth + 64, ' ');
     return std::string_view(indent.data(), 2 * depth);
   };
-  auto emit = [&](const Node& node, std::size_t depth, bool is_member, bool last) {
-    p = put(p, spaces(depth));
-    if (is_member) {
-      p = put_string(p, doc.key(node), node.has(Node::k_key_escape));
-      *p++ = ':';
-      *p++ = ' ';
-    }
-    if (node.kind() == Kind::string) {
-      p = put_string(p, doc.value(node), node.has(Node::k_value_escape));
-    } else if (node.is_container()) {
-      *p++ = node.kind() == Kind::array ? '[' : '{';
-      if (node.b > 0) {
+  walk_pretty(
+      doc,
+      [&](const Node& node, std::size_t depth, bool is_member, bool last) {
+        p = put(p, spaces(depth));
+        if (is_member) {
+          p = put_string(p, doc.key(node), node.has(Node::k_key_escape));
+          *p++ = ':';
+          *p++ = ' ';
+        }
+        if (node.kind() == Kind::string) {
+          p = put_string(p, doc.value(node), node.has(Node::k_value_escape));
+        } else if (node.is_container()) {
+          *p++ = node.kind() == Kind::array ? '[' : '{';
+          if (node.b > 0) {
+            *p++ = '\n';
+            return;
+          }
+          *p++ = node.kind() == Kind::array ? ']' : '}';
+        } else {
+          p = put(p, scalar_text(doc, node));
+        }
+        if (!last) *p++ = ',';
         *p++ = '\n';
-        return;
-      }
-      *p++ = node.kind() == Kind::array ? ']' : '}';
-    } else {
-      p = put(p, scalar_text(doc, node));
-    }
-    if (!last) *p++ = ',';
-    *p++ = '\n';
-  };
-  const Node& root = doc.nodes[doc.root];
-  emit(root, 0, false, true);
-  if (root.is_container() && root.b > 0) stack.push_back({doc.root, 0, true});
-  while (!stack.empty()) {
-    Frame& top = stack.back();
-    const Node& parent = doc.nodes[top.node];
-    if (top.next < parent.b) {
-      const std::uint32_t child = parent.a + top.next++;
-      const Node& node = doc.nodes[child];
-      const bool last = top.next == parent.b;
-      emit(node, stack.size(), parent.kind() == Kind::object, last);
-      if (node.is_container() && node.b > 0) stack.push_back({child, 0, last});
-    } else {
-      p = put(p, spaces(stack.size() - 1));
-      *p++ = parent.kind() == Kind::array ? ']' : '}';
-      if (!top.last) *p++ = ',';
-      *p++ = '\n';
-      stack.pop_back();
-    }
-  }
+      },
+      [&](const Node& container, std::size_t depth, bool last) {
+        p = put(p, spaces(depth));
+        *p++ = container.kind() == Kind::array ? ']' : '}';
+        if (!last) *p++ = ',';
+        *p++ = '\n';
+      });
 }
 
 void write_compact(const Document& doc, std::uint32_t root_index, std::string& out) {
