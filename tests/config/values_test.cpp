@@ -2,8 +2,6 @@
 
 #include <gtest/gtest.h>
 
-#include "util/suggest.hpp"
-
 #include "config/config.hpp"
 #include "config/env.hpp"
 #include "util/error.hpp"
@@ -110,19 +108,6 @@ TEST(ConfigValues, PatternsStageAndMetricNames) {
   EXPECT_FALSE(detail::is_setting_name("1abc"));
 }
 
-TEST(ConfigValues, DidYouMean) {
-  const std::vector<std::string> keys = {"path",     "from",   "ordered",
-                                         "identity", "redact", "redact_ids"};
-  EXPECT_EQ(util::closest("pth", keys), "path");
-  EXPECT_EQ(util::closest("Path", keys), "path");
-  EXPECT_EQ(util::closest("redcat", keys), "redact");
-  EXPECT_EQ(util::closest("redact-ids", keys), "redact_ids");
-  EXPECT_EQ(util::closest("identities", keys), "identity");
-  EXPECT_EQ(util::closest("xyz", keys), std::nullopt);
-  EXPECT_EQ(util::closest("sort", keys), std::nullopt);
-  EXPECT_EQ(util::edit_distance("tiemout", "timeout"), 1u);
-  EXPECT_EQ(util::edit_distance("", "abc"), 3u);
-}
 
 std::optional<std::string> fake_env(const std::string& name) {
   if (name == "HOME_DIR") return "/home/me";

@@ -23,6 +23,20 @@ TEST(Closest, SuggestsLikelyTyposOnly) {
   EXPECT_EQ(closest("x", {}), std::nullopt);
 }
 
+TEST(Closest, ConfigKeyTyposIgnoringCase) {
+  const std::vector<std::string> keys = {"path",     "from",   "ordered",
+                                         "identity", "redact", "redact_ids"};
+  EXPECT_EQ(closest("pth", keys), "path");
+  EXPECT_EQ(closest("Path", keys), "path");
+  EXPECT_EQ(closest("redcat", keys), "redact");
+  EXPECT_EQ(closest("redact-ids", keys), "redact_ids");
+  EXPECT_EQ(closest("identities", keys), "identity");
+  EXPECT_EQ(closest("xyz", keys), std::nullopt);
+  EXPECT_EQ(closest("sort", keys), std::nullopt);
+  EXPECT_EQ(edit_distance("tiemout", "timeout"), 1u);
+  EXPECT_EQ(edit_distance("", "abc"), 3u);
+}
+
 TEST(DidYouMean, FormatsTheHint) {
   EXPECT_EQ(did_you_mean("dif", {"diff", "db"}), " (did you mean 'diff'?)");
   EXPECT_EQ(did_you_mean("zzzzzz", {"diff", "db"}), "");
