@@ -14,6 +14,7 @@
 
 #include "cli/commands.hpp"
 #include "db/db_command.hpp"
+#include "measure/probe.hpp"
 #include "util/error.hpp"
 #include "util/suggest.hpp"
 
@@ -48,8 +49,22 @@ void add_ci_flags(CLI::App& sub, std::optional<bool>& ci) {
 
 std::vector<Subcommand> subcommands() {
   return {
-      {"run", "run every stage, check snapshots, gate against a baseline", "the measurement runner",
-       {}},
+      {"run", "run every stage, check snapshots, gate against a baseline", nullptr,
+       [](CLI::App& sub) -> std::function<int()> {
+         auto args = std::make_shared<RunArgs>();
+         add_config_option(sub, args->config);
+         sub.add_option("--stage", args->stages, "run only this stage (repeatable)")
+             ->allow_extra_args(false);
+         sub.add_option("--out", args->out, "folder for results.json, report.md, CI candidates")
+             ->capture_default_str();
+         sub.add_flag("--update-snapshots", args->update_snapshots,
+                      "write new documents over the committed snapshots (local mode only)");
+         add_ci_flags(sub, args->ci);
+         return [args] {
+           require_config(args->config);
+           return run_run(*args);
+         };
+       }},
       {"compare", "gate HEAD.json against BASE.json results", "the gate and its reports", {}},
       {"accept", "promote pending .new snapshots over the committed ones", nullptr,
        [](CLI::App& sub) -> std::function<int()> {
@@ -110,7 +125,13 @@ std::vector<Subcommand> subcommands() {
            return db::run_db(*action, *config);
          };
        }},
-      {"probe", "one measured process (internal)", "the measurement runner", {}, true},
+      {"probe", "one measured process (internal)", nullptr,
+       [](CLI::App& sub) -> std::function<int()> {
+         auto request = std::make_shared<std::string>();
+         sub.add_option("request", *request, "request file written by coldgate run")->required();
+         return [request] { return measure::run_probe(*request); };
+       },
+       true},
   };
 }
 

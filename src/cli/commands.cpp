@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -12,6 +13,9 @@
 #include "canon/canon.hpp"
 #include "config/config.hpp"
 #include "diff/diff.hpp"
+#include "measure/job.hpp"
+#include "report/results_json.hpp"
+#include "report/table.hpp"
 #include "snapshot/snapshot.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
@@ -133,6 +137,32 @@ int run_accept(const AcceptArgs& args) {
     std::cout << "accepted " << a.stage << ": " << a.path.lexically_proximate(cwd).string() << '\n';
   }
   return 0;
+}
+
+int run_run(const RunArgs& args) {
+  auto cfg = load_config(args.config);
+  measure::JobOptions options;
+  options.stages = args.stages;
+  options.out_dir = args.out;
+  options.ci = ci_mode(args.ci);
+  options.update_snapshots = args.update_snapshots;
+  options.progress = measure::detect_progress_style(options.ci);
+  if (options.ci && args.update_snapshots) {
+    throw usage_error("--update-snapshots", "refused in CI mode: CI never writes under snapshots/; "
+                                            "run it locally, or pass --no-ci");
+  }
+  // Results may be piped to a reader that quits early (`coldgate run | head`): a failed write
+  // must not kill us before the server is stopped.
+  ::signal(SIGPIPE, SIG_IGN);
+  measure::Results results = measure::run_job(cfg, options);
+  std::string markdown = report::run_markdown(results);
+  std::filesystem::path out = args.out;
+  util::write_file_atomic(out / "results.json", report::to_json(results));
+  util::write_file_atomic(out / "report.md", markdown);
+  write_stdout(markdown);
+  std::cerr << "coldgate: " << report::verdict(results) << "; results in "
+            << (out / "results.json").string() << '\n';
+  return report::passed(results) ? 0 : static_cast<int>(ExitCode::gate_failed);
 }
 
 }  // namespace coldgate::cli

@@ -54,4 +54,16 @@ struct AcceptArgs {
 /// Promotes pending `.new` snapshots of the config's stages; refuses in CI mode (exit 2).
 int run_accept(const AcceptArgs& args);
 
+/// Arguments of `coldgate run`.
+struct RunArgs {
+  std::string config = "coldgate.yaml";
+  std::vector<std::string> stages;   // --stage: only these
+  std::string out = "coldgate-out";  // --out: results.json, report.md, CI candidates, plans
+  bool update_snapshots = false;
+  std::optional<bool> ci;
+};
+/// The main job: measures every stage, writes <out>/results.json and <out>/report.md, prints
+/// the Markdown table on stdout; 0 when every stage ran and every snapshot matches, else 1.
+int run_run(const RunArgs& args);
+
 }  // namespace coldgate::cli

@@ -162,4 +162,18 @@ void run_script(const ConnectionInfo& info, const std::string& sql,
   throw Error(ExitCode::gate_failed, where, what);
 }
 
+std::optional<std::pair<int, int>> locate_error(const ConnectionInfo& info, const std::string& sql,
+                                                int param_count) {
+  std::unique_ptr<PGconn, void (*)(PGconn*)> conn(
+      PQconnectdb(with_client_defaults(info).conninfo().c_str()), PQfinish);
+  if (!conn || PQstatus(conn.get()) != CONNECTION_OK) return std::nullopt;
+  PQsetNoticeProcessor(conn.get(), discard_notice, nullptr);
+  std::unique_ptr<PGresult, void (*)(PGresult*)> res(
+      PQprepare(conn.get(), "", sql.c_str(), param_count, nullptr), PQclear);
+  if (!res || PQresultStatus(res.get()) != PGRES_FATAL_ERROR) return std::nullopt;
+  const char* p = PQresultErrorField(res.get(), PG_DIAG_STATEMENT_POSITION);
+  if (!p || !*p) return std::nullopt;
+  return line_col(sql, std::atoi(p));
+}
+
 }  // namespace coldgate::db

@@ -59,6 +59,13 @@ ConnectionInfo with_client_defaults(ConnectionInfo info);
 void run_script(const ConnectionInfo& info, const std::string& sql,
                 const std::string& display_name);
 
+/// Where in `sql` the server finds an error, found by preparing (parsing and planning, not
+/// running) it on a fresh libpq connection with `param_count` untyped parameters: the 1-based
+/// line and column of PG_DIAG_STATEMENT_POSITION, or nullopt when it prepares fine or the server
+/// names no position. For messages after libpqxx 6.4 dropped the position; never throws.
+std::optional<std::pair<int, int>> locate_error(const ConnectionInfo& info, const std::string& sql,
+                                                int param_count);
+
 /// 1-based line and column (in characters, as PostgreSQL counts) of the 1-based character
 /// `position` in UTF-8 `text`.
 std::pair<int, int> line_col(const std::string& text, int position);

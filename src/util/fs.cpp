@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iostream>
@@ -161,6 +162,26 @@ std::string sha256_hex(std::string_view bytes) {
     out.push_back(k_hex[digest[i] & 0xf]);
   }
   return out;
+}
+
+TempDir::TempDir(const std::string& prefix) {
+  const char* base = std::getenv("TMPDIR");
+  std::string tmpl = std::string(base && *base ? base : "/tmp") + "/" + prefix + "XXXXXX";
+  if (::mkdtemp(tmpl.data()) == nullptr) {
+    throw Error(ExitCode::infrastructure, tmpl,
+                fmt::format("cannot create temp folder: {}", errno_text(errno)));
+  }
+  m_path = tmpl;
+}
+
+TempDir::TempDir(TempDir&& other) noexcept : m_path(std::move(other.m_path)) {
+  other.m_path.clear();
+}
+
+TempDir::~TempDir() {
+  if (m_path.empty()) return;
+  std::error_code ec;
+  std::filesystem::remove_all(m_path, ec);
 }
 
 }  // namespace coldgate::util

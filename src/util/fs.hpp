@@ -24,4 +24,22 @@ void rename_atomic(const std::filesystem::path& from, const std::filesystem::pat
 /// Lowercase hex SHA-256 of `bytes` (FIPS 180-4, via OpenSSL).
 std::string sha256_hex(std::string_view bytes);
 
+/// A private (mode 0700) folder under $TMPDIR (default /tmp), removed with its contents when
+/// the object is destroyed. Move-only. Throws Error(infrastructure) when it cannot be created.
+class TempDir {
+ public:
+  /// Creates `<tmp>/<prefix>XXXXXX`.
+  explicit TempDir(const std::string& prefix);
+  TempDir(TempDir&& other) noexcept;
+  TempDir& operator=(TempDir&&) = delete;
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  ~TempDir();
+  /// The folder; empty once moved from.
+  const std::filesystem::path& path() const { return m_path; }
+
+ private:
+  std::filesystem::path m_path;
+};
+
 }  // namespace coldgate::util

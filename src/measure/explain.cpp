@@ -1,0 +1,72 @@
+#include "measure/explain.hpp"
+
+#include <fmt/core.h>
+
+#include <nlohmann/json.hpp>
+
+#include "util/error.hpp"
+
+namespace coldgate::measure {
+namespace {
+
+using nlohmann::json;
+
+[[noreturn]] void bad(const std::string& where, const std::string& what) {
+  throw Error(ExitCode::infrastructure, where, "unexpected EXPLAIN output: " + what);
+}
+
+// A timing that is a number, or (PostgreSQL 17 "Generation") an object with a "Total".
+double timing(const json& timing_block, const char* name) {
+  auto it = timing_block.find(name);
+  if (it == timing_block.end()) return 0;
+  if (it->is_number()) return it->get<double>();
+  if (it->is_object()) {
+    auto total = it->find("Total");
+    if (total != it->end() && total->is_number()) return total->get<double>();
+  }
+  return 0;
+}
+
+double number(const json& object, const char* name, const std::string& where, bool required) {
+  auto it = object.find(name);
+  if (it == object.end()) {
+    if (required) bad(where, fmt::format("no \"{}\"", name));
+    return 0;
+  }
+  if (!it->is_number()) bad(where, fmt::format("\"{}\" is not a number", name));
+  return it->get<double>();
+}
+
+}  // namespace
+
+Explain parse_explain(std::string_view text, const std::string& where) {
+  json doc = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded()) bad(where, "not JSON");
+  if (!doc.is_array() || doc.size() != 1 || !doc[0].is_object()) {
+    bad(where, "expected a one-element array of an object");
+  }
+  const json& top = doc[0];
+  auto plan = top.find("Plan");
+  if (plan == top.end() || !plan->is_object()) bad(where, "no \"Plan\" object");
+
+  Explain e;
+  e.total_cost = number(*plan, "Total Cost", where, true);
+  e.planning_ms = number(top, "Planning Time", where, false);
+  e.execution_ms = number(top, "Execution Time", where, true);
+  auto jit = top.find("JIT");
+  if (jit != top.end() && jit->is_object()) {
+    e.jit = true;
+    e.jit_functions = number(*jit, "Functions", where, false);
+    auto t = jit->find("Timing");
+    if (t != jit->end() && t->is_object()) {
+      e.jit_generation_ms = timing(*t, "Generation");
+      e.jit_inlining_ms = timing(*t, "Inlining");
+      e.jit_optimization_ms = timing(*t, "Optimization");
+      e.jit_emission_ms = timing(*t, "Emission");
+      e.jit_total_ms = timing(*t, "Total");
+    }
+  }
+  return e;
+}
+
+}  // namespace coldgate::measure

@@ -1,0 +1,21 @@
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "measure/results.hpp"
+
+namespace coldgate::measure {
+
+/// The options coldgate's EXPLAIN run uses, in front of the stage's query.
+inline constexpr std::string_view k_explain_prefix =
+    "EXPLAIN (ANALYZE, BUFFERS, TIMING, FORMAT JSON)\n";
+
+/// Reads the output of EXPLAIN (ANALYZE, FORMAT JSON) — a one-element array holding "Plan",
+/// "Planning Time", "Execution Time" and, when JIT fired, "JIT" {"Functions", "Timing"
+/// {"Generation", "Inlining", "Optimization", "Emission", "Total"}} in ms (PostgreSQL docs,
+/// "Using EXPLAIN"; PostgreSQL 17 makes "Generation" an object with its own "Total", also read).
+/// Throws Error(infrastructure) with `where` when the text is not such a document.
+Explain parse_explain(std::string_view json, const std::string& where);
+
+}  // namespace coldgate::measure

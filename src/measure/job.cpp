@@ -1,0 +1,191 @@
+#include "measure/job.hpp"
+
+#include <fmt/core.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <ctime>
+#include <fstream>
+#include <iostream>
+#include <set>
+#include <thread>
+
+#include "db/provider.hpp"
+#include "measure/runner.hpp"
+#include "setup/setup.hpp"
+#include "snapshot/snapshot.hpp"
+#include "util/error.hpp"
+#include "util/fs.hpp"
+#include "util/process.hpp"
+#include "util/suggest.hpp"
+
+namespace coldgate::measure {
+namespace fs = std::filesystem;
+namespace {
+
+std::string shown(const fs::path& p) {
+  std::error_code ec;
+  fs::path cwd = fs::current_path(ec);
+  return ec ? p.string() : p.lexically_proximate(cwd).string();
+}
+
+std::string first_line_value(const fs::path& file, std::string_view key, char sep) {
+  std::ifstream in(file);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(key, 0) != 0) continue;
+    auto pos = line.find(sep);
+    if (pos == std::string::npos) continue;
+    std::string v = line.substr(pos + 1);
+    while (!v.empty() && (v.front() == ' ' || v.front() == '\t' || v.front() == '"')) v.erase(0, 1);
+    while (!v.empty() && (v.back() == ' ' || v.back() == '"')) v.pop_back();
+    return v;
+  }
+  return "";
+}
+
+std::string git(const fs::path& dir, std::vector<std::string> args) {
+  if (!util::find_program("git")) return "";
+  args.insert(args.begin(), "git");
+  util::SpawnOptions o;
+  o.argv = std::move(args);
+  o.cwd = dir;
+  try {
+    auto out = util::run(o, std::chrono::seconds(10));
+    if (!out.status.ok()) return "";
+    std::string s = out.out;
+    while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.pop_back();
+    return s;
+  } catch (const Error& e) {
+    if (e.code() == ExitCode::interrupted) throw;
+    return "";
+  }
+}
+
+std::vector<config::Stage> selected(const config::Config& cfg, const std::vector<std::string>& names) {
+  if (names.empty()) return cfg.stages;
+  std::vector<std::string> known;
+  for (const auto& s : cfg.stages) known.push_back(s.name);
+  std::vector<config::Stage> out;
+  std::set<std::string> wanted;
+  for (const auto& n : names) {
+    if (std::find(known.begin(), known.end(), n) == known.end()) {
+      throw usage_error("--stage", fmt::format("no stage '{}' in {}{}", n, shown(cfg.file),
+                                               util::did_you_mean(n, known)));
+    }
+    wanted.insert(n);
+  }
+  for (const auto& s : cfg.stages) {
+    if (wanted.count(s.name)) out.push_back(s);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string utc_now() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  ::gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+Environment host_environment() {
+  Environment e;
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) == 0) e.host = host;
+  e.cpus = static_cast<int>(std::thread::hardware_concurrency());
+  e.cpu_model = first_line_value("/proc/cpuinfo", "model name", ':');
+  utsname u{};
+  if (::uname(&u) == 0) e.kernel = fmt::format("{} {}", u.sysname, u.release);
+  e.os = first_line_value("/etc/os-release", "PRETTY_NAME", '=');
+  return e;
+}
+
+GitInfo git_info(const fs::path& dir) {
+  GitInfo g;
+  g.commit = git(dir, {"rev-parse", "HEAD"});
+  if (g.commit.empty()) return g;
+  g.branch = git(dir, {"rev-parse", "--abbrev-ref", "HEAD"});
+  if (g.branch == "HEAD") {
+    const char* head_ref = std::getenv("GITHUB_HEAD_REF");
+    g.branch = head_ref && *head_ref ? head_ref : "";
+  }
+  return g;
+}
+
+Results run_job(const config::Config& cfg, const JobOptions& options) {
+  util::install_interrupt_handlers();
+  std::vector<config::Stage> stages = selected(cfg, options.stages);
+
+  Results results;
+  results.tool_version = COLDGATE_VERSION;
+  results.started_at = utc_now();
+  results.config = shown(cfg.file);
+  results.title = cfg.report.title;
+  results.git = git_info(cfg.base_dir);
+  results.environment = host_environment();
+
+  Progress progress(options.progress, std::cerr, static_cast<int>(stages.size()));
+  util::TempDir work("coldgate-run-");
+  auto provider = db::make_provider(cfg.database);
+  results.environment.provider = provider->name();
+  auto t0 = std::chrono::steady_clock::now();
+  provider->start();
+  db::ServerInfo server = provider->server_info();
+  results.environment.postgres_version = server.version;
+  results.environment.postgres_version_num = server.version_num;
+  results.environment.postgres_settings = server.settings;
+  progress.line(fmt::format(
+      "PostgreSQL {} ({}) ready in {:.1f} s", server.version, provider->name(),
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()));
+
+  setup::Context setup_context{provider->connection_info(), cfg.base_dir, provider->client_bindir()};
+  for (const auto& step : cfg.setup) {
+    util::throw_if_interrupted();
+    setup::StepResult s = setup::run_step(step, setup_context);
+    progress.line(fmt::format("setup {} ({:.0f} ms)", s.label, s.wall_ms));
+    results.setup.push_back({s.kind, s.label, s.wall_ms});
+  }
+
+  RunContext ctx;
+  ctx.provider = provider.get();
+  ctx.base_dir = cfg.base_dir;
+  ctx.work_dir = work.path();
+  ctx.out_dir = options.out_dir;
+  ctx.self_exe = self_executable();
+  ctx.snapshots.mode = options.ci ? snapshot::Mode::ci : snapshot::Mode::local;
+  ctx.snapshots.out_dir = options.out_dir;
+  ctx.snapshots.update = options.update_snapshots && !options.ci;
+  ctx.progress = &progress;
+
+  int index = 0;
+  for (const auto& stage : stages) {
+    progress.stage_start(++index, stage.name);
+    results.stages.push_back(run_stage(stage, ctx));
+    progress.stage_end(results.stages.back());
+  }
+  provider->stop();
+
+  if (options.stages.empty()) {
+    std::vector<snapshot::Claim> claims;
+    std::set<fs::path> dirs;
+    for (const auto& s : cfg.stages) {
+      if (!s.snapshot) continue;
+      claims.push_back({s.name, s.snapshot->path, s.snapshot->canon});
+      dirs.insert(s.snapshot->path.parent_path());
+    }
+    std::set<std::string> obsolete;  // nested snapshot folders would list a file twice
+    for (const auto& dir : dirs) {
+      for (const auto& p : snapshot::find_obsolete(dir, claims)) obsolete.insert(shown(p));
+    }
+    results.obsolete_snapshots.assign(obsolete.begin(), obsolete.end());
+  }
+  results.finished_at = utc_now();
+  return results;
+}
+
+}  // namespace coldgate::measure

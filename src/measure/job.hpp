@@ -1,0 +1,39 @@
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "config/config.hpp"
+#include "measure/progress.hpp"
+#include "measure/results.hpp"
+
+namespace coldgate::measure {
+
+/// How `coldgate run` runs the stages of a config.
+struct JobOptions {
+  std::vector<std::string> stages;        // --stage: only these (empty: all)
+  std::filesystem::path out_dir = "coldgate-out";
+  bool ci = false;                        // never write under snapshots/; candidates to out_dir
+  bool update_snapshots = false;          // write candidates over committed snapshots (local)
+  ProgressStyle progress = ProgressStyle::plain;
+};
+
+/// The main job: starts the configured server (provider), runs the setup steps, measures every
+/// selected stage in config order, checks snapshots, stops the server. A failing stage does not
+/// stop the others. Throws Error: usage (unknown --stage, with a hint), gate_failed (a setup
+/// step failed), infrastructure (server did not start or came not back), interrupted.
+Results run_job(const config::Config& config, const JobOptions& options);
+
+/// The environment block: host, CPUs, CPU model (/proc/cpuinfo), kernel (uname), OS
+/// (/etc/os-release); the caller adds the server's part.
+Environment host_environment();
+
+/// Commit and branch of the git checkout holding `dir` ("" each when not a checkout or no git);
+/// GITHUB_HEAD_REF names the branch of a detached pull-request checkout in GitHub Actions.
+GitInfo git_info(const std::filesystem::path& dir);
+
+/// Now as UTC RFC 3339 with seconds: "2026-11-30T01:02:03Z".
+std::string utc_now();
+
+}  // namespace coldgate::measure

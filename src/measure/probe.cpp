@@ -1,0 +1,205 @@
+// The measured process of a SQL stage. Everything here is on the clock of a cold run: the
+// process start, library loading, connecting, the query and decoding, as an application meets
+// them when it starts.
+#include "measure/probe.hpp"
+
+#include <fmt/core.h>
+#include <sys/resource.h>
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <pqxx/pqxx>
+
+#include "db/connection.hpp"
+#include "db/connection_info.hpp"
+#include "util/error.hpp"
+#include "util/fs.hpp"
+
+namespace coldgate::measure {
+namespace {
+
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+double cpu_ms_now() {
+  rusage ru{};
+  ::getrusage(RUSAGE_SELF, &ru);
+  auto ms = [](const timeval& tv) { return tv.tv_sec * 1000.0 + tv.tv_usec / 1000.0; };
+  return ms(ru.ru_utime) + ms(ru.ru_stime);
+}
+
+std::string trim(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+// A result with no decode: rows as objects of column name → text value (null for NULL).
+std::string rows_as_json(const pqxx::result& r) {
+  json rows = json::array();
+  for (const auto& row : r) {
+    json obj = json::object();
+    for (const auto& field : row) {
+      obj[field.name()] = field.is_null() ? json(nullptr) : json(field.c_str());
+    }
+    rows.push_back(std::move(obj));
+  }
+  return rows.dump();
+}
+
+// The error of a failed statement, located in the query text when the server can say where.
+Error sql_failure(const ProbeRequest& req, const pqxx::sql_error& e) {
+  std::string source = req.query_source.empty() ? fmt::format("stage {} query", req.stage)
+                                                : req.query_source;
+  Error err = db::translate(e, source);
+  std::string what = err.what();
+  auto cut = what.find(" (query line ");
+  if (cut != std::string::npos) what.resize(cut);
+  auto info = db::ConnectionInfo::parse(req.conninfo, "probe");
+  if (auto pos = db::locate_error(info, req.query, static_cast<int>(req.params.size()))) {
+    source += fmt::format(":{}:{}", pos->first, pos->second);
+  }
+  return Error(ExitCode::gate_failed, source, what);
+}
+
+ProbeSample run_once(pqxx::connection& conn, const ProbeRequest& req,
+                     const std::vector<const char*>& params, std::string* candidate) {
+  ProbeSample s;
+  auto t0 = Clock::now();
+  double cpu0 = cpu_ms_now();
+  pqxx::work tx(conn);
+  for (const auto& [name, value] : req.settings) {
+    tx.exec_params("SELECT set_config($1, $2, true)", name, value);
+  }
+  auto tq = Clock::now();
+  pqxx::result r =
+      tx.exec_params(req.query, pqxx::prepare::make_dynamic_params(params.begin(), params.end()));
+  s.query_ms = ms_since(tq);
+  s.rows = static_cast<double>(r.size());
+  for (const auto& row : r) {
+    for (const auto& field : row) s.result_bytes += static_cast<double>(field.size());
+  }
+  if (req.decode_json) {
+    if (r.empty() || r.columns() == 0 || r[0][0].is_null()) {
+      throw Error(ExitCode::gate_failed, fmt::format("stage {}", req.stage),
+                  fmt::format("decode: json needs a JSON value in column 1 of row 1; the query "
+                              "returned {} rows{}",
+                              r.size(), r.empty() ? "" : " and NULL"));
+    }
+    auto td = Clock::now();
+    const char* text = r[0][0].c_str();
+    json doc = json::parse(text, text + r[0][0].size(), nullptr, false);
+    s.decode_ms = ms_since(td);
+    if (doc.is_discarded()) {
+      throw Error(ExitCode::gate_failed, fmt::format("stage {}", req.stage),
+                  "decode: json: column 1 of row 1 is not valid JSON");
+    }
+    if (candidate) candidate->assign(text, r[0][0].size());
+  } else if (candidate) {
+    *candidate = rows_as_json(r);
+  }
+  tx.commit();
+  s.wall_ms = ms_since(t0);
+  s.cpu_ms = cpu_ms_now() - cpu0;
+  return s;
+}
+
+}  // namespace
+
+std::string to_json(const ProbeRequest& r) {
+  json params = json::array();
+  for (const auto& p : r.params) params.push_back(p ? json(*p) : json(nullptr));
+  json settings = json::array();
+  for (const auto& [k, v] : r.settings) settings.push_back({k, v});
+  return json{{"stage", r.stage},           {"conninfo", r.conninfo},
+              {"query", r.query},           {"query_source", r.query_source},
+              {"params", params},           {"settings", settings},
+              {"decode_json", r.decode_json}, {"warm", r.warm},
+              {"candidate_path", r.candidate_path}, {"result_path", r.result_path}}
+      .dump();
+}
+
+std::string to_json(const ProbeResult& r) {
+  json samples = json::array();
+  for (const auto& s : r.samples) {
+    samples.push_back({{"wall_ms", s.wall_ms},
+                       {"cpu_ms", s.cpu_ms},
+                       {"query_ms", s.query_ms},
+                       {"decode_ms", s.decode_ms},
+                       {"result_bytes", s.result_bytes},
+                       {"rows", s.rows}});
+  }
+  return json{{"connect_ms", r.connect_ms}, {"samples", samples}}.dump();
+}
+
+ProbeResult read_probe_result(const std::filesystem::path& file) {
+  std::string text = util::read_file(file);
+  try {
+    json j = json::parse(text);
+    ProbeResult r;
+    r.connect_ms = j.at("connect_ms").get<double>();
+    for (const auto& s : j.at("samples")) {
+      r.samples.push_back({s.at("wall_ms").get<double>(), s.at("cpu_ms").get<double>(),
+                           s.at("query_ms").get<double>(), s.at("decode_ms").get<double>(),
+                           s.at("result_bytes").get<double>(), s.at("rows").get<double>()});
+    }
+    if (r.samples.empty()) throw std::runtime_error("no samples");
+    return r;
+  } catch (const std::exception& e) {
+    throw Error(ExitCode::infrastructure, file.string(),
+                std::string("not a probe result: ") + e.what());
+  }
+}
+
+int run_probe(const std::filesystem::path& request_file) {
+  ProbeRequest req;
+  try {
+    json j = json::parse(util::read_file(request_file));
+    req.stage = j.at("stage");
+    req.conninfo = j.at("conninfo");
+    req.query = j.at("query");
+    req.query_source = j.at("query_source");
+    for (const auto& p : j.at("params")) {
+      req.params.push_back(p.is_null() ? std::nullopt : std::optional<std::string>(p.get<std::string>()));
+    }
+    for (const auto& kv : j.at("settings")) req.settings.emplace_back(kv.at(0), kv.at(1));
+    req.decode_json = j.at("decode_json");
+    req.warm = j.at("warm");
+    req.candidate_path = j.at("candidate_path");
+    req.result_path = j.at("result_path");
+  } catch (const nlohmann::json::exception& e) {
+    throw usage_error(request_file.string(),
+                      std::string("not a probe request (probe is internal to coldgate run): ") +
+                          e.what());
+  }
+
+  std::vector<const char*> params;
+  for (const auto& p : req.params) params.push_back(p ? p->c_str() : nullptr);
+
+  ProbeResult result;
+  std::string candidate;
+  std::string where = fmt::format("stage {}", req.stage);
+  try {
+    auto t0 = Clock::now();
+    pqxx::connection conn(req.conninfo);
+    result.connect_ms = ms_since(t0);
+    for (int i = 0; i <= req.warm; ++i) {
+      bool want = i == 0 && !req.candidate_path.empty();
+      result.samples.push_back(run_once(conn, req, params, want ? &candidate : nullptr));
+    }
+  } catch (const pqxx::sql_error& e) {
+    throw sql_failure(req, e);
+  } catch (const pqxx::broken_connection& e) {
+    throw Error(ExitCode::infrastructure, where, "lost connection to the server: " + trim(e.what()));
+  } catch (const pqxx::failure& e) {
+    throw Error(ExitCode::infrastructure, where, trim(e.what()));
+  }
+  if (!req.candidate_path.empty()) util::write_file_atomic(req.candidate_path, candidate);
+  util::write_file_atomic(req.result_path, to_json(result));
+  return 0;
+}
+
+}  // namespace coldgate::measure

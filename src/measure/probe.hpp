@@ -1,0 +1,57 @@
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace coldgate::measure {
+
+/// What one measured process of a SQL stage does; the runner writes it as JSON to a private
+/// file and starts `coldgate probe FILE`.
+struct ProbeRequest {
+  std::string stage;
+  std::string conninfo;      // libpq key=value string (may hold a password: file is mode 0600)
+  std::string query;         // one statement
+  std::string query_source;  // SQL file as shown in messages; "" for an inline `query:`
+  std::vector<std::optional<std::string>> params;              // $1…; nullopt = SQL NULL
+  std::vector<std::pair<std::string, std::string>> settings;   // SET LOCAL name = value
+  bool decode_json = false;  // parse column 1 of row 1 as JSON, timed as decode_ms
+  int warm = 0;              // warm repetitions after the cold one, on the same connection
+  std::string candidate_path;  // where the cold repetition's result goes; "" = not wanted
+  std::string result_path;     // where the ProbeResult goes
+};
+
+/// One repetition inside the probe (the first is the cold one).
+struct ProbeSample {
+  double wall_ms = 0;       // whole repetition: BEGIN, settings, query, decode, COMMIT
+  double cpu_ms = 0;        // user+sys CPU of the probe process during the repetition
+  double query_ms = 0;      // query sent → whole result read
+  double decode_ms = 0;     // JSON parse of the result (decode: json), else 0
+  double result_bytes = 0;  // bytes of all result values as text
+  double rows = 0;          // result rows
+};
+
+/// What the probe measured.
+struct ProbeResult {
+  double connect_ms = 0;             // connection set-up (libpqxx connect, authentication)
+  std::vector<ProbeSample> samples;  // [0] cold, then the warm repetitions
+};
+
+/// The request as JSON text.
+std::string to_json(const ProbeRequest& request);
+/// The result as JSON text.
+std::string to_json(const ProbeResult& result);
+/// Reads a ProbeResult file; throws Error(infrastructure) naming the file when it is not one.
+ProbeResult read_probe_result(const std::filesystem::path& file);
+
+/// The child side (`coldgate probe FILE`): connects, runs the query 1 + warm times, each in its
+/// own transaction with `settings` applied by set_config(name, value, is_local => true) — the
+/// function form of SET LOCAL (PostgreSQL docs, "Configuration Settings Functions") — writes
+/// the candidate and the result files; returns 0. Throws Error: gate_failed for SQL errors
+/// (where = "<source>:<line>:<col>" when the server gives a position) and an undecodable
+/// result, infrastructure when the server cannot be reached.
+int run_probe(const std::filesystem::path& request_file);
+
+}  // namespace coldgate::measure

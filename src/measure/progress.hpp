@@ -1,0 +1,53 @@
+#pragma once
+
+#include <chrono>
+#include <ostream>
+#include <string>
+#include <string_view>
+
+namespace coldgate::measure {
+
+struct StageResult;
+
+/// How progress is shown on stderr: one line rewritten in place on a terminal; plain lines
+/// elsewhere (CI logs), wrapped in `::group::`/`::endgroup::` under GitHub Actions.
+enum class ProgressStyle { tty, plain, github };
+
+/// The style for stderr: github when GITHUB_ACTIONS=true, tty when stderr is a terminal and
+/// not in CI, else plain.
+ProgressStyle detect_progress_style(bool ci);
+
+/// Progress of `coldgate run`: stage i/N, cold run j/M, elapsed seconds since construction.
+class Progress {
+ public:
+  Progress(ProgressStyle style, std::ostream& out, int stage_count);
+  ~Progress();
+  Progress(const Progress&) = delete;
+  Progress& operator=(const Progress&) = delete;
+
+  /// A free-standing line (setup steps, server start), ending any in-place line first.
+  void line(std::string_view text);
+  /// Stage `index` (1-based) named `name` begins.
+  void stage_start(int index, std::string_view name);
+  /// Something within the current stage begins: "cold run 2/5", "restart", "EXPLAIN".
+  void step(std::string_view what);
+  /// A cold run finished after `wall_ms` milliseconds.
+  void run_done(int run, int runs, double wall_ms);
+  /// The current stage ended with `result`.
+  void stage_end(const StageResult& result);
+
+ private:
+  void status(const std::string& text);  // tty: rewrite the line; else nothing
+  std::string prefix() const;
+  double elapsed_s() const;
+
+  ProgressStyle m_style;
+  std::ostream& m_out;
+  int m_stage_count;
+  int m_stage_index = 0;
+  std::string m_stage;
+  bool m_line_open = false;  // tty: an unterminated status line is on screen
+  std::chrono::steady_clock::time_point m_start;
+};
+
+}  // namespace coldgate::measure

@@ -1,0 +1,118 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace coldgate::measure {
+
+/// Schema name written into results.json (shared/DESIGN.md "Results JSON").
+inline constexpr std::string_view k_results_schema = "coldgate-results/1";
+
+/// One metric's raw samples: cold runs (one per fresh process) and warm repetitions apart.
+struct Metric {
+  std::string unit;           // "ms", "bytes", "count", or a command's own unit
+  std::vector<double> cold;   // one sample per cold run, in run order
+  std::vector<double> warm;   // warm repetitions, in order (run 1's, then run 2's, …)
+};
+
+/// The server-side split of one EXPLAIN (ANALYZE, BUFFERS, TIMING, FORMAT JSON) run
+/// (PostgreSQL docs, "EXPLAIN"; the JIT block: "JIT" → "Functions", "Timing").
+struct Explain {
+  double planning_ms = 0;
+  double execution_ms = 0;
+  double total_cost = 0;           // the top plan node's "Total Cost" (the planner's estimate)
+  bool jit = false;                // a JIT block was present (JIT fired)
+  double jit_functions = 0;
+  double jit_generation_ms = 0;
+  double jit_inlining_ms = 0;
+  double jit_optimization_ms = 0;
+  double jit_emission_ms = 0;
+  double jit_total_ms = 0;
+  std::string plan_file;           // where the whole plan was written (coldgate-out/explain/…)
+};
+
+/// A stage's snapshot after the run (see snapshot::Status).
+struct SnapshotResult {
+  /// match | changed | missing | malformed | nondeterministic, or updated (written over the
+  /// committed file by --update-snapshots)
+  std::string status;
+  std::string path;      // committed snapshot, relative to the current folder
+  std::string pending;   // where the candidate was written; "" for match
+  std::string sha256;    // hex SHA-256 of the (first) candidate
+  std::string message;   // one line: why it is not a match
+  std::string diff;      // readable diff (changed, malformed, nondeterministic)
+};
+
+/// One stage's outcome: metrics with all raw samples, its snapshot, or the error that failed it.
+struct StageResult {
+  std::string name;
+  std::string kind;        // "sql" | "command"
+  std::string cold_mode;   // "process" | "restart"
+  int runs = 0;            // cold runs asked for
+  int warm = 0;            // warm repetitions per cold run asked for
+  std::string error;       // "" when every run succeeded
+  std::optional<SnapshotResult> snapshot;
+  std::optional<Explain> explain;
+  /// Metrics in report order (built-in ones first, then a command's own in first-seen order).
+  std::vector<std::pair<std::string, Metric>> metrics;
+
+  /// The metric called `name`, created with `unit` when absent.
+  Metric& metric(const std::string& name, const std::string& unit);
+  /// The metric called `name`, or nullptr.
+  const Metric* find(std::string_view name) const;
+  bool failed() const { return !error.empty(); }
+};
+
+/// A setup step as run (for results.json).
+struct SetupResult {
+  std::string kind;
+  std::string label;
+  double wall_ms = 0;
+};
+
+/// Where and on what the run happened: compared across results, flagged when it differs.
+struct Environment {
+  std::string host;
+  int cpus = 0;
+  std::string cpu_model;
+  std::string kernel;         // `uname -sr`
+  std::string os;             // PRETTY_NAME of /etc/os-release
+  std::string provider;       // local | container | external
+  std::string postgres_version;
+  int postgres_version_num = 0;
+  std::map<std::string, std::string> postgres_settings;  // non-default server settings
+};
+
+/// The commit measured.
+struct GitInfo {
+  std::string commit;  // "" when not in a git checkout
+  std::string branch;
+  std::string base;    // baseline commit when known
+};
+
+/// Everything `coldgate run` measured: written as results.json (schema coldgate-results/1).
+struct Results {
+  std::string tool_version;
+  std::string started_at;   // UTC, RFC 3339
+  std::string finished_at;
+  std::string config;       // config file, relative to the current folder
+  std::string title;        // report.title
+  GitInfo git;
+  Environment environment;
+  std::vector<SetupResult> setup;
+  std::vector<StageResult> stages;
+  std::vector<std::string> obsolete_snapshots;  // snapshot files no stage claims
+};
+
+/// Median of `samples` (mean of the middle two for an even count); 0 for none.
+double median(std::vector<double> samples);
+
+/// The metrics of a stage in report order: known names first in this order, then the rest.
+const std::vector<std::string_view>& known_metric_order();
+
+}  // namespace coldgate::measure

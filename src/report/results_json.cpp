@@ -1,0 +1,185 @@
+#include "report/results_json.hpp"
+
+#include <fmt/core.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "util/error.hpp"
+
+namespace coldgate::report {
+namespace {
+
+using nlohmann::ordered_json;
+using namespace coldgate::measure;
+
+// Integers print without a fraction; other values as nlohmann's shortest round-trip double.
+ordered_json number(double v) {
+  if (std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 9e15) {
+    return static_cast<std::int64_t>(v);
+  }
+  return v;
+}
+
+ordered_json samples(const std::vector<double>& values) {
+  ordered_json a = ordered_json::array();
+  for (double v : values) a.push_back(number(v));
+  return a;
+}
+
+ordered_json or_null(const std::string& s) { return s.empty() ? ordered_json(nullptr) : ordered_json(s); }
+
+std::string str(const ordered_json& j, const char* key) {
+  auto it = j.find(key);
+  return it == j.end() || it->is_null() ? std::string() : it->get<std::string>();
+}
+
+}  // namespace
+
+std::string to_json(const Results& r) {
+  ordered_json doc;
+  doc["schema"] = k_results_schema;
+  doc["tool"] = {{"name", "coldgate"}, {"version", r.tool_version}};
+  doc["title"] = r.title;
+  doc["config"] = r.config;
+  doc["started_at"] = r.started_at;
+  doc["finished_at"] = r.finished_at;
+  doc["git"] = {{"commit", or_null(r.git.commit)},
+                {"branch", or_null(r.git.branch)},
+                {"base", or_null(r.git.base)}};
+  const Environment& e = r.environment;
+  ordered_json settings = ordered_json::object();
+  for (const auto& [k, v] : e.postgres_settings) settings[k] = v;
+  doc["environment"] = {{"host", e.host},
+                        {"cpus", e.cpus},
+                        {"cpu_model", e.cpu_model},
+                        {"kernel", e.kernel},
+                        {"os", e.os},
+                        {"provider", e.provider},
+                        {"postgres",
+                         {{"version", e.postgres_version},
+                          {"version_num", e.postgres_version_num},
+                          {"settings", settings}}}};
+  ordered_json setup = ordered_json::array();
+  for (const auto& s : r.setup) {
+    setup.push_back({{"kind", s.kind}, {"label", s.label}, {"wall_ms", number(s.wall_ms)}});
+  }
+  doc["setup"] = setup;
+  ordered_json stages = ordered_json::array();
+  for (const auto& s : r.stages) {
+    ordered_json st;
+    st["name"] = s.name;
+    st["kind"] = s.kind;
+    st["cold"] = s.cold_mode;
+    st["runs"] = s.runs;
+    st["warm"] = s.warm;
+    st["error"] = or_null(s.error);
+    if (s.snapshot) {
+      const auto& sn = *s.snapshot;
+      st["snapshot"] = {{"status", sn.status},   {"path", sn.path},
+                        {"sha256", sn.sha256},   {"pending", or_null(sn.pending)},
+                        {"message", or_null(sn.message)}};
+    } else {
+      st["snapshot"] = nullptr;
+    }
+    if (s.explain) {
+      st["explain"] = {{"total_cost", number(s.explain->total_cost)},
+                       {"jit", s.explain->jit},
+                       {"plan", s.explain->plan_file}};
+    } else {
+      st["explain"] = nullptr;
+    }
+    ordered_json metrics = ordered_json::object();
+    for (const auto& [name, m] : s.metrics) {
+      metrics[name] = {{"unit", m.unit}, {"cold", samples(m.cold)}, {"warm", samples(m.warm)}};
+    }
+    st["metrics"] = metrics;
+    stages.push_back(std::move(st));
+  }
+  doc["stages"] = stages;
+  doc["obsolete_snapshots"] = r.obsolete_snapshots;
+  return doc.dump(2) + "\n";
+}
+
+Results from_json(std::string_view text, const std::string& source) {
+  ordered_json doc = ordered_json::parse(text.begin(), text.end(), nullptr, false);
+  if (doc.is_discarded()) throw usage_error(source, "not valid JSON (expected a coldgate results file)");
+  if (!doc.is_object() || !doc.contains("schema") || doc["schema"] != k_results_schema) {
+    throw usage_error(source, fmt::format("not a {} file (its \"schema\" member differs)",
+                                          k_results_schema));
+  }
+  Results r;
+  try {
+    r.tool_version = doc.at("tool").at("version").get<std::string>();
+    r.title = str(doc, "title");
+    r.config = str(doc, "config");
+    r.started_at = str(doc, "started_at");
+    r.finished_at = str(doc, "finished_at");
+    const auto& g = doc.at("git");
+    r.git = {str(g, "commit"), str(g, "branch"), str(g, "base")};
+    const auto& e = doc.at("environment");
+    r.environment.host = str(e, "host");
+    r.environment.cpus = e.at("cpus").get<int>();
+    r.environment.cpu_model = str(e, "cpu_model");
+    r.environment.kernel = str(e, "kernel");
+    r.environment.os = str(e, "os");
+    r.environment.provider = str(e, "provider");
+    const auto& pg = e.at("postgres");
+    r.environment.postgres_version = str(pg, "version");
+    r.environment.postgres_version_num = pg.at("version_num").get<int>();
+    for (const auto& [k, v] : pg.at("settings").items()) {
+      r.environment.postgres_settings[k] = v.get<std::string>();
+    }
+    for (const auto& s : doc.at("setup")) {
+      r.setup.push_back({str(s, "kind"), str(s, "label"), s.at("wall_ms").get<double>()});
+    }
+    for (const auto& s : doc.at("stages")) {
+      StageResult st;
+      st.name = s.at("name").get<std::string>();
+      st.kind = str(s, "kind");
+      st.cold_mode = str(s, "cold");
+      st.runs = s.at("runs").get<int>();
+      st.warm = s.at("warm").get<int>();
+      st.error = str(s, "error");
+      if (const auto& sn = s.at("snapshot"); !sn.is_null()) {
+        st.snapshot = SnapshotResult{str(sn, "status"), str(sn, "path"), str(sn, "pending"),
+                                     str(sn, "sha256"), str(sn, "message"), ""};
+      }
+      if (const auto& ex = s.at("explain"); !ex.is_null()) {
+        Explain x;
+        x.total_cost = ex.at("total_cost").get<double>();
+        x.jit = ex.at("jit").get<bool>();
+        x.plan_file = str(ex, "plan");
+        st.explain = x;
+      }
+      for (const auto& [name, m] : s.at("metrics").items()) {
+        Metric metric{m.at("unit").get<std::string>(), m.at("cold").get<std::vector<double>>(),
+                      m.at("warm").get<std::vector<double>>()};
+        st.metrics.emplace_back(name, std::move(metric));
+      }
+      if (st.explain) {
+        auto first = [&](const char* n) {
+          const Metric* m = st.find(n);
+          return m && !m->cold.empty() ? m->cold.front() : 0.0;
+        };
+        st.explain->planning_ms = first("planning_ms");
+        st.explain->execution_ms = first("execution_ms");
+        st.explain->jit_functions = first("jit_functions");
+        st.explain->jit_generation_ms = first("jit_generation_ms");
+        st.explain->jit_inlining_ms = first("jit_inlining_ms");
+        st.explain->jit_optimization_ms = first("jit_optimization_ms");
+        st.explain->jit_emission_ms = first("jit_emission_ms");
+        st.explain->jit_total_ms = first("jit_total_ms");
+      }
+      r.stages.push_back(std::move(st));
+    }
+    if (doc.contains("obsolete_snapshots")) {
+      r.obsolete_snapshots = doc["obsolete_snapshots"].get<std::vector<std::string>>();
+    }
+  } catch (const nlohmann::json::exception& e) {
+    throw usage_error(source, fmt::format("malformed results file: {}", e.what()));
+  }
+  return r;
+}
+
+}  // namespace coldgate::report

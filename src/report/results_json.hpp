@@ -1,0 +1,18 @@
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "measure/results.hpp"
+
+namespace coldgate::report {
+
+/// results.json text (schema coldgate-results/1, shared/DESIGN.md "Results JSON"): pretty,
+/// stable member order, every raw sample; ends with a newline.
+std::string to_json(const measure::Results& results);
+
+/// Reads results.json text; throws Error(usage) with `source` and the JSON path of what is
+/// wrong (not JSON, another schema, a member of the wrong type).
+measure::Results from_json(std::string_view text, const std::string& source);
+
+}  // namespace coldgate::report
