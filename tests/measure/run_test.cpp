@@ -1,0 +1,343 @@
+// `coldgate run` end to end: the real binary, a real PostgreSQL from the local provider.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <cerrno>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "report/results_json.hpp"
+#include "support/support.hpp"
+
+namespace coldgate::measure {
+namespace {
+
+using testing::TempDir;
+using testing::run_coldgate;
+using testing::slurp;
+
+// A project folder with a config, a small table, and helpers to run and read results.
+struct RunTest : ::testing::Test {
+  void config(const std::string& stages, const std::string& defaults = "{ runs: 2, warm: 1 }") {
+    dir.write("schema.sql",
+              "CREATE TABLE item (id int PRIMARY KEY, name text, price numeric);\n"
+              "INSERT INTO item SELECT g, 'item ' || g, g * 1.5 FROM generate_series(1, 50) g;\n");
+    dir.write("coldgate.yaml", "version: 1\n"
+                               "database: { provider: local }\n"
+                               "setup: [ { sql: schema.sql }, { analyze: true } ]\n"
+                               "defaults: " + defaults + "\n"
+                               "stages:\n" + stages);
+  }
+  testing::RunResult run(std::vector<std::string> args = {}, std::vector<std::string> env = {}) {
+    args.insert(args.begin(), "run");
+    env.push_back("CI=");
+    env.push_back("GITHUB_ACTIONS=");
+    return run_coldgate(args, dir.path(), "", env);
+  }
+  Results results() {
+    return report::from_json(slurp(dir / "coldgate-out/results.json"), "results.json");
+  }
+  const StageResult& stage(const Results& r, const std::string& name) {
+    for (const auto& s : r.stages) {
+      if (s.name == name) return s;
+    }
+    ADD_FAILURE() << "no stage " << name;
+    static StageResult none;
+    return none;
+  }
+  TempDir dir;
+};
+
+TEST_F(RunTest, SqlStageMeasuresEveryColdRunInItsOwnProcessAndSnapshotsTheDocument) {
+  config("  - name: items\n"
+         "    query: select json_agg(json_build_object('id', id, 'name', name)) from item where id <= $1\n"
+         "    params: [3]\n"
+         "    decode: json\n"
+         "    runs: 3\n"
+         "    warm: 2\n"
+         "    snapshot: { path: snapshots/items.json }\n");
+  auto first = run();
+  EXPECT_EQ(first.exit_code, 1) << first.err;  // no committed snapshot yet
+  EXPECT_NE(first.out.find("### items: snapshot missing"), std::string::npos) << first.out;
+  EXPECT_EQ(slurp(dir / "snapshots/items.json.new"),
+            "[\n  {\n    \"id\": 1,\n    \"name\": \"item 1\"\n  },\n  {\n    \"id\": 2,\n"
+            "    \"name\": \"item 2\"\n  },\n  {\n    \"id\": 3,\n    \"name\": \"item 3\"\n  }\n]\n");
+  ASSERT_EQ(run_coldgate({"accept"}, dir.path()).exit_code, 0);
+
+  auto second = run();
+  ASSERT_EQ(second.exit_code, 0) << second.out << second.err;
+  EXPECT_NE(second.out.find("**passed: 1 stage, 1 snapshot match**"), std::string::npos) << second.out;
+  Results r = results();
+  const StageResult& s = stage(r, "items");
+  EXPECT_EQ(s.kind, "sql");
+  ASSERT_TRUE(s.snapshot);
+  EXPECT_EQ(s.snapshot->status, "match");
+  for (const char* name : {"wall_ms", "cpu_ms", "peak_rss_bytes", "connect_ms", "query_ms",
+                           "decode_ms", "result_bytes", "rows"}) {
+    const Metric* m = s.find(name);
+    ASSERT_NE(m, nullptr) << name;
+    EXPECT_EQ(m->cold.size(), 3u) << name;
+    for (double v : m->cold) EXPECT_GT(v, 0) << name;
+  }
+  // Warm repetitions: 2 per cold run, kept apart from the cold samples.
+  EXPECT_EQ(s.find("query_ms")->warm.size(), 6u);
+  EXPECT_EQ(s.find("wall_ms")->warm.size(), 6u);
+  EXPECT_TRUE(s.find("connect_ms")->warm.empty());
+  EXPECT_TRUE(s.find("peak_rss_bytes")->warm.empty());
+  // A cold run is a whole process: its wall time covers connecting and the query.
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_GT(s.find("wall_ms")->cold[i],
+              s.find("connect_ms")->cold[i] + s.find("query_ms")->cold[i]);
+  }
+  EXPECT_EQ(s.find("rows")->cold[0], 1);
+  // The json_agg text PostgreSQL sends: `[{"id" : 1, "name" : "item 1"}, \n {…}, \n {…}]`.
+  EXPECT_EQ(s.find("result_bytes")->cold[0], 93);
+  // The EXPLAIN run: planning/execution split and a JIT block that did not fire (tiny cost).
+  ASSERT_TRUE(s.explain);
+  EXPECT_FALSE(s.explain->jit);
+  EXPECT_GT(s.explain->total_cost, 0);
+  EXPECT_EQ(s.find("execution_ms")->cold.size(), 1u);
+  EXPECT_EQ(s.find("jit_functions")->cold, std::vector<double>{0});
+  EXPECT_NE(slurp(dir / s.explain->plan_file).find("\"Execution Time\""), std::string::npos);
+  // Environment block.
+  EXPECT_EQ(r.environment.provider, "local");
+  EXPECT_GE(r.environment.postgres_version_num, 100000);
+  EXPECT_GT(r.environment.cpus, 0);
+  EXPECT_FALSE(r.environment.kernel.empty());
+  ASSERT_EQ(r.setup.size(), 2u);
+  EXPECT_EQ(r.setup[0].label, "sql schema.sql");
+}
+
+TEST_F(RunTest, ChangedDataFailsWithThePathLevelDiffAndAcceptMakesItPass) {
+  config("  - name: items\n"
+         "    query: select json_agg(json_build_object('id', id, 'price', price)) from item\n"
+         "    decode: json\n"
+         "    runs: 1\n"
+         "    warm: 0\n"
+         "    snapshot: { path: snapshots/items.json }\n");
+  ASSERT_EQ(run().exit_code, 1);
+  ASSERT_EQ(run_coldgate({"accept"}, dir.path()).exit_code, 0);
+  ASSERT_EQ(run().exit_code, 0);
+
+  // One value of one data row changes.
+  std::string schema = slurp(dir / "schema.sql");
+  schema += "UPDATE item SET price = 999.25 WHERE id = 7;\n";
+  dir.write("schema.sql", schema);
+  auto changed = run();
+  EXPECT_EQ(changed.exit_code, 1);
+  EXPECT_NE(changed.out.find("**failed: 1 snapshot changed (items)**"), std::string::npos)
+      << changed.out;
+  EXPECT_NE(changed.out.find("/6/price: 10.5 → 999.25"), std::string::npos) << changed.out;
+  EXPECT_NE(changed.out.find("-    \"price\": 10.5\n+    \"price\": 999.25\n"), std::string::npos)
+      << changed.out;
+  EXPECT_EQ(results().stages[0].snapshot->status, "changed");
+
+  ASSERT_EQ(run_coldgate({"accept", "items"}, dir.path()).exit_code, 0);
+  auto accepted = run();
+  EXPECT_EQ(accepted.exit_code, 0) << accepted.out;
+}
+
+TEST_F(RunTest, CiModeLeavesSnapshotsAloneAndPutsCandidatesInTheOutFolder) {
+  config("  - name: one\n"
+         "    query: select json_build_object('n', 1)\n"
+         "    decode: json\n"
+         "    snapshot: { path: snapshots/one.json }\n");
+  auto r = run({"--ci"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_FALSE(std::filesystem::exists(dir / "snapshots"));
+  EXPECT_EQ(slurp(dir / "coldgate-out/snapshots/snapshots/one.json"), "{\n  \"n\": 1\n}\n");
+  EXPECT_EQ(run({"--ci", "--update-snapshots"}).exit_code, 2);
+}
+
+TEST_F(RunTest, UpdateSnapshotsWritesThemAndPasses) {
+  config("  - name: one\n"
+         "    query: select json_build_object('n', 2)\n"
+         "    decode: json\n"
+         "    snapshot: { path: snapshots/one.json }\n");
+  auto r = run({"--update-snapshots"});
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("1 updated"), std::string::npos) << r.out;
+  EXPECT_EQ(slurp(dir / "snapshots/one.json"), "{\n  \"n\": 2\n}\n");
+  EXPECT_EQ(run().exit_code, 0);
+}
+
+TEST_F(RunTest, CrashingStageFailsWithItsStderrTailAndTheOthersStillRun) {
+  config("  - name: crash\n"
+         "    command: [sh, -c, 'echo about to crash >&2; kill -SEGV $$']\n"
+         "  - name: fine\n"
+         "    command: [true]\n");
+  auto r = run();
+  EXPECT_EQ(r.exit_code, 1);
+  Results res = results();
+  EXPECT_EQ(stage(res, "crash").error,
+            "cold run 1/2: killed by SIGSEGV; stderr ends:\nabout to crash");
+  EXPECT_FALSE(stage(res, "fine").failed());
+  EXPECT_EQ(stage(res, "fine").find("wall_ms")->cold.size(), 2u);
+  EXPECT_NE(r.out.find("**failed: 1 stage failed (crash)**"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("### crash: failed"), std::string::npos) << r.out;
+}
+
+TEST_F(RunTest, TimeoutKillsTheWholeProcessGroup) {
+  // The stage starts a helper that ignores SIGTERM and records its pid, then waits forever.
+  config("  - name: hang\n"
+         "    command: [sh, -c, 'sh -c \"trap \\\"\\\" TERM; echo $$ > helper.pid; exec sleep 300\" & wait']\n"
+         "    timeout: 500ms\n");
+  auto r = run();
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(results().stages[0].error,
+            "cold run 1/2: timed out after 500 ms; its process group was killed");
+  std::ifstream in(dir / "helper.pid");
+  pid_t pid = 0;
+  in >> pid;
+  ASSERT_GT(pid, 0);
+  EXPECT_EQ(::kill(pid, 0), -1);
+  EXPECT_EQ(errno, ESRCH);
+}
+
+TEST_F(RunTest, CommandStageThatLoadsDifferentDocumentsIsNondeterministic) {
+  config("  - name: clock\n"
+         "    command: [sh, -c, 'echo \"{\\\"stable\\\": 1, \\\"run\\\": $COLDGATE_RUN}\"']\n"
+         "    runs: 3\n"
+         "    snapshot: { from: stdout, path: snapshots/clock.json }\n");
+  auto r = run();
+  EXPECT_EQ(r.exit_code, 1);
+  Results res = results();
+  const auto& snap = *res.stages[0].snapshot;
+  EXPECT_EQ(snap.status, "nondeterministic");
+  EXPECT_EQ(snap.message, "cold runs 1 and 2 loaded different documents: first difference at /run "
+                          "(1 path differ)");
+  EXPECT_NE(r.out.find("**failed: 1 snapshot nondeterministic (clock)**"), std::string::npos);
+  EXPECT_FALSE(std::filesystem::exists(dir / "snapshots/clock.json.new"));
+}
+
+TEST_F(RunTest, CommandStageMetricsAndSnapshotFile) {
+  dir.write("client.sh",
+            "set -e\n"
+            "mkdir -p out\n"
+            "psql -XAtq -c \"select json_build_object('items', count(*)) from item\" > out/doc.json\n"
+            "echo '{\"metric\":\"allocated_bytes\",\"value\":4096,\"unit\":\"bytes\"}' >> \"$COLDGATE_METRICS\"\n"
+            "echo '{\"metric\":\"parse_ms\",\"value\":1.5,\"unit\":\"ms\",\"phase\":\"warm\"}' >> \"$COLDGATE_METRICS\"\n");
+  config("  - name: client\n"
+         "    command: [sh, client.sh]\n"
+         "    snapshot: { from: out/doc.json, path: snapshots/client.json }\n");
+  auto r = run({"--update-snapshots"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(slurp(dir / "snapshots/client.json"), "{\n  \"items\": 50\n}\n");
+  Results res = results();
+  const StageResult& s = res.stages[0];
+  EXPECT_EQ(s.find("allocated_bytes")->unit, "bytes");
+  EXPECT_EQ(s.find("allocated_bytes")->cold, (std::vector<double>{4096, 4096}));
+  EXPECT_EQ(s.find("parse_ms")->warm, (std::vector<double>{1.5, 1.5}));
+  EXPECT_NE(r.out.find("| client | allocated_bytes | 4.0 KiB (4.0 KiB – 4.0 KiB) | — |"),
+            std::string::npos) << r.out;
+}
+
+TEST_F(RunTest, MalformedMetricsLineFailsTheStageNamingTheLine) {
+  config("  - name: metrics\n"
+         "    command: [sh, -c, 'echo \"{\\\"metric\\\":\\\"a\\\",\\\"value\\\":1}\" >> \"$COLDGATE_METRICS\"; "
+         "echo \"{\\\"metric\\\":\\\"b\\\",\\\"vaule\\\":2}\" >> \"$COLDGATE_METRICS\"']\n");
+  auto r = run();
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(results().stages[0].error,
+            "cold run 1/2: $COLDGATE_METRICS line 2: unknown member \"vaule\": "
+            "{\"metric\":\"b\",\"vaule\":2} (expected {\"metric\": NAME, \"value\": NUMBER, "
+            "\"unit\": UNIT}, one object per line)");
+}
+
+TEST_F(RunTest, SqlErrorNamesTheFileLineAndColumn) {
+  dir.write("bad.sql", "-- the item list\nselect id,\n       nme\n  from item\n");
+  config("  - name: bad\n"
+         "    sql: bad.sql\n");
+  auto r = run();
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(results().stages[0].error,
+            "cold run 1/2: bad.sql:3:8: SQLSTATE 42703: column \"nme\" does not exist\n"
+            "HINT:  Perhaps you meant to reference the column \"item.name\".");
+}
+
+TEST_F(RunTest, ParamsAreBoundNeverSplicedAndSettingsAreLocalToTheTransaction) {
+  config("  - name: params\n"
+         "    query: select json_build_object('p', $1::text, 'work_mem', current_setting('work_mem'))\n"
+         "    params: [\"x'); drop table item; --\"]\n"
+         "    settings: { work_mem: 7MB }\n"
+         "    decode: json\n"
+         "    warm: 2\n"
+         "    snapshot: { path: snapshots/p.json }\n"
+         "  - name: count\n"
+         "    query: select json_build_object('items', count(*), 'work_mem', current_setting('work_mem')) from item\n"
+         "    decode: json\n"
+         "    snapshot: { path: snapshots/count.json }\n");
+  auto r = run({"--update-snapshots"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(slurp(dir / "snapshots/p.json"),
+            "{\n  \"p\": \"x'); drop table item; --\",\n  \"work_mem\": \"7MB\"\n}\n");
+  EXPECT_EQ(slurp(dir / "snapshots/count.json"), "{\n  \"items\": 50,\n  \"work_mem\": \"4MB\"\n}\n");
+}
+
+TEST_F(RunTest, JitBlockIsReadWhenJitFires) {
+  config("  - name: jit\n"
+         "    query: select sum(price * id) from item\n"
+         "    settings: { jit: 'on', jit_above_cost: '0', jit_inline_above_cost: '0', "
+         "jit_optimize_above_cost: '0' }\n"
+         "    runs: 1\n");
+  auto r = run();
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  Results res = results();
+  const StageResult& s = res.stages[0];
+  ASSERT_TRUE(s.explain);
+  EXPECT_TRUE(s.explain->jit);
+  EXPECT_GT(s.find("jit_functions")->cold[0], 0);
+  EXPECT_GT(s.find("jit_total_ms")->cold[0], 0);
+  EXPECT_GE(s.find("jit_total_ms")->cold[0], s.find("jit_emission_ms")->cold[0]);
+  EXPECT_NE(r.out.find("| jit | jit_functions |"), std::string::npos) << r.out;
+}
+
+TEST_F(RunTest, ColdRestartRestartsTheServerBeforeEveryColdRun) {
+  config("  - name: restarted\n"
+         "    command: [sh, -c, 'psql -XAtq -c \"select pg_postmaster_start_time()\" >> starts.txt']\n"
+         "    cold: restart\n"
+         "    runs: 3\n"
+         "  - name: same-server\n"
+         "    command: [sh, -c, 'psql -XAtq -c \"select pg_postmaster_start_time()\" >> same.txt']\n"
+         "    runs: 2\n");
+  auto r = run();
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  auto lines = [&](const char* file) {
+    std::istringstream in(slurp(dir / file));
+    std::vector<std::string> out;
+    for (std::string l; std::getline(in, l);) out.push_back(l);
+    return out;
+  };
+  auto starts = lines("starts.txt");
+  ASSERT_EQ(starts.size(), 3u);
+  EXPECT_EQ(std::set<std::string>(starts.begin(), starts.end()).size(), 3u);
+  auto same = lines("same.txt");
+  ASSERT_EQ(same.size(), 2u);
+  EXPECT_EQ(same[0], same[1]);
+}
+
+TEST_F(RunTest, UnknownStageGetsAHint) {
+  config("  - name: items-load\n"
+         "    command: [true]\n");
+  auto r = run({"--stage", "items-lod"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("coldgate: error: --stage: no stage 'items-lod' in coldgate.yaml (did you "
+                       "mean 'items-load'?)"),
+            std::string::npos)
+      << r.err;
+}
+
+TEST_F(RunTest, GithubActionsGetsGroupsAndPlainProgressLines) {
+  config("  - name: quick\n"
+         "    command: [true]\n");
+  auto r = run_coldgate({"run"}, dir.path(), "", {"CI=true", "GITHUB_ACTIONS=true"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("::group::[1/1] quick\n"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("coldgate: [1/1] quick: cold run 2/2: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("::endgroup::\n"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find('\r'), std::string::npos);
+}
+
+}  // namespace
+}  // namespace coldgate::measure

@@ -1,0 +1,90 @@
+#include "report/results_json.hpp"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "util/error.hpp"
+
+namespace coldgate::report {
+namespace {
+
+using namespace coldgate::measure;
+
+Results sample() {
+  Results r;
+  r.tool_version = "0.1.0";
+  r.started_at = "2026-11-30T01:00:00Z";
+  r.finished_at = "2026-11-30T01:00:09Z";
+  r.config = "config/demo.yaml";
+  r.title = "Start-up";
+  r.git = {"0123abcd", "feature-1", ""};
+  r.environment = {"vm", 2, "AMD EPYC", "Linux 6.1", "Debian GNU/Linux 12 (bookworm)", "local",
+                   "15.8", 150008, {{"jit", "on"}, {"shared_buffers", "128MB"}}};
+  r.setup = {{"sql", "sql demo/schema.sql", 812.5}};
+  StageResult s;
+  s.name = "config-load";
+  s.kind = "sql";
+  s.cold_mode = "restart";
+  s.runs = 2;
+  s.warm = 1;
+  s.metric("wall_ms", "ms") = {"ms", {812.25, 790}, {120.5, 118}};
+  s.metric("jit_functions", "count") = {"count", {1404}, {}};
+  s.explain = Explain{12.5, 1911, 455863.21, true, 1404, 0, 0, 0, 0, 0, "coldgate-out/explain/config-load.json"};
+  s.metric("planning_ms", "ms") = {"ms", {12.5}, {}};
+  s.metric("execution_ms", "ms") = {"ms", {1911}, {}};
+  s.snapshot = SnapshotResult{"changed", "snapshots/config-load.json", "snapshots/config-load.json.new",
+                              "ab12", "snapshot changed: 1 path", "diff text"};
+  r.stages.push_back(s);
+  StageResult f;
+  f.name = "broken";
+  f.kind = "command";
+  f.cold_mode = "process";
+  f.runs = 3;
+  f.error = "cold run 1/3: exit status 2";
+  r.stages.push_back(f);
+  r.obsolete_snapshots = {"snapshots/old.json"};
+  return r;
+}
+
+TEST(ResultsJson, HasTheSchemaAndEveryRawSample) {
+  auto doc = nlohmann::json::parse(to_json(sample()));
+  EXPECT_EQ(doc["schema"], "coldgate-results/1");
+  EXPECT_EQ(doc["environment"]["postgres"]["version_num"], 150008);
+  EXPECT_EQ(doc["environment"]["postgres"]["settings"]["jit"], "on");
+  EXPECT_EQ(doc["git"]["base"], nullptr);
+  auto& st = doc["stages"][0];
+  EXPECT_EQ(st["metrics"]["wall_ms"], nlohmann::json::parse(
+                                          R"({"unit":"ms","cold":[812.25,790],"warm":[120.5,118]})"));
+  EXPECT_EQ(st["snapshot"]["status"], "changed");
+  EXPECT_EQ(st["explain"]["total_cost"], 455863.21);
+  EXPECT_EQ(doc["stages"][1]["error"], "cold run 1/3: exit status 2");
+  EXPECT_EQ(doc["stages"][1]["snapshot"], nullptr);
+}
+
+TEST(ResultsJson, RoundTrips) {
+  Results r = from_json(to_json(sample()), "r.json");
+  EXPECT_EQ(to_json(r), to_json(sample()).replace(0, 0, ""));
+  ASSERT_EQ(r.stages.size(), 2u);
+  EXPECT_EQ(r.stages[0].find("wall_ms")->warm, (std::vector<double>{120.5, 118}));
+  ASSERT_TRUE(r.stages[0].explain);
+  EXPECT_EQ(r.stages[0].explain->execution_ms, 1911);
+  EXPECT_EQ(r.stages[0].explain->jit_functions, 1404);
+  EXPECT_EQ(r.stages[1].error, "cold run 1/3: exit status 2");
+}
+
+TEST(ResultsJson, RejectsOtherFilesWithTheirName) {
+  for (const char* bad : {"", "{", "[]", R"({"schema":"other/1"})",
+                          R"({"schema":"coldgate-results/1","tool":{}})"}) {
+    try {
+      from_json(bad, "base.json");
+      ADD_FAILURE() << bad;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ExitCode::usage);
+      EXPECT_EQ(e.where(), "base.json");
+    }
+  }
+}
+
+}  // namespace
+}  // namespace coldgate::report
