@@ -333,9 +333,9 @@ StageResult run_stage(const config::Stage& stage, const RunContext& ctx) {
     std::size_t paths = summary.changed + summary.added + summary.removed;
     snap.status = "nondeterministic";
     snap.message = fmt::format("cold runs 1 and {} loaded different documents: first difference at "
-                               "{} ({} path{} differ)",
+                               "{} ({} {})",
                                differing_run, where.empty() ? "/" : where, paths,
-                               paths == 1 ? "" : "s");
+                               paths == 1 ? "path differs" : "paths differ");
     diff::Options o;
     o.label_a = "cold run 1";
     o.label_b = fmt::format("cold run {}", differing_run);

@@ -206,7 +206,7 @@ TEST_F(RunTest, CommandStageThatLoadsDifferentDocumentsIsNondeterministic) {
   const auto& snap = *res.stages[0].snapshot;
   EXPECT_EQ(snap.status, "nondeterministic");
   EXPECT_EQ(snap.message, "cold runs 1 and 2 loaded different documents: first difference at /run "
-                          "(1 path differ)");
+                          "(1 path differs)");
   EXPECT_NE(r.out.find("**failed: 1 snapshot nondeterministic (clock)**"), std::string::npos);
   EXPECT_FALSE(std::filesystem::exists(dir / "snapshots/clock.json.new"));
 }
