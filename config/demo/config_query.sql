@@ -34,9 +34,7 @@ select json_build_object(
       'gathering', (select coalesce(json_agg(json_build_object('id', c.id, 'node', c.node, 'respawn_s', c.respawn_s)), '[]')
         from zone_gathering_nodes c where c.zone_id = t.id),
       'graveyards', (select coalesce(json_agg(json_build_object('id', c.id, 'x', c.x, 'y', c.y)), '[]')
-        from zone_graveyards c where c.zone_id = t.id),
-      'ambience', (select coalesce(json_agg(json_build_object('id', c.id, 'sound', c.sound)), '[]')
-        from zone_ambient_sounds c where c.zone_id = t.id)
+        from zone_graveyards c where c.zone_id = t.id)
     ) order by t.id), '[]') from zones t),
   'factions', (select coalesce(json_agg(json_build_object(
       'id', t.id, 'name', t.name, 'alignment', t.alignment, 'home_zone_id', t.home_zone_id, 'hidden', t.hidden, 'banner', t.banner,
@@ -47,9 +45,7 @@ select json_build_object(
       'relations', (select coalesce(json_agg(json_build_object('id', c.id, 'other_faction_id', c.other_faction_id, 'stance', c.stance, 'spillover', c.spillover)), '[]')
         from faction_relations c where c.faction_id = t.id),
       'quartermasters', (select coalesce(json_agg(json_build_object('id', c.id, 'npc_name', c.npc_name)), '[]')
-        from faction_quartermasters c where c.faction_id = t.id),
-      'tabards', (select coalesce(json_agg(json_build_object('id', c.id, 'color', c.color)), '[]')
-        from faction_tabards c where c.faction_id = t.id)
+        from faction_quartermasters c where c.faction_id = t.id)
     ) order by t.id), '[]') from factions t),
   'races', (select coalesce(json_agg(json_build_object(
       'id', t.id, 'name', t.name, 'playable', t.playable, 'faction_id', t.faction_id, 'base_speed', t.base_speed, 'lore', t.lore,
@@ -62,9 +58,7 @@ select json_build_object(
       'appearance', (select coalesce(json_agg(json_build_object('id', c.id, 'slot', c.slot, 'variant', c.variant, 'unlock_level', c.unlock_level, 'color', c.color)), '[]')
         from race_appearance_options c where c.race_id = t.id),
       'languages', (select coalesce(json_agg(json_build_object('id', c.id, 'language', c.language, 'fluent', c.fluent)), '[]')
-        from race_languages c where c.race_id = t.id),
-      'mounts', (select coalesce(json_agg(json_build_object('id', c.id, 'mount', c.mount)), '[]')
-        from race_mount_options c where c.race_id = t.id)
+        from race_languages c where c.race_id = t.id)
     ) order by t.id), '[]') from races t),
   'classes', (select coalesce(json_agg(json_build_object(
       'id', t.id, 'name', t.name, 'role', t.role, 'primary_stat', t.primary_stat, 'resource', t.resource, 'armor', t.armor,
@@ -75,9 +69,7 @@ select json_build_object(
       'proficiencies', (select coalesce(json_agg(json_build_object('id', c.id, 'armor', c.armor, 'from_level', c.from_level)), '[]')
         from class_armor_proficiencies c where c.class_id = t.id),
       'specializations', (select coalesce(json_agg(json_build_object('id', c.id, 'name', c.name, 'role', c.role)), '[]')
-        from class_specializations c where c.class_id = t.id),
-      'resource_bars', (select coalesce(json_agg(json_build_object('id', c.id, 'color', c.color, 'max', c.max)), '[]')
-        from class_resource_bars c where c.class_id = t.id)
+        from class_specializations c where c.class_id = t.id)
     ) order by t.id), '[]') from classes t),
   'items', (select coalesce(json_agg(json_build_object(
       'id', t.id, 'name', t.name, 'item_level', t.item_level, 'rarity', t.rarity, 'slot', t.slot, 'weight', t.weight, 'sell_price', t.sell_price, 'stack_size', t.stack_size, 'bind', t.bind, 'tradable', t.tradable, 'icon', t.icon, 'flavor', t.flavor,
@@ -112,13 +104,11 @@ select json_build_object(
       'gossip', (select coalesce(json_agg(json_build_object('id', c.id, 'option_no', c.option_no, 'label', c.label, 'action', c.action) order by c.option_no), '[]')
         from npc_gossip_options c where c.npc_id = t.id),
       'equipment', (select coalesce(json_agg(json_build_object('id', c.id, 'slot', c.slot, 'item_id', c.item_id)), '[]')
-        from npc_equipment c where c.npc_id = t.id),
-      'voice', (select coalesce(json_agg(json_build_object('id', c.id, 'voice', c.voice)), '[]')
-        from npc_voice_sets c where c.npc_id = t.id)
+        from npc_equipment c where c.npc_id = t.id)
     ) order by t.id), '[]') from npcs t),
   'quests', (select coalesce(json_agg(json_build_object(
       'id', t.id, 'title', t.title, 'min_level', t.min_level, 'zone_id', t.zone_id, 'giver_npc_id', t.giver_npc_id, 'repeatable', t.repeatable, 'xp', t.xp, 'gold', t.gold, 'summary', t.summary,
-      'objectives', (select coalesce(json_agg(json_build_object('id', c.id, 'step', c.step, 'kind', c.kind, 'target', c.target, 'count', c.count, 'optional', c.optional) order by c.step), '[]')
+      'objectives', (select coalesce(json_agg(json_build_object('id', c.id, 'step', c.step, 'kind', c.kind, 'target', c.target, 'count', c.count, 'optional', c.optional, 'hint', c.hint) order by c.step), '[]')
         from quest_objectives c where c.quest_id = t.id),
       'rewards', (select coalesce(json_agg(json_build_object('id', c.id, 'item_id', c.item_id, 'count', c.count, 'choice', c.choice)), '[]')
         from quest_rewards c where c.quest_id = t.id),
@@ -126,8 +116,6 @@ select json_build_object(
         from quest_prerequisites c where c.quest_id = t.id),
       'dialogue', (select coalesce(json_agg(json_build_object('id', c.id, 'line_no', c.line_no, 'phase', c.phase, 'text', c.text) order by c.line_no), '[]')
         from quest_dialogue_lines c where c.quest_id = t.id),
-      'localizations', (select coalesce(json_agg(json_build_object('id', c.id, 'locale', c.locale, 'title', c.title)), '[]')
-        from quest_localizations c where c.quest_id = t.id),
       'poi', (select coalesce(json_agg(json_build_object('id', c.id, 'x', c.x, 'y', c.y)), '[]')
         from quest_points_of_interest c where c.quest_id = t.id)
     ) order by t.id), '[]') from quests t),
@@ -188,11 +176,7 @@ select json_build_object(
       'costs', (select coalesce(json_agg(json_build_object('id', c.id, 'resource', c.resource, 'amount', c.amount, 'per_second', c.per_second)), '[]')
         from skill_costs c where c.skill_id = t.id),
       'prerequisites', (select coalesce(json_agg(json_build_object('id', c.id, 'required_skill_id', c.required_skill_id, 'rank', c.rank)), '[]')
-        from skill_prerequisites c where c.skill_id = t.id),
-      'animations', (select coalesce(json_agg(json_build_object('id', c.id, 'anim', c.anim, 'loop', c.loop)), '[]')
-        from skill_animations c where c.skill_id = t.id),
-      'sounds', (select coalesce(json_agg(json_build_object('id', c.id, 'sound', c.sound)), '[]')
-        from skill_sounds c where c.skill_id = t.id)
+        from skill_prerequisites c where c.skill_id = t.id)
     ) order by t.id), '[]') from skills t),
   'talents', (select coalesce(json_agg(json_build_object(
       'id', t.id, 'name', t.name, 'class_id', t.class_id, 'tier', t.tier, 'column_no', t.column_no, 'max_rank', t.max_rank,
@@ -252,9 +236,7 @@ select json_build_object(
       'criteria', (select coalesce(json_agg(json_build_object('id', c.id, 'step', c.step, 'kind', c.kind, 'target', c.target, 'amount', c.amount) order by c.step), '[]')
         from achievement_criteria c where c.achievement_id = t.id),
       'rewards', (select coalesce(json_agg(json_build_object('id', c.id, 'kind', c.kind, 'value', c.value)), '[]')
-        from achievement_rewards c where c.achievement_id = t.id),
-      'localizations', (select coalesce(json_agg(json_build_object('id', c.id, 'locale', c.locale, 'text', c.text)), '[]')
-        from achievement_localizations c where c.achievement_id = t.id)
+        from achievement_rewards c where c.achievement_id = t.id)
     ) order by t.id), '[]') from achievements t),
   'titles', (select coalesce(json_agg(json_build_object(
       'id', t.id, 'name', t.name, 'pattern', t.pattern, 'achievement_id', t.achievement_id,
@@ -270,9 +252,7 @@ select json_build_object(
       'appearances', (select coalesce(json_agg(json_build_object('id', c.id, 'variant', c.variant, 'color', c.color, 'unlock', c.unlock)), '[]')
         from mount_appearances c where c.mount_id = t.id),
       'speeds', (select coalesce(json_agg(json_build_object('id', c.id, 'terrain', c.terrain, 'speed', c.speed)), '[]')
-        from mount_speeds c where c.mount_id = t.id),
-      'equipment', (select coalesce(json_agg(json_build_object('id', c.id, 'slot', c.slot)), '[]')
-        from mount_equipment c where c.mount_id = t.id)
+        from mount_speeds c where c.mount_id = t.id)
     ) order by t.id), '[]') from mounts t),
   'pets', (select coalesce(json_agg(json_build_object(
       'id', t.id, 'name', t.name, 'family', t.family, 'tradable', t.tradable, 'battle_pet', t.battle_pet,
@@ -283,9 +263,7 @@ select json_build_object(
       'food', (select coalesce(json_agg(json_build_object('id', c.id, 'food', c.food, 'likes', c.likes)), '[]')
         from pet_food_preferences c where c.pet_id = t.id),
       'breeds', (select coalesce(json_agg(json_build_object('id', c.id, 'breed', c.breed, 'health', c.health, 'power', c.power)), '[]')
-        from pet_breeds c where c.pet_id = t.id),
-      'sounds', (select coalesce(json_agg(json_build_object('id', c.id, 'sound', c.sound)), '[]')
-        from pet_sounds c where c.pet_id = t.id)
+        from pet_breeds c where c.pet_id = t.id)
     ) order by t.id), '[]') from pets t),
   'buffs', (select coalesce(json_agg(json_build_object(
       'id', t.id, 'name', t.name, 'duration_ms', t.duration_ms, 'dispellable', t.dispellable, 'max_stacks', t.max_stacks, 'icon', t.icon,
@@ -294,9 +272,7 @@ select json_build_object(
       'immunities', (select coalesce(json_agg(json_build_object('id', c.id, 'school', c.school)), '[]')
         from buff_immunities c where c.buff_id = t.id),
       'stacking', (select coalesce(json_agg(json_build_object('id', c.id, 'rule', c.rule, 'group_no', c.group_no)), '[]')
-        from buff_stacking_rules c where c.buff_id = t.id),
-      'visuals', (select coalesce(json_agg(json_build_object('id', c.id, 'effect', c.effect, 'attach', c.attach)), '[]')
-        from buff_visuals c where c.buff_id = t.id)
+        from buff_stacking_rules c where c.buff_id = t.id)
     ) order by t.id), '[]') from buffs t),
   'world_events', (select coalesce(json_agg(json_build_object(
       'id', t.id, 'name', t.name, 'starts_month', t.starts_month, 'starts_day', t.starts_day, 'length_days', t.length_days, 'zone_id', t.zone_id,
@@ -318,9 +294,7 @@ select json_build_object(
       'exchange', (select coalesce(json_agg(json_build_object('id', c.id, 'to_currency_id', c.to_currency_id, 'rate', c.rate)), '[]')
         from currency_exchange_rates c where c.currency_id = t.id),
       'caps', (select coalesce(json_agg(json_build_object('id', c.id, 'season', c.season, 'cap', c.cap) order by c.season), '[]')
-        from currency_caps c where c.currency_id = t.id),
-      'icons', (select coalesce(json_agg(json_build_object('id', c.id, 'icon', c.icon)), '[]')
-        from currency_icons c where c.currency_id = t.id)
+        from currency_caps c where c.currency_id = t.id)
     ) order by t.id), '[]') from currencies t),
   'battlegrounds', (select coalesce(json_agg(json_build_object(
       'id', t.id, 'name', t.name, 'players', t.players, 'min_level', t.min_level, 'max_score', t.max_score,
@@ -354,9 +328,7 @@ select json_build_object(
       'colors', (select coalesce(json_agg(json_build_object('id', c.id, 'color', c.color, 'dye', c.dye)), '[]')
         from housing_furniture_colors c where c.housing_furniture_id = t.id),
       'sources', (select coalesce(json_agg(json_build_object('id', c.id, 'kind', c.kind)), '[]')
-        from housing_furniture_sources c where c.housing_furniture_id = t.id),
-      'tags', (select coalesce(json_agg(json_build_object('id', c.id, 'tag', c.tag)), '[]')
-        from housing_furniture_tags c where c.housing_furniture_id = t.id)
+        from housing_furniture_sources c where c.housing_furniture_id = t.id)
     ) order by t.id), '[]') from housing_furniture t),
   'cosmetics', (select coalesce(json_agg(json_build_object(
       'id', t.id, 'name', t.name, 'slot', t.slot, 'store_price', t.store_price,
@@ -365,9 +337,7 @@ select json_build_object(
       'dyes', (select coalesce(json_agg(json_build_object('id', c.id, 'channel', c.channel, 'dye', c.dye)), '[]')
         from cosmetic_dyes c where c.cosmetic_id = t.id),
       'sources', (select coalesce(json_agg(json_build_object('id', c.id, 'kind', c.kind)), '[]')
-        from cosmetic_sources c where c.cosmetic_id = t.id),
-      'tags', (select coalesce(json_agg(json_build_object('id', c.id, 'tag', c.tag)), '[]')
-        from cosmetic_tags c where c.cosmetic_id = t.id)
+        from cosmetic_sources c where c.cosmetic_id = t.id)
     ) order by t.id), '[]') from cosmetics t),
   'emotes', (select coalesce(json_agg(json_build_object(
       'id', t.id, 'command', t.command, 'animation', t.animation, 'targeted', t.targeted,
@@ -395,7 +365,7 @@ select json_build_object(
         from weather_sounds c where c.weather_pattern_id = t.id)
     ) order by t.id), '[]') from weather_patterns t),
   'vehicles', (select coalesce(json_agg(json_build_object(
-      'id', t.id, 'name', t.name, 'seats', t.seats, 'speed', t.speed, 'health', t.health,
+      'id', t.id, 'name', t.name, 'seat_count', t.seat_count, 'speed', t.speed, 'health', t.health,
       'seats', (select coalesce(json_agg(json_build_object('id', c.id, 'seat', c.seat, 'can_attack', c.can_attack, 'can_drive', c.can_drive) order by c.seat), '[]')
         from vehicle_seats c where c.vehicle_id = t.id),
       'abilities', (select coalesce(json_agg(json_build_object('id', c.id, 'name', c.name, 'cooldown_ms', c.cooldown_ms)), '[]')

@@ -156,7 +156,6 @@ def catalog():
     child(z, "zone_fishing_pools", "fishing", 3, "fish name:adj+beast", "skill int:1-450")
     child(z, "zone_gathering_nodes", "gathering", 4, "node enum:copper|tin|iron|mithril|thorium|herb|timber", "respawn_s int:60-1800")
     child(z, "zone_graveyards", "graveyards", 2, "x int:0-4096", "y int:0-4096")
-    child(z, "zone_ambient_sounds", "ambience", 3, "sound text:sound/ambient_%s.ogg")
 
     f = parent("factions", 40, "name name:adj+thing", "alignment enum:lawful|neutral|chaotic",
                "home_zone_id ref:zones", "hidden bool:7", "banner text:icons/faction_%s.png")
@@ -168,9 +167,8 @@ def catalog():
     child(f, "faction_relations", "relations", 5, "other_faction_id ref:factions",
           "stance enum:allied|friendly|neutral|wary|hostile|at_war", "spillover pct")
     child(f, "faction_quartermasters", "quartermasters", 2, "npc_name name:person+trade")
-    child(f, "faction_tabards", "tabards", 2, "color text:#%s")
 
-    r = parent("races", 16, "name name:adj+person", "playable bool:2",
+    r = parent("races", 16, "name enum:Human|Dwarf|High Elf|Wood Elf|Orc|Gnome|Troll|Goblin|Halfling|Minotaur|Lizardfolk|Dragonborn|Tiefling|Centaur|Satyr|Golemkin", "playable bool:2",
                "faction_id ref:factions", "base_speed num:4-9", "lore text:lore/race_%s.md")
     child(r, "race_traits", "traits", 5, "trait name:adj+verb", "stat enum:str|agi|int|spi|sta",
           "bonus int:1-25", "passive bool:2")
@@ -182,9 +180,8 @@ def catalog():
           "slot enum:skin|hair|eyes|face|horns|tattoo|ears", "variant int:1-40",
           "unlock_level int:1-60", "color text:#%s")
     child(r, "race_languages", "languages", 3, "language enum:common|dwarvish|elvish|orcish|draconic|gnomish", "fluent bool:2")
-    child(r, "race_mount_options", "mounts", 4, "mount enum:horse|ram|wolf|raptor|tiger|kodo|mech")
 
-    c = parent("classes", 12, "name name:adj+trade", "role enum:tank|healer|melee|ranged|support",
+    c = parent("classes", 12, "name enum:Warrior|Paladin|Hunter|Rogue|Priest|Shaman|Mage|Warlock|Monk|Druid|Knight|Bard", "role enum:tank|healer|melee|ranged|support",
                "primary_stat enum:str|agi|int|spi", "resource enum:mana|rage|energy|focus|runes",
                "armor enum:cloth|leather|mail|plate")
     child(c, "class_base_stats", "base_stats", 60, "level step", "health int:50-9000",
@@ -195,7 +192,6 @@ def catalog():
     child(c, "class_armor_proficiencies", "proficiencies", 6,
           "armor enum:cloth|leather|mail|plate|shield|relic", "from_level int:1-40")
     child(c, "class_specializations", "specializations", 3, "name name:adj+trade", "role enum:tank|healer|damage")
-    child(c, "class_resource_bars", "resource_bars", 2, "color text:#%s", "max int:100-1000")
 
     it = parent("items", 1200, "name name:adj+gear", "item_level int:1-400",
                 "rarity enum:poor|common|uncommon|rare|epic|legendary",
@@ -220,7 +216,7 @@ def catalog():
                   "class_id ref:classes")
     child(sets, "item_set_pieces", "pieces", 8, "item_id ref:items", "slot enum:head|chest|legs|hands|shoulders|feet")
     child(sets, "item_set_bonuses", "bonuses", 4, "pieces_required step", "spell name:magic+verb",
-          "description text:Set bonus %s", order_by="pieces_required")
+          "description text:Wearing enough pieces of this set grants its bearer the bonus below. (bonus %s)", order_by="pieces_required")
     child(sets, "item_set_localizations", "localizations", 7, "locale enum:enUS|deDE|frFR|esES|ruRU|koKR|zhCN", "text text:Set name %s")
 
     n = parent("npcs", 800, "name name:person+trade", "level int:1-70", "zone_id ref:zones",
@@ -233,23 +229,23 @@ def catalog():
           "facing num:0-360")
     child(n, "npc_schedules", "schedule", 4, "hour int:0-23",
           "activity enum:sleep|work|eat|patrol|trade|pray|drink", "subarea int:1-6")
-    child(n, "npc_gossip_options", "gossip", 30, "option_no step", "label text:Tell me about %s",
+    child(n, "npc_gossip_options", "gossip", 30, "option_no step", "label text:Tell me more about the trouble in the hills, and about the reward you mentioned. (%s)",
           "action enum:none|vendor|trainer|quest|bank|taxi", order_by="option_no", every=12)
     child(n, "npc_equipment", "equipment", 30, "slot enum:main_hand|off_hand|ranged", "item_id ref:items", every=12)
-    child(n, "npc_voice_sets", "voice", 2, "voice text:voice/npc_%s.ogg")
 
     q = parent("quests", 900, "title name:quest+place", "min_level int:1-60", "zone_id ref:zones",
                "giver_npc_id ref:npcs", "repeatable enum:no|daily|weekly", "xp int:50-25000",
                "gold int:0-5000", "summary text:The villagers have asked for help: strange lights were seen in the hills, and the patrol that went to look has not come back. (quest %s)")
     child(q, "quest_objectives", "objectives", 5, "step step",
           "kind enum:kill|collect|talk|escort|explore|use|deliver", "target name:adj+beast",
-          "count int:1-20", "optional bool:6", order_by="step")
+          "count int:1-20", "optional bool:6",
+          "hint text:Look for them near the old mill and bring back proof of the deed. (objective %s)",
+          order_by="step")
     child(q, "quest_rewards", "rewards", 4, "item_id ref:items", "count int:1-5", "choice bool:2")
     child(q, "quest_prerequisites", "prerequisites", 30, "required_quest_id ref:quests",
           "must_be_active bool:5", every=12)
     child(q, "quest_dialogue_lines", "dialogue", 5, "line_no step",
           "phase enum:offer|progress|complete", "text text:You have done well so far, but the hardest part is still ahead of you. Gather your companions and meet me at the edge of the forest at dusk. (text %s)", order_by="line_no")
-    child(q, "quest_localizations", "localizations", 3, "locale enum:enUS|deDE|frFR|esES|ruRU|koKR|zhCN", "title text:Localized quest title %s")
     child(q, "quest_points_of_interest", "poi", 30, "x int:0-4096", "y int:0-4096", every=12)
 
     qc = parent("quest_chains", 150, "name name:quest+place", "zone_id ref:zones", "story bool:2")
@@ -278,7 +274,7 @@ def catalog():
     child(b, "boss_mechanics", "mechanics", 6, "name name:magic+verb", "every_ms int:2000-60000",
           "targets enum:tank|random|farthest|all|healer", "damage int:100-90000")
     child(b, "boss_loot", "loot", 8, "item_id ref:items", "chance pct", "heroic_only bool:3")
-    child(b, "boss_voice_lines", "voice_lines", 5, "trigger enum:pull|phase|kill|wipe|enrage", "text text:You dare challenge me? (%s)")
+    child(b, "boss_voice_lines", "voice_lines", 5, "trigger enum:pull|phase|kill|wipe|enrage", "text text:You dare challenge me in my own hall? Your bones will decorate these walls! (line %s)")
     child(b, "boss_adds", "adds", 3, "monster_id ref:monsters", "count int:1-8")
 
     d = parent("dungeons", 60, "name name:adj+place", "zone_id ref:zones", "min_level int:10-70",
@@ -303,8 +299,6 @@ def catalog():
           "amount int:1-300", "per_second bool:6")
     child(s, "skill_prerequisites", "prerequisites", 30, "required_skill_id ref:skills",
           "rank int:1-5", every=12)
-    child(s, "skill_animations", "animations", 2, "anim text:anim_cast_%s", "loop bool:3")
-    child(s, "skill_sounds", "sounds", 2, "sound text:sound/skill_%s.ogg")
 
     t = parent("talents", 200, "name name:adj+verb", "class_id ref:classes", "tier int:1-7",
                "column_no int:1-4", "max_rank int:1-5")
@@ -355,7 +349,6 @@ def catalog():
           "target int:1-5000", "amount int:1-1000", order_by="step")
     child(a, "achievement_rewards", "rewards", 30, "kind enum:title|mount|pet|item|tabard|gold",
           "value int:1-5000", every=12)
-    child(a, "achievement_localizations", "localizations", 2, "locale enum:enUS|deDE|frFR|esES|ruRU|koKR|zhCN", "text text:Achievement name %s")
 
     ti = parent("titles", 140, "name name:adj+thing", "pattern text:%%s the Titled (%s)",
                 "achievement_id ref:achievements")
@@ -370,7 +363,6 @@ def catalog():
     child(mo, "mount_appearances", "appearances", 4, "variant int:1-12", "color text:#%s",
           "unlock enum:default|achievement|reputation|event")
     child(mo, "mount_speeds", "speeds", 3, "terrain enum:ground|air|water", "speed int:60-410")
-    child(mo, "mount_equipment", "equipment", 2, "slot enum:saddle|barding|reins")
 
     pe = parent("pets", 160, "name name:adj+beast", "family enum:critter|beast|mechanical|undead|dragonkin|aquatic|magic",
                 "tradable bool:3", "battle_pet bool:2")
@@ -379,7 +371,6 @@ def catalog():
     child(pe, "pet_evolutions", "evolutions", 2, "at_level int:5-25", "into_pet_id ref:pets")
     child(pe, "pet_food_preferences", "food", 3, "food enum:meat|fish|bread|cheese|fruit|fungus", "likes bool:2")
     child(pe, "pet_breeds", "breeds", 4, "breed enum:P/P|S/S|H/H|P/S|P/B|S/B|H/P|H/S|B/B", "health int:100-2000", "power int:10-350")
-    child(pe, "pet_sounds", "sounds", 2, "sound text:sound/pet_%s.ogg")
 
     bu = parent("buffs", 300, "name name:magic+verb", "duration_ms int:0-3600000", "dispellable bool:2",
                 "max_stacks int:1-20", "icon text:icons/buff_%s.png")
@@ -387,7 +378,6 @@ def catalog():
           "amount int:-50-300", "percent bool:2")
     child(bu, "buff_immunities", "immunities", 30, "school enum:fire|frost|arcane|holy|nature|shadow|physical", every=12)
     child(bu, "buff_stacking_rules", "stacking", 2, "rule enum:refresh|stack|replace|ignore", "group_no int:1-40")
-    child(bu, "buff_visuals", "visuals", 2, "effect text:fx/buff_%s.fx", "attach enum:head|chest|feet|weapon|ground")
 
     ev = parent("world_events", 60, "name name:adj+thing", "starts_month int:1-12",
                 "starts_day int:1-28", "length_days int:1-21", "zone_id ref:zones")
@@ -405,7 +395,6 @@ def catalog():
     child(cu, "currency_exchange_rates", "exchange", 3, "to_currency_id ref:currencies",
           "rate num:0-20")
     child(cu, "currency_caps", "caps", 4, "season step", "cap int:500-5000", order_by="season")
-    child(cu, "currency_icons", "icons", 2, "icon text:icons/currency_%s.png")
 
     bg = parent("battlegrounds", 12, "name name:adj+place", "players int:10-80", "min_level int:10-70",
                 "max_score int:500-2000")
@@ -432,14 +421,12 @@ def catalog():
                 "price int:10-20000", "placeable_outdoors bool:3")
     child(ho, "housing_furniture_colors", "colors", 4, "color text:#%s", "dye enum:red|blue|green|black|white|gold")
     child(ho, "housing_furniture_sources", "sources", 2, "kind enum:vendor|craft|drop|achievement|store")
-    child(ho, "housing_furniture_tags", "tags", 3, "tag enum:cozy|rustic|royal|spooky|festive|nautical|arcane")
 
     co = parent("cosmetics", 250, "name name:adj+gear", "slot enum:head|chest|back|weapon|tabard|shoulders",
                 "store_price int:0-2500")
     child(co, "cosmetic_variants", "variants", 4, "variant step", "color text:#%s", order_by="variant")
     child(co, "cosmetic_dyes", "dyes", 3, "channel int:1-3", "dye enum:red|blue|green|black|white|gold|purple")
     child(co, "cosmetic_sources", "sources", 6, "kind enum:store|achievement|event|drop|vendor", every=3)
-    child(co, "cosmetic_tags", "tags", 3, "tag enum:elegant|battle|festive|spooky|royal|casual")
 
     em = parent("emotes", 80, "command text:/emote%s", "animation text:anim_emote_%s", "targeted bool:2")
     child(em, "emote_localizations", "localizations", 7, "locale enum:enUS|deDE|frFR|esES|ruRU|koKR|zhCN",
@@ -448,7 +435,7 @@ def catalog():
 
     tu = parent("tutorials", 40, "name name:adj+thing", "trigger enum:login|level_up|first_kill|first_quest|enter_zone",
                 "skippable bool:2")
-    child(tu, "tutorial_steps", "steps", 6, "step step", "text text:Tutorial step %s",
+    child(tu, "tutorial_steps", "steps", 6, "step step", "text text:Open your spellbook and drag a skill onto the action bar; press its key to use it in combat. (step %s)",
           "highlight enum:minimap|bags|spellbook|quest_log|chat|none", order_by="step")
     child(tu, "tutorial_triggers", "triggers", 2, "kind enum:level|zone|item|quest", "value int:1-120")
     child(tu, "tutorial_rewards", "rewards", 2, "item_id ref:items", "count int:1-3")
@@ -460,7 +447,7 @@ def catalog():
           "percent int:-50-50")
     child(wp, "weather_sounds", "sounds", 3, "sound text:sound/weather_%s.ogg", "volume num:0-1")
 
-    ve = parent("vehicles", 50, "name name:adj+thing", "seats int:1-8", "speed int:60-300", "health int:1000-90000")
+    ve = parent("vehicles", 50, "name name:adj+thing", "seat_count int:1-8", "speed int:60-300", "health int:1000-90000")
     child(ve, "vehicle_seats", "seats", 6, "seat step", "can_attack bool:2", "can_drive bool:4",
           order_by="seat")
     child(ve, "vehicle_abilities", "abilities", 4, "name name:magic+verb", "cooldown_ms int:0-60000")
@@ -535,6 +522,9 @@ def query_sql(families, hand_written):
     ]
     parts = [f"  '{key}', {sql}" for key, sql in hand_written]
     for f in families:
+        keys = [c.name for c in f.cols] + [c.key for c in f.children]
+        if len(keys) != len(set(keys)):
+            raise SystemExit(f"gen.py: {f.name}: duplicate member in {keys}")
         lines = [f"  '{f.key}', (select coalesce(json_agg(json_build_object(",
                  f"      {members('t', f)}"]
         for c in f.children:
@@ -579,6 +569,9 @@ def main():
         fh.write(query_sql(families, HAND_WRITTEN))
     subqueries = len(families) + sum(len(f.children) for f in families)
     print(f"gen.py: {tables} generated tables, {subqueries} correlated subqueries", file=sys.stderr)
+    # The arrays whose order matters (json_agg … order by): `snapshot.ordered` in demo.yaml.
+    ordered = [f"/{f.key}/*/{c.key}" for f in families for c in f.children if c.order_by]
+    print("ordered: [" + ", ".join(ordered) + "]")
 
 
 if __name__ == "__main__":

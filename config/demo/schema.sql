@@ -3,7 +3,7 @@
 -- the document) and child tables (nested arrays). Deterministic data from generate_series:
 -- every value is a function of the row id, so every load yields the same document.
 
--- zones: 120 rows; zone_subareas, zone_portals, zone_weather, zone_music_tracks, zone_flight_paths, zone_fishing_pools, zone_gathering_nodes, zone_graveyards, zone_ambient_sounds
+-- zones: 120 rows; zone_subareas, zone_portals, zone_weather, zone_music_tracks, zone_flight_paths, zone_fishing_pools, zone_gathering_nodes, zone_graveyards
 create table zones (
   id integer primary key,
   name text not null,
@@ -40,7 +40,7 @@ select g,
        16 + (g * 53 + 182) % 497,
        (g * 59 + 29) % 5 = 0
 from generate_series(1, 120) p,
-     generate_series(1, 1 + (p * 41 + 726) % 6) k,
+     generate_series(1, 1 + (p * 37 + 912) % 6) k,
      lateral (select (p - 1) * 6 + k as g) id
 order by p, k;
 create index on zone_subareas (zone_id);
@@ -62,7 +62,7 @@ select g,
        1 + (g * 73 + 426) % 60,
        (g * 79 + 273) % 6 = 0
 from generate_series(1, 120) p,
-     generate_series(1, 1 + (p * 43 + 573) % 3) k,
+     generate_series(1, 1 + (p * 41 + 759) % 3) k,
      lateral (select (p - 1) * 3 + k as g) id
 order by p, k;
 create index on zone_portals (zone_id);
@@ -82,7 +82,7 @@ select g,
        60 + (g * 11 + 823) % 1741,
        600 + (g * 13 + 670) % 6601
 from generate_series(1, 120) p,
-     generate_series(1, 1 + (p * 47 + 420) % 4) k,
+     generate_series(1, 1 + (p * 43 + 606) % 4) k,
      lateral (select (p - 1) * 4 + k as g) id
 order by p, k;
 create index on zone_weather (zone_id);
@@ -102,7 +102,7 @@ select g,
        0 + ((g * 23 + 211) % 11) / 10.0,
        (g * 29 + 58) % 2 = 0
 from generate_series(1, 120) p,
-     generate_series(1, 1 + (p * 53 + 267) % 4) k,
+     generate_series(1, 1 + (p * 47 + 453) % 4) k,
      lateral (select (p - 1) * 4 + k as g) id
 order by p, k;
 create index on zone_music_tracks (zone_id);
@@ -122,7 +122,7 @@ select g,
        20 + (g * 41 + 608) % 221,
        (g * 43 + 455) % 3 = 0
 from generate_series(1, 120) p,
-     generate_series(1, 1 + (p * 59 + 114) % 3) k,
+     generate_series(1, 1 + (p * 53 + 300) % 3) k,
      lateral (select (p - 1) * 3 + k as g) id
 order by p, k;
 create index on zone_flight_paths (zone_id);
@@ -138,7 +138,7 @@ select g,
        (array['Iron','Steel','Mithril','Ancient','Cursed','Blessed','Runed','Shadow','Ember','Frost','Storm','Gilded','Hollow','Verdant','Obsidian','Radiant','Savage','Silent'])[1 + (g * 47 + 302) % 18] || ' ' || (array['Wolf','Boar','Spider','Wraith','Golem','Drake','Troll','Harpy','Ghoul','Basilisk','Kobold','Wyvern'])[1 + (g * 53 + 149) % 12],
        1 + (g * 59 + 1005) % 450
 from generate_series(1, 120) p,
-     generate_series(1, 1 + (p * 61 + 970) % 3) k,
+     generate_series(1, 1 + (p * 59 + 147) % 3) k,
      lateral (select (p - 1) * 3 + k as g) id
 order by p, k;
 create index on zone_fishing_pools (zone_id);
@@ -154,7 +154,7 @@ select g,
        (array['copper','tin','iron','mithril','thorium','herb','timber'])[1 + (g * 61 + 852) % 7],
        60 + (g * 67 + 699) % 1741
 from generate_series(1, 120) p,
-     generate_series(1, 1 + (p * 67 + 817) % 4) k,
+     generate_series(1, 1 + (p * 61 + 1003) % 4) k,
      lateral (select (p - 1) * 4 + k as g) id
 order by p, k;
 create index on zone_gathering_nodes (zone_id);
@@ -170,26 +170,12 @@ select g,
        0 + (g * 71 + 546) % 4097,
        0 + (g * 73 + 393) % 4097
 from generate_series(1, 120) p,
-     generate_series(1, 1 + (p * 71 + 664) % 2) k,
+     generate_series(1, 1 + (p * 67 + 850) % 2) k,
      lateral (select (p - 1) * 2 + k as g) id
 order by p, k;
 create index on zone_graveyards (zone_id);
-create table zone_ambient_sounds (
-  id integer primary key,
-  zone_id integer not null references zones,
-  sound text not null
-);
-insert into zone_ambient_sounds (id, zone_id, sound)
-select g,
-       p,
-       format('sound/ambient_%s.ogg', g)
-from generate_series(1, 120) p,
-     generate_series(1, 1 + (p * 73 + 511) % 3) k,
-     lateral (select (p - 1) * 3 + k as g) id
-order by p, k;
-create index on zone_ambient_sounds (zone_id);
 
--- factions: 40 rows; faction_reputation_tiers, faction_rewards, faction_relations, faction_quartermasters, faction_tabards
+-- factions: 40 rows; faction_reputation_tiers, faction_rewards, faction_relations, faction_quartermasters
 create table factions (
   id integer primary key,
   name text not null,
@@ -200,10 +186,10 @@ create table factions (
 );
 insert into factions (id, name, alignment, home_zone_id, hidden, banner)
 select g,
-       (array['Iron','Steel','Mithril','Ancient','Cursed','Blessed','Runed','Shadow','Ember','Frost','Storm','Gilded','Hollow','Verdant','Obsidian','Radiant','Savage','Silent'])[1 + (g * 83 + 87) % 18] || ' ' || (array['Banner','Crest','Lantern','Totem','Relic','Sigil','Chalice','Idol','Horn','Crown'])[1 + (g * 7 + 943) % 10],
-       (array['lawful','neutral','chaotic'])[1 + (g * 11 + 790) % 3],
-       1 + (g * 13 + 637) % 120,
-       (g * 17 + 484) % 7 = 0,
+       (array['Iron','Steel','Mithril','Ancient','Cursed','Blessed','Runed','Shadow','Ember','Frost','Storm','Gilded','Hollow','Verdant','Obsidian','Radiant','Savage','Silent'])[1 + (g * 79 + 240) % 18] || ' ' || (array['Banner','Crest','Lantern','Totem','Relic','Sigil','Chalice','Idol','Horn','Crown'])[1 + (g * 83 + 87) % 10],
+       (array['lawful','neutral','chaotic'])[1 + (g * 7 + 943) % 3],
+       1 + (g * 11 + 790) % 120,
+       (g * 13 + 637) % 7 = 0,
        format('icons/faction_%s.png', g)
 from generate_series(1, 40) g;
 create table faction_reputation_tiers (
@@ -217,10 +203,10 @@ insert into faction_reputation_tiers (id, faction_id, tier, label, threshold)
 select g,
        p,
        k,
-       (array['Hated','Hostile','Unfriendly','Neutral','Friendly','Honored','Revered','Exalted'])[1 + (g * 29 + 25) % 8],
-       -42000 + (g * 31 + 881) % 84001
+       (array['Hated','Hostile','Unfriendly','Neutral','Friendly','Honored','Revered','Exalted'])[1 + (g * 23 + 178) % 8],
+       -42000 + (g * 29 + 25) % 84001
 from generate_series(1, 40) p,
-     generate_series(1, 1 + (p * 79 + 358) % 8) k,
+     generate_series(1, 1 + (p * 71 + 697) % 8) k,
      lateral (select (p - 1) * 8 + k as g) id
 order by p, k;
 create index on faction_reputation_tiers (faction_id);
@@ -235,12 +221,12 @@ create table faction_rewards (
 insert into faction_rewards (id, faction_id, tier, item_name, price, account_wide)
 select g,
        p,
-       1 + (g * 37 + 728) % 8,
-       (array['Iron','Steel','Mithril','Ancient','Cursed','Blessed','Runed','Shadow','Ember','Frost','Storm','Gilded','Hollow','Verdant','Obsidian','Radiant','Savage','Silent'])[1 + (g * 41 + 575) % 18] || ' ' || (array['Sword','Axe','Bow','Staff','Dagger','Mace','Shield','Helm','Gauntlets','Boots','Cloak','Ring','Amulet','Tome','Lantern','Spear'])[1 + (g * 43 + 422) % 16],
-       10 + (g * 47 + 269) % 4991,
-       (g * 53 + 116) % 4 = 0
+       1 + (g * 31 + 881) % 8,
+       (array['Iron','Steel','Mithril','Ancient','Cursed','Blessed','Runed','Shadow','Ember','Frost','Storm','Gilded','Hollow','Verdant','Obsidian','Radiant','Savage','Silent'])[1 + (g * 37 + 728) % 18] || ' ' || (array['Sword','Axe','Bow','Staff','Dagger','Mace','Shield','Helm','Gauntlets','Boots','Cloak','Ring','Amulet','Tome','Lantern','Spear'])[1 + (g * 41 + 575) % 16],
+       10 + (g * 43 + 422) % 4991,
+       (g * 47 + 269) % 4 = 0
 from generate_series(1, 40) p,
-     generate_series(1, 1 + (p * 83 + 205) % 6) k,
+     generate_series(1, 1 + (p * 73 + 544) % 6) k,
      lateral (select (p - 1) * 6 + k as g) id
 order by p, k;
 create index on faction_rewards (faction_id);
@@ -254,11 +240,11 @@ create table faction_relations (
 insert into faction_relations (id, faction_id, other_faction_id, stance, spillover)
 select g,
        p,
-       1 + (g * 59 + 972) % 40,
-       (array['allied','friendly','neutral','wary','hostile','at_war'])[1 + (g * 61 + 819) % 6],
-       ((g * 67 + 666) % 1001) / 1000.0
+       1 + (g * 53 + 116) % 40,
+       (array['allied','friendly','neutral','wary','hostile','at_war'])[1 + (g * 59 + 972) % 6],
+       ((g * 61 + 819) % 1001) / 1000.0
 from generate_series(1, 40) p,
-     generate_series(1, 1 + (p * 7 + 52) % 5) k,
+     generate_series(1, 1 + (p * 79 + 391) % 5) k,
      lateral (select (p - 1) * 5 + k as g) id
 order by p, k;
 create index on faction_relations (faction_id);
@@ -270,28 +256,14 @@ create table faction_quartermasters (
 insert into faction_quartermasters (id, faction_id, npc_name)
 select g,
        p,
-       (array['Aldric','Brena','Corwin','Dagna','Elric','Fenna','Garrick','Hilde','Isolde','Joran','Kael','Lyra','Maren','Nils','Orla','Perrin'])[1 + (g * 71 + 513) % 16] || ' ' || (array['Smith','Innkeeper','Guard','Fisher','Alchemist','Scholar','Hunter','Priest','Merchant','Farmer','Miner','Bard'])[1 + (g * 73 + 360) % 12]
+       (array['Aldric','Brena','Corwin','Dagna','Elric','Fenna','Garrick','Hilde','Isolde','Joran','Kael','Lyra','Maren','Nils','Orla','Perrin'])[1 + (g * 67 + 666) % 16] || ' ' || (array['Smith','Innkeeper','Guard','Fisher','Alchemist','Scholar','Hunter','Priest','Merchant','Farmer','Miner','Bard'])[1 + (g * 71 + 513) % 12]
 from generate_series(1, 40) p,
-     generate_series(1, 1 + (p * 11 + 908) % 2) k,
+     generate_series(1, 1 + (p * 83 + 238) % 2) k,
      lateral (select (p - 1) * 2 + k as g) id
 order by p, k;
 create index on faction_quartermasters (faction_id);
-create table faction_tabards (
-  id integer primary key,
-  faction_id integer not null references factions,
-  color text not null
-);
-insert into faction_tabards (id, faction_id, color)
-select g,
-       p,
-       format('#%s', g)
-from generate_series(1, 40) p,
-     generate_series(1, 1 + (p * 13 + 755) % 2) k,
-     lateral (select (p - 1) * 2 + k as g) id
-order by p, k;
-create index on faction_tabards (faction_id);
 
--- races: 16 rows; race_traits, race_starting_zones, race_name_parts, race_appearance_options, race_languages, race_mount_options
+-- races: 16 rows; race_traits, race_starting_zones, race_name_parts, race_appearance_options, race_languages
 create table races (
   id integer primary key,
   name text not null,
@@ -302,10 +274,10 @@ create table races (
 );
 insert into races (id, name, playable, faction_id, base_speed, lore)
 select g,
-       (array['Iron','Steel','Mithril','Ancient','Cursed','Blessed','Runed','Shadow','Ember','Frost','Storm','Gilded','Hollow','Verdant','Obsidian','Radiant','Savage','Silent'])[1 + (g * 83 + 54) % 18] || ' ' || (array['Aldric','Brena','Corwin','Dagna','Elric','Fenna','Garrick','Hilde','Isolde','Joran','Kael','Lyra','Maren','Nils','Orla','Perrin'])[1 + (g * 7 + 910) % 16],
-       (g * 11 + 757) % 2 = 0,
-       1 + (g * 13 + 604) % 40,
-       4 + ((g * 17 + 451) % 51) / 10.0,
+       (array['Human','Dwarf','High Elf','Wood Elf','Orc','Gnome','Troll','Goblin','Halfling','Minotaur','Lizardfolk','Dragonborn','Tiefling','Centaur','Satyr','Golemkin'])[1 + (g * 73 + 360) % 16],
+       (g * 79 + 207) % 2 = 0,
+       1 + (g * 83 + 54) % 40,
+       4 + ((g * 7 + 910) % 51) / 10.0,
        format('lore/race_%s.md', g)
 from generate_series(1, 16) g;
 create table race_traits (
@@ -319,12 +291,12 @@ create table race_traits (
 insert into race_traits (id, race_id, trait, stat, bonus, passive)
 select g,
        p,
-       (array['Iron','Steel','Mithril','Ancient','Cursed','Blessed','Runed','Shadow','Ember','Frost','Storm','Gilded','Hollow','Verdant','Obsidian','Radiant','Savage','Silent'])[1 + (g * 23 + 145) % 18] || ' ' || (array['Strike','Bolt','Nova','Ward','Surge','Veil','Brand','Lance','Pulse','Aura','Shout','Rend'])[1 + (g * 29 + 1001) % 12],
-       (array['str','agi','int','spi','sta'])[1 + (g * 31 + 848) % 5],
-       1 + (g * 37 + 695) % 25,
-       (g * 41 + 542) % 2 = 0
+       (array['Iron','Steel','Mithril','Ancient','Cursed','Blessed','Runed','Shadow','Ember','Frost','Storm','Gilded','Hollow','Verdant','Obsidian','Radiant','Savage','Silent'])[1 + (g * 13 + 604) % 18] || ' ' || (array['Strike','Bolt','Nova','Ward','Surge','Veil','Brand','Lance','Pulse','Aura','Shout','Rend'])[1 + (g * 17 + 451) % 12],
+       (array['str','agi','int','spi','sta'])[1 + (g * 19 + 298) % 5],
+       1 + (g * 23 + 145) % 25,
+       (g * 29 + 1001) % 2 = 0
 from generate_series(1, 16) p,
-     generate_series(1, 1 + (p * 17 + 602) % 5) k,
+     generate_series(1, 1 + (p * 7 + 85) % 5) k,
      lateral (select (p - 1) * 5 + k as g) id
 order by p, k;
 create index on race_traits (race_id);
@@ -337,10 +309,10 @@ create table race_starting_zones (
 insert into race_starting_zones (id, race_id, zone_id, is_default)
 select g,
        p,
-       1 + (g * 43 + 389) % 120,
-       (g * 47 + 236) % 3 = 0
+       1 + (g * 31 + 848) % 120,
+       (g * 37 + 695) % 3 = 0
 from generate_series(1, 16) p,
-     generate_series(1, 1 + (p * 19 + 449) % 3) k,
+     generate_series(1, 1 + (p * 11 + 941) % 3) k,
      lateral (select (p - 1) * 3 + k as g) id
 order by p, k;
 create index on race_starting_zones (race_id);
@@ -354,11 +326,11 @@ create table race_name_parts (
 insert into race_name_parts (id, race_id, part, text, gender)
 select g,
        p,
-       (array['prefix','root','suffix'])[1 + (g * 53 + 83) % 3],
-       (array['ar','bel','cor','dun','eth','fal','gor','hil','ith','kor','lun','mor','nor','quel','rath','syl','thar','ul','vor','zan'])[1 + (g * 59 + 939) % 20],
-       (array['any','female','male'])[1 + (g * 61 + 786) % 3]
+       (array['prefix','root','suffix'])[1 + (g * 41 + 542) % 3],
+       (array['ar','bel','cor','dun','eth','fal','gor','hil','ith','kor','lun','mor','nor','quel','rath','syl','thar','ul','vor','zan'])[1 + (g * 43 + 389) % 20],
+       (array['any','female','male'])[1 + (g * 47 + 236) % 3]
 from generate_series(1, 16) p,
-     generate_series(1, 1 + (p * 23 + 296) % 24) k,
+     generate_series(1, 1 + (p * 13 + 788) % 24) k,
      lateral (select (p - 1) * 24 + k as g) id
 order by p, k;
 create index on race_name_parts (race_id);
@@ -373,12 +345,12 @@ create table race_appearance_options (
 insert into race_appearance_options (id, race_id, slot, variant, unlock_level, color)
 select g,
        p,
-       (array['skin','hair','eyes','face','horns','tattoo','ears'])[1 + (g * 67 + 633) % 7],
-       1 + (g * 71 + 480) % 40,
-       1 + (g * 73 + 327) % 60,
+       (array['skin','hair','eyes','face','horns','tattoo','ears'])[1 + (g * 53 + 83) % 7],
+       1 + (g * 59 + 939) % 40,
+       1 + (g * 61 + 786) % 60,
        format('#%s', g)
 from generate_series(1, 16) p,
-     generate_series(1, 1 + (p * 29 + 143) % 20) k,
+     generate_series(1, 1 + (p * 17 + 635) % 20) k,
      lateral (select (p - 1) * 20 + k as g) id
 order by p, k;
 create index on race_appearance_options (race_id);
@@ -391,29 +363,15 @@ create table race_languages (
 insert into race_languages (id, race_id, language, fluent)
 select g,
        p,
-       (array['common','dwarvish','elvish','orcish','draconic','gnomish'])[1 + (g * 83 + 21) % 6],
-       (g * 7 + 877) % 2 = 0
+       (array['common','dwarvish','elvish','orcish','draconic','gnomish'])[1 + (g * 71 + 480) % 6],
+       (g * 73 + 327) % 2 = 0
 from generate_series(1, 16) p,
-     generate_series(1, 1 + (p * 31 + 999) % 3) k,
+     generate_series(1, 1 + (p * 19 + 482) % 3) k,
      lateral (select (p - 1) * 3 + k as g) id
 order by p, k;
 create index on race_languages (race_id);
-create table race_mount_options (
-  id integer primary key,
-  race_id integer not null references races,
-  mount text not null
-);
-insert into race_mount_options (id, race_id, mount)
-select g,
-       p,
-       (array['horse','ram','wolf','raptor','tiger','kodo','mech'])[1 + (g * 11 + 724) % 7]
-from generate_series(1, 16) p,
-     generate_series(1, 1 + (p * 37 + 846) % 4) k,
-     lateral (select (p - 1) * 4 + k as g) id
-order by p, k;
-create index on race_mount_options (race_id);
 
--- classes: 12 rows; class_base_stats, class_starting_items, class_armor_proficiencies, class_specializations, class_resource_bars
+-- classes: 12 rows; class_base_stats, class_starting_items, class_armor_proficiencies, class_specializations
 create table classes (
   id integer primary key,
   name text not null,
@@ -424,11 +382,11 @@ create table classes (
 );
 insert into classes (id, name, role, primary_stat, resource, armor)
 select g,
-       (array['Iron','Steel','Mithril','Ancient','Cursed','Blessed','Runed','Shadow','Ember','Frost','Storm','Gilded','Hollow','Verdant','Obsidian','Radiant','Savage','Silent'])[1 + (g * 13 + 571) % 18] || ' ' || (array['Smith','Innkeeper','Guard','Fisher','Alchemist','Scholar','Hunter','Priest','Merchant','Farmer','Miner','Bard'])[1 + (g * 17 + 418) % 12],
-       (array['tank','healer','melee','ranged','support'])[1 + (g * 19 + 265) % 5],
-       (array['str','agi','int','spi'])[1 + (g * 23 + 112) % 4],
-       (array['mana','rage','energy','focus','runes'])[1 + (g * 29 + 968) % 5],
-       (array['cloth','leather','mail','plate'])[1 + (g * 31 + 815) % 4]
+       (array['Warrior','Paladin','Hunter','Rogue','Priest','Shaman','Mage','Warlock','Monk','Druid','Knight','Bard'])[1 + (g * 79 + 174) % 12],
+       (array['tank','healer','melee','ranged','support'])[1 + (g * 83 + 21) % 5],
+       (array['str','agi','int','spi'])[1 + (g * 7 + 877) % 4],
+       (array['mana','rage','energy','focus','runes'])[1 + (g * 11 + 724) % 5],
+       (array['cloth','leather','mail','plate'])[1 + (g * 13 + 571) % 4]
 from generate_series(1, 12) g;
 create table class_base_stats (
   id integer primary key,
@@ -444,13 +402,13 @@ insert into class_base_stats (id, class_id, level, health, mana, strength, agili
 select g,
        p,
        k,
-       50 + (g * 41 + 509) % 8951,
-       0 + (g * 43 + 356) % 6001,
-       5 + (g * 47 + 203) % 396,
-       5 + (g * 53 + 50) % 396,
-       5 + (g * 59 + 906) % 396
+       50 + (g * 19 + 265) % 8951,
+       0 + (g * 23 + 112) % 6001,
+       5 + (g * 29 + 968) % 396,
+       5 + (g * 31 + 815) % 396,
+       5 + (g * 37 + 662) % 396
 from generate_series(1, 12) p,
-     generate_series(1, 1 + (p * 41 + 693) % 60) k,
+     generate_series(1, 1 + (p * 23 + 329) % 60) k,
      lateral (select (p - 1) * 60 + k as g) id
 order by p, k;
 create index on class_base_stats (class_id);
@@ -464,11 +422,11 @@ create table class_starting_items (
 insert into class_starting_items (id, class_id, item_name, slot, count)
 select g,
        p,
-       (array['Iron','Steel','Mithril','Ancient','Cursed','Blessed','Runed','Shadow','Ember','Frost','Storm','Gilded','Hollow','Verdant','Obsidian','Radiant','Savage','Silent'])[1 + (g * 61 + 753) % 18] || ' ' || (array['Sword','Axe','Bow','Staff','Dagger','Mace','Shield','Helm','Gauntlets','Boots','Cloak','Ring','Amulet','Tome','Lantern','Spear'])[1 + (g * 67 + 600) % 16],
-       (array['head','chest','legs','feet','hands','main_hand','off_hand','back'])[1 + (g * 71 + 447) % 8],
-       1 + (g * 73 + 294) % 5
+       (array['Iron','Steel','Mithril','Ancient','Cursed','Blessed','Runed','Shadow','Ember','Frost','Storm','Gilded','Hollow','Verdant','Obsidian','Radiant','Savage','Silent'])[1 + (g * 41 + 509) % 18] || ' ' || (array['Sword','Axe','Bow','Staff','Dagger','Mace','Shield','Helm','Gauntlets','Boots','Cloak','Ring','Amulet','Tome','Lantern','Spear'])[1 + (g * 43 + 356) % 16],
+       (array['head','chest','legs','feet','hands','main_hand','off_hand','back'])[1 + (g * 47 + 203) % 8],
+       1 + (g * 53 + 50) % 5
 from generate_series(1, 12) p,
-     generate_series(1, 1 + (p * 43 + 540) % 8) k,
+     generate_series(1, 1 + (p * 29 + 176) % 8) k,
      lateral (select (p - 1) * 8 + k as g) id
 order by p, k;
 create index on class_starting_items (class_id);
@@ -481,10 +439,10 @@ create table class_armor_proficiencies (
 insert into class_armor_proficiencies (id, class_id, armor, from_level)
 select g,
        p,
-       (array['cloth','leather','mail','plate','shield','relic'])[1 + (g * 79 + 141) % 6],
-       1 + (g * 83 + 997) % 40
+       (array['cloth','leather','mail','plate','shield','relic'])[1 + (g * 59 + 906) % 6],
+       1 + (g * 61 + 753) % 40
 from generate_series(1, 12) p,
-     generate_series(1, 1 + (p * 47 + 387) % 6) k,
+     generate_series(1, 1 + (p * 31 + 23) % 6) k,
      lateral (select (p - 1) * 6 + k as g) id
 order by p, k;
 create index on class_armor_proficiencies (class_id);
@@ -497,29 +455,13 @@ create table class_specializations (
 insert into class_specializations (id, class_id, name, role)
 select g,
        p,
-       (array['Iron','Steel','Mithril','Ancient','Cursed','Blessed','Runed','Shadow','Ember','Frost','Storm','Gilded','Hollow','Verdant','Obsidian','Radiant','Savage','Silent'])[1 + (g * 7 + 844) % 18] || ' ' || (array['Smith','Innkeeper','Guard','Fisher','Alchemist','Scholar','Hunter','Priest','Merchant','Farmer','Miner','Bard'])[1 + (g * 11 + 691) % 12],
-       (array['tank','healer','damage'])[1 + (g * 13 + 538) % 3]
+       (array['Iron','Steel','Mithril','Ancient','Cursed','Blessed','Runed','Shadow','Ember','Frost','Storm','Gilded','Hollow','Verdant','Obsidian','Radiant','Savage','Silent'])[1 + (g * 67 + 600) % 18] || ' ' || (array['Smith','Innkeeper','Guard','Fisher','Alchemist','Scholar','Hunter','Priest','Merchant','Farmer','Miner','Bard'])[1 + (g * 71 + 447) % 12],
+       (array['tank','healer','damage'])[1 + (g * 73 + 294) % 3]
 from generate_series(1, 12) p,
-     generate_series(1, 1 + (p * 53 + 234) % 3) k,
+     generate_series(1, 1 + (p * 37 + 879) % 3) k,
      lateral (select (p - 1) * 3 + k as g) id
 order by p, k;
 create index on class_specializations (class_id);
-create table class_resource_bars (
-  id integer primary key,
-  class_id integer not null references classes,
-  color text not null,
-  max integer not null
-);
-insert into class_resource_bars (id, class_id, color, max)
-select g,
-       p,
-       format('#%s', g),
-       100 + (g * 19 + 232) % 901
-from generate_series(1, 12) p,
-     generate_series(1, 1 + (p * 59 + 81) % 2) k,
-     lateral (select (p - 1) * 2 + k as g) id
-order by p, k;
-create index on class_resource_bars (class_id);
 
 -- items: 1200 rows; item_stats, item_effects, item_sockets, item_requirements, item_sources
 create table items (
@@ -538,15 +480,15 @@ create table items (
 );
 insert into items (id, name, item_level, rarity, slot, weight, sell_price, stack_size, bind, tradable, icon, flavor)
 select g,
-       (array['Iron','Steel','Mithril','Ancient','Cursed','Blessed','Runed','Shadow','Ember','Frost','Storm','Gilded','Hollow','Verdant','Obsidian','Radiant','Savage','Silent'])[1 + (g * 23 + 79) % 18] || ' ' || (array['Sword','Axe','Bow','Staff','Dagger','Mace','Shield','Helm','Gauntlets','Boots','Cloak','Ring','Amulet','Tome','Lantern','Spear'])[1 + (g * 29 + 935) % 16],
-       1 + (g * 31 + 782) % 400,
-       (array['poor','common','uncommon','rare','epic','legendary'])[1 + (g * 37 + 629) % 6],
-       (array['head','neck','shoulders','chest','waist','legs','feet','wrists','hands','finger','trinket','main_hand','off_hand'])[1 + (g * 41 + 476) % 13],
-       0 + ((g * 43 + 323) % 401) / 10.0,
-       1 + (g * 47 + 170) % 250000,
-       1 + (g * 53 + 17) % 200,
-       (array['none','on_pickup','on_equip','on_use','account'])[1 + (g * 59 + 873) % 5],
-       (g * 61 + 720) % 3 = 0,
+       (array['Iron','Steel','Mithril','Ancient','Cursed','Blessed','Runed','Shadow','Ember','Frost','Storm','Gilded','Hollow','Verdant','Obsidian','Radiant','Savage','Silent'])[1 + (g * 79 + 141) % 18] || ' ' || (array['Sword','Axe','Bow','Staff','Dagger','Mace','Shield','Helm','Gauntlets','Boots','Cloak','Ring','Amulet','Tome','Lantern','Spear'])[1 + (g * 83 + 997) % 16],
+       1 + (g * 7 + 844) % 400,
+       (array['poor','common','uncommon','rare','epic','legendary'])[1 + (g * 11 + 691) % 6],
+       (array['head','neck','shoulders','chest','waist','legs','feet','wrists','hands','finger','trinket','main_hand','off_hand'])[1 + (g * 13 + 538) % 13],
+       0 + ((g * 17 + 385) % 401) / 10.0,
+       1 + (g * 19 + 232) % 250000,
+       1 + (g * 23 + 79) % 200,
+       (array['none','on_pickup','on_equip','on_use','account'])[1 + (g * 29 + 935) % 5],
+       (g * 31 + 782) % 3 = 0,
        format('icons/item_%s.png', g),
        format('Forged in the old wars, it still hums faintly whenever danger is near. (item %s)', g)
 from generate_series(1, 1200) g;
@@ -560,11 +502,11 @@ create table item_stats (
 insert into item_stats (id, item_id, stat, value, scales_with_level)
 select g,
        p,
-       (array['strength','agility','intellect','stamina','spirit','crit','haste','mastery','versatility','armor'])[1 + (g * 73 + 261) % 10],
-       1 + (g * 79 + 108) % 500,
-       (g * 83 + 964) % 2 = 0
+       (array['strength','agility','intellect','stamina','spirit','crit','haste','mastery','versatility','armor'])[1 + (g * 43 + 323) % 10],
+       1 + (g * 47 + 170) % 500,
+       (g * 53 + 17) % 2 = 0
 from generate_series(1, 1200) p,
-     generate_series(1, 1 + (p * 61 + 937) % 6) k,
+     generate_series(1, 1 + (p * 41 + 726) % 6) k,
      lateral (select (p - 1) * 6 + k as g) id
 order by p, k;
 create index on item_stats (item_id);
@@ -579,12 +521,12 @@ create table item_effects (
 insert into item_effects (id, item_id, trigger, spell, chance, cooldown_ms)
 select g,
        p,
-       (array['on_equip','on_use','on_hit','on_crit','on_kill'])[1 + (g * 7 + 811) % 5],
-       (array['Fire','Frost','Arcane','Holy','Nature','Shadow','Lightning','Earth','Blood','Spirit'])[1 + (g * 11 + 658) % 10] || ' ' || (array['Strike','Bolt','Nova','Ward','Surge','Veil','Brand','Lance','Pulse','Aura','Shout','Rend'])[1 + (g * 13 + 505) % 12],
-       ((g * 17 + 352) % 1001) / 1000.0,
-       0 + (g * 19 + 199) % 120001
+       (array['on_equip','on_use','on_hit','on_crit','on_kill'])[1 + (g * 59 + 873) % 5],
+       (array['Fire','Frost','Arcane','Holy','Nature','Shadow','Lightning','Earth','Blood','Spirit'])[1 + (g * 61 + 720) % 10] || ' ' || (array['Strike','Bolt','Nova','Ward','Surge','Veil','Brand','Lance','Pulse','Aura','Shout','Rend'])[1 + (g * 67 + 567) % 12],
+       ((g * 71 + 414) % 1001) / 1000.0,
+       0 + (g * 73 + 261) % 120001
 from generate_series(12, 1200, 12) p,
-     generate_series(1, 1 + (p * 67 + 784) % 30) k,
+     generate_series(1, 1 + (p * 43 + 573) % 30) k,
      lateral (select (p - 1) * 30 + k as g) id
 order by k, p;
 create index on item_effects (item_id);
@@ -598,11 +540,11 @@ create table item_sockets (
 insert into item_sockets (id, item_id, color, bonus_stat, bonus_value)
 select g,
        p,
-       (array['red','blue','yellow','meta','prismatic'])[1 + (g * 23 + 46) % 5],
-       (array['strength','agility','intellect','stamina'])[1 + (g * 29 + 902) % 4],
-       1 + (g * 31 + 749) % 40
+       (array['red','blue','yellow','meta','prismatic'])[1 + (g * 79 + 108) % 5],
+       (array['strength','agility','intellect','stamina'])[1 + (g * 83 + 964) % 4],
+       1 + (g * 7 + 811) % 40
 from generate_series(12, 1200, 12) p,
-     generate_series(1, 1 + (p * 71 + 631) % 30) k,
+     generate_series(1, 1 + (p * 47 + 420) % 30) k,
      lateral (select (p - 1) * 30 + k as g) id
 order by k, p;
 create index on item_sockets (item_id);
@@ -616,11 +558,11 @@ create table item_requirements (
 insert into item_requirements (id, item_id, kind, value, note)
 select g,
        p,
-       (array['level','class','race','skill','reputation'])[1 + (g * 37 + 596) % 5],
-       1 + (g * 41 + 443) % 80,
+       (array['level','class','race','skill','reputation'])[1 + (g * 11 + 658) % 5],
+       1 + (g * 13 + 505) % 80,
        format('req-%s', g)
 from generate_series(12, 1200, 12) p,
-     generate_series(1, 1 + (p * 73 + 478) % 30) k,
+     generate_series(1, 1 + (p * 53 + 267) % 30) k,
      lateral (select (p - 1) * 30 + k as g) id
 order by k, p;
 create index on item_requirements (item_id);
@@ -634,11 +576,11 @@ create table item_sources (
 insert into item_sources (id, item_id, kind, zone_id, weight)
 select g,
        p,
-       (array['drop','vendor','quest','craft','achievement','event'])[1 + (g * 47 + 137) % 6],
-       1 + (g * 53 + 993) % 120,
-       1 + (g * 59 + 840) % 100
+       (array['drop','vendor','quest','craft','achievement','event'])[1 + (g * 19 + 199) % 6],
+       1 + (g * 23 + 46) % 120,
+       1 + (g * 29 + 902) % 100
 from generate_series(1, 1200) p,
-     generate_series(1, 1 + (p * 79 + 325) % 3) k,
+     generate_series(1, 1 + (p * 59 + 114) % 3) k,
      lateral (select (p - 1) * 3 + k as g) id
 order by p, k;
 create index on item_sources (item_id);
@@ -652,9 +594,9 @@ create table item_sets (
 );
 insert into item_sets (id, name, tier, class_id)
 select g,
-       (array['Iron','Steel','Mithril','Ancient','Cursed','Blessed','Runed','Shadow','Ember','Frost','Storm','Gilded','Hollow','Verdant','Obsidian','Radiant','Savage','Silent'])[1 + (g * 61 + 687) % 18] || ' ' || (array['Banner','Crest','Lantern','Totem','Relic','Sigil','Chalice','Idol','Horn','Crown'])[1 + (g * 67 + 534) % 10],
-       1 + (g * 71 + 381) % 12,
-       1 + (g * 73 + 228) % 12
+       (array['Iron','Steel','Mithril','Ancient','Cursed','Blessed','Runed','Shadow','Ember','Frost','Storm','Gilded','Hollow','Verdant','Obsidian','Radiant','Savage','Silent'])[1 + (g * 31 + 749) % 18] || ' ' || (array['Banner','Crest','Lantern','Totem','Relic','Sigil','Chalice','Idol','Horn','Crown'])[1 + (g * 37 + 596) % 10],
+       1 + (g * 41 + 443) % 12,
+       1 + (g * 43 + 290) % 12
 from generate_series(1, 160) g;
 create table item_set_pieces (
   id integer primary key,
@@ -665,10 +607,10 @@ create table item_set_pieces (
 insert into item_set_pieces (id, item_set_id, item_id, slot)
 select g,
        p,
-       1 + (g * 79 + 75) % 1200,
-       (array['head','chest','legs','hands','shoulders','feet'])[1 + (g * 83 + 931) % 6]
+       1 + (g * 47 + 137) % 1200,
+       (array['head','chest','legs','hands','shoulders','feet'])[1 + (g * 53 + 993) % 6]
 from generate_series(1, 160) p,
-     generate_series(1, 1 + (p * 83 + 172) % 8) k,
+     generate_series(1, 1 + (p * 61 + 970) % 8) k,
      lateral (select (p - 1) * 8 + k as g) id
 order by p, k;
 create index on item_set_pieces (item_set_id);
@@ -683,10 +625,10 @@ insert into item_set_bonuses (id, item_set_id, pieces_required, spell, descripti
 select g,
        p,
        k,
-       (array['Fire','Frost','Arcane','Holy','Nature','Shadow','Lightning','Earth','Blood','Spirit'])[1 + (g * 11 + 625) % 10] || ' ' || (array['Strike','Bolt','Nova','Ward','Surge','Veil','Brand','Lance','Pulse','Aura','Shout','Rend'])[1 + (g * 13 + 472) % 12],
-       format('Set bonus %s', g)
+       (array['Fire','Frost','Arcane','Holy','Nature','Shadow','Lightning','Earth','Blood','Spirit'])[1 + (g * 61 + 687) % 10] || ' ' || (array['Strike','Bolt','Nova','Ward','Surge','Veil','Brand','Lance','Pulse','Aura','Shout','Rend'])[1 + (g * 67 + 534) % 12],
+       format('Wearing enough pieces of this set grants its bearer the bonus below. (bonus %s)', g)
 from generate_series(1, 160) p,
-     generate_series(1, 1 + (p * 7 + 19) % 4) k,
+     generate_series(1, 1 + (p * 67 + 817) % 4) k,
      lateral (select (p - 1) * 4 + k as g) id
 order by p, k;
 create index on item_set_bonuses (item_set_id);
@@ -699,15 +641,15 @@ create table item_set_localizations (
 insert into item_set_localizations (id, item_set_id, locale, text)
 select g,
        p,
-       (array['enUS','deDE','frFR','esES','ruRU','koKR','zhCN'])[1 + (g * 19 + 166) % 7],
+       (array['enUS','deDE','frFR','esES','ruRU','koKR','zhCN'])[1 + (g * 73 + 228) % 7],
        format('Set name %s', g)
 from generate_series(1, 160) p,
-     generate_series(1, 1 + (p * 11 + 875) % 7) k,
+     generate_series(1, 1 + (p * 71 + 664) % 7) k,
      lateral (select (p - 1) * 7 + k as g) id
 order by p, k;
 create index on item_set_localizations (item_set_id);
 
--- npcs: 800 rows; npc_dialogue_lines, npc_spawn_points, npc_schedules, npc_gossip_options, npc_equipment, npc_voice_sets
+-- npcs: 800 rows; npc_dialogue_lines, npc_spawn_points, npc_schedules, npc_gossip_options, npc_equipment
 create table npcs (
   id integer primary key,
   name text not null,
@@ -721,14 +663,14 @@ create table npcs (
 );
 insert into npcs (id, name, level, zone_id, faction_id, hostile, health, model, respawn_s)
 select g,
-       (array['Aldric','Brena','Corwin','Dagna','Elric','Fenna','Garrick','Hilde','Isolde','Joran','Kael','Lyra','Maren','Nils','Orla','Perrin'])[1 + (g * 29 + 869) % 16] || ' ' || (array['Smith','Innkeeper','Guard','Fisher','Alchemist','Scholar','Hunter','Priest','Merchant','Farmer','Miner','Bard'])[1 + (g * 31 + 716) % 12],
-       1 + (g * 37 + 563) % 70,
-       1 + (g * 41 + 410) % 120,
-       1 + (g * 43 + 257) % 40,
-       (g * 47 + 104) % 5 = 0,
-       100 + (g * 53 + 960) % 249901,
+       (array['Aldric','Brena','Corwin','Dagna','Elric','Fenna','Garrick','Hilde','Isolde','Joran','Kael','Lyra','Maren','Nils','Orla','Perrin'])[1 + (g * 83 + 931) % 16] || ' ' || (array['Smith','Innkeeper','Guard','Fisher','Alchemist','Scholar','Hunter','Priest','Merchant','Farmer','Miner','Bard'])[1 + (g * 7 + 778) % 12],
+       1 + (g * 11 + 625) % 70,
+       1 + (g * 13 + 472) % 120,
+       1 + (g * 17 + 319) % 40,
+       (g * 19 + 166) % 5 = 0,
+       100 + (g * 23 + 13) % 249901,
        format('models/npc_%s.m2', g),
-       30 + (g * 61 + 654) % 3571
+       30 + (g * 31 + 716) % 3571
 from generate_series(1, 800) g;
 create table npc_dialogue_lines (
   id integer primary key,
@@ -742,9 +684,9 @@ select g,
        p,
        k,
        format('Greetings, traveller. The roads east of here are not safe since the old bridge fell; speak to the captain if you are looking for work. (line %s)', g),
-       (array['talk','wave','bow','laugh','point','none'])[1 + (g * 73 + 195) % 6]
+       (array['talk','wave','bow','laugh','point','none'])[1 + (g * 43 + 257) % 6]
 from generate_series(1, 800) p,
-     generate_series(1, 1 + (p * 13 + 722) % 6) k,
+     generate_series(1, 1 + (p * 73 + 511) % 6) k,
      lateral (select (p - 1) * 6 + k as g) id
 order by p, k;
 create index on npc_dialogue_lines (npc_id);
@@ -759,12 +701,12 @@ create table npc_spawn_points (
 insert into npc_spawn_points (id, npc_id, zone_id, x, y, facing)
 select g,
        p,
-       1 + (g * 79 + 42) % 120,
-       0 + ((g * 83 + 898) % 40961) / 10.0,
-       0 + ((g * 7 + 745) % 40961) / 10.0,
-       0 + ((g * 11 + 592) % 3601) / 10.0
+       1 + (g * 47 + 104) % 120,
+       0 + ((g * 53 + 960) % 40961) / 10.0,
+       0 + ((g * 59 + 807) % 40961) / 10.0,
+       0 + ((g * 61 + 654) % 3601) / 10.0
 from generate_series(1, 800) p,
-     generate_series(1, 1 + (p * 17 + 569) % 3) k,
+     generate_series(1, 1 + (p * 79 + 358) % 3) k,
      lateral (select (p - 1) * 3 + k as g) id
 order by p, k;
 create index on npc_spawn_points (npc_id);
@@ -778,11 +720,11 @@ create table npc_schedules (
 insert into npc_schedules (id, npc_id, hour, activity, subarea)
 select g,
        p,
-       0 + (g * 13 + 439) % 24,
-       (array['sleep','work','eat','patrol','trade','pray','drink'])[1 + (g * 17 + 286) % 7],
-       1 + (g * 19 + 133) % 6
+       0 + (g * 67 + 501) % 24,
+       (array['sleep','work','eat','patrol','trade','pray','drink'])[1 + (g * 71 + 348) % 7],
+       1 + (g * 73 + 195) % 6
 from generate_series(1, 800) p,
-     generate_series(1, 1 + (p * 19 + 416) % 4) k,
+     generate_series(1, 1 + (p * 83 + 205) % 4) k,
      lateral (select (p - 1) * 4 + k as g) id
 order by p, k;
 create index on npc_schedules (npc_id);
@@ -797,10 +739,10 @@ insert into npc_gossip_options (id, npc_id, option_no, label, action)
 select g,
        p,
        k,
-       format('Tell me about %s', g),
-       (array['none','vendor','trainer','quest','bank','taxi'])[1 + (g * 31 + 683) % 6]
+       format('Tell me more about the trouble in the hills, and about the reward you mentioned. (%s)', g),
+       (array['none','vendor','trainer','quest','bank','taxi'])[1 + (g * 7 + 745) % 6]
 from generate_series(12, 800, 12) p,
-     generate_series(1, 1 + (p * 23 + 263) % 30) k,
+     generate_series(1, 1 + (p * 7 + 52) % 30) k,
      lateral (select (p - 1) * 30 + k as g) id
 order by k, p;
 create index on npc_gossip_options (npc_id);
@@ -813,29 +755,15 @@ create table npc_equipment (
 insert into npc_equipment (id, npc_id, slot, item_id)
 select g,
        p,
-       (array['main_hand','off_hand','ranged'])[1 + (g * 37 + 530) % 3],
-       1 + (g * 41 + 377) % 1200
+       (array['main_hand','off_hand','ranged'])[1 + (g * 11 + 592) % 3],
+       1 + (g * 13 + 439) % 1200
 from generate_series(12, 800, 12) p,
-     generate_series(1, 1 + (p * 29 + 110) % 30) k,
+     generate_series(1, 1 + (p * 11 + 908) % 30) k,
      lateral (select (p - 1) * 30 + k as g) id
 order by k, p;
 create index on npc_equipment (npc_id);
-create table npc_voice_sets (
-  id integer primary key,
-  npc_id integer not null references npcs,
-  voice text not null
-);
-insert into npc_voice_sets (id, npc_id, voice)
-select g,
-       p,
-       format('voice/npc_%s.ogg', g)
-from generate_series(1, 800) p,
-     generate_series(1, 1 + (p * 31 + 966) % 2) k,
-     lateral (select (p - 1) * 2 + k as g) id
-order by p, k;
-create index on npc_voice_sets (npc_id);
 
--- quests: 900 rows; quest_objectives, quest_rewards, quest_prerequisites, quest_dialogue_lines, quest_localizations, quest_points_of_interest
+-- quests: 900 rows; quest_objectives, quest_rewards, quest_prerequisites, quest_dialogue_lines, quest_points_of_interest
 create table quests (
   id integer primary key,
   title text not null,
@@ -849,13 +777,13 @@ create table quests (
 );
 insert into quests (id, title, min_level, zone_id, giver_npc_id, repeatable, xp, gold, summary)
 select g,
-       (array['Lost Caravan','Broken Seal','Wolf Problem','Missing Miner','Drowned Bell','Last Ember','Silent Choir','Goblin Tax','Sunken Crown','Burning Orchard','Rat King','Pale Rider'])[1 + (g * 47 + 71) % 12] || ' ' || (array['Ashvale','Brightwater','Coldmoor','Duskwood','Emberfall','Frostreach','Greyhaven','Highmarsh','Ironhold','Jadecliff','Kingsbarrow','Lowmere'])[1 + (g * 53 + 927) % 12],
-       1 + (g * 59 + 774) % 60,
-       1 + (g * 61 + 621) % 120,
-       1 + (g * 67 + 468) % 800,
-       (array['no','daily','weekly'])[1 + (g * 71 + 315) % 3],
-       50 + (g * 73 + 162) % 24951,
-       0 + (g * 79 + 9) % 5001,
+       (array['Lost Caravan','Broken Seal','Wolf Problem','Missing Miner','Drowned Bell','Last Ember','Silent Choir','Goblin Tax','Sunken Crown','Burning Orchard','Rat King','Pale Rider'])[1 + (g * 17 + 286) % 12] || ' ' || (array['Ashvale','Brightwater','Coldmoor','Duskwood','Emberfall','Frostreach','Greyhaven','Highmarsh','Ironhold','Jadecliff','Kingsbarrow','Lowmere'])[1 + (g * 19 + 133) % 12],
+       1 + (g * 23 + 989) % 60,
+       1 + (g * 29 + 836) % 120,
+       1 + (g * 31 + 683) % 800,
+       (array['no','daily','weekly'])[1 + (g * 37 + 530) % 3],
+       50 + (g * 41 + 377) % 24951,
+       0 + (g * 43 + 224) % 5001,
        format('The villagers have asked for help: strange lights were seen in the hills, and the patrol that went to look has not come back. (quest %s)', g)
 from generate_series(1, 900) g;
 create table quest_objectives (
@@ -865,18 +793,20 @@ create table quest_objectives (
   kind text not null,
   target text not null,
   count integer not null,
-  optional boolean not null
+  optional boolean not null,
+  hint text not null
 );
-insert into quest_objectives (id, quest_id, step, kind, target, count, optional)
+insert into quest_objectives (id, quest_id, step, kind, target, count, optional, hint)
 select g,
        p,
        k,
-       (array['kill','collect','talk','escort','explore','use','deliver'])[1 + (g * 11 + 559) % 7],
-       (array['Iron','Steel','Mithril','Ancient','Cursed','Blessed','Runed','Shadow','Ember','Frost','Storm','Gilded','Hollow','Verdant','Obsidian','Radiant','Savage','Silent'])[1 + (g * 13 + 406) % 18] || ' ' || (array['Wolf','Boar','Spider','Wraith','Golem','Drake','Troll','Harpy','Ghoul','Basilisk','Kobold','Wyvern'])[1 + (g * 17 + 253) % 12],
-       1 + (g * 19 + 100) % 20,
-       (g * 23 + 956) % 6 = 0
+       (array['kill','collect','talk','escort','explore','use','deliver'])[1 + (g * 59 + 774) % 7],
+       (array['Iron','Steel','Mithril','Ancient','Cursed','Blessed','Runed','Shadow','Ember','Frost','Storm','Gilded','Hollow','Verdant','Obsidian','Radiant','Savage','Silent'])[1 + (g * 61 + 621) % 18] || ' ' || (array['Wolf','Boar','Spider','Wraith','Golem','Drake','Troll','Harpy','Ghoul','Basilisk','Kobold','Wyvern'])[1 + (g * 67 + 468) % 12],
+       1 + (g * 71 + 315) % 20,
+       (g * 73 + 162) % 6 = 0,
+       format('Look for them near the old mill and bring back proof of the deed. (objective %s)', g)
 from generate_series(1, 900) p,
-     generate_series(1, 1 + (p * 37 + 813) % 5) k,
+     generate_series(1, 1 + (p * 13 + 755) % 5) k,
      lateral (select (p - 1) * 5 + k as g) id
 order by p, k;
 create index on quest_objectives (quest_id);
@@ -890,11 +820,11 @@ create table quest_rewards (
 insert into quest_rewards (id, quest_id, item_id, count, choice)
 select g,
        p,
-       1 + (g * 29 + 803) % 1200,
-       1 + (g * 31 + 650) % 5,
-       (g * 37 + 497) % 2 = 0
+       1 + (g * 83 + 865) % 1200,
+       1 + (g * 7 + 712) % 5,
+       (g * 11 + 559) % 2 = 0
 from generate_series(1, 900) p,
-     generate_series(1, 1 + (p * 41 + 660) % 4) k,
+     generate_series(1, 1 + (p * 17 + 602) % 4) k,
      lateral (select (p - 1) * 4 + k as g) id
 order by p, k;
 create index on quest_rewards (quest_id);
@@ -907,10 +837,10 @@ create table quest_prerequisites (
 insert into quest_prerequisites (id, quest_id, required_quest_id, must_be_active)
 select g,
        p,
-       1 + (g * 41 + 344) % 900,
-       (g * 43 + 191) % 5 = 0
+       1 + (g * 13 + 406) % 900,
+       (g * 17 + 253) % 5 = 0
 from generate_series(12, 900, 12) p,
-     generate_series(1, 1 + (p * 43 + 507) % 30) k,
+     generate_series(1, 1 + (p * 19 + 449) % 30) k,
      lateral (select (p - 1) * 30 + k as g) id
 order by k, p;
 create index on quest_prerequisites (quest_id);
@@ -925,29 +855,13 @@ insert into quest_dialogue_lines (id, quest_id, line_no, phase, text)
 select g,
        p,
        k,
-       (array['offer','progress','complete'])[1 + (g * 53 + 894) % 3],
+       (array['offer','progress','complete'])[1 + (g * 23 + 956) % 3],
        format('You have done well so far, but the hardest part is still ahead of you. Gather your companions and meet me at the edge of the forest at dusk. (text %s)', g)
 from generate_series(1, 900) p,
-     generate_series(1, 1 + (p * 47 + 354) % 5) k,
+     generate_series(1, 1 + (p * 23 + 296) % 5) k,
      lateral (select (p - 1) * 5 + k as g) id
 order by p, k;
 create index on quest_dialogue_lines (quest_id);
-create table quest_localizations (
-  id integer primary key,
-  quest_id integer not null references quests,
-  locale text not null,
-  title text not null
-);
-insert into quest_localizations (id, quest_id, locale, title)
-select g,
-       p,
-       (array['enUS','deDE','frFR','esES','ruRU','koKR','zhCN'])[1 + (g * 61 + 588) % 7],
-       format('Localized quest title %s', g)
-from generate_series(1, 900) p,
-     generate_series(1, 1 + (p * 53 + 201) % 3) k,
-     lateral (select (p - 1) * 3 + k as g) id
-order by p, k;
-create index on quest_localizations (quest_id);
 create table quest_points_of_interest (
   id integer primary key,
   quest_id integer not null references quests,
@@ -957,10 +871,10 @@ create table quest_points_of_interest (
 insert into quest_points_of_interest (id, quest_id, x, y)
 select g,
        p,
-       0 + (g * 71 + 282) % 4097,
-       0 + (g * 73 + 129) % 4097
+       0 + (g * 31 + 650) % 4097,
+       0 + (g * 37 + 497) % 4097
 from generate_series(12, 900, 12) p,
-     generate_series(1, 1 + (p * 59 + 48) % 30) k,
+     generate_series(1, 1 + (p * 29 + 143) % 30) k,
      lateral (select (p - 1) * 30 + k as g) id
 order by k, p;
 create index on quest_points_of_interest (quest_id);
@@ -974,9 +888,9 @@ create table quest_chains (
 );
 insert into quest_chains (id, name, zone_id, story)
 select g,
-       (array['Lost Caravan','Broken Seal','Wolf Problem','Missing Miner','Drowned Bell','Last Ember','Silent Choir','Goblin Tax','Sunken Crown','Burning Orchard','Rat King','Pale Rider'])[1 + (g * 79 + 985) % 12] || ' ' || (array['Ashvale','Brightwater','Coldmoor','Duskwood','Emberfall','Frostreach','Greyhaven','Highmarsh','Ironhold','Jadecliff','Kingsbarrow','Lowmere'])[1 + (g * 83 + 832) % 12],
-       1 + (g * 7 + 679) % 120,
-       (g * 11 + 526) % 2 = 0
+       (array['Lost Caravan','Broken Seal','Wolf Problem','Missing Miner','Drowned Bell','Last Ember','Silent Choir','Goblin Tax','Sunken Crown','Burning Orchard','Rat King','Pale Rider'])[1 + (g * 41 + 344) % 12] || ' ' || (array['Ashvale','Brightwater','Coldmoor','Duskwood','Emberfall','Frostreach','Greyhaven','Highmarsh','Ironhold','Jadecliff','Kingsbarrow','Lowmere'])[1 + (g * 43 + 191) % 12],
+       1 + (g * 47 + 38) % 120,
+       (g * 53 + 894) % 2 = 0
 from generate_series(1, 150) g;
 create table quest_chain_steps (
   id integer primary key,
@@ -988,9 +902,9 @@ insert into quest_chain_steps (id, quest_chain_id, step, quest_id)
 select g,
        p,
        k,
-       1 + (g * 17 + 220) % 900
+       1 + (g * 61 + 588) % 900
 from generate_series(1, 150) p,
-     generate_series(1, 1 + (p * 61 + 904) % 8) k,
+     generate_series(1, 1 + (p * 31 + 999) % 8) k,
      lateral (select (p - 1) * 8 + k as g) id
 order by p, k;
 create index on quest_chain_steps (quest_chain_id);
@@ -1002,9 +916,9 @@ create table quest_chain_rewards (
 insert into quest_chain_rewards (id, quest_chain_id, item_id)
 select g,
        p,
-       1 + (g * 19 + 67) % 1200
+       1 + (g * 67 + 435) % 1200
 from generate_series(1, 150) p,
-     generate_series(1, 1 + (p * 67 + 751) % 2) k,
+     generate_series(1, 1 + (p * 37 + 846) % 2) k,
      lateral (select (p - 1) * 2 + k as g) id
 order by p, k;
 create index on quest_chain_rewards (quest_chain_id);
@@ -1024,15 +938,15 @@ create table monsters (
 );
 insert into monsters (id, name, level, zone_id, family, health, damage_min, damage_max, elite, xp)
 select g,
-       (array['Iron','Steel','Mithril','Ancient','Cursed','Blessed','Runed','Shadow','Ember','Frost','Storm','Gilded','Hollow','Verdant','Obsidian','Radiant','Savage','Silent'])[1 + (g * 23 + 923) % 18] || ' ' || (array['Wolf','Boar','Spider','Wraith','Golem','Drake','Troll','Harpy','Ghoul','Basilisk','Kobold','Wyvern'])[1 + (g * 29 + 770) % 12],
-       1 + (g * 31 + 617) % 70,
-       1 + (g * 37 + 464) % 120,
-       (array['beast','undead','elemental','demon','dragonkin','humanoid','construct'])[1 + (g * 41 + 311) % 7],
-       100 + (g * 43 + 158) % 499901,
-       1 + (g * 47 + 5) % 900,
-       10 + (g * 53 + 861) % 1991,
-       (g * 59 + 708) % 6 = 0,
-       1 + (g * 61 + 555) % 9000
+       (array['Iron','Steel','Mithril','Ancient','Cursed','Blessed','Runed','Shadow','Ember','Frost','Storm','Gilded','Hollow','Verdant','Obsidian','Radiant','Savage','Silent'])[1 + (g * 71 + 282) % 18] || ' ' || (array['Wolf','Boar','Spider','Wraith','Golem','Drake','Troll','Harpy','Ghoul','Basilisk','Kobold','Wyvern'])[1 + (g * 73 + 129) % 12],
+       1 + (g * 79 + 985) % 70,
+       1 + (g * 83 + 832) % 120,
+       (array['beast','undead','elemental','demon','dragonkin','humanoid','construct'])[1 + (g * 7 + 679) % 7],
+       100 + (g * 11 + 526) % 499901,
+       1 + (g * 13 + 373) % 900,
+       10 + (g * 17 + 220) % 1991,
+       (g * 19 + 67) % 6 = 0,
+       1 + (g * 23 + 923) % 9000
 from generate_series(1, 700) g;
 create table monster_abilities (
   id integer primary key,
@@ -1045,12 +959,12 @@ create table monster_abilities (
 insert into monster_abilities (id, monster_id, name, cooldown_ms, range, weight)
 select g,
        p,
-       (array['Fire','Frost','Arcane','Holy','Nature','Shadow','Lightning','Earth','Blood','Spirit'])[1 + (g * 67 + 402) % 10] || ' ' || (array['Strike','Bolt','Nova','Ward','Surge','Veil','Brand','Lance','Pulse','Aura','Shout','Rend'])[1 + (g * 71 + 249) % 12],
-       0 + (g * 73 + 96) % 60001,
-       0 + (g * 79 + 952) % 41,
-       1 + (g * 83 + 799) % 100
+       (array['Fire','Frost','Arcane','Holy','Nature','Shadow','Lightning','Earth','Blood','Spirit'])[1 + (g * 29 + 770) % 10] || ' ' || (array['Strike','Bolt','Nova','Ward','Surge','Veil','Brand','Lance','Pulse','Aura','Shout','Rend'])[1 + (g * 31 + 617) % 12],
+       0 + (g * 37 + 464) % 60001,
+       0 + (g * 41 + 311) % 41,
+       1 + (g * 43 + 158) % 100
 from generate_series(1, 700) p,
-     generate_series(1, 1 + (p * 71 + 598) % 4) k,
+     generate_series(1, 1 + (p * 41 + 693) % 4) k,
      lateral (select (p - 1) * 4 + k as g) id
 order by p, k;
 create index on monster_abilities (monster_id);
@@ -1065,12 +979,12 @@ create table monster_drops (
 insert into monster_drops (id, monster_id, item_id, chance, min_count, max_count)
 select g,
        p,
-       1 + (g * 7 + 646) % 1200,
-       ((g * 11 + 493) % 1001) / 1000.0,
-       1 + (g * 13 + 340) % 3,
-       1 + (g * 17 + 187) % 9
+       1 + (g * 47 + 5) % 1200,
+       ((g * 53 + 861) % 1001) / 1000.0,
+       1 + (g * 59 + 708) % 3,
+       1 + (g * 61 + 555) % 9
 from generate_series(1, 700) p,
-     generate_series(1, 1 + (p * 73 + 445) % 4) k,
+     generate_series(1, 1 + (p * 43 + 540) % 4) k,
      lateral (select (p - 1) * 4 + k as g) id
 order by p, k;
 create index on monster_drops (monster_id);
@@ -1083,10 +997,10 @@ create table monster_resistances (
 insert into monster_resistances (id, monster_id, school, value)
 select g,
        p,
-       (array['fire','frost','arcane','holy','nature','shadow'])[1 + (g * 19 + 34) % 6],
-       0 + (g * 23 + 890) % 301
+       (array['fire','frost','arcane','holy','nature','shadow'])[1 + (g * 67 + 402) % 6],
+       0 + (g * 71 + 249) % 301
 from generate_series(1, 700) p,
-     generate_series(1, 1 + (p * 79 + 292) % 4) k,
+     generate_series(1, 1 + (p * 47 + 387) % 4) k,
      lateral (select (p - 1) * 4 + k as g) id
 order by p, k;
 create index on monster_resistances (monster_id);
@@ -1099,10 +1013,10 @@ create table monster_phrases (
 insert into monster_phrases (id, monster_id, trigger, text)
 select g,
        p,
-       (array['aggro','death','flee','kill','low_health'])[1 + (g * 29 + 737) % 5],
+       (array['aggro','death','flee','kill','low_health'])[1 + (g * 73 + 96) % 5],
        format('You will not leave this place alive, little adventurer! (phrase %s)', g)
 from generate_series(12, 700, 12) p,
-     generate_series(1, 1 + (p * 83 + 139) % 30) k,
+     generate_series(1, 1 + (p * 53 + 234) % 30) k,
      lateral (select (p - 1) * 30 + k as g) id
 order by k, p;
 create index on monster_phrases (monster_id);
@@ -1114,9 +1028,9 @@ create table monster_immunities (
 insert into monster_immunities (id, monster_id, effect)
 select g,
        p,
-       (array['stun','root','slow','silence','fear','poison'])[1 + (g * 37 + 431) % 6]
+       (array['stun','root','slow','silence','fear','poison'])[1 + (g * 83 + 799) % 6]
 from generate_series(12, 700, 12) p,
-     generate_series(1, 1 + (p * 7 + 995) % 30) k,
+     generate_series(1, 1 + (p * 59 + 81) % 30) k,
      lateral (select (p - 1) * 30 + k as g) id
 order by k, p;
 create index on monster_immunities (monster_id);
@@ -1131,10 +1045,10 @@ create table bosses (
 );
 insert into bosses (id, name, monster_id, enrage_s, raid)
 select g,
-       (array['Iron','Steel','Mithril','Ancient','Cursed','Blessed','Runed','Shadow','Ember','Frost','Storm','Gilded','Hollow','Verdant','Obsidian','Radiant','Savage','Silent'])[1 + (g * 41 + 278) % 18] || ' ' || (array['Wolf','Boar','Spider','Wraith','Golem','Drake','Troll','Harpy','Ghoul','Basilisk','Kobold','Wyvern'])[1 + (g * 43 + 125) % 12],
-       1 + (g * 47 + 981) % 700,
-       180 + (g * 53 + 828) % 721,
-       (g * 59 + 675) % 2 = 0
+       (array['Iron','Steel','Mithril','Ancient','Cursed','Blessed','Runed','Shadow','Ember','Frost','Storm','Gilded','Hollow','Verdant','Obsidian','Radiant','Savage','Silent'])[1 + (g * 7 + 646) % 18] || ' ' || (array['Wolf','Boar','Spider','Wraith','Golem','Drake','Troll','Harpy','Ghoul','Basilisk','Kobold','Wyvern'])[1 + (g * 11 + 493) % 12],
+       1 + (g * 13 + 340) % 700,
+       180 + (g * 17 + 187) % 721,
+       (g * 19 + 34) % 2 = 0
 from generate_series(1, 120) g;
 create table boss_phases (
   id integer primary key,
@@ -1147,10 +1061,10 @@ insert into boss_phases (id, boss_id, phase, health_below, music)
 select g,
        p,
        k,
-       ((g * 67 + 369) % 1001) / 1000.0,
+       ((g * 29 + 737) % 1001) / 1000.0,
        format('music/boss_%s.ogg', g)
 from generate_series(1, 120) p,
-     generate_series(1, 1 + (p * 11 + 842) % 4) k,
+     generate_series(1, 1 + (p * 61 + 937) % 4) k,
      lateral (select (p - 1) * 4 + k as g) id
 order by p, k;
 create index on boss_phases (boss_id);
@@ -1165,12 +1079,12 @@ create table boss_mechanics (
 insert into boss_mechanics (id, boss_id, name, every_ms, targets, damage)
 select g,
        p,
-       (array['Fire','Frost','Arcane','Holy','Nature','Shadow','Lightning','Earth','Blood','Spirit'])[1 + (g * 73 + 63) % 10] || ' ' || (array['Strike','Bolt','Nova','Ward','Surge','Veil','Brand','Lance','Pulse','Aura','Shout','Rend'])[1 + (g * 79 + 919) % 12],
-       2000 + (g * 83 + 766) % 58001,
-       (array['tank','random','farthest','all','healer'])[1 + (g * 7 + 613) % 5],
-       100 + (g * 11 + 460) % 89901
+       (array['Fire','Frost','Arcane','Holy','Nature','Shadow','Lightning','Earth','Blood','Spirit'])[1 + (g * 37 + 431) % 10] || ' ' || (array['Strike','Bolt','Nova','Ward','Surge','Veil','Brand','Lance','Pulse','Aura','Shout','Rend'])[1 + (g * 41 + 278) % 12],
+       2000 + (g * 43 + 125) % 58001,
+       (array['tank','random','farthest','all','healer'])[1 + (g * 47 + 981) % 5],
+       100 + (g * 53 + 828) % 89901
 from generate_series(1, 120) p,
-     generate_series(1, 1 + (p * 13 + 689) % 6) k,
+     generate_series(1, 1 + (p * 67 + 784) % 6) k,
      lateral (select (p - 1) * 6 + k as g) id
 order by p, k;
 create index on boss_mechanics (boss_id);
@@ -1184,11 +1098,11 @@ create table boss_loot (
 insert into boss_loot (id, boss_id, item_id, chance, heroic_only)
 select g,
        p,
-       1 + (g * 13 + 307) % 1200,
-       ((g * 17 + 154) % 1001) / 1000.0,
-       (g * 19 + 1) % 3 = 0
+       1 + (g * 59 + 675) % 1200,
+       ((g * 61 + 522) % 1001) / 1000.0,
+       (g * 67 + 369) % 3 = 0
 from generate_series(1, 120) p,
-     generate_series(1, 1 + (p * 17 + 536) % 8) k,
+     generate_series(1, 1 + (p * 71 + 631) % 8) k,
      lateral (select (p - 1) * 8 + k as g) id
 order by p, k;
 create index on boss_loot (boss_id);
@@ -1201,10 +1115,10 @@ create table boss_voice_lines (
 insert into boss_voice_lines (id, boss_id, trigger, text)
 select g,
        p,
-       (array['pull','phase','kill','wipe','enrage'])[1 + (g * 23 + 857) % 5],
-       format('You dare challenge me? (%s)', g)
+       (array['pull','phase','kill','wipe','enrage'])[1 + (g * 71 + 216) % 5],
+       format('You dare challenge me in my own hall? Your bones will decorate these walls! (line %s)', g)
 from generate_series(1, 120) p,
-     generate_series(1, 1 + (p * 19 + 383) % 5) k,
+     generate_series(1, 1 + (p * 73 + 478) % 5) k,
      lateral (select (p - 1) * 5 + k as g) id
 order by p, k;
 create index on boss_voice_lines (boss_id);
@@ -1217,10 +1131,10 @@ create table boss_adds (
 insert into boss_adds (id, boss_id, monster_id, count)
 select g,
        p,
-       1 + (g * 31 + 551) % 700,
-       1 + (g * 37 + 398) % 8
+       1 + (g * 79 + 919) % 700,
+       1 + (g * 83 + 766) % 8
 from generate_series(1, 120) p,
-     generate_series(1, 1 + (p * 23 + 230) % 3) k,
+     generate_series(1, 1 + (p * 79 + 325) % 3) k,
      lateral (select (p - 1) * 3 + k as g) id
 order by p, k;
 create index on boss_adds (boss_id);
@@ -1236,11 +1150,11 @@ create table dungeons (
 );
 insert into dungeons (id, name, zone_id, min_level, players, lockout_h)
 select g,
-       (array['Iron','Steel','Mithril','Ancient','Cursed','Blessed','Runed','Shadow','Ember','Frost','Storm','Gilded','Hollow','Verdant','Obsidian','Radiant','Savage','Silent'])[1 + (g * 41 + 245) % 18] || ' ' || (array['Ashvale','Brightwater','Coldmoor','Duskwood','Emberfall','Frostreach','Greyhaven','Highmarsh','Ironhold','Jadecliff','Kingsbarrow','Lowmere'])[1 + (g * 43 + 92) % 12],
-       1 + (g * 47 + 948) % 120,
-       10 + (g * 53 + 795) % 61,
-       5 + (g * 59 + 642) % 36,
-       12 + (g * 61 + 489) % 157
+       (array['Iron','Steel','Mithril','Ancient','Cursed','Blessed','Runed','Shadow','Ember','Frost','Storm','Gilded','Hollow','Verdant','Obsidian','Radiant','Savage','Silent'])[1 + (g * 7 + 613) % 18] || ' ' || (array['Ashvale','Brightwater','Coldmoor','Duskwood','Emberfall','Frostreach','Greyhaven','Highmarsh','Ironhold','Jadecliff','Kingsbarrow','Lowmere'])[1 + (g * 11 + 460) % 12],
+       1 + (g * 13 + 307) % 120,
+       10 + (g * 17 + 154) % 61,
+       5 + (g * 19 + 1) % 36,
+       12 + (g * 23 + 857) % 157
 from generate_series(1, 60) g;
 create table dungeon_encounters (
   id integer primary key,
@@ -1253,10 +1167,10 @@ insert into dungeon_encounters (id, dungeon_id, position, boss_id, optional)
 select g,
        p,
        k,
-       1 + (g * 71 + 183) % 120,
-       (g * 73 + 30) % 5 = 0
+       1 + (g * 31 + 551) % 120,
+       (g * 37 + 398) % 5 = 0
 from generate_series(1, 60) p,
-     generate_series(1, 1 + (p * 29 + 77) % 8) k,
+     generate_series(1, 1 + (p * 83 + 172) % 8) k,
      lateral (select (p - 1) * 8 + k as g) id
 order by p, k;
 create index on dungeon_encounters (dungeon_id);
@@ -1270,11 +1184,11 @@ create table dungeon_entrances (
 insert into dungeon_entrances (id, dungeon_id, zone_id, x, y)
 select g,
        p,
-       1 + (g * 79 + 886) % 120,
-       0 + (g * 83 + 733) % 4097,
-       0 + (g * 7 + 580) % 4097
+       1 + (g * 41 + 245) % 120,
+       0 + (g * 43 + 92) % 4097,
+       0 + (g * 47 + 948) % 4097
 from generate_series(1, 60) p,
-     generate_series(1, 1 + (p * 31 + 933) % 2) k,
+     generate_series(1, 1 + (p * 7 + 19) % 2) k,
      lateral (select (p - 1) * 2 + k as g) id
 order by p, k;
 create index on dungeon_entrances (dungeon_id);
@@ -1288,11 +1202,11 @@ create table dungeon_difficulties (
 insert into dungeon_difficulties (id, dungeon_id, label, health_mult, damage_mult)
 select g,
        p,
-       (array['normal','heroic','mythic','timewalking'])[1 + (g * 11 + 427) % 4],
-       1 + ((g * 13 + 274) % 111) / 10.0,
-       1 + ((g * 17 + 121) % 71) / 10.0
+       (array['normal','heroic','mythic','timewalking'])[1 + (g * 53 + 795) % 4],
+       1 + ((g * 59 + 642) % 111) / 10.0,
+       1 + ((g * 61 + 489) % 71) / 10.0
 from generate_series(1, 60) p,
-     generate_series(1, 1 + (p * 37 + 780) % 4) k,
+     generate_series(1, 1 + (p * 11 + 875) % 4) k,
      lateral (select (p - 1) * 4 + k as g) id
 order by p, k;
 create index on dungeon_difficulties (dungeon_id);
@@ -1305,10 +1219,10 @@ create table dungeon_lockout_rules (
 insert into dungeon_lockout_rules (id, dungeon_id, difficulty, hours)
 select g,
        p,
-       (array['normal','heroic','mythic'])[1 + (g * 19 + 977) % 3],
-       12 + (g * 23 + 824) % 157
+       (array['normal','heroic','mythic'])[1 + (g * 67 + 336) % 3],
+       12 + (g * 71 + 183) % 157
 from generate_series(1, 60) p,
-     generate_series(1, 1 + (p * 41 + 627) % 3) k,
+     generate_series(1, 1 + (p * 13 + 722) % 3) k,
      lateral (select (p - 1) * 3 + k as g) id
 order by p, k;
 create index on dungeon_lockout_rules (dungeon_id);
@@ -1321,10 +1235,10 @@ create table dungeon_keystone_affixes (
 insert into dungeon_keystone_affixes (id, dungeon_id, affix, from_level)
 select g,
        p,
-       (array['fortified','tyrannical','bolstering','raging','sanguine','bursting'])[1 + (g * 29 + 671) % 6],
-       2 + (g * 31 + 518) % 14
+       (array['fortified','tyrannical','bolstering','raging','sanguine','bursting'])[1 + (g * 73 + 30) % 6],
+       2 + (g * 79 + 886) % 14
 from generate_series(1, 60) p,
-     generate_series(1, 1 + (p * 43 + 474) % 4) k,
+     generate_series(1, 1 + (p * 17 + 569) % 4) k,
      lateral (select (p - 1) * 4 + k as g) id
 order by p, k;
 create index on dungeon_keystone_affixes (dungeon_id);
@@ -1337,15 +1251,15 @@ create table dungeon_achievements (
 insert into dungeon_achievements (id, dungeon_id, name, points)
 select g,
        p,
-       (array['Iron','Steel','Mithril','Ancient','Cursed','Blessed','Runed','Shadow','Ember','Frost','Storm','Gilded','Hollow','Verdant','Obsidian','Radiant','Savage','Silent'])[1 + (g * 37 + 365) % 18] || ' ' || (array['Banner','Crest','Lantern','Totem','Relic','Sigil','Chalice','Idol','Horn','Crown'])[1 + (g * 41 + 212) % 10],
-       5 + (g * 43 + 59) % 21
+       (array['Iron','Steel','Mithril','Ancient','Cursed','Blessed','Runed','Shadow','Ember','Frost','Storm','Gilded','Hollow','Verdant','Obsidian','Radiant','Savage','Silent'])[1 + (g * 83 + 733) % 18] || ' ' || (array['Banner','Crest','Lantern','Totem','Relic','Sigil','Chalice','Idol','Horn','Crown'])[1 + (g * 7 + 580) % 10],
+       5 + (g * 11 + 427) % 21
 from generate_series(1, 60) p,
-     generate_series(1, 1 + (p * 47 + 321) % 3) k,
+     generate_series(1, 1 + (p * 19 + 416) % 3) k,
      lateral (select (p - 1) * 3 + k as g) id
 order by p, k;
 create index on dungeon_achievements (dungeon_id);
 
--- skills: 500 rows; skill_ranks, skill_effects, skill_costs, skill_prerequisites, skill_animations, skill_sounds
+-- skills: 500 rows; skill_ranks, skill_effects, skill_costs, skill_prerequisites
 create table skills (
   id integer primary key,
   name text not null,
@@ -1358,12 +1272,12 @@ create table skills (
 );
 insert into skills (id, name, school, class_id, cast_ms, cooldown_ms, range, icon)
 select g,
-       (array['Fire','Frost','Arcane','Holy','Nature','Shadow','Lightning','Earth','Blood','Spirit'])[1 + (g * 47 + 915) % 10] || ' ' || (array['Strike','Bolt','Nova','Ward','Surge','Veil','Brand','Lance','Pulse','Aura','Shout','Rend'])[1 + (g * 53 + 762) % 12],
-       (array['fire','frost','arcane','holy','nature','shadow','physical'])[1 + (g * 59 + 609) % 7],
-       1 + (g * 61 + 456) % 12,
-       0 + (g * 67 + 303) % 3501,
-       0 + (g * 71 + 150) % 180001,
-       0 + (g * 73 + 1006) % 41,
+       (array['Fire','Frost','Arcane','Holy','Nature','Shadow','Lightning','Earth','Blood','Spirit'])[1 + (g * 13 + 274) % 10] || ' ' || (array['Strike','Bolt','Nova','Ward','Surge','Veil','Brand','Lance','Pulse','Aura','Shout','Rend'])[1 + (g * 17 + 121) % 12],
+       (array['fire','frost','arcane','holy','nature','shadow','physical'])[1 + (g * 19 + 977) % 7],
+       1 + (g * 23 + 824) % 12,
+       0 + (g * 29 + 671) % 3501,
+       0 + (g * 31 + 518) % 180001,
+       0 + (g * 37 + 365) % 41,
        format('icons/skill_%s.png', g)
 from generate_series(1, 500) g;
 create table skill_ranks (
@@ -1378,11 +1292,11 @@ insert into skill_ranks (id, skill_id, rank, required_level, damage, cost)
 select g,
        p,
        k,
-       1 + (g * 7 + 547) % 70,
-       10 + (g * 11 + 394) % 8991,
-       5 + (g * 13 + 241) % 896
+       1 + (g * 47 + 915) % 70,
+       10 + (g * 53 + 762) % 8991,
+       5 + (g * 59 + 609) % 896
 from generate_series(1, 500) p,
-     generate_series(1, 1 + (p * 53 + 168) % 5) k,
+     generate_series(1, 1 + (p * 23 + 263) % 5) k,
      lateral (select (p - 1) * 5 + k as g) id
 order by p, k;
 create index on skill_ranks (skill_id);
@@ -1396,11 +1310,11 @@ create table skill_effects (
 insert into skill_effects (id, skill_id, kind, amount, duration_ms)
 select g,
        p,
-       (array['damage','heal','stun','slow','root','silence','dot','hot','shield'])[1 + (g * 17 + 88) % 9],
-       1 + (g * 19 + 944) % 5000,
-       0 + (g * 23 + 791) % 30001
+       (array['damage','heal','stun','slow','root','silence','dot','hot','shield'])[1 + (g * 61 + 456) % 9],
+       1 + (g * 67 + 303) % 5000,
+       0 + (g * 71 + 150) % 30001
 from generate_series(1, 500) p,
-     generate_series(1, 1 + (p * 59 + 15) % 3) k,
+     generate_series(1, 1 + (p * 29 + 110) % 3) k,
      lateral (select (p - 1) * 3 + k as g) id
 order by p, k;
 create index on skill_effects (skill_id);
@@ -1414,11 +1328,11 @@ create table skill_costs (
 insert into skill_costs (id, skill_id, resource, amount, per_second)
 select g,
        p,
-       (array['mana','rage','energy','focus','health','runes'])[1 + (g * 29 + 638) % 6],
-       1 + (g * 31 + 485) % 300,
-       (g * 37 + 332) % 6 = 0
+       (array['mana','rage','energy','focus','health','runes'])[1 + (g * 73 + 1006) % 6],
+       1 + (g * 79 + 853) % 300,
+       (g * 83 + 700) % 6 = 0
 from generate_series(1, 500) p,
-     generate_series(1, 1 + (p * 61 + 871) % 2) k,
+     generate_series(1, 1 + (p * 31 + 966) % 2) k,
      lateral (select (p - 1) * 2 + k as g) id
 order by p, k;
 create index on skill_costs (skill_id);
@@ -1431,43 +1345,13 @@ create table skill_prerequisites (
 insert into skill_prerequisites (id, skill_id, required_skill_id, rank)
 select g,
        p,
-       1 + (g * 41 + 179) % 500,
-       1 + (g * 43 + 26) % 5
+       1 + (g * 7 + 547) % 500,
+       1 + (g * 11 + 394) % 5
 from generate_series(12, 500, 12) p,
-     generate_series(1, 1 + (p * 67 + 718) % 30) k,
+     generate_series(1, 1 + (p * 37 + 813) % 30) k,
      lateral (select (p - 1) * 30 + k as g) id
 order by k, p;
 create index on skill_prerequisites (skill_id);
-create table skill_animations (
-  id integer primary key,
-  skill_id integer not null references skills,
-  anim text not null,
-  loop boolean not null
-);
-insert into skill_animations (id, skill_id, anim, loop)
-select g,
-       p,
-       format('anim_cast_%s', g),
-       (g * 53 + 729) % 3 = 0
-from generate_series(1, 500) p,
-     generate_series(1, 1 + (p * 71 + 565) % 2) k,
-     lateral (select (p - 1) * 2 + k as g) id
-order by p, k;
-create index on skill_animations (skill_id);
-create table skill_sounds (
-  id integer primary key,
-  skill_id integer not null references skills,
-  sound text not null
-);
-insert into skill_sounds (id, skill_id, sound)
-select g,
-       p,
-       format('sound/skill_%s.ogg', g)
-from generate_series(1, 500) p,
-     generate_series(1, 1 + (p * 73 + 412) % 2) k,
-     lateral (select (p - 1) * 2 + k as g) id
-order by p, k;
-create index on skill_sounds (skill_id);
 
 -- talents: 200 rows; talent_ranks, talent_modifiers, talent_requirements
 create table talents (
@@ -1480,11 +1364,11 @@ create table talents (
 );
 insert into talents (id, name, class_id, tier, column_no, max_rank)
 select g,
-       (array['Iron','Steel','Mithril','Ancient','Cursed','Blessed','Runed','Shadow','Ember','Frost','Storm','Gilded','Hollow','Verdant','Obsidian','Radiant','Savage','Silent'])[1 + (g * 61 + 423) % 18] || ' ' || (array['Strike','Bolt','Nova','Ward','Surge','Veil','Brand','Lance','Pulse','Aura','Shout','Rend'])[1 + (g * 67 + 270) % 12],
-       1 + (g * 71 + 117) % 12,
-       1 + (g * 73 + 973) % 7,
-       1 + (g * 79 + 820) % 4,
-       1 + (g * 83 + 667) % 5
+       (array['Iron','Steel','Mithril','Ancient','Cursed','Blessed','Runed','Shadow','Ember','Frost','Storm','Gilded','Hollow','Verdant','Obsidian','Radiant','Savage','Silent'])[1 + (g * 13 + 241) % 18] || ' ' || (array['Strike','Bolt','Nova','Ward','Surge','Veil','Brand','Lance','Pulse','Aura','Shout','Rend'])[1 + (g * 17 + 88) % 12],
+       1 + (g * 19 + 944) % 12,
+       1 + (g * 23 + 791) % 7,
+       1 + (g * 29 + 638) % 4,
+       1 + (g * 31 + 485) % 5
 from generate_series(1, 200) g;
 create table talent_ranks (
   id integer primary key,
@@ -1498,9 +1382,9 @@ select g,
        p,
        k,
        format('Rank %s bonus', g),
-       1 + (g * 13 + 208) % 50
+       1 + (g * 43 + 26) % 50
 from generate_series(1, 200) p,
-     generate_series(1, 1 + (p * 79 + 259) % 5) k,
+     generate_series(1, 1 + (p * 41 + 660) % 5) k,
      lateral (select (p - 1) * 5 + k as g) id
 order by p, k;
 create index on talent_ranks (talent_id);
@@ -1514,11 +1398,11 @@ create table talent_modifiers (
 insert into talent_modifiers (id, talent_id, skill_id, property, percent)
 select g,
        p,
-       1 + (g * 17 + 55) % 500,
-       (array['damage','cost','cooldown','range','duration','crit'])[1 + (g * 19 + 911) % 6],
-       1 + (g * 23 + 758) % 60
+       1 + (g * 47 + 882) % 500,
+       (array['damage','cost','cooldown','range','duration','crit'])[1 + (g * 53 + 729) % 6],
+       1 + (g * 59 + 576) % 60
 from generate_series(1, 200) p,
-     generate_series(1, 1 + (p * 83 + 106) % 3) k,
+     generate_series(1, 1 + (p * 43 + 507) % 3) k,
      lateral (select (p - 1) * 3 + k as g) id
 order by p, k;
 create index on talent_modifiers (talent_id);
@@ -1531,10 +1415,10 @@ create table talent_requirements (
 insert into talent_requirements (id, talent_id, required_talent_id, points)
 select g,
        p,
-       1 + (g * 29 + 605) % 200,
-       1 + (g * 31 + 452) % 5
+       1 + (g * 61 + 423) % 200,
+       1 + (g * 67 + 270) % 5
 from generate_series(3, 200, 3) p,
-     generate_series(1, 1 + (p * 7 + 962) % 6) k,
+     generate_series(1, 1 + (p * 47 + 354) % 6) k,
      lateral (select (p - 1) * 6 + k as g) id
 order by k, p;
 create index on talent_requirements (talent_id);
@@ -1549,10 +1433,10 @@ create table loot_tables (
 );
 insert into loot_tables (id, name, rolls, gold_min, gold_max)
 select g,
-       (array['Iron','Steel','Mithril','Ancient','Cursed','Blessed','Runed','Shadow','Ember','Frost','Storm','Gilded','Hollow','Verdant','Obsidian','Radiant','Savage','Silent'])[1 + (g * 37 + 299) % 18] || ' ' || (array['Wolf','Boar','Spider','Wraith','Golem','Drake','Troll','Harpy','Ghoul','Basilisk','Kobold','Wyvern'])[1 + (g * 41 + 146) % 12],
-       1 + (g * 43 + 1002) % 4,
-       0 + (g * 47 + 849) % 51,
-       50 + (g * 53 + 696) % 851
+       (array['Iron','Steel','Mithril','Ancient','Cursed','Blessed','Runed','Shadow','Ember','Frost','Storm','Gilded','Hollow','Verdant','Obsidian','Radiant','Savage','Silent'])[1 + (g * 71 + 117) % 18] || ' ' || (array['Wolf','Boar','Spider','Wraith','Golem','Drake','Troll','Harpy','Ghoul','Basilisk','Kobold','Wyvern'])[1 + (g * 73 + 973) % 12],
+       1 + (g * 79 + 820) % 4,
+       0 + (g * 83 + 667) % 51,
+       50 + (g * 7 + 514) % 851
 from generate_series(1, 350) g;
 create table loot_entries (
   id integer primary key,
@@ -1566,13 +1450,13 @@ create table loot_entries (
 insert into loot_entries (id, loot_table_id, item_id, chance, min_count, max_count, quest_only)
 select g,
        p,
-       1 + (g * 59 + 543) % 1200,
-       ((g * 61 + 390) % 1001) / 1000.0,
-       1 + (g * 67 + 237) % 3,
-       1 + (g * 71 + 84) % 10,
-       (g * 73 + 940) % 9 = 0
+       1 + (g * 11 + 361) % 1200,
+       ((g * 13 + 208) % 1001) / 1000.0,
+       1 + (g * 17 + 55) % 3,
+       1 + (g * 19 + 911) % 10,
+       (g * 23 + 758) % 9 = 0
 from generate_series(1, 350) p,
-     generate_series(1, 1 + (p * 11 + 809) % 8) k,
+     generate_series(1, 1 + (p * 53 + 201) % 8) k,
      lateral (select (p - 1) * 8 + k as g) id
 order by p, k;
 create index on loot_entries (loot_table_id);
@@ -1585,10 +1469,10 @@ create table loot_conditions (
 insert into loot_conditions (id, loot_table_id, kind, value)
 select g,
        p,
-       (array['level','quest','faction','event','class'])[1 + (g * 79 + 787) % 5],
-       1 + (g * 83 + 634) % 80
+       (array['level','quest','faction','event','class'])[1 + (g * 29 + 605) % 5],
+       1 + (g * 31 + 452) % 80
 from generate_series(12, 350, 12) p,
-     generate_series(1, 1 + (p * 13 + 656) % 30) k,
+     generate_series(1, 1 + (p * 59 + 48) % 30) k,
      lateral (select (p - 1) * 30 + k as g) id
 order by k, p;
 create index on loot_conditions (loot_table_id);
@@ -1601,10 +1485,10 @@ create table loot_currency_rewards (
 insert into loot_currency_rewards (id, loot_table_id, currency, amount)
 select g,
        p,
-       (array['gold','honor','tokens','gems'])[1 + (g * 7 + 481) % 4],
-       1 + (g * 11 + 328) % 500
+       (array['gold','honor','tokens','gems'])[1 + (g * 37 + 299) % 4],
+       1 + (g * 41 + 146) % 500
 from generate_series(1, 350) p,
-     generate_series(1, 1 + (p * 17 + 503) % 2) k,
+     generate_series(1, 1 + (p * 61 + 904) % 2) k,
      lateral (select (p - 1) * 2 + k as g) id
 order by p, k;
 create index on loot_currency_rewards (loot_table_id);
@@ -1620,11 +1504,11 @@ create table shops (
 );
 insert into shops (id, name, npc_id, zone_id, currency, faction_id)
 select g,
-       (array['Aldric','Brena','Corwin','Dagna','Elric','Fenna','Garrick','Hilde','Isolde','Joran','Kael','Lyra','Maren','Nils','Orla','Perrin'])[1 + (g * 13 + 175) % 16] || ' ' || (array['Smith','Innkeeper','Guard','Fisher','Alchemist','Scholar','Hunter','Priest','Merchant','Farmer','Miner','Bard'])[1 + (g * 17 + 22) % 12],
-       1 + (g * 19 + 878) % 800,
-       1 + (g * 23 + 725) % 120,
-       (array['gold','honor','tokens','gems'])[1 + (g * 29 + 572) % 4],
-       1 + (g * 31 + 419) % 40
+       (array['Aldric','Brena','Corwin','Dagna','Elric','Fenna','Garrick','Hilde','Isolde','Joran','Kael','Lyra','Maren','Nils','Orla','Perrin'])[1 + (g * 43 + 1002) % 16] || ' ' || (array['Smith','Innkeeper','Guard','Fisher','Alchemist','Scholar','Hunter','Priest','Merchant','Farmer','Miner','Bard'])[1 + (g * 47 + 849) % 12],
+       1 + (g * 53 + 696) % 800,
+       1 + (g * 59 + 543) % 120,
+       (array['gold','honor','tokens','gems'])[1 + (g * 61 + 390) % 4],
+       1 + (g * 67 + 237) % 40
 from generate_series(1, 220) g;
 create table shop_items (
   id integer primary key,
@@ -1637,12 +1521,12 @@ create table shop_items (
 insert into shop_items (id, shop_id, item_id, price, stock, restock_s)
 select g,
        p,
-       1 + (g * 37 + 266) % 1200,
-       1 + (g * 41 + 113) % 100000,
-       0 + (g * 43 + 969) % 100,
-       0 + (g * 47 + 816) % 86401
+       1 + (g * 71 + 84) % 1200,
+       1 + (g * 73 + 940) % 100000,
+       0 + (g * 79 + 787) % 100,
+       0 + (g * 83 + 634) % 86401
 from generate_series(1, 220) p,
-     generate_series(1, 1 + (p * 19 + 350) % 24) k,
+     generate_series(1, 1 + (p * 67 + 751) % 24) k,
      lateral (select (p - 1) * 24 + k as g) id
 order by p, k;
 create index on shop_items (shop_id);
@@ -1656,11 +1540,11 @@ create table shop_hours (
 insert into shop_hours (id, shop_id, weekday, open_hour, close_hour)
 select g,
        p,
-       0 + (g * 53 + 663) % 7,
-       0 + (g * 59 + 510) % 12,
-       12 + (g * 61 + 357) % 12
+       0 + (g * 7 + 481) % 7,
+       0 + (g * 11 + 328) % 12,
+       12 + (g * 13 + 175) % 12
 from generate_series(1, 220) p,
-     generate_series(1, 1 + (p * 23 + 197) % 3) k,
+     generate_series(1, 1 + (p * 71 + 598) % 3) k,
      lateral (select (p - 1) * 3 + k as g) id
 order by p, k;
 create index on shop_hours (shop_id);
@@ -1673,10 +1557,10 @@ create table shop_discounts (
 insert into shop_discounts (id, shop_id, reputation_tier, percent)
 select g,
        p,
-       4 + (g * 67 + 204) % 5,
-       1 + (g * 71 + 51) % 25
+       4 + (g * 17 + 22) % 5,
+       1 + (g * 19 + 878) % 25
 from generate_series(1, 220) p,
-     generate_series(1, 1 + (p * 29 + 44) % 3) k,
+     generate_series(1, 1 + (p * 73 + 445) % 3) k,
      lateral (select (p - 1) * 3 + k as g) id
 order by p, k;
 create index on shop_discounts (shop_id);
@@ -1689,10 +1573,10 @@ create table shop_restock_rules (
 insert into shop_restock_rules (id, shop_id, weekday, amount)
 select g,
        p,
-       0 + (g * 73 + 907) % 7,
-       1 + (g * 79 + 754) % 50
+       0 + (g * 23 + 725) % 7,
+       1 + (g * 29 + 572) % 50
 from generate_series(1, 220) p,
-     generate_series(1, 1 + (p * 31 + 900) % 3) k,
+     generate_series(1, 1 + (p * 79 + 292) % 3) k,
      lateral (select (p - 1) * 3 + k as g) id
 order by p, k;
 create index on shop_restock_rules (shop_id);
@@ -1708,11 +1592,11 @@ create table recipes (
 );
 insert into recipes (id, name, profession, skill_required, craft_ms, output_item_id)
 select g,
-       (array['Iron','Steel','Mithril','Ancient','Cursed','Blessed','Runed','Shadow','Ember','Frost','Storm','Gilded','Hollow','Verdant','Obsidian','Radiant','Savage','Silent'])[1 + (g * 83 + 601) % 18] || ' ' || (array['Sword','Axe','Bow','Staff','Dagger','Mace','Shield','Helm','Gauntlets','Boots','Cloak','Ring','Amulet','Tome','Lantern','Spear'])[1 + (g * 7 + 448) % 16],
-       (array['smithing','tailoring','alchemy','cooking','enchanting','jewelcrafting','engineering'])[1 + (g * 11 + 295) % 7],
-       1 + (g * 13 + 142) % 450,
-       500 + (g * 17 + 998) % 9501,
-       1 + (g * 19 + 845) % 1200
+       (array['Iron','Steel','Mithril','Ancient','Cursed','Blessed','Runed','Shadow','Ember','Frost','Storm','Gilded','Hollow','Verdant','Obsidian','Radiant','Savage','Silent'])[1 + (g * 31 + 419) % 18] || ' ' || (array['Sword','Axe','Bow','Staff','Dagger','Mace','Shield','Helm','Gauntlets','Boots','Cloak','Ring','Amulet','Tome','Lantern','Spear'])[1 + (g * 37 + 266) % 16],
+       (array['smithing','tailoring','alchemy','cooking','enchanting','jewelcrafting','engineering'])[1 + (g * 41 + 113) % 7],
+       1 + (g * 43 + 969) % 450,
+       500 + (g * 47 + 816) % 9501,
+       1 + (g * 53 + 663) % 1200
 from generate_series(1, 600) g;
 create table recipe_ingredients (
   id integer primary key,
@@ -1723,10 +1607,10 @@ create table recipe_ingredients (
 insert into recipe_ingredients (id, recipe_id, item_id, count)
 select g,
        p,
-       1 + (g * 23 + 692) % 1200,
-       1 + (g * 29 + 539) % 20
+       1 + (g * 59 + 510) % 1200,
+       1 + (g * 61 + 357) % 20
 from generate_series(1, 600) p,
-     generate_series(1, 1 + (p * 37 + 747) % 5) k,
+     generate_series(1, 1 + (p * 83 + 139) % 5) k,
      lateral (select (p - 1) * 5 + k as g) id
 order by p, k;
 create index on recipe_ingredients (recipe_id);
@@ -1738,9 +1622,9 @@ create table recipe_tools (
 insert into recipe_tools (id, recipe_id, tool)
 select g,
        p,
-       (array['anvil','forge','loom','cauldron','campfire','workbench','kiln'])[1 + (g * 31 + 386) % 7]
+       (array['anvil','forge','loom','cauldron','campfire','workbench','kiln'])[1 + (g * 67 + 204) % 7]
 from generate_series(12, 600, 12) p,
-     generate_series(1, 1 + (p * 41 + 594) % 30) k,
+     generate_series(1, 1 + (p * 7 + 995) % 30) k,
      lateral (select (p - 1) * 30 + k as g) id
 order by k, p;
 create index on recipe_tools (recipe_id);
@@ -1754,11 +1638,11 @@ create table recipe_skill_ups (
 insert into recipe_skill_ups (id, recipe_id, color, until_skill, points)
 select g,
        p,
-       (array['orange','yellow','green','grey'])[1 + (g * 37 + 233) % 4],
-       1 + (g * 41 + 80) % 450,
-       1 + (g * 43 + 936) % 3
+       (array['orange','yellow','green','grey'])[1 + (g * 71 + 51) % 4],
+       1 + (g * 73 + 907) % 450,
+       1 + (g * 79 + 754) % 3
 from generate_series(1, 600) p,
-     generate_series(1, 1 + (p * 43 + 441) % 3) k,
+     generate_series(1, 1 + (p * 11 + 842) % 3) k,
      lateral (select (p - 1) * 3 + k as g) id
 order by p, k;
 create index on recipe_skill_ups (recipe_id);
@@ -1771,10 +1655,10 @@ create table recipe_outputs (
 insert into recipe_outputs (id, recipe_id, item_id, count)
 select g,
        p,
-       1 + (g * 47 + 783) % 1200,
-       1 + (g * 53 + 630) % 5
+       1 + (g * 83 + 601) % 1200,
+       1 + (g * 7 + 448) % 5
 from generate_series(1, 600) p,
-     generate_series(1, 1 + (p * 47 + 288) % 2) k,
+     generate_series(1, 1 + (p * 13 + 689) % 2) k,
      lateral (select (p - 1) * 2 + k as g) id
 order by p, k;
 create index on recipe_outputs (recipe_id);
@@ -1787,10 +1671,10 @@ create table recipe_discovery (
 insert into recipe_discovery (id, recipe_id, kind, chance)
 select g,
        p,
-       (array['trainer','drop','quest','vendor','discovery'])[1 + (g * 59 + 477) % 5],
-       ((g * 61 + 324) % 1001) / 1000.0
+       (array['trainer','drop','quest','vendor','discovery'])[1 + (g * 11 + 295) % 5],
+       ((g * 13 + 142) % 1001) / 1000.0
 from generate_series(12, 600, 12) p,
-     generate_series(1, 1 + (p * 53 + 135) % 30) k,
+     generate_series(1, 1 + (p * 17 + 536) % 30) k,
      lateral (select (p - 1) * 30 + k as g) id
 order by k, p;
 create index on recipe_discovery (recipe_id);
@@ -1804,9 +1688,9 @@ create table professions (
 );
 insert into professions (id, name, kind, max_skill)
 select g,
-       (array['Iron','Steel','Mithril','Ancient','Cursed','Blessed','Runed','Shadow','Ember','Frost','Storm','Gilded','Hollow','Verdant','Obsidian','Radiant','Savage','Silent'])[1 + (g * 67 + 171) % 18] || ' ' || (array['Smith','Innkeeper','Guard','Fisher','Alchemist','Scholar','Hunter','Priest','Merchant','Farmer','Miner','Bard'])[1 + (g * 71 + 18) % 12],
-       (array['gathering','crafting','secondary'])[1 + (g * 73 + 874) % 3],
-       75 + (g * 79 + 721) % 376
+       (array['Iron','Steel','Mithril','Ancient','Cursed','Blessed','Runed','Shadow','Ember','Frost','Storm','Gilded','Hollow','Verdant','Obsidian','Radiant','Savage','Silent'])[1 + (g * 17 + 998) % 18] || ' ' || (array['Smith','Innkeeper','Guard','Fisher','Alchemist','Scholar','Hunter','Priest','Merchant','Farmer','Miner','Bard'])[1 + (g * 19 + 845) % 12],
+       (array['gathering','crafting','secondary'])[1 + (g * 23 + 692) % 3],
+       75 + (g * 29 + 539) % 376
 from generate_series(1, 14) g;
 create table profession_ranks (
   id integer primary key,
@@ -1820,11 +1704,11 @@ insert into profession_ranks (id, profession_id, rank, title, max_skill, trainer
 select g,
        p,
        k,
-       (array['Apprentice','Journeyman','Expert','Artisan','Master','Grand Master','Illustrious','Zen Master'])[1 + (g * 7 + 415) % 8],
-       75 + (g * 11 + 262) % 526,
-       10 + (g * 13 + 109) % 49991
+       (array['Apprentice','Journeyman','Expert','Artisan','Master','Grand Master','Illustrious','Zen Master'])[1 + (g * 37 + 233) % 8],
+       75 + (g * 41 + 80) % 526,
+       10 + (g * 43 + 936) % 49991
 from generate_series(1, 14) p,
-     generate_series(1, 1 + (p * 59 + 991) % 8) k,
+     generate_series(1, 1 + (p * 19 + 383) % 8) k,
      lateral (select (p - 1) * 8 + k as g) id
 order by p, k;
 create index on profession_ranks (profession_id);
@@ -1837,10 +1721,10 @@ create table profession_trainers (
 insert into profession_trainers (id, profession_id, npc_id, zone_id)
 select g,
        p,
-       1 + (g * 17 + 965) % 800,
-       1 + (g * 19 + 812) % 120
+       1 + (g * 47 + 783) % 800,
+       1 + (g * 53 + 630) % 120
 from generate_series(1, 14) p,
-     generate_series(1, 1 + (p * 61 + 838) % 12) k,
+     generate_series(1, 1 + (p * 23 + 230) % 12) k,
      lateral (select (p - 1) * 12 + k as g) id
 order by p, k;
 create index on profession_trainers (profession_id);
@@ -1853,10 +1737,10 @@ create table profession_specializations (
 insert into profession_specializations (id, profession_id, name, required_skill)
 select g,
        p,
-       (array['Iron','Steel','Mithril','Ancient','Cursed','Blessed','Runed','Shadow','Ember','Frost','Storm','Gilded','Hollow','Verdant','Obsidian','Radiant','Savage','Silent'])[1 + (g * 23 + 659) % 18] || ' ' || (array['Banner','Crest','Lantern','Totem','Relic','Sigil','Chalice','Idol','Horn','Crown'])[1 + (g * 29 + 506) % 10],
-       200 + (g * 31 + 353) % 251
+       (array['Iron','Steel','Mithril','Ancient','Cursed','Blessed','Runed','Shadow','Ember','Frost','Storm','Gilded','Hollow','Verdant','Obsidian','Radiant','Savage','Silent'])[1 + (g * 59 + 477) % 18] || ' ' || (array['Banner','Crest','Lantern','Totem','Relic','Sigil','Chalice','Idol','Horn','Crown'])[1 + (g * 61 + 324) % 10],
+       200 + (g * 67 + 171) % 251
 from generate_series(1, 14) p,
-     generate_series(1, 1 + (p * 67 + 685) % 4) k,
+     generate_series(1, 1 + (p * 29 + 77) % 4) k,
      lateral (select (p - 1) * 4 + k as g) id
 order by p, k;
 create index on profession_specializations (profession_id);
@@ -1868,14 +1752,14 @@ create table profession_tools (
 insert into profession_tools (id, profession_id, tool)
 select g,
        p,
-       (array['pick','sickle','skinning_knife','hammer','needle','mortar'])[1 + (g * 37 + 200) % 6]
+       (array['pick','sickle','skinning_knife','hammer','needle','mortar'])[1 + (g * 71 + 18) % 6]
 from generate_series(1, 14) p,
-     generate_series(1, 1 + (p * 71 + 532) % 4) k,
+     generate_series(1, 1 + (p * 31 + 933) % 4) k,
      lateral (select (p - 1) * 4 + k as g) id
 order by p, k;
 create index on profession_tools (profession_id);
 
--- achievements: 600 rows; achievement_criteria, achievement_rewards, achievement_localizations
+-- achievements: 600 rows; achievement_criteria, achievement_rewards
 create table achievements (
   id integer primary key,
   name text not null,
@@ -1887,11 +1771,11 @@ create table achievements (
 );
 insert into achievements (id, name, category, points, hidden, account_wide, description)
 select g,
-       (array['Iron','Steel','Mithril','Ancient','Cursed','Blessed','Runed','Shadow','Ember','Frost','Storm','Gilded','Hollow','Verdant','Obsidian','Radiant','Savage','Silent'])[1 + (g * 41 + 47) % 18] || ' ' || (array['Banner','Crest','Lantern','Totem','Relic','Sigil','Chalice','Idol','Horn','Crown'])[1 + (g * 43 + 903) % 10],
-       (array['quests','exploration','pvp','dungeons','professions','reputation','feats'])[1 + (g * 47 + 750) % 7],
-       0 + (g * 53 + 597) % 51,
-       (g * 59 + 444) % 8 = 0,
-       (g * 61 + 291) % 3 = 0,
+       (array['Iron','Steel','Mithril','Ancient','Cursed','Blessed','Runed','Shadow','Ember','Frost','Storm','Gilded','Hollow','Verdant','Obsidian','Radiant','Savage','Silent'])[1 + (g * 73 + 874) % 18] || ' ' || (array['Banner','Crest','Lantern','Totem','Relic','Sigil','Chalice','Idol','Horn','Crown'])[1 + (g * 79 + 721) % 10],
+       (array['quests','exploration','pvp','dungeons','professions','reputation','feats'])[1 + (g * 83 + 568) % 7],
+       0 + (g * 7 + 415) % 51,
+       (g * 11 + 262) % 8 = 0,
+       (g * 13 + 109) % 3 = 0,
        format('Complete every feat listed below, in any order, to earn this achievement and its reward. (achievement %s)', g)
 from generate_series(1, 600) g;
 create table achievement_criteria (
@@ -1906,11 +1790,11 @@ insert into achievement_criteria (id, achievement_id, step, kind, target, amount
 select g,
        p,
        k,
-       (array['kill','complete_quest','explore','reach_level','earn_gold','obtain_item'])[1 + (g * 73 + 841) % 6],
-       1 + (g * 79 + 688) % 5000,
-       1 + (g * 83 + 535) % 1000
+       (array['kill','complete_quest','explore','reach_level','earn_gold','obtain_item'])[1 + (g * 23 + 659) % 6],
+       1 + (g * 29 + 506) % 5000,
+       1 + (g * 31 + 353) % 1000
 from generate_series(1, 600) p,
-     generate_series(1, 1 + (p * 73 + 379) % 5) k,
+     generate_series(1, 1 + (p * 37 + 780) % 5) k,
      lateral (select (p - 1) * 5 + k as g) id
 order by p, k;
 create index on achievement_criteria (achievement_id);
@@ -1923,29 +1807,13 @@ create table achievement_rewards (
 insert into achievement_rewards (id, achievement_id, kind, value)
 select g,
        p,
-       (array['title','mount','pet','item','tabard','gold'])[1 + (g * 7 + 382) % 6],
-       1 + (g * 11 + 229) % 5000
+       (array['title','mount','pet','item','tabard','gold'])[1 + (g * 37 + 200) % 6],
+       1 + (g * 41 + 47) % 5000
 from generate_series(12, 600, 12) p,
-     generate_series(1, 1 + (p * 79 + 226) % 30) k,
+     generate_series(1, 1 + (p * 41 + 627) % 30) k,
      lateral (select (p - 1) * 30 + k as g) id
 order by k, p;
 create index on achievement_rewards (achievement_id);
-create table achievement_localizations (
-  id integer primary key,
-  achievement_id integer not null references achievements,
-  locale text not null,
-  text text not null
-);
-insert into achievement_localizations (id, achievement_id, locale, text)
-select g,
-       p,
-       (array['enUS','deDE','frFR','esES','ruRU','koKR','zhCN'])[1 + (g * 13 + 76) % 7],
-       format('Achievement name %s', g)
-from generate_series(1, 600) p,
-     generate_series(1, 1 + (p * 83 + 73) % 2) k,
-     lateral (select (p - 1) * 2 + k as g) id
-order by p, k;
-create index on achievement_localizations (achievement_id);
 
 -- titles: 140 rows; title_localizations, title_requirements
 create table titles (
@@ -1956,9 +1824,9 @@ create table titles (
 );
 insert into titles (id, name, pattern, achievement_id)
 select g,
-       (array['Iron','Steel','Mithril','Ancient','Cursed','Blessed','Runed','Shadow','Ember','Frost','Storm','Gilded','Hollow','Verdant','Obsidian','Radiant','Savage','Silent'])[1 + (g * 19 + 779) % 18] || ' ' || (array['Banner','Crest','Lantern','Totem','Relic','Sigil','Chalice','Idol','Horn','Crown'])[1 + (g * 23 + 626) % 10],
+       (array['Iron','Steel','Mithril','Ancient','Cursed','Blessed','Runed','Shadow','Ember','Frost','Storm','Gilded','Hollow','Verdant','Obsidian','Radiant','Savage','Silent'])[1 + (g * 43 + 903) % 18] || ' ' || (array['Banner','Crest','Lantern','Totem','Relic','Sigil','Chalice','Idol','Horn','Crown'])[1 + (g * 47 + 750) % 10],
        format('%%s the Titled (%s)', g),
-       1 + (g * 31 + 320) % 600
+       1 + (g * 59 + 444) % 600
 from generate_series(1, 140) g;
 create table title_localizations (
   id integer primary key,
@@ -1969,10 +1837,10 @@ create table title_localizations (
 insert into title_localizations (id, title_id, locale, text)
 select g,
        p,
-       (array['enUS','deDE','frFR','esES','ruRU','koKR','zhCN'])[1 + (g * 37 + 167) % 7],
+       (array['enUS','deDE','frFR','esES','ruRU','koKR','zhCN'])[1 + (g * 61 + 291) % 7],
        format('Title %s', g)
 from generate_series(1, 140) p,
-     generate_series(1, 1 + (p * 7 + 929) % 6) k,
+     generate_series(1, 1 + (p * 43 + 474) % 6) k,
      lateral (select (p - 1) * 6 + k as g) id
 order by p, k;
 create index on title_localizations (title_id);
@@ -1985,15 +1853,15 @@ create table title_requirements (
 insert into title_requirements (id, title_id, kind, value)
 select g,
        p,
-       (array['achievement','rank','reputation','event'])[1 + (g * 43 + 870) % 4],
-       1 + (g * 47 + 717) % 5000
+       (array['achievement','rank','reputation','event'])[1 + (g * 71 + 994) % 4],
+       1 + (g * 73 + 841) % 5000
 from generate_series(1, 140) p,
-     generate_series(1, 1 + (p * 11 + 776) % 3) k,
+     generate_series(1, 1 + (p * 47 + 321) % 3) k,
      lateral (select (p - 1) * 3 + k as g) id
 order by p, k;
 create index on title_requirements (title_id);
 
--- mounts: 200 rows; mount_sources, mount_appearances, mount_speeds, mount_equipment
+-- mounts: 200 rows; mount_sources, mount_appearances, mount_speeds
 create table mounts (
   id integer primary key,
   name text not null,
@@ -2004,10 +1872,10 @@ create table mounts (
 );
 insert into mounts (id, name, speed, flying, aquatic, model)
 select g,
-       (array['Iron','Steel','Mithril','Ancient','Cursed','Blessed','Runed','Shadow','Ember','Frost','Storm','Gilded','Hollow','Verdant','Obsidian','Radiant','Savage','Silent'])[1 + (g * 53 + 564) % 18] || ' ' || (array['Wolf','Boar','Spider','Wraith','Golem','Drake','Troll','Harpy','Ghoul','Basilisk','Kobold','Wyvern'])[1 + (g * 59 + 411) % 12],
-       60 + (g * 61 + 258) % 251,
-       (g * 67 + 105) % 2 = 0,
-       (g * 71 + 961) % 7 = 0,
+       (array['Iron','Steel','Mithril','Ancient','Cursed','Blessed','Runed','Shadow','Ember','Frost','Storm','Gilded','Hollow','Verdant','Obsidian','Radiant','Savage','Silent'])[1 + (g * 79 + 688) % 18] || ' ' || (array['Wolf','Boar','Spider','Wraith','Golem','Drake','Troll','Harpy','Ghoul','Basilisk','Kobold','Wyvern'])[1 + (g * 83 + 535) % 12],
+       60 + (g * 7 + 382) % 251,
+       (g * 11 + 229) % 2 = 0,
+       (g * 13 + 76) % 7 = 0,
        format('models/mount_%s.m2', g)
 from generate_series(1, 200) g;
 create table mount_sources (
@@ -2019,10 +1887,10 @@ create table mount_sources (
 insert into mount_sources (id, mount_id, kind, value)
 select g,
        p,
-       (array['vendor','drop','achievement','quest','event','store'])[1 + (g * 79 + 655) % 6],
-       1 + (g * 83 + 502) % 5000
+       (array['vendor','drop','achievement','quest','event','store'])[1 + (g * 19 + 779) % 6],
+       1 + (g * 23 + 626) % 5000
 from generate_series(1, 200) p,
-     generate_series(1, 1 + (p * 13 + 623) % 2) k,
+     generate_series(1, 1 + (p * 53 + 168) % 2) k,
      lateral (select (p - 1) * 2 + k as g) id
 order by p, k;
 create index on mount_sources (mount_id);
@@ -2036,11 +1904,11 @@ create table mount_appearances (
 insert into mount_appearances (id, mount_id, variant, color, unlock)
 select g,
        p,
-       1 + (g * 7 + 349) % 12,
+       1 + (g * 29 + 473) % 12,
        format('#%s', g),
-       (array['default','achievement','reputation','event'])[1 + (g * 13 + 43) % 4]
+       (array['default','achievement','reputation','event'])[1 + (g * 37 + 167) % 4]
 from generate_series(1, 200) p,
-     generate_series(1, 1 + (p * 17 + 470) % 4) k,
+     generate_series(1, 1 + (p * 59 + 15) % 4) k,
      lateral (select (p - 1) * 4 + k as g) id
 order by p, k;
 create index on mount_appearances (mount_id);
@@ -2053,29 +1921,15 @@ create table mount_speeds (
 insert into mount_speeds (id, mount_id, terrain, speed)
 select g,
        p,
-       (array['ground','air','water'])[1 + (g * 17 + 899) % 3],
-       60 + (g * 19 + 746) % 351
+       (array['ground','air','water'])[1 + (g * 41 + 14) % 3],
+       60 + (g * 43 + 870) % 351
 from generate_series(1, 200) p,
-     generate_series(1, 1 + (p * 19 + 317) % 3) k,
+     generate_series(1, 1 + (p * 61 + 871) % 3) k,
      lateral (select (p - 1) * 3 + k as g) id
 order by p, k;
 create index on mount_speeds (mount_id);
-create table mount_equipment (
-  id integer primary key,
-  mount_id integer not null references mounts,
-  slot text not null
-);
-insert into mount_equipment (id, mount_id, slot)
-select g,
-       p,
-       (array['saddle','barding','reins'])[1 + (g * 23 + 593) % 3]
-from generate_series(1, 200) p,
-     generate_series(1, 1 + (p * 23 + 164) % 2) k,
-     lateral (select (p - 1) * 2 + k as g) id
-order by p, k;
-create index on mount_equipment (mount_id);
 
--- pets: 160 rows; pet_abilities, pet_evolutions, pet_food_preferences, pet_breeds, pet_sounds
+-- pets: 160 rows; pet_abilities, pet_evolutions, pet_food_preferences, pet_breeds
 create table pets (
   id integer primary key,
   name text not null,
@@ -2085,10 +1939,10 @@ create table pets (
 );
 insert into pets (id, name, family, tradable, battle_pet)
 select g,
-       (array['Iron','Steel','Mithril','Ancient','Cursed','Blessed','Runed','Shadow','Ember','Frost','Storm','Gilded','Hollow','Verdant','Obsidian','Radiant','Savage','Silent'])[1 + (g * 29 + 440) % 18] || ' ' || (array['Wolf','Boar','Spider','Wraith','Golem','Drake','Troll','Harpy','Ghoul','Basilisk','Kobold','Wyvern'])[1 + (g * 31 + 287) % 12],
-       (array['critter','beast','mechanical','undead','dragonkin','aquatic','magic'])[1 + (g * 37 + 134) % 7],
-       (g * 41 + 990) % 3 = 0,
-       (g * 43 + 837) % 2 = 0
+       (array['Iron','Steel','Mithril','Ancient','Cursed','Blessed','Runed','Shadow','Ember','Frost','Storm','Gilded','Hollow','Verdant','Obsidian','Radiant','Savage','Silent'])[1 + (g * 47 + 717) % 18] || ' ' || (array['Wolf','Boar','Spider','Wraith','Golem','Drake','Troll','Harpy','Ghoul','Basilisk','Kobold','Wyvern'])[1 + (g * 53 + 564) % 12],
+       (array['critter','beast','mechanical','undead','dragonkin','aquatic','magic'])[1 + (g * 59 + 411) % 7],
+       (g * 61 + 258) % 3 = 0,
+       (g * 67 + 105) % 2 = 0
 from generate_series(1, 160) g;
 create table pet_abilities (
   id integer primary key,
@@ -2101,10 +1955,10 @@ insert into pet_abilities (id, pet_id, slot, name, power)
 select g,
        p,
        k,
-       (array['Fire','Frost','Arcane','Holy','Nature','Shadow','Lightning','Earth','Blood','Spirit'])[1 + (g * 53 + 531) % 10] || ' ' || (array['Strike','Bolt','Nova','Ward','Surge','Veil','Brand','Lance','Pulse','Aura','Shout','Rend'])[1 + (g * 59 + 378) % 12],
-       1 + (g * 61 + 225) % 60
+       (array['Fire','Frost','Arcane','Holy','Nature','Shadow','Lightning','Earth','Blood','Spirit'])[1 + (g * 73 + 808) % 10] || ' ' || (array['Strike','Bolt','Nova','Ward','Surge','Veil','Brand','Lance','Pulse','Aura','Shout','Rend'])[1 + (g * 79 + 655) % 12],
+       1 + (g * 83 + 502) % 60
 from generate_series(1, 160) p,
-     generate_series(1, 1 + (p * 29 + 11) % 6) k,
+     generate_series(1, 1 + (p * 67 + 718) % 6) k,
      lateral (select (p - 1) * 6 + k as g) id
 order by p, k;
 create index on pet_abilities (pet_id);
@@ -2117,10 +1971,10 @@ create table pet_evolutions (
 insert into pet_evolutions (id, pet_id, at_level, into_pet_id)
 select g,
        p,
-       5 + (g * 67 + 72) % 21,
-       1 + (g * 71 + 928) % 160
+       5 + (g * 7 + 349) % 21,
+       1 + (g * 11 + 196) % 160
 from generate_series(1, 160) p,
-     generate_series(1, 1 + (p * 31 + 867) % 2) k,
+     generate_series(1, 1 + (p * 71 + 565) % 2) k,
      lateral (select (p - 1) * 2 + k as g) id
 order by p, k;
 create index on pet_evolutions (pet_id);
@@ -2133,10 +1987,10 @@ create table pet_food_preferences (
 insert into pet_food_preferences (id, pet_id, food, likes)
 select g,
        p,
-       (array['meat','fish','bread','cheese','fruit','fungus'])[1 + (g * 73 + 775) % 6],
-       (g * 79 + 622) % 2 = 0
+       (array['meat','fish','bread','cheese','fruit','fungus'])[1 + (g * 13 + 43) % 6],
+       (g * 17 + 899) % 2 = 0
 from generate_series(1, 160) p,
-     generate_series(1, 1 + (p * 37 + 714) % 3) k,
+     generate_series(1, 1 + (p * 73 + 412) % 3) k,
      lateral (select (p - 1) * 3 + k as g) id
 order by p, k;
 create index on pet_food_preferences (pet_id);
@@ -2150,30 +2004,16 @@ create table pet_breeds (
 insert into pet_breeds (id, pet_id, breed, health, power)
 select g,
        p,
-       (array['P/P','S/S','H/H','P/S','P/B','S/B','H/P','H/S','B/B'])[1 + (g * 83 + 469) % 9],
-       100 + (g * 7 + 316) % 1901,
-       10 + (g * 11 + 163) % 341
+       (array['P/P','S/S','H/H','P/S','P/B','S/B','H/P','H/S','B/B'])[1 + (g * 19 + 746) % 9],
+       100 + (g * 23 + 593) % 1901,
+       10 + (g * 29 + 440) % 341
 from generate_series(1, 160) p,
-     generate_series(1, 1 + (p * 41 + 561) % 4) k,
+     generate_series(1, 1 + (p * 79 + 259) % 4) k,
      lateral (select (p - 1) * 4 + k as g) id
 order by p, k;
 create index on pet_breeds (pet_id);
-create table pet_sounds (
-  id integer primary key,
-  pet_id integer not null references pets,
-  sound text not null
-);
-insert into pet_sounds (id, pet_id, sound)
-select g,
-       p,
-       format('sound/pet_%s.ogg', g)
-from generate_series(1, 160) p,
-     generate_series(1, 1 + (p * 43 + 408) % 2) k,
-     lateral (select (p - 1) * 2 + k as g) id
-order by p, k;
-create index on pet_sounds (pet_id);
 
--- buffs: 300 rows; buff_modifiers, buff_immunities, buff_stacking_rules, buff_visuals
+-- buffs: 300 rows; buff_modifiers, buff_immunities, buff_stacking_rules
 create table buffs (
   id integer primary key,
   name text not null,
@@ -2184,10 +2024,10 @@ create table buffs (
 );
 insert into buffs (id, name, duration_ms, dispellable, max_stacks, icon)
 select g,
-       (array['Fire','Frost','Arcane','Holy','Nature','Shadow','Lightning','Earth','Blood','Spirit'])[1 + (g * 17 + 866) % 10] || ' ' || (array['Strike','Bolt','Nova','Ward','Surge','Veil','Brand','Lance','Pulse','Aura','Shout','Rend'])[1 + (g * 19 + 713) % 12],
-       0 + (g * 23 + 560) % 3600001,
-       (g * 29 + 407) % 2 = 0,
-       1 + (g * 31 + 254) % 20,
+       (array['Fire','Frost','Arcane','Holy','Nature','Shadow','Lightning','Earth','Blood','Spirit'])[1 + (g * 31 + 287) % 10] || ' ' || (array['Strike','Bolt','Nova','Ward','Surge','Veil','Brand','Lance','Pulse','Aura','Shout','Rend'])[1 + (g * 37 + 134) % 12],
+       0 + (g * 41 + 990) % 3600001,
+       (g * 43 + 837) % 2 = 0,
+       1 + (g * 47 + 684) % 20,
        format('icons/buff_%s.png', g)
 from generate_series(1, 300) g;
 create table buff_modifiers (
@@ -2200,11 +2040,11 @@ create table buff_modifiers (
 insert into buff_modifiers (id, buff_id, stat, amount, percent)
 select g,
        p,
-       (array['strength','agility','intellect','stamina','speed','haste','crit','armor'])[1 + (g * 41 + 957) % 8],
-       -50 + (g * 43 + 804) % 351,
-       (g * 47 + 651) % 2 = 0
+       (array['strength','agility','intellect','stamina','speed','haste','crit','armor'])[1 + (g * 59 + 378) % 8],
+       -50 + (g * 61 + 225) % 351,
+       (g * 67 + 72) % 2 = 0
 from generate_series(1, 300) p,
-     generate_series(1, 1 + (p * 47 + 255) % 4) k,
+     generate_series(1, 1 + (p * 83 + 106) % 4) k,
      lateral (select (p - 1) * 4 + k as g) id
 order by p, k;
 create index on buff_modifiers (buff_id);
@@ -2216,9 +2056,9 @@ create table buff_immunities (
 insert into buff_immunities (id, buff_id, school)
 select g,
        p,
-       (array['fire','frost','arcane','holy','nature','shadow','physical'])[1 + (g * 53 + 498) % 7]
+       (array['fire','frost','arcane','holy','nature','shadow','physical'])[1 + (g * 71 + 928) % 7]
 from generate_series(12, 300, 12) p,
-     generate_series(1, 1 + (p * 53 + 102) % 30) k,
+     generate_series(1, 1 + (p * 7 + 962) % 30) k,
      lateral (select (p - 1) * 30 + k as g) id
 order by k, p;
 create index on buff_immunities (buff_id);
@@ -2231,29 +2071,13 @@ create table buff_stacking_rules (
 insert into buff_stacking_rules (id, buff_id, rule, group_no)
 select g,
        p,
-       (array['refresh','stack','replace','ignore'])[1 + (g * 59 + 345) % 4],
-       1 + (g * 61 + 192) % 40
+       (array['refresh','stack','replace','ignore'])[1 + (g * 73 + 775) % 4],
+       1 + (g * 79 + 622) % 40
 from generate_series(1, 300) p,
-     generate_series(1, 1 + (p * 59 + 958) % 2) k,
+     generate_series(1, 1 + (p * 11 + 809) % 2) k,
      lateral (select (p - 1) * 2 + k as g) id
 order by p, k;
 create index on buff_stacking_rules (buff_id);
-create table buff_visuals (
-  id integer primary key,
-  buff_id integer not null references buffs,
-  effect text not null,
-  attach text not null
-);
-insert into buff_visuals (id, buff_id, effect, attach)
-select g,
-       p,
-       format('fx/buff_%s.fx', g),
-       (array['head','chest','feet','weapon','ground'])[1 + (g * 71 + 895) % 5]
-from generate_series(1, 300) p,
-     generate_series(1, 1 + (p * 61 + 805) % 2) k,
-     lateral (select (p - 1) * 2 + k as g) id
-order by p, k;
-create index on buff_visuals (buff_id);
 
 -- world_events: 60 rows; event_phases, event_rewards, event_npc_overrides, event_schedules, event_quests
 create table world_events (
@@ -2266,11 +2090,11 @@ create table world_events (
 );
 insert into world_events (id, name, starts_month, starts_day, length_days, zone_id)
 select g,
-       (array['Iron','Steel','Mithril','Ancient','Cursed','Blessed','Runed','Shadow','Ember','Frost','Storm','Gilded','Hollow','Verdant','Obsidian','Radiant','Savage','Silent'])[1 + (g * 73 + 742) % 18] || ' ' || (array['Banner','Crest','Lantern','Totem','Relic','Sigil','Chalice','Idol','Horn','Crown'])[1 + (g * 79 + 589) % 10],
-       1 + (g * 83 + 436) % 12,
-       1 + (g * 7 + 283) % 28,
-       1 + (g * 11 + 130) % 21,
-       1 + (g * 13 + 986) % 120
+       (array['Iron','Steel','Mithril','Ancient','Cursed','Blessed','Runed','Shadow','Ember','Frost','Storm','Gilded','Hollow','Verdant','Obsidian','Radiant','Savage','Silent'])[1 + (g * 83 + 469) % 18] || ' ' || (array['Banner','Crest','Lantern','Totem','Relic','Sigil','Chalice','Idol','Horn','Crown'])[1 + (g * 7 + 316) % 10],
+       1 + (g * 11 + 163) % 12,
+       1 + (g * 13 + 10) % 28,
+       1 + (g * 17 + 866) % 21,
+       1 + (g * 19 + 713) % 120
 from generate_series(1, 60) g;
 create table event_phases (
   id integer primary key,
@@ -2283,10 +2107,10 @@ insert into event_phases (id, world_event_id, phase, starts_after_h, banner)
 select g,
        p,
        k,
-       0 + (g * 19 + 680) % 241,
+       0 + (g * 29 + 407) % 241,
        format('event_phase_%s', g)
 from generate_series(1, 60) p,
-     generate_series(1, 1 + (p * 67 + 652) % 4) k,
+     generate_series(1, 1 + (p * 13 + 656) % 4) k,
      lateral (select (p - 1) * 4 + k as g) id
 order by p, k;
 create index on event_phases (world_event_id);
@@ -2299,10 +2123,10 @@ create table event_rewards (
 insert into event_rewards (id, world_event_id, item_id, cost)
 select g,
        p,
-       1 + (g * 29 + 374) % 1200,
-       1 + (g * 31 + 221) % 500
+       1 + (g * 37 + 101) % 1200,
+       1 + (g * 41 + 957) % 500
 from generate_series(1, 60) p,
-     generate_series(1, 1 + (p * 71 + 499) % 8) k,
+     generate_series(1, 1 + (p * 17 + 503) % 8) k,
      lateral (select (p - 1) * 8 + k as g) id
 order by p, k;
 create index on event_rewards (world_event_id);
@@ -2315,10 +2139,10 @@ create table event_npc_overrides (
 insert into event_npc_overrides (id, world_event_id, npc_id, outfit)
 select g,
        p,
-       1 + (g * 37 + 68) % 800,
+       1 + (g * 43 + 804) % 800,
        format('festive_%s', g)
 from generate_series(1, 60) p,
-     generate_series(1, 1 + (p * 73 + 346) % 10) k,
+     generate_series(1, 1 + (p * 19 + 350) % 10) k,
      lateral (select (p - 1) * 10 + k as g) id
 order by p, k;
 create index on event_npc_overrides (world_event_id);
@@ -2332,11 +2156,11 @@ create table event_schedules (
 insert into event_schedules (id, world_event_id, year, starts_day, length_days)
 select g,
        p,
-       2024 + (g * 43 + 771) % 4,
-       1 + (g * 47 + 618) % 28,
-       1 + (g * 53 + 465) % 21
+       2024 + (g * 53 + 498) % 4,
+       1 + (g * 59 + 345) % 28,
+       1 + (g * 61 + 192) % 21
 from generate_series(1, 60) p,
-     generate_series(1, 1 + (p * 79 + 193) % 3) k,
+     generate_series(1, 1 + (p * 23 + 197) % 3) k,
      lateral (select (p - 1) * 3 + k as g) id
 order by p, k;
 create index on event_schedules (world_event_id);
@@ -2348,14 +2172,14 @@ create table event_quests (
 insert into event_quests (id, world_event_id, quest_id)
 select g,
        p,
-       1 + (g * 59 + 312) % 900
+       1 + (g * 67 + 39) % 900
 from generate_series(1, 60) p,
-     generate_series(1, 1 + (p * 83 + 40) % 6) k,
+     generate_series(1, 1 + (p * 29 + 44) % 6) k,
      lateral (select (p - 1) * 6 + k as g) id
 order by p, k;
 create index on event_quests (world_event_id);
 
--- currencies: 30 rows; currency_sources, currency_exchange_rates, currency_caps, currency_icons
+-- currencies: 30 rows; currency_sources, currency_exchange_rates, currency_caps
 create table currencies (
   id integer primary key,
   name text not null,
@@ -2365,10 +2189,10 @@ create table currencies (
 );
 insert into currencies (id, name, cap, weekly_cap, account_wide)
 select g,
-       (array['Iron','Steel','Mithril','Ancient','Cursed','Blessed','Runed','Shadow','Ember','Frost','Storm','Gilded','Hollow','Verdant','Obsidian','Radiant','Savage','Silent'])[1 + (g * 61 + 159) % 18] || ' ' || (array['Banner','Crest','Lantern','Totem','Relic','Sigil','Chalice','Idol','Horn','Crown'])[1 + (g * 67 + 6) % 10],
-       0 + (g * 71 + 862) % 100001,
-       0 + (g * 73 + 709) % 5001,
-       (g * 79 + 556) % 3 = 0
+       (array['Iron','Steel','Mithril','Ancient','Cursed','Blessed','Runed','Shadow','Ember','Frost','Storm','Gilded','Hollow','Verdant','Obsidian','Radiant','Savage','Silent'])[1 + (g * 71 + 895) % 18] || ' ' || (array['Banner','Crest','Lantern','Totem','Relic','Sigil','Chalice','Idol','Horn','Crown'])[1 + (g * 73 + 742) % 10],
+       0 + (g * 79 + 589) % 100001,
+       0 + (g * 83 + 436) % 5001,
+       (g * 7 + 283) % 3 = 0
 from generate_series(1, 30) g;
 create table currency_sources (
   id integer primary key,
@@ -2379,10 +2203,10 @@ create table currency_sources (
 insert into currency_sources (id, currency_id, kind, amount)
 select g,
        p,
-       (array['quest','dungeon','pvp','event','vendor'])[1 + (g * 83 + 403) % 5],
-       1 + (g * 7 + 250) % 500
+       (array['quest','dungeon','pvp','event','vendor'])[1 + (g * 11 + 130) % 5],
+       1 + (g * 13 + 986) % 500
 from generate_series(1, 30) p,
-     generate_series(1, 1 + (p * 7 + 896) % 5) k,
+     generate_series(1, 1 + (p * 31 + 900) % 5) k,
      lateral (select (p - 1) * 5 + k as g) id
 order by p, k;
 create index on currency_sources (currency_id);
@@ -2395,10 +2219,10 @@ create table currency_exchange_rates (
 insert into currency_exchange_rates (id, currency_id, to_currency_id, rate)
 select g,
        p,
-       1 + (g * 11 + 97) % 30,
-       0 + ((g * 13 + 953) % 201) / 10.0
+       1 + (g * 17 + 833) % 30,
+       0 + ((g * 19 + 680) % 201) / 10.0
 from generate_series(1, 30) p,
-     generate_series(1, 1 + (p * 11 + 743) % 3) k,
+     generate_series(1, 1 + (p * 37 + 747) % 3) k,
      lateral (select (p - 1) * 3 + k as g) id
 order by p, k;
 create index on currency_exchange_rates (currency_id);
@@ -2412,26 +2236,12 @@ insert into currency_caps (id, currency_id, season, cap)
 select g,
        p,
        k,
-       500 + (g * 19 + 647) % 4501
+       500 + (g * 29 + 374) % 4501
 from generate_series(1, 30) p,
-     generate_series(1, 1 + (p * 13 + 590) % 4) k,
+     generate_series(1, 1 + (p * 41 + 594) % 4) k,
      lateral (select (p - 1) * 4 + k as g) id
 order by p, k;
 create index on currency_caps (currency_id);
-create table currency_icons (
-  id integer primary key,
-  currency_id integer not null references currencies,
-  icon text not null
-);
-insert into currency_icons (id, currency_id, icon)
-select g,
-       p,
-       format('icons/currency_%s.png', g)
-from generate_series(1, 30) p,
-     generate_series(1, 1 + (p * 17 + 437) % 2) k,
-     lateral (select (p - 1) * 2 + k as g) id
-order by p, k;
-create index on currency_icons (currency_id);
 
 -- battlegrounds: 12 rows; battleground_objectives, battleground_rewards, battleground_spawn_points, battleground_buffs
 create table battlegrounds (
@@ -2443,10 +2253,10 @@ create table battlegrounds (
 );
 insert into battlegrounds (id, name, players, min_level, max_score)
 select g,
-       (array['Iron','Steel','Mithril','Ancient','Cursed','Blessed','Runed','Shadow','Ember','Frost','Storm','Gilded','Hollow','Verdant','Obsidian','Radiant','Savage','Silent'])[1 + (g * 29 + 341) % 18] || ' ' || (array['Ashvale','Brightwater','Coldmoor','Duskwood','Emberfall','Frostreach','Greyhaven','Highmarsh','Ironhold','Jadecliff','Kingsbarrow','Lowmere'])[1 + (g * 31 + 188) % 12],
-       10 + (g * 37 + 35) % 71,
-       10 + (g * 41 + 891) % 61,
-       500 + (g * 43 + 738) % 1501
+       (array['Iron','Steel','Mithril','Ancient','Cursed','Blessed','Runed','Shadow','Ember','Frost','Storm','Gilded','Hollow','Verdant','Obsidian','Radiant','Savage','Silent'])[1 + (g * 31 + 221) % 18] || ' ' || (array['Ashvale','Brightwater','Coldmoor','Duskwood','Emberfall','Frostreach','Greyhaven','Highmarsh','Ironhold','Jadecliff','Kingsbarrow','Lowmere'])[1 + (g * 37 + 68) % 12],
+       10 + (g * 41 + 924) % 71,
+       10 + (g * 43 + 771) % 61,
+       500 + (g * 47 + 618) % 1501
 from generate_series(1, 12) g;
 create table battleground_objectives (
   id integer primary key,
@@ -2459,12 +2269,12 @@ create table battleground_objectives (
 insert into battleground_objectives (id, battleground_id, kind, points, x, y)
 select g,
        p,
-       (array['flag','base','cart','orb','tower'])[1 + (g * 47 + 585) % 5],
-       5 + (g * 53 + 432) % 96,
-       0 + (g * 59 + 279) % 4097,
-       0 + (g * 61 + 126) % 4097
+       (array['flag','base','cart','orb','tower'])[1 + (g * 53 + 465) % 5],
+       5 + (g * 59 + 312) % 96,
+       0 + (g * 61 + 159) % 4097,
+       0 + (g * 67 + 6) % 4097
 from generate_series(1, 12) p,
-     generate_series(1, 1 + (p * 19 + 284) % 6) k,
+     generate_series(1, 1 + (p * 43 + 441) % 6) k,
      lateral (select (p - 1) * 6 + k as g) id
 order by p, k;
 create index on battleground_objectives (battleground_id);
@@ -2478,11 +2288,11 @@ create table battleground_rewards (
 insert into battleground_rewards (id, battleground_id, result, honor, currency_id)
 select g,
        p,
-       (array['win','loss','draw'])[1 + (g * 67 + 982) % 3],
-       10 + (g * 71 + 829) % 791,
-       1 + (g * 73 + 676) % 30
+       (array['win','loss','draw'])[1 + (g * 71 + 862) % 3],
+       10 + (g * 73 + 709) % 791,
+       1 + (g * 79 + 556) % 30
 from generate_series(1, 12) p,
-     generate_series(1, 1 + (p * 23 + 131) % 4) k,
+     generate_series(1, 1 + (p * 47 + 288) % 4) k,
      lateral (select (p - 1) * 4 + k as g) id
 order by p, k;
 create index on battleground_rewards (battleground_id);
@@ -2496,11 +2306,11 @@ create table battleground_spawn_points (
 insert into battleground_spawn_points (id, battleground_id, team, x, y)
 select g,
        p,
-       (array['red','blue'])[1 + (g * 79 + 523) % 2],
-       0 + (g * 83 + 370) % 4097,
-       0 + (g * 7 + 217) % 4097
+       (array['red','blue'])[1 + (g * 83 + 403) % 2],
+       0 + (g * 7 + 250) % 4097,
+       0 + (g * 11 + 97) % 4097
 from generate_series(1, 12) p,
-     generate_series(1, 1 + (p * 29 + 987) % 6) k,
+     generate_series(1, 1 + (p * 53 + 135) % 6) k,
      lateral (select (p - 1) * 6 + k as g) id
 order by p, k;
 create index on battleground_spawn_points (battleground_id);
@@ -2513,10 +2323,10 @@ create table battleground_buffs (
 insert into battleground_buffs (id, battleground_id, buff_id, respawn_s)
 select g,
        p,
-       1 + (g * 11 + 64) % 300,
-       30 + (g * 13 + 920) % 151
+       1 + (g * 13 + 953) % 300,
+       30 + (g * 17 + 800) % 151
 from generate_series(1, 12) p,
-     generate_series(1, 1 + (p * 31 + 834) % 4) k,
+     generate_series(1, 1 + (p * 59 + 991) % 4) k,
      lateral (select (p - 1) * 4 + k as g) id
 order by p, k;
 create index on battleground_buffs (battleground_id);
@@ -2530,9 +2340,9 @@ create table guild_perks (
 );
 insert into guild_perks (id, name, guild_level, cost)
 select g,
-       (array['Iron','Steel','Mithril','Ancient','Cursed','Blessed','Runed','Shadow','Ember','Frost','Storm','Gilded','Hollow','Verdant','Obsidian','Radiant','Savage','Silent'])[1 + (g * 17 + 767) % 18] || ' ' || (array['Banner','Crest','Lantern','Totem','Relic','Sigil','Chalice','Idol','Horn','Crown'])[1 + (g * 19 + 614) % 10],
-       1 + (g * 23 + 461) % 25,
-       100 + (g * 29 + 308) % 89901
+       (array['Iron','Steel','Mithril','Ancient','Cursed','Blessed','Runed','Shadow','Ember','Frost','Storm','Gilded','Hollow','Verdant','Obsidian','Radiant','Savage','Silent'])[1 + (g * 19 + 647) % 18] || ' ' || (array['Banner','Crest','Lantern','Totem','Relic','Sigil','Chalice','Idol','Horn','Crown'])[1 + (g * 23 + 494) % 10],
+       1 + (g * 29 + 341) % 25,
+       100 + (g * 31 + 188) % 89901
 from generate_series(1, 40) g;
 create table guild_perk_effects (
   id integer primary key,
@@ -2543,10 +2353,10 @@ create table guild_perk_effects (
 insert into guild_perk_effects (id, guild_perk_id, stat, percent)
 select g,
        p,
-       (array['xp','reputation','gold','mount_speed','repair_cost'])[1 + (g * 31 + 155) % 5],
-       1 + (g * 37 + 2) % 50
+       (array['xp','reputation','gold','mount_speed','repair_cost'])[1 + (g * 37 + 35) % 5],
+       1 + (g * 41 + 891) % 50
 from generate_series(1, 40) p,
-     generate_series(1, 1 + (p * 37 + 681) % 3) k,
+     generate_series(1, 1 + (p * 61 + 838) % 3) k,
      lateral (select (p - 1) * 3 + k as g) id
 order by p, k;
 create index on guild_perk_effects (guild_perk_id);
@@ -2560,9 +2370,9 @@ insert into guild_perk_levels (id, guild_perk_id, level, cost)
 select g,
        p,
        k,
-       100 + (g * 43 + 705) % 49901
+       100 + (g * 47 + 585) % 49901
 from generate_series(1, 40) p,
-     generate_series(1, 1 + (p * 41 + 528) % 5) k,
+     generate_series(1, 1 + (p * 67 + 685) % 5) k,
      lateral (select (p - 1) * 5 + k as g) id
 order by p, k;
 create index on guild_perk_levels (guild_perk_id);
@@ -2576,9 +2386,9 @@ create table crafting_stations (
 );
 insert into crafting_stations (id, name, zone_id, profession)
 select g,
-       (array['Iron','Steel','Mithril','Ancient','Cursed','Blessed','Runed','Shadow','Ember','Frost','Storm','Gilded','Hollow','Verdant','Obsidian','Radiant','Savage','Silent'])[1 + (g * 47 + 552) % 18] || ' ' || (array['Banner','Crest','Lantern','Totem','Relic','Sigil','Chalice','Idol','Horn','Crown'])[1 + (g * 53 + 399) % 10],
-       1 + (g * 59 + 246) % 120,
-       (array['smithing','tailoring','alchemy','cooking','enchanting','jewelcrafting','engineering'])[1 + (g * 61 + 93) % 7]
+       (array['Iron','Steel','Mithril','Ancient','Cursed','Blessed','Runed','Shadow','Ember','Frost','Storm','Gilded','Hollow','Verdant','Obsidian','Radiant','Savage','Silent'])[1 + (g * 53 + 432) % 18] || ' ' || (array['Banner','Crest','Lantern','Totem','Relic','Sigil','Chalice','Idol','Horn','Crown'])[1 + (g * 59 + 279) % 10],
+       1 + (g * 61 + 126) % 120,
+       (array['smithing','tailoring','alchemy','cooking','enchanting','jewelcrafting','engineering'])[1 + (g * 67 + 982) % 7]
 from generate_series(1, 40) g;
 create table station_upgrades (
   id integer primary key,
@@ -2591,10 +2401,10 @@ insert into station_upgrades (id, crafting_station_id, level, cost, speed_bonus)
 select g,
        p,
        k,
-       100 + (g * 71 + 796) % 19901,
-       ((g * 73 + 643) % 1001) / 1000.0
+       100 + (g * 73 + 676) % 19901,
+       ((g * 79 + 523) % 1001) / 1000.0
 from generate_series(1, 40) p,
-     generate_series(1, 1 + (p * 43 + 375) % 4) k,
+     generate_series(1, 1 + (p * 71 + 532) % 4) k,
      lateral (select (p - 1) * 4 + k as g) id
 order by p, k;
 create index on station_upgrades (crafting_station_id);
@@ -2607,10 +2417,10 @@ create table station_fuel_types (
 insert into station_fuel_types (id, crafting_station_id, item_id, burn_s)
 select g,
        p,
-       1 + (g * 79 + 490) % 1200,
-       30 + (g * 83 + 337) % 1771
+       1 + (g * 83 + 370) % 1200,
+       30 + (g * 7 + 217) % 1771
 from generate_series(1, 40) p,
-     generate_series(1, 1 + (p * 47 + 222) % 3) k,
+     generate_series(1, 1 + (p * 73 + 379) % 3) k,
      lateral (select (p - 1) * 3 + k as g) id
 order by p, k;
 create index on station_fuel_types (crafting_station_id);
@@ -2622,14 +2432,14 @@ create table station_recipes (
 insert into station_recipes (id, crafting_station_id, recipe_id)
 select g,
        p,
-       1 + (g * 7 + 184) % 600
+       1 + (g * 11 + 64) % 600
 from generate_series(1, 40) p,
-     generate_series(1, 1 + (p * 53 + 69) % 8) k,
+     generate_series(1, 1 + (p * 79 + 226) % 8) k,
      lateral (select (p - 1) * 8 + k as g) id
 order by p, k;
 create index on station_recipes (crafting_station_id);
 
--- housing_furniture: 250 rows; housing_furniture_colors, housing_furniture_sources, housing_furniture_tags
+-- housing_furniture: 250 rows; housing_furniture_colors, housing_furniture_sources
 create table housing_furniture (
   id integer primary key,
   name text not null,
@@ -2639,10 +2449,10 @@ create table housing_furniture (
 );
 insert into housing_furniture (id, name, category, price, placeable_outdoors)
 select g,
-       (array['Iron','Steel','Mithril','Ancient','Cursed','Blessed','Runed','Shadow','Ember','Frost','Storm','Gilded','Hollow','Verdant','Obsidian','Radiant','Savage','Silent'])[1 + (g * 11 + 31) % 18] || ' ' || (array['Banner','Crest','Lantern','Totem','Relic','Sigil','Chalice','Idol','Horn','Crown'])[1 + (g * 13 + 887) % 10],
-       (array['chair','table','bed','lamp','rug','trophy','plant','shelf'])[1 + (g * 17 + 734) % 8],
-       10 + (g * 19 + 581) % 19991,
-       (g * 23 + 428) % 3 = 0
+       (array['Iron','Steel','Mithril','Ancient','Cursed','Blessed','Runed','Shadow','Ember','Frost','Storm','Gilded','Hollow','Verdant','Obsidian','Radiant','Savage','Silent'])[1 + (g * 13 + 920) % 18] || ' ' || (array['Banner','Crest','Lantern','Totem','Relic','Sigil','Chalice','Idol','Horn','Crown'])[1 + (g * 17 + 767) % 10],
+       (array['chair','table','bed','lamp','rug','trophy','plant','shelf'])[1 + (g * 19 + 614) % 8],
+       10 + (g * 23 + 461) % 19991,
+       (g * 29 + 308) % 3 = 0
 from generate_series(1, 250) g;
 create table housing_furniture_colors (
   id integer primary key,
@@ -2654,9 +2464,9 @@ insert into housing_furniture_colors (id, housing_furniture_id, color, dye)
 select g,
        p,
        format('#%s', g),
-       (array['red','blue','green','black','white','gold'])[1 + (g * 31 + 122) % 6]
+       (array['red','blue','green','black','white','gold'])[1 + (g * 37 + 2) % 6]
 from generate_series(1, 250) p,
-     generate_series(1, 1 + (p * 59 + 925) % 4) k,
+     generate_series(1, 1 + (p * 83 + 73) % 4) k,
      lateral (select (p - 1) * 4 + k as g) id
 order by p, k;
 create index on housing_furniture_colors (housing_furniture_id);
@@ -2668,28 +2478,14 @@ create table housing_furniture_sources (
 insert into housing_furniture_sources (id, housing_furniture_id, kind)
 select g,
        p,
-       (array['vendor','craft','drop','achievement','store'])[1 + (g * 37 + 978) % 5]
+       (array['vendor','craft','drop','achievement','store'])[1 + (g * 41 + 858) % 5]
 from generate_series(1, 250) p,
-     generate_series(1, 1 + (p * 61 + 772) % 2) k,
+     generate_series(1, 1 + (p * 7 + 929) % 2) k,
      lateral (select (p - 1) * 2 + k as g) id
 order by p, k;
 create index on housing_furniture_sources (housing_furniture_id);
-create table housing_furniture_tags (
-  id integer primary key,
-  housing_furniture_id integer not null references housing_furniture,
-  tag text not null
-);
-insert into housing_furniture_tags (id, housing_furniture_id, tag)
-select g,
-       p,
-       (array['cozy','rustic','royal','spooky','festive','nautical','arcane'])[1 + (g * 41 + 825) % 7]
-from generate_series(1, 250) p,
-     generate_series(1, 1 + (p * 67 + 619) % 3) k,
-     lateral (select (p - 1) * 3 + k as g) id
-order by p, k;
-create index on housing_furniture_tags (housing_furniture_id);
 
--- cosmetics: 250 rows; cosmetic_variants, cosmetic_dyes, cosmetic_sources, cosmetic_tags
+-- cosmetics: 250 rows; cosmetic_variants, cosmetic_dyes, cosmetic_sources
 create table cosmetics (
   id integer primary key,
   name text not null,
@@ -2698,9 +2494,9 @@ create table cosmetics (
 );
 insert into cosmetics (id, name, slot, store_price)
 select g,
-       (array['Iron','Steel','Mithril','Ancient','Cursed','Blessed','Runed','Shadow','Ember','Frost','Storm','Gilded','Hollow','Verdant','Obsidian','Radiant','Savage','Silent'])[1 + (g * 43 + 672) % 18] || ' ' || (array['Sword','Axe','Bow','Staff','Dagger','Mace','Shield','Helm','Gauntlets','Boots','Cloak','Ring','Amulet','Tome','Lantern','Spear'])[1 + (g * 47 + 519) % 16],
-       (array['head','chest','back','weapon','tabard','shoulders'])[1 + (g * 53 + 366) % 6],
-       0 + (g * 59 + 213) % 2501
+       (array['Iron','Steel','Mithril','Ancient','Cursed','Blessed','Runed','Shadow','Ember','Frost','Storm','Gilded','Hollow','Verdant','Obsidian','Radiant','Savage','Silent'])[1 + (g * 43 + 705) % 18] || ' ' || (array['Sword','Axe','Bow','Staff','Dagger','Mace','Shield','Helm','Gauntlets','Boots','Cloak','Ring','Amulet','Tome','Lantern','Spear'])[1 + (g * 47 + 552) % 16],
+       (array['head','chest','back','weapon','tabard','shoulders'])[1 + (g * 53 + 399) % 6],
+       0 + (g * 59 + 246) % 2501
 from generate_series(1, 250) g;
 create table cosmetic_variants (
   id integer primary key,
@@ -2714,7 +2510,7 @@ select g,
        k,
        format('#%s', g)
 from generate_series(1, 250) p,
-     generate_series(1, 1 + (p * 71 + 466) % 4) k,
+     generate_series(1, 1 + (p * 11 + 776) % 4) k,
      lateral (select (p - 1) * 4 + k as g) id
 order by p, k;
 create index on cosmetic_variants (cosmetic_id);
@@ -2727,10 +2523,10 @@ create table cosmetic_dyes (
 insert into cosmetic_dyes (id, cosmetic_id, channel, dye)
 select g,
        p,
-       1 + (g * 71 + 763) % 3,
-       (array['red','blue','green','black','white','gold','purple'])[1 + (g * 73 + 610) % 7]
+       1 + (g * 71 + 796) % 3,
+       (array['red','blue','green','black','white','gold','purple'])[1 + (g * 73 + 643) % 7]
 from generate_series(1, 250) p,
-     generate_series(1, 1 + (p * 73 + 313) % 3) k,
+     generate_series(1, 1 + (p * 13 + 623) % 3) k,
      lateral (select (p - 1) * 3 + k as g) id
 order by p, k;
 create index on cosmetic_dyes (cosmetic_id);
@@ -2742,26 +2538,12 @@ create table cosmetic_sources (
 insert into cosmetic_sources (id, cosmetic_id, kind)
 select g,
        p,
-       (array['store','achievement','event','drop','vendor'])[1 + (g * 79 + 457) % 5]
+       (array['store','achievement','event','drop','vendor'])[1 + (g * 79 + 490) % 5]
 from generate_series(3, 250, 3) p,
-     generate_series(1, 1 + (p * 79 + 160) % 6) k,
+     generate_series(1, 1 + (p * 17 + 470) % 6) k,
      lateral (select (p - 1) * 6 + k as g) id
 order by k, p;
 create index on cosmetic_sources (cosmetic_id);
-create table cosmetic_tags (
-  id integer primary key,
-  cosmetic_id integer not null references cosmetics,
-  tag text not null
-);
-insert into cosmetic_tags (id, cosmetic_id, tag)
-select g,
-       p,
-       (array['elegant','battle','festive','spooky','royal','casual'])[1 + (g * 83 + 304) % 6]
-from generate_series(1, 250) p,
-     generate_series(1, 1 + (p * 83 + 7) % 3) k,
-     lateral (select (p - 1) * 3 + k as g) id
-order by p, k;
-create index on cosmetic_tags (cosmetic_id);
 
 -- emotes: 80 rows; emote_localizations, emote_animations
 create table emotes (
@@ -2774,7 +2556,7 @@ insert into emotes (id, command, animation, targeted)
 select g,
        format('/emote%s', g),
        format('anim_emote_%s', g),
-       (g * 13 + 854) % 2 = 0
+       (g * 11 + 31) % 2 = 0
 from generate_series(1, 80) g;
 create table emote_localizations (
   id integer primary key,
@@ -2785,10 +2567,10 @@ create table emote_localizations (
 insert into emote_localizations (id, emote_id, locale, text)
 select g,
        p,
-       (array['enUS','deDE','frFR','esES','ruRU','koKR','zhCN'])[1 + (g * 17 + 701) % 7],
+       (array['enUS','deDE','frFR','esES','ruRU','koKR','zhCN'])[1 + (g * 13 + 887) % 7],
        format('%%s waves at you (%s)', g)
 from generate_series(1, 80) p,
-     generate_series(1, 1 + (p * 7 + 863) % 7) k,
+     generate_series(1, 1 + (p * 19 + 317) % 7) k,
      lateral (select (p - 1) * 7 + k as g) id
 order by p, k;
 create index on emote_localizations (emote_id);
@@ -2801,10 +2583,10 @@ create table emote_animations (
 insert into emote_animations (id, emote_id, race_id, anim)
 select g,
        p,
-       1 + (g * 23 + 395) % 16,
+       1 + (g * 19 + 581) % 16,
        format('anim_emote_race_%s', g)
 from generate_series(1, 80) p,
-     generate_series(1, 1 + (p * 11 + 710) % 4) k,
+     generate_series(1, 1 + (p * 23 + 164) % 4) k,
      lateral (select (p - 1) * 4 + k as g) id
 order by p, k;
 create index on emote_animations (emote_id);
@@ -2818,9 +2600,9 @@ create table tutorials (
 );
 insert into tutorials (id, name, trigger, skippable)
 select g,
-       (array['Iron','Steel','Mithril','Ancient','Cursed','Blessed','Runed','Shadow','Ember','Frost','Storm','Gilded','Hollow','Verdant','Obsidian','Radiant','Savage','Silent'])[1 + (g * 31 + 89) % 18] || ' ' || (array['Banner','Crest','Lantern','Totem','Relic','Sigil','Chalice','Idol','Horn','Crown'])[1 + (g * 37 + 945) % 10],
-       (array['login','level_up','first_kill','first_quest','enter_zone'])[1 + (g * 41 + 792) % 5],
-       (g * 43 + 639) % 2 = 0
+       (array['Iron','Steel','Mithril','Ancient','Cursed','Blessed','Runed','Shadow','Ember','Frost','Storm','Gilded','Hollow','Verdant','Obsidian','Radiant','Savage','Silent'])[1 + (g * 29 + 275) % 18] || ' ' || (array['Banner','Crest','Lantern','Totem','Relic','Sigil','Chalice','Idol','Horn','Crown'])[1 + (g * 31 + 122) % 10],
+       (array['login','level_up','first_kill','first_quest','enter_zone'])[1 + (g * 37 + 978) % 5],
+       (g * 41 + 825) % 2 = 0
 from generate_series(1, 40) g;
 create table tutorial_steps (
   id integer primary key,
@@ -2833,10 +2615,10 @@ insert into tutorial_steps (id, tutorial_id, step, text, highlight)
 select g,
        p,
        k,
-       format('Tutorial step %s', g),
-       (array['minimap','bags','spellbook','quest_log','chat','none'])[1 + (g * 59 + 180) % 6]
+       format('Open your spellbook and drag a skill onto the action bar; press its key to use it in combat. (step %s)', g),
+       (array['minimap','bags','spellbook','quest_log','chat','none'])[1 + (g * 53 + 366) % 6]
 from generate_series(1, 40) p,
-     generate_series(1, 1 + (p * 13 + 557) % 6) k,
+     generate_series(1, 1 + (p * 29 + 11) % 6) k,
      lateral (select (p - 1) * 6 + k as g) id
 order by p, k;
 create index on tutorial_steps (tutorial_id);
@@ -2849,10 +2631,10 @@ create table tutorial_triggers (
 insert into tutorial_triggers (id, tutorial_id, kind, value)
 select g,
        p,
-       (array['level','zone','item','quest'])[1 + (g * 61 + 27) % 4],
-       1 + (g * 67 + 883) % 120
+       (array['level','zone','item','quest'])[1 + (g * 59 + 213) % 4],
+       1 + (g * 61 + 60) % 120
 from generate_series(1, 40) p,
-     generate_series(1, 1 + (p * 17 + 404) % 2) k,
+     generate_series(1, 1 + (p * 31 + 867) % 2) k,
      lateral (select (p - 1) * 2 + k as g) id
 order by p, k;
 create index on tutorial_triggers (tutorial_id);
@@ -2865,10 +2647,10 @@ create table tutorial_rewards (
 insert into tutorial_rewards (id, tutorial_id, item_id, count)
 select g,
        p,
-       1 + (g * 71 + 730) % 1200,
-       1 + (g * 73 + 577) % 3
+       1 + (g * 67 + 916) % 1200,
+       1 + (g * 71 + 763) % 3
 from generate_series(1, 40) p,
-     generate_series(1, 1 + (p * 19 + 251) % 2) k,
+     generate_series(1, 1 + (p * 37 + 714) % 2) k,
      lateral (select (p - 1) * 2 + k as g) id
 order by p, k;
 create index on tutorial_rewards (tutorial_id);
@@ -2881,8 +2663,8 @@ create table weather_patterns (
 );
 insert into weather_patterns (id, name, climate)
 select g,
-       (array['Iron','Steel','Mithril','Ancient','Cursed','Blessed','Runed','Shadow','Ember','Frost','Storm','Gilded','Hollow','Verdant','Obsidian','Radiant','Savage','Silent'])[1 + (g * 79 + 424) % 18] || ' ' || (array['Banner','Crest','Lantern','Totem','Relic','Sigil','Chalice','Idol','Horn','Crown'])[1 + (g * 83 + 271) % 10],
-       (array['temperate','arid','arctic','swamp','volcanic','coastal'])[1 + (g * 7 + 118) % 6]
+       (array['Iron','Steel','Mithril','Ancient','Cursed','Blessed','Runed','Shadow','Ember','Frost','Storm','Gilded','Hollow','Verdant','Obsidian','Radiant','Savage','Silent'])[1 + (g * 73 + 610) % 18] || ' ' || (array['Banner','Crest','Lantern','Totem','Relic','Sigil','Chalice','Idol','Horn','Crown'])[1 + (g * 79 + 457) % 10],
+       (array['temperate','arid','arctic','swamp','volcanic','coastal'])[1 + (g * 83 + 304) % 6]
 from generate_series(1, 24) g;
 create table weather_transitions (
   id integer primary key,
@@ -2894,11 +2676,11 @@ create table weather_transitions (
 insert into weather_transitions (id, weather_pattern_id, to_pattern_id, chance, blend_s)
 select g,
        p,
-       1 + (g * 11 + 974) % 24,
-       ((g * 13 + 821) % 1001) / 1000.0,
-       5 + (g * 17 + 668) % 116
+       1 + (g * 7 + 151) % 24,
+       ((g * 11 + 1007) % 1001) / 1000.0,
+       5 + (g * 13 + 854) % 116
 from generate_series(1, 24) p,
-     generate_series(1, 1 + (p * 23 + 98) % 5) k,
+     generate_series(1, 1 + (p * 41 + 561) % 5) k,
      lateral (select (p - 1) * 5 + k as g) id
 order by p, k;
 create index on weather_transitions (weather_pattern_id);
@@ -2911,10 +2693,10 @@ create table weather_effects (
 insert into weather_effects (id, weather_pattern_id, effect, percent)
 select g,
        p,
-       (array['visibility','movement','fire_damage','frost_damage','fishing'])[1 + (g * 19 + 515) % 5],
-       -50 + (g * 23 + 362) % 101
+       (array['visibility','movement','fire_damage','frost_damage','fishing'])[1 + (g * 17 + 701) % 5],
+       -50 + (g * 19 + 548) % 101
 from generate_series(1, 24) p,
-     generate_series(1, 1 + (p * 29 + 954) % 3) k,
+     generate_series(1, 1 + (p * 43 + 408) % 3) k,
      lateral (select (p - 1) * 3 + k as g) id
 order by p, k;
 create index on weather_effects (weather_pattern_id);
@@ -2928,9 +2710,9 @@ insert into weather_sounds (id, weather_pattern_id, sound, volume)
 select g,
        p,
        format('sound/weather_%s.ogg', g),
-       0 + ((g * 31 + 56) % 11) / 10.0
+       0 + ((g * 29 + 242) % 11) / 10.0
 from generate_series(1, 24) p,
-     generate_series(1, 1 + (p * 31 + 801) % 3) k,
+     generate_series(1, 1 + (p * 47 + 255) % 3) k,
      lateral (select (p - 1) * 3 + k as g) id
 order by p, k;
 create index on weather_sounds (weather_pattern_id);
@@ -2939,16 +2721,16 @@ create index on weather_sounds (weather_pattern_id);
 create table vehicles (
   id integer primary key,
   name text not null,
-  seats integer not null,
+  seat_count integer not null,
   speed integer not null,
   health integer not null
 );
-insert into vehicles (id, name, seats, speed, health)
+insert into vehicles (id, name, seat_count, speed, health)
 select g,
-       (array['Iron','Steel','Mithril','Ancient','Cursed','Blessed','Runed','Shadow','Ember','Frost','Storm','Gilded','Hollow','Verdant','Obsidian','Radiant','Savage','Silent'])[1 + (g * 37 + 912) % 18] || ' ' || (array['Banner','Crest','Lantern','Totem','Relic','Sigil','Chalice','Idol','Horn','Crown'])[1 + (g * 41 + 759) % 10],
-       1 + (g * 43 + 606) % 8,
-       60 + (g * 47 + 453) % 241,
-       1000 + (g * 53 + 300) % 89001
+       (array['Iron','Steel','Mithril','Ancient','Cursed','Blessed','Runed','Shadow','Ember','Frost','Storm','Gilded','Hollow','Verdant','Obsidian','Radiant','Savage','Silent'])[1 + (g * 31 + 89) % 18] || ' ' || (array['Banner','Crest','Lantern','Totem','Relic','Sigil','Chalice','Idol','Horn','Crown'])[1 + (g * 37 + 945) % 10],
+       1 + (g * 41 + 792) % 8,
+       60 + (g * 43 + 639) % 241,
+       1000 + (g * 47 + 486) % 89001
 from generate_series(1, 50) g;
 create table vehicle_seats (
   id integer primary key,
@@ -2961,10 +2743,10 @@ insert into vehicle_seats (id, vehicle_id, seat, can_attack, can_drive)
 select g,
        p,
        k,
-       (g * 61 + 1003) % 2 = 0,
-       (g * 67 + 850) % 4 = 0
+       (g * 59 + 180) % 2 = 0,
+       (g * 61 + 27) % 4 = 0
 from generate_series(1, 50) p,
-     generate_series(1, 1 + (p * 37 + 648) % 6) k,
+     generate_series(1, 1 + (p * 53 + 102) % 6) k,
      lateral (select (p - 1) * 6 + k as g) id
 order by p, k;
 create index on vehicle_seats (vehicle_id);
@@ -2977,10 +2759,10 @@ create table vehicle_abilities (
 insert into vehicle_abilities (id, vehicle_id, name, cooldown_ms)
 select g,
        p,
-       (array['Fire','Frost','Arcane','Holy','Nature','Shadow','Lightning','Earth','Blood','Spirit'])[1 + (g * 71 + 697) % 10] || ' ' || (array['Strike','Bolt','Nova','Ward','Surge','Veil','Brand','Lance','Pulse','Aura','Shout','Rend'])[1 + (g * 73 + 544) % 12],
-       0 + (g * 79 + 391) % 60001
+       (array['Fire','Frost','Arcane','Holy','Nature','Shadow','Lightning','Earth','Blood','Spirit'])[1 + (g * 67 + 883) % 10] || ' ' || (array['Strike','Bolt','Nova','Ward','Surge','Veil','Brand','Lance','Pulse','Aura','Shout','Rend'])[1 + (g * 71 + 730) % 12],
+       0 + (g * 73 + 577) % 60001
 from generate_series(1, 50) p,
-     generate_series(1, 1 + (p * 41 + 495) % 4) k,
+     generate_series(1, 1 + (p * 59 + 958) % 4) k,
      lateral (select (p - 1) * 4 + k as g) id
 order by p, k;
 create index on vehicle_abilities (vehicle_id);
@@ -2994,9 +2776,9 @@ insert into vehicle_upgrades (id, vehicle_id, level, cost)
 select g,
        p,
        k,
-       100 + (g * 7 + 85) % 19901
+       100 + (g * 83 + 271) % 19901
 from generate_series(1, 50) p,
-     generate_series(1, 1 + (p * 43 + 342) % 4) k,
+     generate_series(1, 1 + (p * 61 + 805) % 4) k,
      lateral (select (p - 1) * 4 + k as g) id
 order by p, k;
 create index on vehicle_upgrades (vehicle_id);
@@ -3009,8 +2791,8 @@ create table daily_rewards (
 );
 insert into daily_rewards (id, month, theme)
 select g,
-       1 + (g * 11 + 941) % 12,
-       (array['Iron','Steel','Mithril','Ancient','Cursed','Blessed','Runed','Shadow','Ember','Frost','Storm','Gilded','Hollow','Verdant','Obsidian','Radiant','Savage','Silent'])[1 + (g * 13 + 788) % 18] || ' ' || (array['Banner','Crest','Lantern','Totem','Relic','Sigil','Chalice','Idol','Horn','Crown'])[1 + (g * 17 + 635) % 10]
+       1 + (g * 7 + 118) % 12,
+       (array['Iron','Steel','Mithril','Ancient','Cursed','Blessed','Runed','Shadow','Ember','Frost','Storm','Gilded','Hollow','Verdant','Obsidian','Radiant','Savage','Silent'])[1 + (g * 11 + 974) % 18] || ' ' || (array['Banner','Crest','Lantern','Totem','Relic','Sigil','Chalice','Idol','Horn','Crown'])[1 + (g * 13 + 821) % 10]
 from generate_series(1, 12) g;
 create table daily_reward_days (
   id integer primary key,
@@ -3023,10 +2805,10 @@ insert into daily_reward_days (id, daily_reward_id, day, item_id, count)
 select g,
        p,
        k,
-       1 + (g * 23 + 329) % 1200,
-       1 + (g * 29 + 176) % 10
+       1 + (g * 19 + 515) % 1200,
+       1 + (g * 23 + 362) % 10
 from generate_series(1, 12) p,
-     generate_series(1, 1 + (p * 47 + 189) % 28) k,
+     generate_series(1, 1 + (p * 67 + 652) % 28) k,
      lateral (select (p - 1) * 28 + k as g) id
 order by p, k;
 create index on daily_reward_days (daily_reward_id);
@@ -3039,10 +2821,10 @@ create table daily_reward_streak_bonuses (
 insert into daily_reward_streak_bonuses (id, daily_reward_id, streak, bonus_item_id)
 select g,
        p,
-       3 + (g * 31 + 23) % 26,
-       1 + (g * 37 + 879) % 1200
+       3 + (g * 29 + 209) % 26,
+       1 + (g * 31 + 56) % 1200
 from generate_series(1, 12) p,
-     generate_series(1, 1 + (p * 53 + 36) % 4) k,
+     generate_series(1, 1 + (p * 71 + 499) % 4) k,
      lateral (select (p - 1) * 4 + k as g) id
 order by p, k;
 create index on daily_reward_streak_bonuses (daily_reward_id);
