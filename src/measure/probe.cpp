@@ -32,6 +32,12 @@ double cpu_ms_now() {
   return ms(ru.ru_utime) + ms(ru.ru_stime);
 }
 
+double peak_rss_bytes_now() {
+  rusage ru{};
+  ::getrusage(RUSAGE_SELF, &ru);
+  return static_cast<double>(ru.ru_maxrss) * 1024;  // Linux reports KiB
+}
+
 std::string trim(std::string s) {
   while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
   return s;
@@ -132,7 +138,12 @@ std::string to_json(const ProbeResult& r) {
                        {"result_bytes", s.result_bytes},
                        {"rows", s.rows}});
   }
-  return json{{"connect_ms", r.connect_ms}, {"samples", samples}}.dump();
+  return json{{"cold_end_ns", r.cold_end_ns},
+              {"cold_cpu_ms", r.cold_cpu_ms},
+              {"cold_peak_rss_bytes", r.cold_peak_rss_bytes},
+              {"connect_ms", r.connect_ms},
+              {"samples", samples}}
+      .dump();
 }
 
 ProbeResult read_probe_result(const std::filesystem::path& file) {
@@ -140,6 +151,9 @@ ProbeResult read_probe_result(const std::filesystem::path& file) {
   try {
     json j = json::parse(text);
     ProbeResult r;
+    r.cold_end_ns = j.at("cold_end_ns").get<std::int64_t>();
+    r.cold_cpu_ms = j.at("cold_cpu_ms").get<double>();
+    r.cold_peak_rss_bytes = j.at("cold_peak_rss_bytes").get<double>();
     r.connect_ms = j.at("connect_ms").get<double>();
     for (const auto& s : j.at("samples")) {
       r.samples.push_back({s.at("wall_ms").get<double>(), s.at("cpu_ms").get<double>(),
@@ -189,6 +203,13 @@ int run_probe(const std::filesystem::path& request_file) {
     for (int i = 0; i <= req.warm; ++i) {
       bool want = i == 0 && !req.candidate_path.empty();
       result.samples.push_back(run_once(conn, req, params, want ? &candidate : nullptr));
+      if (i == 0) {
+        result.cold_end_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                 Clock::now().time_since_epoch())
+                                 .count();
+        result.cold_cpu_ms = cpu_ms_now();
+        result.cold_peak_rss_bytes = peak_rss_bytes_now();
+      }
     }
   } catch (const pqxx::sql_error& e) {
     throw sql_failure(req, e);

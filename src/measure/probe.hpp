@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -35,6 +36,12 @@ struct ProbeSample {
 
 /// What the probe measured.
 struct ProbeResult {
+  /// steady_clock (CLOCK_MONOTONIC, shared by all processes) when the cold repetition ended, in
+  /// ns since the clock's epoch: the runner's spawn time to this is the cold run's wall_ms, so
+  /// warm repetitions and process exit are not in it.
+  std::int64_t cold_end_ns = 0;
+  double cold_cpu_ms = 0;            // user+sys CPU of the probe from its start to cold_end_ns
+  double cold_peak_rss_bytes = 0;    // peak RSS of the probe at cold_end_ns (getrusage)
   double connect_ms = 0;             // connection set-up (libpqxx connect, authentication)
   std::vector<ProbeSample> samples;  // [0] cold, then the warm repetitions
 };

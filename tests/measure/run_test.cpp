@@ -109,6 +109,25 @@ TEST_F(RunTest, SqlStageMeasuresEveryColdRunInItsOwnProcessAndSnapshotsTheDocume
   EXPECT_EQ(r.setup[0].label, "sql schema.sql");
 }
 
+TEST_F(RunTest, ColdWallTimeEndsWithTheColdRepetitionNotTheWarmOnes) {
+  config("  - name: sleepy\n"
+         "    query: select pg_sleep(0.5)\n"
+         "    runs: 1\n"
+         "    warm: 2\n");
+  auto r = run();
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  Results res = results();
+  const StageResult& s = res.stages[0];
+  double cold = s.find("wall_ms")->cold.at(0);
+  double query = s.find("query_ms")->cold.at(0);
+  EXPECT_GE(query, 500);
+  EXPECT_GT(cold, query + s.find("connect_ms")->cold.at(0));
+  // The two warm repetitions (0.5 s each) run in the same process after the cold one.
+  EXPECT_LT(cold, query + 900) << "cold wall_ms includes the warm repetitions";
+  ASSERT_EQ(s.find("query_ms")->warm.size(), 2u);
+  EXPECT_GE(s.find("wall_ms")->warm.at(0), 500);
+}
+
 TEST_F(RunTest, ChangedDataFailsWithThePathLevelDiffAndAcceptMakesItPass) {
   config("  - name: items\n"
          "    query: select json_agg(json_build_object('id', id, 'price', price)) from item\n"
