@@ -60,8 +60,10 @@ std::vector<Subcommand> subcommands() {
          sub.add_flag("--update-snapshots", args->update_snapshots,
                       "write new documents over the committed snapshots (local mode only)");
          add_ci_flags(sub, args->ci);
+         sub.add_option("--baseline", args->baseline, "results.json of the base to gate against");
+         sub.add_option("--shard", args->shard, "I/N: run every N-th stage starting at the I-th");
          return [args] {
-           require_config(args->config);
+           if (args->baseline.empty() && args->shard.empty()) require_config(args->config);
            return run_run(*args);
          };
        }},

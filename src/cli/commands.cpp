@@ -140,6 +140,10 @@ int run_accept(const AcceptArgs& args) {
 }
 
 int run_run(const RunArgs& args) {
+  if (!args.baseline.empty() || !args.shard.empty()) {
+    throw usage_error(args.baseline.empty() ? "run --shard" : "run --baseline",
+                      "not built yet (arrives with the gate and its reports)");
+  }
   auto cfg = load_config(args.config);
   measure::JobOptions options;
   options.stages = args.stages;

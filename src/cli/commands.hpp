@@ -61,6 +61,8 @@ struct RunArgs {
   std::string out = "coldgate-out";  // --out: results.json, report.md, CI candidates, plans
   bool update_snapshots = false;
   std::optional<bool> ci;
+  std::string baseline;  // --baseline FILE (the gate; not built yet)
+  std::string shard;     // --shard I/N (not built yet)
 };
 /// The main job: measures every stage, writes <out>/results.json and <out>/report.md, prints
 /// the Markdown table on stdout; 0 when every stage ran and every snapshot matches, else 1.

@@ -44,11 +44,28 @@ TEST(Cli, UnknownSubcommandFarFromAllHasNoSuggestion) {
 }
 
 TEST(Cli, SubcommandsNotBuiltYetSaySoAndExit2) {
-  for (const char* sub : {"run", "compare", "explain", "comment", "ab", "merge"}) {
+  for (const char* sub : {"compare", "explain", "comment", "ab", "merge"}) {
     auto r = run_coldgate({sub, "--anything", "x"});
     EXPECT_EQ(r.exit_code, 2) << sub;
     EXPECT_EQ(r.err.rfind(std::string("coldgate: error: ") + sub + ": not built yet (arrives with ", 0), 0u)
         << r.err;
+  }
+}
+
+TEST(Cli, RunWithoutAConfigSaysWhereToFindOne) {
+  TempDir dir;
+  auto r = run_coldgate({"run"}, dir.path());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "coldgate: error: coldgate.yaml: config file not found; pass -c FILE or create "
+                   "coldgate.yaml (see config/example.yaml)\n");
+  dir.write("coldgate.yaml", "version: 1\nstages:\n  - name: a\n    command: [\"true\"]\n");
+  for (const char* option : {"--baseline", "--shard"}) {
+    auto later = run_coldgate({"run", option, "x"}, dir.path());
+    EXPECT_EQ(later.exit_code, 2);
+    EXPECT_EQ(later.err.rfind(std::string("coldgate: error: run ") + option +
+                                  ": not built yet (arrives with the gate and its reports)", 0),
+              0u)
+        << later.err;
   }
 }
 
