@@ -18,10 +18,30 @@ ProgressStyle detect_progress_style(bool ci) {
 
 Progress::Progress(ProgressStyle style, std::ostream& out, int stage_count)
     : m_style(style), m_out(out), m_stage_count(stage_count),
-      m_start(std::chrono::steady_clock::now()) {}
+      m_start(std::chrono::steady_clock::now()) {
+  if (m_style != ProgressStyle::tty) return;
+  m_ticker = std::thread([this] {
+    std::unique_lock lock(m_mutex);
+    while (!m_stopping) {
+      m_wake.wait_for(lock, std::chrono::milliseconds(250));
+      if (!m_stopping && !m_status.empty()) draw();
+    }
+  });
+}
 
 Progress::~Progress() {
+  {
+    std::lock_guard lock(m_mutex);
+    m_stopping = true;
+  }
+  m_wake.notify_all();
+  if (m_ticker.joinable()) m_ticker.join();
   if (m_line_open) m_out << "\r\033[2K" << std::flush;
+}
+
+void Progress::draw() {
+  m_out << "\r\033[2K" << m_status << fmt::format(" · {:.1f} s", elapsed_s()) << std::flush;
+  m_line_open = true;
 }
 
 double Progress::elapsed_s() const {
@@ -34,11 +54,14 @@ std::string Progress::prefix() const {
 
 void Progress::status(const std::string& text) {
   if (m_style != ProgressStyle::tty) return;
-  m_out << "\r\033[2K" << text << std::flush;
-  m_line_open = true;
+  std::lock_guard lock(m_mutex);
+  m_status = text;
+  draw();
 }
 
 void Progress::line(std::string_view text) {
+  std::lock_guard lock(m_mutex);
+  m_status.clear();
   if (m_line_open) {
     m_out << "\r\033[2K";
     m_line_open = false;
@@ -50,12 +73,12 @@ void Progress::stage_start(int index, std::string_view name) {
   m_stage_index = index;
   m_stage = name;
   if (m_style == ProgressStyle::github) m_out << "::group::" << prefix() << '\n' << std::flush;
-  status(fmt::format("{} · starting · {:.1f} s", prefix(), elapsed_s()));
+  status(fmt::format("{} · starting", prefix()));
 }
 
 void Progress::step(std::string_view what) {
   if (m_style == ProgressStyle::tty) {
-    status(fmt::format("{} · {} · {:.1f} s", prefix(), what, elapsed_s()));
+    status(fmt::format("{} · {}", prefix(), what));
   }
 }
 

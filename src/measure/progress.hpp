@@ -1,9 +1,12 @@
 #pragma once
 
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <ostream>
 #include <string>
 #include <string_view>
+#include <thread>
 
 namespace coldgate::measure {
 
@@ -17,7 +20,8 @@ enum class ProgressStyle { tty, plain, github };
 /// not in CI, else plain.
 ProgressStyle detect_progress_style(bool ci);
 
-/// Progress of `coldgate run`: stage i/N, cold run j/M, elapsed seconds since construction.
+/// Progress of `coldgate run`: stage i/N, cold run j/M, elapsed seconds since construction. On
+/// a terminal a background thread refreshes the elapsed time while a run is in progress.
 class Progress {
  public:
   Progress(ProgressStyle style, std::ostream& out, int stage_count);
@@ -38,8 +42,15 @@ class Progress {
 
  private:
   void status(const std::string& text);  // tty: rewrite the line; else nothing
+  void draw();                            // tty: print m_status with the elapsed time (locked)
   std::string prefix() const;
   double elapsed_s() const;
+
+  std::mutex m_mutex;              // guards the stream and m_status against the ticker
+  std::condition_variable m_wake;  // ends the ticker's wait early at destruction
+  bool m_stopping = false;
+  std::string m_status;            // tty: the current status line without the elapsed time
+  std::thread m_ticker;            // tty only: redraws every 250 ms
 
   ProgressStyle m_style;
   std::ostream& m_out;
