@@ -4,6 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-bash ci/setup.sh
-bash ci/build.sh release coldgate
+# Installing and building report on stderr: stdout carries only the results.
+bash ci/setup.sh >&2
+bash ci/build.sh release coldgate >&2
+echo "ci/demo.sh: built ./build/coldgate; running: ./build/coldgate run -c config/demo.yaml $*" >&2
 exec ./build/coldgate run -c config/demo.yaml "$@"

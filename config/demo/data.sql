@@ -1,7 +1,8 @@
 -- Hand-written rows of the demo: the realms the server hosts and a few accounts with their
 -- characters. They are part of the big config document (members "realms" and "accounts"), so
 -- editing one value here changes the snapshots at exactly that path, e.g. realm 2's xp rate:
---   /realms/<the element with "id": 2>/rates/xp
+--   /realms/1/rates/xp   (realm 2 is element 1 once the array is sorted by "id"), and in
+--   account-lookup /realm/xp_rate (account corwin plays on realm 2).
 -- `account-lookup` reads one account by login from these tables.
 
 create table realms (

@@ -150,6 +150,9 @@ int run_run(const RunArgs& args) {
   options.out_dir = args.out;
   options.ci = ci_mode(args.ci);
   options.update_snapshots = args.update_snapshots;
+  if (std::filesystem::path(args.config).lexically_normal() != "coldgate.yaml") {
+    options.accept_command = "coldgate accept -c " + args.config;
+  }
   options.progress = measure::detect_progress_style(options.ci);
   if (options.ci && args.update_snapshots) {
     throw usage_error("--update-snapshots", "refused in CI mode: CI never writes under snapshots/; "
@@ -158,9 +161,17 @@ int run_run(const RunArgs& args) {
   // Results may be piped to a reader that quits early (`coldgate run | head`): a failed write
   // must not kill us before the server is stopped.
   ::signal(SIGPIPE, SIG_IGN);
+  // What an earlier run left must not pass for this run's output if this one stops early.
+  std::filesystem::path out = args.out;
+  std::error_code ec;
+  for (const char* name : {"results.json", "report.md"}) std::filesystem::remove(out / name, ec);
+  if (std::filesystem::is_directory(out / "explain", ec)) {
+    for (const auto& entry : std::filesystem::directory_iterator(out / "explain", ec)) {
+      if (entry.path().extension() == ".json") std::filesystem::remove(entry.path(), ec);
+    }
+  }
   measure::Results results = measure::run_job(cfg, options);
   std::string markdown = report::run_markdown(results);
-  std::filesystem::path out = args.out;
   util::write_file_atomic(out / "results.json", report::to_json(results));
   util::write_file_atomic(out / "report.md", markdown);
   write_stdout(markdown);

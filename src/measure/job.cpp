@@ -71,8 +71,13 @@ std::vector<config::Stage> selected(const config::Config& cfg, const std::vector
   std::set<std::string> wanted;
   for (const auto& n : names) {
     if (std::find(known.begin(), known.end(), n) == known.end()) {
-      throw usage_error("--stage", fmt::format("no stage '{}' in {}{}", n, shown(cfg.file),
-                                               util::did_you_mean(n, known)));
+      std::string hint = util::did_you_mean(n, known);
+      if (hint.empty()) {
+        std::string all;
+        for (const auto& k : known) all += (all.empty() ? "" : ", ") + k;
+        hint = fmt::format(" (its stages: {})", all);
+      }
+      throw usage_error("--stage", fmt::format("no stage '{}' in {}{}", n, shown(cfg.file), hint));
     }
     wanted.insert(n);
   }
@@ -160,6 +165,7 @@ Results run_job(const config::Config& cfg, const JobOptions& options) {
   ctx.snapshots.mode = options.ci ? snapshot::Mode::ci : snapshot::Mode::local;
   ctx.snapshots.out_dir = options.out_dir;
   ctx.snapshots.update = options.update_snapshots && !options.ci;
+  ctx.snapshots.accept_command = options.accept_command;
   ctx.progress = &progress;
 
   int index = 0;

@@ -16,6 +16,7 @@ struct JobOptions {
   std::filesystem::path out_dir = "coldgate-out";
   bool ci = false;                        // never write under snapshots/; candidates to out_dir
   bool update_snapshots = false;          // write candidates over committed snapshots (local)
+  std::string accept_command = "coldgate accept";  // as messages should spell it (with -c FILE)
   ProgressStyle progress = ProgressStyle::plain;
 };
 

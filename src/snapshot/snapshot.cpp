@@ -45,12 +45,24 @@ std::string counts_text(const diff::PathSummary& s) {
 }
 
 // What to do next, for the message: accept locally, commit the artifact in CI.
-std::string next_step(const Claim& claim, const fs::path& pending, Mode mode) {
-  if (mode == Mode::ci) {
+// A path as the user typed it: relative to the current folder when below or near it.
+std::string shown(const fs::path& p) {
+  std::error_code ec;
+  fs::path cwd = fs::current_path(ec);
+  if (ec || p.is_relative()) return p.string();
+  fs::path rel = p.lexically_proximate(cwd);
+  return rel.empty() ? p.string() : rel.string();
+}
+
+std::string next_step(const Claim& claim, const fs::path& pending, const Settings& settings,
+                      bool has_diff) {
+  if (settings.mode == Mode::ci) {
     return fmt::format("the candidate is {} in the job's artifacts: review it and commit it as {}",
-                       pending.string(), claim.path.string());
+                       shown(pending), shown(claim.path));
   }
-  return fmt::format("review {}, then run: coldgate accept {}", pending.string(), claim.stage);
+  return fmt::format("review {}{}, then run: {} {}", shown(pending),
+                     has_diff ? fmt::format(" (whole diff: {}.diff)", shown(pending)) : "",
+                     settings.accept_command, claim.stage);
 }
 
 }  // namespace
@@ -131,7 +143,7 @@ Verdict check(const Claim& claim, std::string_view candidate, const Settings& se
   std::string why;  // the status, said for humans
   if (!exists) {
     v.status = Status::missing;
-    why = fmt::format("{} does not exist", claim.path.string());
+    why = fmt::format("{} does not exist", shown(claim.path));
   } else if (committed == candidate) {
     v.status = Status::match;
     if (settings.mode == Mode::local) {
@@ -145,7 +157,7 @@ Verdict check(const Claim& claim, std::string_view candidate, const Settings& se
   } else {
     v.status = Status::malformed;
     std::string reason = malformed_reason(committed, claim.canon);
-    why = fmt::format("{} {}", claim.path.string(),
+    why = fmt::format("{} {}", shown(claim.path),
                       reason.empty() ? "is not in canonical form" : reason);
   }
 
@@ -178,7 +190,7 @@ Verdict check(const Claim& claim, std::string_view candidate, const Settings& se
     remove_if_present(pending_diff);
   }
   v.message = fmt::format("snapshot {}: {}; {}", to_string(v.status), why,
-                          next_step(claim, v.pending, settings.mode));
+                          next_step(claim, v.pending, settings, exists));
   return v;
 }
 

@@ -30,6 +30,9 @@ struct Settings {
   Mode mode = Mode::local;
   std::filesystem::path out_dir = "coldgate-out";  // CI candidates: <out_dir>/snapshots/<file>
   bool update = false;  // --update-snapshots: write the candidate over the committed file (local only)
+  /// How messages tell the user to accept: "coldgate accept", plus "-c FILE" when the run used
+  /// a config other than ./coldgate.yaml.
+  std::string accept_command = "coldgate accept";
 };
 
 /// Result of checking one candidate against its committed snapshot.

@@ -82,7 +82,8 @@ TEST_F(SnapshotTest, ChangedLocallyWritesNewAndDiffBesideTheSnapshot) {
   EXPECT_EQ(v.candidate_sha256, util::sha256_hex(k_new));
   EXPECT_EQ(v.message,
             "snapshot changed: 3 paths differ (1 changed, 1 added, 1 removed); review "
-            "snapshots/x.json.new, then run: coldgate accept config-load");
+            "snapshots/x.json.new (whole diff: snapshots/x.json.new.diff), then run: coldgate accept "
+            "config-load");
   EXPECT_EQ(v.diff.substr(0, v.diff.find("\n\n")),
             "3 paths differ: 1 changed, 1 added, 1 removed\n"
             "  /a: 1 → 2\n"
@@ -143,7 +144,7 @@ TEST_F(SnapshotTest, MalformedVariantsSayWhy) {
     EXPECT_EQ(v.status, Status::malformed) << c.reason;
     EXPECT_EQ(v.message.rfind("snapshot malformed: snapshots/x.json " + c.reason, 0), 0u)
         << v.message;
-    EXPECT_NE(v.message.find("; review snapshots/x.json.new, then run: coldgate accept x"),
+    EXPECT_NE(v.message.find("; review snapshots/x.json.new (whole diff: snapshots/x.json.new.diff), then run: coldgate accept x"),
               std::string::npos);
     EXPECT_EQ(slurp("snapshots/x.json.new"), k_new);
     EXPECT_FALSE(v.diff.empty());
