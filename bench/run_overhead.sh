@@ -46,8 +46,13 @@ dbpid=$!
 until [[ -s url ]]; do sleep 0.05; done
 URL=$(head -1 url)
 
+# Debian's /usr/bin/psql is a Perl wrapper (pg_wrapper) that picks a version: time the real
+# binary next to the server's, as coldgate's command stages get it first on PATH.
+PSQL=$(ls -d /usr/lib/postgresql/*/bin/psql 2>/dev/null | sort -V | tail -1)
+PSQL=${PSQL:-psql}
+echo "psql: $PSQL"
 hyperfine -N --warmup 3 --runs "$RUNS" --export-json hf.json -n "true" "true" \
-  -n "psql select 1" "psql -XAtq $URL -c 'select 1'" >/dev/null
+  -n "psql select 1" "$PSQL -XAtq $URL -c 'select 1'" >/dev/null
 hf() { jq -r --arg n "$1" '.results[] | select(.command == $n) | .median * 1000' hf.json; }
 hf_true=$(hf true)
 hf_psql=$(hf "psql select 1")
