@@ -13,6 +13,7 @@
 #include "canon/canon.hpp"
 #include "config/config.hpp"
 #include "diff/diff.hpp"
+#include "gate/gate.hpp"
 #include "measure/job.hpp"
 #include "report/results_json.hpp"
 #include "report/table.hpp"
@@ -175,9 +176,9 @@ int run_run(const RunArgs& args) {
   util::write_file_atomic(out / "results.json", report::to_json(results));
   util::write_file_atomic(out / "report.md", markdown);
   write_stdout(markdown);
-  std::cerr << "coldgate: " << report::verdict(results) << "; results in "
+  std::cerr << "coldgate: " << gate::verdict(results) << "; results in "
             << (out / "results.json").string() << '\n';
-  return report::passed(results) ? 0 : static_cast<int>(ExitCode::gate_failed);
+  return gate::passed(results) ? 0 : static_cast<int>(ExitCode::gate_failed);
 }
 
 }  // namespace coldgate::cli

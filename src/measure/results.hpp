@@ -34,6 +34,10 @@ struct Explain {
   double jit_emission_ms = 0;
   double jit_total_ms = 0;
   std::string plan_file;           // where the whole plan was written (coldgate-out/explain/…)
+  double jit_above_cost = 0;       // current_setting('jit_above_cost') in the EXPLAIN transaction
+  /// Tables (schema.name) the plan reads that were never analyzed (pg_stat_user_tables with
+  /// last_analyze and last_autoanalyze null): their plans run on default statistics.
+  std::vector<std::string> never_analyzed;
 };
 
 /// A stage's snapshot after the run (see snapshot::Status).
@@ -95,6 +99,39 @@ struct GitInfo {
   std::string base;    // baseline commit when known
 };
 
+/// A finding from the EXPLAIN data and the catalog, with a concrete suggestion
+/// (results.json `diagnoses: [{stage, kind, message, data}]`).
+struct Diagnosis {
+  std::string stage;
+  std::string kind;     // "jit_dominates" | "never_analyzed" | "planning_exceeds_execution"
+  std::string message;  // one line for humans, with the suggestion
+  std::map<std::string, double> data;  // the figures behind it (jit_total_ms, execution_ms, …)
+};
+
+/// One gated metric of one stage, head against the baseline (shared/DESIGN.md "The gate").
+struct MetricVerdict {
+  std::string stage;
+  std::string metric;
+  std::string unit;
+  /// regression | slower | faster | same | new (no baseline sample) | removed (no head sample)
+  std::string verdict;
+  std::optional<double> base_median;  // median of the baseline's cold (+ warm) samples
+  std::optional<double> head_median;
+  std::optional<double> ratio;        // head / base; nullopt when a side is missing or base is 0
+  std::string reason;                 // why, e.g. "10.4× ≥ max_ratio 10, +812 ms ≥ min_delta 20 ms, ranges apart"
+};
+
+/// The gate's outcome for one run against a baseline.
+struct GateResult {
+  std::string baseline;              // the baseline results file as given
+  GitInfo base_git;                  // commit of the baseline
+  /// Environment fields that differ ("postgres_version: 15.8 → 16.1", "cpu_model: …").
+  std::vector<std::string> environment_differences;
+  std::vector<MetricVerdict> metrics;
+  std::vector<std::string> stages_new;      // in head only
+  std::vector<std::string> stages_removed;  // in the baseline only
+};
+
 /// Everything `coldgate run` measured: written as results.json (schema coldgate-results/1).
 struct Results {
   std::string tool_version;
@@ -107,6 +144,8 @@ struct Results {
   std::vector<SetupResult> setup;
   std::vector<StageResult> stages;
   std::vector<std::string> obsolete_snapshots;  // snapshot files no stage claims
+  std::vector<Diagnosis> diagnoses;             // findings with suggestions (gate/diagnose)
+  std::optional<GateResult> gate;               // verdicts against a baseline, when one was given
 };
 
 /// Median of `samples` (mean of the middle two for an even count); 0 for none.

@@ -85,6 +85,8 @@ std::string to_json(const Results& r) {
     if (s.explain) {
       st["explain"] = {{"total_cost", number(s.explain->total_cost)},
                        {"jit", s.explain->jit},
+                       {"jit_above_cost", number(s.explain->jit_above_cost)},
+                       {"never_analyzed", s.explain->never_analyzed},
                        {"plan", s.explain->plan_file}};
     } else {
       st["explain"] = nullptr;
@@ -98,6 +100,39 @@ std::string to_json(const Results& r) {
   }
   doc["stages"] = stages;
   doc["obsolete_snapshots"] = r.obsolete_snapshots;
+  ordered_json diagnoses = ordered_json::array();
+  for (const auto& d : r.diagnoses) {
+    ordered_json data = ordered_json::object();
+    for (const auto& [k, v] : d.data) data[k] = number(v);
+    diagnoses.push_back({{"stage", d.stage}, {"kind", d.kind}, {"message", d.message}, {"data", data}});
+  }
+  doc["diagnoses"] = diagnoses;
+  if (r.gate) {
+    const GateResult& g = *r.gate;
+    auto opt = [](const std::optional<double>& v) { return v ? number(*v) : ordered_json(nullptr); };
+    ordered_json metrics = ordered_json::array();
+    for (const auto& m : g.metrics) {
+      metrics.push_back({{"stage", m.stage},
+                         {"metric", m.metric},
+                         {"unit", m.unit},
+                         {"verdict", m.verdict},
+                         {"base_median", opt(m.base_median)},
+                         {"head_median", opt(m.head_median)},
+                         {"ratio", opt(m.ratio)},
+                         {"reason", m.reason}});
+    }
+    doc["gate"] = {{"baseline", g.baseline},
+                   {"base_git",
+                    {{"commit", or_null(g.base_git.commit)},
+                     {"branch", or_null(g.base_git.branch)},
+                     {"base", or_null(g.base_git.base)}}},
+                   {"environment_differences", g.environment_differences},
+                   {"stages_new", g.stages_new},
+                   {"stages_removed", g.stages_removed},
+                   {"metrics", metrics}};
+  } else {
+    doc["gate"] = nullptr;
+  }
   return doc.dump(2) + "\n";
 }
 
@@ -150,6 +185,10 @@ Results from_json(std::string_view text, const std::string& source) {
         x.total_cost = ex.at("total_cost").get<double>();
         x.jit = ex.at("jit").get<bool>();
         x.plan_file = str(ex, "plan");
+        if (ex.contains("jit_above_cost")) x.jit_above_cost = ex.at("jit_above_cost").get<double>();
+        if (ex.contains("never_analyzed")) {
+          x.never_analyzed = ex.at("never_analyzed").get<std::vector<std::string>>();
+        }
         st.explain = x;
       }
       for (const auto& [name, m] : s.at("metrics").items()) {
@@ -175,6 +214,34 @@ Results from_json(std::string_view text, const std::string& source) {
     }
     if (doc.contains("obsolete_snapshots")) {
       r.obsolete_snapshots = doc["obsolete_snapshots"].get<std::vector<std::string>>();
+    }
+    if (doc.contains("diagnoses")) {
+      for (const auto& d : doc["diagnoses"]) {
+        Diagnosis x{d.at("stage").get<std::string>(), d.at("kind").get<std::string>(),
+                    d.at("message").get<std::string>(), {}};
+        for (const auto& [k, v] : d.at("data").items()) x.data[k] = v.get<double>();
+        r.diagnoses.push_back(std::move(x));
+      }
+    }
+    if (doc.contains("gate") && !doc["gate"].is_null()) {
+      const auto& g = doc["gate"];
+      GateResult x;
+      x.baseline = g.at("baseline").get<std::string>();
+      const auto& bg = g.at("base_git");
+      x.base_git = {str(bg, "commit"), str(bg, "branch"), str(bg, "base")};
+      x.environment_differences = g.at("environment_differences").get<std::vector<std::string>>();
+      x.stages_new = g.at("stages_new").get<std::vector<std::string>>();
+      x.stages_removed = g.at("stages_removed").get<std::vector<std::string>>();
+      auto opt = [](const ordered_json& v) {
+        return v.is_null() ? std::optional<double>() : std::optional<double>(v.get<double>());
+      };
+      for (const auto& m : g.at("metrics")) {
+        x.metrics.push_back({m.at("stage").get<std::string>(), m.at("metric").get<std::string>(),
+                             m.at("unit").get<std::string>(), m.at("verdict").get<std::string>(),
+                             opt(m.at("base_median")), opt(m.at("head_median")), opt(m.at("ratio")),
+                             m.at("reason").get<std::string>()});
+      }
+      r.gate = std::move(x);
     }
   } catch (const nlohmann::json::exception& e) {
     throw usage_error(source, fmt::format("malformed results file: {}", e.what()));

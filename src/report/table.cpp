@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "gate/gate.hpp"
+
 namespace coldgate::report {
 namespace {
 
@@ -51,12 +53,6 @@ bool shown_in_table(const StageResult& s, const std::string& name) {
   return true;
 }
 
-std::size_t count_status(const Results& r, std::string_view status) {
-  return static_cast<std::size_t>(std::count_if(r.stages.begin(), r.stages.end(), [&](const auto& s) {
-    return s.snapshot && s.snapshot->status == status;
-  }));
-}
-
 }  // namespace
 
 std::string format_value(double v, const std::string& unit) {
@@ -82,48 +78,8 @@ std::string format_value(double v, const std::string& unit) {
   return number + " " + unit;
 }
 
-bool passed(const Results& r) {
-  return std::none_of(r.stages.begin(), r.stages.end(), [](const StageResult& s) {
-    return s.failed() ||
-           (s.snapshot && s.snapshot->status != "match" && s.snapshot->status != "updated");
-  });
-}
-
-std::string verdict(const Results& r) {
-  std::vector<std::string> failed_names;
-  for (const auto& s : r.stages) {
-    if (s.failed()) failed_names.push_back(s.name);
-  }
-  std::vector<std::string> parts;
-  if (!failed_names.empty()) {
-    std::string names;
-    for (const auto& n : failed_names) names += (names.empty() ? "" : ", ") + n;
-    parts.push_back(fmt::format("{} stage{} failed ({})", failed_names.size(),
-                                failed_names.size() == 1 ? "" : "s", names));
-  }
-  for (std::string_view status : {"changed", "missing", "malformed", "nondeterministic"}) {
-    std::string names;
-    for (const auto& s : r.stages) {
-      if (s.snapshot && s.snapshot->status == status) names += (names.empty() ? "" : ", ") + s.name;
-    }
-    if (names.empty()) continue;
-    std::size_t n = count_status(r, status);
-    parts.push_back(fmt::format("{} snapshot{} {} ({})", n, n == 1 ? "" : "s", status, names));
-  }
-  if (parts.empty()) {
-    std::size_t snaps = count_status(r, "match");
-    std::size_t updated = count_status(r, "updated");
-    return fmt::format("passed: {} stage{}, {} snapshot{} match{}", r.stages.size(),
-                       r.stages.size() == 1 ? "" : "s", snaps, snaps == 1 ? "" : "s",
-                       updated ? fmt::format(", {} updated", updated) : "");
-  }
-  std::string text = "failed: ";
-  for (std::size_t i = 0; i < parts.size(); ++i) text += (i ? ", " : "") + parts[i];
-  return text;
-}
-
 std::string run_markdown(const Results& r) {
-  std::string md = fmt::format("## {}\n\n**{}**\n\n", cell(r.title), verdict(r));
+  std::string md = fmt::format("## {}\n\n**{}**\n\n", cell(r.title), gate::verdict(r));
   md += "| Stage | Metric | Cold median (min – max) | Warm median (min – max) |\n";
   md += "|---|---|---:|---:|\n";
   for (const auto& s : r.stages) {

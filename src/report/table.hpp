@@ -16,10 +16,4 @@ std::string format_value(double value, const std::string& unit);
 /// snapshot list with diffs of snapshots that are not a match, and failed stages' errors.
 std::string run_markdown(const measure::Results& results);
 
-/// True when the run passes on its own: no failed stage and every snapshot `match`.
-bool passed(const measure::Results& results);
-
-/// "passed: 5 stages, 5 snapshots match" or "failed: 1 stage failed (x), 1 snapshot changed (y)".
-std::string verdict(const measure::Results& results);
-
 }  // namespace coldgate::report
