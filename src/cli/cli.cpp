@@ -13,6 +13,7 @@
 #include <fmt/core.h>
 
 #include "cli/commands.hpp"
+#include "cli/explain_command.hpp"
 #include "db/db_command.hpp"
 #include "measure/probe.hpp"
 #include "util/error.hpp"
@@ -108,7 +109,17 @@ std::vector<Subcommand> subcommands() {
          sub.add_option("-o,--output", args->output, "also write the whole diff to FILE");
          return [args] { return run_diff(*args); };
        }},
-      {"explain", "EXPLAIN (ANALYZE, BUFFERS) of one stage, with diagnoses", "the gate and its reports", {}},
+      {"explain", "EXPLAIN (ANALYZE, BUFFERS) of one stage, with diagnoses", nullptr,
+       [](CLI::App& sub) -> std::function<int()> {
+         auto args = std::make_shared<ExplainArgs>();
+         sub.add_option("stage", args->stage, "a SQL stage of the config")->required();
+         add_config_option(sub, args->config);
+         sub.add_flag("--json", args->json, "print EXPLAIN's JSON output instead");
+         return [args] {
+           require_config(args->config);
+           return run_explain(*args);
+         };
+       }},
       {"comment", "post or update the pull request comment", "the forge module", {}},
       {"ab", "interleaved A/B of two commits on one runner", "stacked pull requests", {}},
       {"merge", "merge results of sharded runs", "the gate and its reports", {}},

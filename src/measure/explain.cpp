@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "util/error.hpp"
 
@@ -67,6 +68,26 @@ Explain parse_explain(std::string_view text, const std::string& where) {
     }
   }
   return e;
+}
+
+std::vector<std::string> plan_relations(std::string_view text) {
+  json doc = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+  std::set<std::string> names;
+  std::vector<const json*> todo{&doc};  // iterative: plans of hundreds of subplans nest deep
+  while (!todo.empty()) {
+    const json* node = todo.back();
+    todo.pop_back();
+    if (node->is_array()) {
+      for (const auto& child : *node) todo.push_back(&child);
+    } else if (node->is_object()) {
+      auto rel = node->find("Relation Name");
+      if (rel != node->end() && rel->is_string()) names.insert(rel->get<std::string>());
+      for (auto it = node->begin(); it != node->end(); ++it) {
+        if (it->is_structured()) todo.push_back(&*it);
+      }
+    }
+  }
+  return {names.begin(), names.end()};
 }
 
 }  // namespace coldgate::measure

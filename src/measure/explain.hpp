@@ -2,6 +2,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "measure/results.hpp"
 
@@ -17,5 +18,9 @@ inline constexpr std::string_view k_explain_prefix =
 /// "Using EXPLAIN"; PostgreSQL 17 makes "Generation" an object with its own "Total", also read).
 /// Throws Error(infrastructure) with `where` when the text is not such a document.
 Explain parse_explain(std::string_view json, const std::string& where);
+
+/// Names of the tables the plan reads ("Relation Name" of every node, sorted, unique), from
+/// EXPLAIN (FORMAT JSON) text; empty when the text is not such a plan.
+std::vector<std::string> plan_relations(std::string_view json);
 
 }  // namespace coldgate::measure

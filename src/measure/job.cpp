@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "db/provider.hpp"
+#include "gate/diagnose.hpp"
 #include "measure/runner.hpp"
 #include "setup/setup.hpp"
 #include "snapshot/snapshot.hpp"
@@ -190,6 +191,10 @@ Results run_job(const config::Config& cfg, const JobOptions& options) {
     }
     results.obsolete_snapshots.assign(obsolete.begin(), obsolete.end());
   }
+  bool setup_analyzes = std::any_of(cfg.setup.begin(), cfg.setup.end(), [](const auto& step) {
+    return step.kind == config::SetupStep::Kind::analyze;
+  });
+  results.diagnoses = gate::diagnose(results, setup_analyzes);
   results.finished_at = utc_now();
   return results;
 }

@@ -216,31 +216,12 @@ RunOutcome command_run(const config::Stage& stage, const RunContext& ctx, int ru
 }
 
 // One extra run under EXPLAIN (ANALYZE …) on a fresh connection: the server-side split.
-void run_explain(const config::Stage& stage, const RunContext& ctx, const std::string& query,
-                 StageResult& result) {
-  db::Connection conn(ctx.provider->connection_info());
-  auto params = stage_params(stage);
-  std::vector<const char*> values;
-  for (const auto& p : params) values.push_back(p ? p->c_str() : nullptr);
-  std::string text;
-  try {
-    pqxx::work tx(conn.raw());
-    for (const auto& [k, v] : stage.settings) tx.exec_params("SELECT set_config($1, $2, true)", k, v);
-    auto r = tx.exec_params(std::string(k_explain_prefix) + query,
-                            pqxx::prepare::make_dynamic_params(values.begin(), values.end()));
-    if (r.empty() || r.columns() == 0) throw Error(ExitCode::infrastructure, "EXPLAIN", "no output");
-    text = r[0][0].c_str();
-    tx.abort();  // EXPLAIN ANALYZE executes the statement: leave no trace of it
-  } catch (const pqxx::sql_error& e) {
-    throw db::translate(e, "EXPLAIN");
-  } catch (const pqxx::broken_connection& e) {
-    throw Error(ExitCode::infrastructure, fmt::format("stage {}: EXPLAIN", stage.name),
-                std::string("lost connection to the server: ") + e.what());
-  }
-  Explain e = parse_explain(text, fmt::format("stage {}: EXPLAIN", stage.name));
-  fs::path plan = ctx.out_dir / "explain" / (file_stem(stage.name) + ".json");
-  util::write_file_atomic(plan, text + "\n");
-  e.plan_file = shown(plan);
+void run_explain(const config::Stage& stage, const RunContext& ctx, StageResult& result) {
+  StagePlan plan = explain_stage(stage, ctx.provider->connection_info());
+  Explain e = plan.explain;
+  fs::path file = ctx.out_dir / "explain" / (file_stem(stage.name) + ".json");
+  util::write_file_atomic(file, plan.json + "\n");
+  e.plan_file = shown(file);
   add_cold(result, "planning_ms", "ms", e.planning_ms);
   add_cold(result, "execution_ms", "ms", e.execution_ms);
   add_cold(result, "jit_functions", "count", e.jit_functions);
@@ -273,6 +254,50 @@ fs::path self_executable() {
                 "cannot find the coldgate binary to run probes: " + ec.message());
   }
   return p;
+}
+
+StagePlan explain_stage(const config::Stage& stage, const db::ConnectionInfo& database) {
+  const std::string where = fmt::format("stage {}: EXPLAIN", stage.name);
+  db::Connection conn(database);
+  auto params = stage_params(stage);
+  std::vector<const char*> values;
+  for (const auto& p : params) values.push_back(p ? p->c_str() : nullptr);
+  StagePlan plan;
+  double jit_above_cost = 0;
+  try {
+    pqxx::work tx(conn.raw());
+    for (const auto& [k, v] : stage.settings) tx.exec_params("SELECT set_config($1, $2, true)", k, v);
+    auto r = tx.exec_params(std::string(k_explain_prefix) + stage_query(stage),
+                            pqxx::prepare::make_dynamic_params(values.begin(), values.end()));
+    if (r.empty() || r.columns() == 0) throw Error(ExitCode::infrastructure, where, "no output");
+    plan.json = r[0][0].c_str();
+    jit_above_cost = tx.exec("SELECT current_setting('jit_above_cost')::float8")[0][0].as<double>();
+    tx.abort();  // EXPLAIN ANALYZE executes the statement: leave no trace of it
+  } catch (const pqxx::sql_error& e) {
+    throw db::translate(e, where);
+  } catch (const pqxx::broken_connection& e) {
+    throw Error(ExitCode::infrastructure, where,
+                std::string("lost connection to the server: ") + e.what());
+  }
+  plan.explain = parse_explain(plan.json, where);
+  plan.explain.jit_above_cost = jit_above_cost;
+  std::vector<std::string> relations = plan_relations(plan.json);
+  if (!relations.empty()) {
+    std::string list = "{";
+    for (std::size_t i = 0; i < relations.size(); ++i) {
+      list += (i ? "," : "") + std::string("\"");
+      for (char c : relations[i]) list += (c == '"' || c == '\\') ? std::string("\\") + c : std::string(1, c);
+      list += "\"";
+    }
+    list += "}";
+    auto rows = conn.exec_params(
+        "SELECT schemaname || '.' || relname FROM pg_stat_user_tables "
+        "WHERE relname = ANY($1::text[]) AND last_analyze IS NULL AND last_autoanalyze IS NULL "
+        "ORDER BY 1",
+        {list}, where);
+    for (const auto& row : rows) plan.explain.never_analyzed.push_back(row[0].c_str());
+  }
+  return plan;
 }
 
 StageResult run_stage(const config::Stage& stage, const RunContext& ctx) {
@@ -329,7 +354,7 @@ StageResult run_stage(const config::Stage& stage, const RunContext& ctx) {
     if (restart) ctx.provider->restart();
     ctx.progress->step("EXPLAIN (ANALYZE, BUFFERS)");
     try {
-      run_explain(stage, ctx, query, result);
+      run_explain(stage, ctx, result);
     } catch (const Error& e) {
       if (e.code() == ExitCode::interrupted || e.code() == ExitCode::infrastructure) throw;
       result.error = e.message();

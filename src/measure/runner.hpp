@@ -10,6 +10,7 @@
 
 namespace coldgate::db {
 class Provider;
+struct ConnectionInfo;
 }
 
 namespace coldgate::measure {
@@ -34,6 +35,18 @@ struct RunContext {
 /// what stops the whole run: interrupt (Error(interrupted)), a server that does not come back
 /// after a restart (infrastructure).
 StageResult run_stage(const config::Stage& stage, const RunContext& context);
+
+/// A stage's plan from one EXPLAIN run.
+struct StagePlan {
+  Explain explain;   // the split, jit_above_cost and never-analyzed tables filled in
+  std::string json;  // the whole EXPLAIN (ANALYZE, BUFFERS, TIMING, FORMAT JSON) output
+};
+
+/// Runs a SQL stage's query once under EXPLAIN (ANALYZE, BUFFERS, TIMING, FORMAT JSON) on a
+/// fresh connection to `database`, with its settings (set_config … is_local) and params, and
+/// rolls it back; also reads jit_above_cost and which tables of the plan were never analyzed.
+/// Throws Error: gate_failed for an SQL error (SQLSTATE), infrastructure when the server is lost.
+StagePlan explain_stage(const config::Stage& stage, const db::ConnectionInfo& database);
 
 /// Path of the running executable (/proc/self/exe); throws Error(infrastructure).
 std::filesystem::path self_executable();

@@ -315,6 +315,12 @@ TEST_F(RunTest, JitBlockIsReadWhenJitFires) {
   EXPECT_GT(s.find("jit_total_ms")->cold[0], 0);
   EXPECT_GE(s.find("jit_total_ms")->cold[0], s.find("jit_emission_ms")->cold[0]);
   EXPECT_NE(r.out.find("| jit | jit_functions |"), std::string::npos) << r.out;
+  // JIT on 50 rows costs more than the execution it speeds up: the diagnosis says so.
+  ASSERT_FALSE(res.diagnoses.empty());
+  EXPECT_EQ(res.diagnoses[0].stage, "jit");
+  EXPECT_EQ(res.diagnoses[0].kind, "jit_dominates");
+  EXPECT_EQ(s.explain->jit_above_cost, 0);
+  EXPECT_TRUE(s.explain->never_analyzed.empty());  // setup has `analyze: true`
 }
 
 TEST_F(RunTest, ColdRestartRestartsTheServerBeforeEveryColdRun) {

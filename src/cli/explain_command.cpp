@@ -1,0 +1,141 @@
+#include "cli/explain_command.hpp"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "config/config.hpp"
+#include "db/provider.hpp"
+#include "gate/diagnose.hpp"
+#include "measure/runner.hpp"
+#include "report/table.hpp"
+#include "setup/setup.hpp"
+#include "util/error.hpp"
+#include "util/process.hpp"
+#include "util/suggest.hpp"
+
+namespace coldgate::cli {
+namespace {
+
+using nlohmann::json;
+
+std::string ms(double v) { return report::format_value(v, "ms"); }
+
+double num(const json& node, const char* key) {
+  auto it = node.find(key);
+  return it != node.end() && it->is_number() ? it->get<double>() : 0.0;
+}
+
+std::string str(const json& node, const char* key) {
+  auto it = node.find(key);
+  return it != node.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+// The plan tree as PostgreSQL's text format shows it, one node per line:
+// `-> Seq Scan on item  (cost=0.00..1.50 rows=50) (actual time=0.010..0.020 rows=50 loops=1)`.
+std::string render_plan(const json& plan) {
+  std::string out;
+  std::vector<std::pair<const json*, int>> todo{{&plan, 0}};
+  while (!todo.empty()) {
+    auto [node, depth] = todo.back();
+    todo.pop_back();
+    std::string indent(static_cast<std::size_t>(depth) * 2, ' ');
+    std::string label = str(*node, "Node Type");
+    if (auto rel = str(*node, "Relation Name"); !rel.empty()) {
+      label += " on " + rel;
+      if (auto alias = str(*node, "Alias"); !alias.empty() && alias != rel) label += " " + alias;
+    }
+    if (auto index = str(*node, "Index Name"); !index.empty()) label += " using " + index;
+    if (auto sub = str(*node, "Subplan Name"); !sub.empty()) out += indent + sub + "\n";
+    out += fmt::format("{}-> {}  (cost={:.2f}..{:.2f} rows={:.0f}) (actual time={:.3f}..{:.3f} "
+                       "rows={:.0f} loops={:.0f})\n",
+                       indent, label, num(*node, "Startup Cost"), num(*node, "Total Cost"),
+                       num(*node, "Plan Rows"), num(*node, "Actual Startup Time"),
+                       num(*node, "Actual Total Time"), num(*node, "Actual Rows"),
+                       num(*node, "Actual Loops"));
+    auto children = node->find("Plans");
+    if (children != node->end() && children->is_array()) {
+      for (auto it = children->rbegin(); it != children->rend(); ++it) {
+        todo.emplace_back(&*it, depth + 1);
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+int run_explain(const ExplainArgs& args) {
+  config::Config cfg = config::load(args.config);
+  auto it = std::find_if(cfg.stages.begin(), cfg.stages.end(),
+                         [&](const config::Stage& s) { return s.name == args.stage; });
+  if (it == cfg.stages.end()) {
+    std::vector<std::string> names;
+    for (const auto& s : cfg.stages) names.push_back(s.name);
+    throw usage_error("explain", fmt::format("no stage '{}' in {}{}", args.stage, args.config,
+                                             util::did_you_mean(args.stage, names)));
+  }
+  const config::Stage& stage = *it;
+  if (stage.is_command()) {
+    throw usage_error("explain", fmt::format("stage '{}' runs a command; EXPLAIN needs a SQL "
+                                             "stage (sql: or query:)",
+                                             stage.name));
+  }
+  util::install_interrupt_handlers();
+  auto provider = db::make_provider(cfg.database);
+  provider->start();
+  setup::Context context{provider->connection_info(), cfg.base_dir, provider->client_bindir()};
+  for (const auto& step : cfg.setup) {
+    util::throw_if_interrupted();
+    auto r = setup::run_step(step, context);
+    std::cerr << fmt::format("coldgate: setup {} ({:.0f} ms)\n", r.label, r.wall_ms);
+  }
+  if (stage.cold == config::ColdMode::restart) provider->restart();
+  measure::StagePlan plan = measure::explain_stage(stage, provider->connection_info());
+  provider->stop();
+
+  if (args.json) {
+    std::cout << plan.json << '\n';
+    return 0;
+  }
+  const measure::Explain& e = plan.explain;
+  std::string settings;
+  for (const auto& [k, v] : stage.settings) settings += (settings.empty() ? "" : ", ") + k + "=" + v;
+  std::string out = fmt::format("stage {}{}\n", stage.name,
+                                settings.empty() ? "" : " (settings: " + settings + ")");
+  out += fmt::format("Planning {} · Execution {} · estimated total cost {}\n", ms(e.planning_ms),
+                     ms(e.execution_ms), report::format_value(std::round(e.total_cost), "count"));
+  if (e.jit) {
+    out += fmt::format("JIT: {} functions · generation {} · inlining {} · optimization {} · "
+                       "emission {} · total {} (jit_above_cost {})\n",
+                       report::format_value(e.jit_functions, "count"), ms(e.jit_generation_ms),
+                       ms(e.jit_inlining_ms), ms(e.jit_optimization_ms), ms(e.jit_emission_ms),
+                       ms(e.jit_total_ms),
+                       report::format_value(std::round(e.jit_above_cost), "count"));
+  } else {
+    out += fmt::format("JIT: did not fire (cost {} ≤ jit_above_cost {}, or jit is off)\n",
+                       report::format_value(std::round(e.total_cost), "count"),
+                       report::format_value(std::round(e.jit_above_cost), "count"));
+  }
+  json doc = json::parse(plan.json);
+  out += "\n" + render_plan(doc.at(0).at("Plan"));
+
+  measure::Results one;
+  measure::StageResult sr;
+  sr.name = stage.name;
+  sr.explain = e;
+  one.stages.push_back(sr);
+  bool setup_analyzes = std::any_of(cfg.setup.begin(), cfg.setup.end(), [](const auto& s) {
+    return s.kind == config::SetupStep::Kind::analyze;
+  });
+  auto diagnoses = gate::diagnose(one, setup_analyzes);
+  out += "\nDiagnoses:\n";
+  if (diagnoses.empty()) out += "  none\n";
+  for (const auto& d : diagnoses) out += fmt::format("  - {}\n", d.message);
+  std::cout << out << std::flush;
+  return 0;
+}
+
+}  // namespace coldgate::cli

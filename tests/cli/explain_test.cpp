@@ -1,0 +1,73 @@
+// `coldgate explain STAGE`: the real binary on a real PostgreSQL from the local provider.
+#include <gtest/gtest.h>
+
+#include "support/support.hpp"
+
+namespace coldgate::cli {
+namespace {
+
+using testing::TempDir;
+using testing::run_coldgate;
+
+struct ExplainTest : ::testing::Test {
+  void SetUp() override {
+    // No `analyze:` step: the table stays never analyzed.
+    dir.write("schema.sql",
+              "CREATE TABLE item (id int PRIMARY KEY, price numeric);\n"
+              "INSERT INTO item SELECT g, g * 1.5 FROM generate_series(1, 200) g;\n");
+    dir.write("coldgate.yaml",
+              "version: 1\n"
+              "database: { provider: local }\n"
+              "setup: [ { sql: schema.sql } ]\n"
+              "stages:\n"
+              "  - name: total\n"
+              "    query: select sum(price * id) from item where id > $1\n"
+              "    params: [10]\n"
+              "    settings: { jit: 'on', jit_above_cost: '0', jit_inline_above_cost: '0', "
+              "jit_optimize_above_cost: '0' }\n"
+              "  - name: cmd\n"
+              "    command: [\"true\"]\n");
+  }
+  TempDir dir;
+};
+
+TEST_F(ExplainTest, PrintsThePlanTheJitBlockAndTheDiagnoses) {
+  auto r = run_coldgate({"explain", "total"}, dir.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("stage total (settings: jit=on, jit_above_cost=0, jit_inline_above_cost=0, "
+                        "jit_optimize_above_cost=0)\nPlanning ",
+                        0),
+            0u)
+      << r.out;
+  EXPECT_NE(r.out.find("\nJIT: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" functions · generation "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("(jit_above_cost 0)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("-> Aggregate  (cost="), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" on item  (cost="), std::string::npos) << r.out;  // a scan of item
+  EXPECT_NE(r.out.find(" (actual time="), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("- 1 table this query reads was never analyzed (public.item): its plan "
+                       "rests on default statistics — add `- analyze: true` to setup:"),
+            std::string::npos)
+      << r.out;
+  // JIT on a 200-row table: compiling costs more than executing.
+  EXPECT_NE(r.out.find("- JIT compiled "), std::string::npos) << r.out;
+
+  auto json = run_coldgate({"explain", "total", "--json"}, dir.path());
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_EQ(json.out.rfind("[\n  {\n    \"Plan\": {", 0), 0u) << json.out;
+  EXPECT_NE(json.out.find("\"Execution Time\""), std::string::npos);
+}
+
+TEST_F(ExplainTest, UnknownOrCommandStageIsAUsageError) {
+  auto unknown = run_coldgate({"explain", "totl"}, dir.path());
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_EQ(unknown.err,
+            "coldgate: error: explain: no stage 'totl' in coldgate.yaml (did you mean 'total'?)\n");
+  auto command = run_coldgate({"explain", "cmd"}, dir.path());
+  EXPECT_EQ(command.exit_code, 2);
+  EXPECT_EQ(command.err, "coldgate: error: explain: stage 'cmd' runs a command; EXPLAIN needs a "
+                         "SQL stage (sql: or query:)\n");
+}
+
+}  // namespace
+}  // namespace coldgate::cli
