@@ -53,6 +53,17 @@ struct Document {
 /// and nesting deeper than options.max_depth; never recurses on depth.
 Document parse_document(std::string_view json, const Options& options, std::string_view source);
 
+/// parse_document's fast path (fast_parser.cpp): on input it accepts (exactly RFC 8259 JSON with
+/// RFC 3629 UTF-8, within max_input_bytes and max_depth) fills `document` as
+/// parse_document_reference would and returns true; otherwise returns false, never throws
+/// Error, and leaves `document` unspecified.
+bool parse_document_fast(std::string_view json, const Options& options, Document& document);
+
+/// parse_document's reference path over nlohmann's SAX parser (parser.cpp): same contract as
+/// parse_document, and the source of all its error messages.
+Document parse_document_reference(std::string_view json, const Options& options,
+                                  std::string_view source);
+
 /// Applies `ordered` and `redact` and sorts every object and unordered array bottom-up, in
 /// place (shared/DESIGN.md order). Throws Error(usage) on a duplicate member name (`where` =
 /// `<source>: byte N` of the second occurrence, found by re-reading `json`).
