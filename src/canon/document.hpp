@@ -84,10 +84,6 @@ void write_canonical(const Document& document, std::string& out);
 /// The same, with `size` = canonical_size(document) already known.
 void write_canonical(const Document& document, std::string& out, std::size_t size);
 
-/// Asks the kernel to back [data, data + bytes) with transparent huge pages where it can (Linux
-/// madvise; a no-op elsewhere): multi-MB buffers then take hundreds of times fewer page faults.
-void advise_huge_pages(const void* data, std::size_t bytes);
-
 /// Appends `s` as a JSON string literal (quotes included), escaping only '"', '\\' and
 /// U+0000..U+001F (short forms \b \t \n \f \r, else \u00xx lowercase).
 void append_json_string(std::string_view s, std::string& out);

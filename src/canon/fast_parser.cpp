@@ -18,6 +18,7 @@
 
 #include "canon/document.hpp"
 #include "canon/number.hpp"
+#include "util/memory.hpp"
 
 namespace coldgate::canon {
 namespace {
@@ -125,7 +126,11 @@ struct Reject {};
 class FastParser {
  public:
   FastParser(Document& doc, const Options& options, std::size_t input_bytes)
-      : m_doc(doc), m_options(options), m_base(doc.text.data()), m_end(m_base + input_bytes) {
+      : m_doc(doc),
+        m_options(options),
+        m_input_bytes(input_bytes),
+        m_base(doc.text.data()),
+        m_end(m_base + input_bytes) {
     m_pending.reserve(1024);
     m_open.reserve(64);
   }
@@ -152,6 +157,7 @@ class FastParser {
   void read_number();
   void read_literal(const char* word, std::size_t size, Kind kind);
   void read_key();
+  void append_text(std::string_view bytes);
   void open(Kind kind);
   void close();
   void finish();
@@ -169,10 +175,11 @@ class FastParser {
 
   Document& m_doc;
   const Options& m_options;
-  char* m_base;       // start of the copied input in m_doc.text
+  std::size_t m_input_bytes;
+  char* m_base;       // start of the copied input: m_doc.text.data()
   const char* m_end;  // end of the input (padding follows)
   char* m_p = nullptr;
-  std::string m_numbers;  // canonical numbers that differ from their spelling; appended at the end
+  std::string m_number;  // canonical text of the number being read
   std::vector<Node> m_pending;        // values of open containers, each container before its children
   std::vector<std::uint32_t> m_open;  // index in m_pending of every open container
   std::uint32_t m_key = 0;            // member name of the next value (0 outside objects)
@@ -327,23 +334,16 @@ void FastParser::read_number() {
       }
     }
   }
-  if (canonical) {
-    node.a = static_cast<std::uint32_t>(start - m_base);
-    node.b = static_cast<std::uint32_t>(text.size());
-  } else {
-    const std::size_t at = m_numbers.size();
-    if (normalize_number_to(text, m_numbers) != NumberStatus::ok) throw Reject{};
-    const std::size_t size = m_numbers.size() - at;
-    if (std::string_view(m_numbers).substr(at) == text) {
-      m_numbers.resize(at);
-      node.a = static_cast<std::uint32_t>(start - m_base);
-    } else {
-      // Offsets past the input and its padding, where m_numbers lands at the end.
-      const std::size_t offset = static_cast<std::size_t>(m_end - m_base) + k_padding + at;
-      if (offset > std::numeric_limits<std::uint32_t>::max()) throw Reject{};
-      node.a = static_cast<std::uint32_t>(offset);
+  node.a = static_cast<std::uint32_t>(start - m_base);
+  node.b = static_cast<std::uint32_t>(text.size());
+  if (!canonical) {
+    m_number.clear();
+    if (normalize_number_to(text, m_number) != NumberStatus::ok) throw Reject{};
+    if (m_number != text) {
+      node.a = static_cast<std::uint32_t>(m_doc.text.size());
+      node.b = static_cast<std::uint32_t>(m_number.size());
+      append_text(m_number);  // `text` and `start` dangle from here on
     }
-    node.b = static_cast<std::uint32_t>(size);
   }
   push(node);
 }
@@ -352,6 +352,17 @@ void FastParser::read_literal(const char* word, std::size_t size, Kind kind) {
   if (std::memcmp(m_p, word, size) != 0) throw Reject{};
   m_p += size;
   push(node_of(kind));
+}
+
+// Appends `bytes` (not inside m_doc.text) to the text buffer behind the input and its padding,
+// keeping the read position valid should the buffer move.
+void FastParser::append_text(std::string_view bytes) {
+  const std::size_t at = static_cast<std::size_t>(m_p - m_base);
+  if (m_doc.text.size() + bytes.size() > std::numeric_limits<std::uint32_t>::max()) throw Reject{};
+  m_doc.text.append(bytes);
+  m_base = m_doc.text.data();
+  m_end = m_base + m_input_bytes;
+  m_p = m_base + at;
 }
 
 // Reads `"name"` `:` and the whitespace around; sets the member name of the next value.
@@ -385,15 +396,10 @@ void FastParser::close() {
   ++m_p;
 }
 
-// After the top-level value: moves the root into the node vector and the rewritten numbers
-// behind the input.
+// After the top-level value: moves the root into the node vector.
 void FastParser::finish() {
   m_doc.root = static_cast<std::uint32_t>(m_doc.nodes.size());
   m_doc.nodes.push_back(m_pending.at(0));
-  if (m_doc.text.size() + m_numbers.size() > std::numeric_limits<std::uint32_t>::max()) {
-    throw Reject{};
-  }
-  m_doc.text.append(m_numbers);
 }
 
 void FastParser::parse() {
@@ -479,9 +485,9 @@ bool parse_document_fast(std::string_view json, const Options& options, Document
   // Generous reservations cost address space only; untouched pages are never resident, and
   // growing by copying would double the peak instead.
   document.nodes.reserve(json.size() / 6 + 16);
-  document.text.reserve(json.size() + k_padding + json.size() / 8 + 64);
-  advise_huge_pages(document.nodes.data(), document.nodes.capacity() * sizeof(Node));
-  advise_huge_pages(document.text.data(), document.text.capacity());
+  document.text.reserve(json.size() + k_padding + json.size() / 4 + 64);
+  util::advise_huge_pages(document.nodes.data(), document.nodes.capacity() * sizeof(Node));
+  util::advise_huge_pages(document.text.data(), document.text.capacity());
   document.text.append(json);
   document.text.append(k_padding, '\0');
   FastParser parser(document, options, json.size());

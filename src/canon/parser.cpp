@@ -14,6 +14,7 @@
 
 #include "canon/document.hpp"
 #include "canon/number.hpp"
+#include "util/memory.hpp"
 #include "util/error.hpp"
 
 namespace coldgate::canon {
@@ -484,8 +485,8 @@ Document parse_document_reference(std::string_view json, const Options& options,
   // growing by copying would double the peak instead.
   document.nodes.reserve(json.size() / 6 + 16);
   document.text.reserve(json.size() + json.size() / 4 + 64);
-  advise_huge_pages(document.nodes.data(), document.nodes.capacity() * sizeof(Node));
-  advise_huge_pages(document.text.data(), document.text.capacity());
+  util::advise_huge_pages(document.nodes.data(), document.nodes.capacity() * sizeof(Node));
+  util::advise_huge_pages(document.text.data(), document.text.capacity());
   if (run_fast(document, options, json, source)) return document;
   // Invalid input or a number nlohmann refuses: parse again counting bytes for the message.
   document.nodes.clear();

@@ -3,13 +3,11 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
-#if defined(__linux__)
-#include <sys/mman.h>
-#endif
 #include <vector>
 
 #include "canon/document.hpp"
 #include "canon/writer.hpp"
+#include "util/memory.hpp"
 
 namespace coldgate::canon {
 namespace {
@@ -85,18 +83,6 @@ struct Frame {
 };
 
 }  // namespace
-
-void advise_huge_pages(const void* data, std::size_t bytes) {
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-  constexpr std::uintptr_t k_huge = std::uintptr_t{2} << 20;
-  const auto begin = (reinterpret_cast<std::uintptr_t>(data) + k_huge - 1) & ~(k_huge - 1);
-  const auto end = (reinterpret_cast<std::uintptr_t>(data) + bytes) & ~(k_huge - 1);
-  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
-#else
-  (void)data;
-  (void)bytes;
-#endif
-}
 
 bool needs_escape(std::string_view s) {
   // Eight bytes at a time, exactly (SWAR without carries between bytes): with the high bits
@@ -182,7 +168,7 @@ void write_canonical(const Document& doc, std::string& out) {
 void write_canonical(const Document& doc, std::string& out, std::size_t size) {
   const std::size_t at = out.size();
   out.reserve(at + size);
-  advise_huge_pages(out.data(), out.capacity());
+  util::advise_huge_pages(out.data(), out.capacity());
   out.resize(at + size);
   char* p = out.data() + at;
   std::string indent;

@@ -37,14 +37,18 @@ std::string dump(const Document& doc) {
       case Kind::null: out += "null"; break;
       case Kind::false_: out += "false"; break;
       case Kind::true_: out += "true"; break;
-      case Kind::number: out += "N" + std::string(doc.value(node)); break;
+      case Kind::number:
+        out += 'N';
+        out += doc.value(node);
+        break;
       case Kind::string:
         out += node.has(Node::k_value_escape) ? "S!" : "S";
         append_json_string(doc.value(node), out);
         break;
       case Kind::array:
       case Kind::object:
-        out += (node.kind() == Kind::array ? "A" : "O") + std::to_string(node.b);
+        out += node.kind() == Kind::array ? 'A' : 'O';
+        out += std::to_string(node.b);
         for (std::uint32_t k = node.b; k-- > 0;) {
           stack.push_back({node.a + k, node.kind() == Kind::object});
         }
