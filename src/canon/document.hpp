@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -83,6 +84,8 @@ std::size_t canonical_size(const Document& document);
 void write_canonical(const Document& document, std::string& out);
 /// The same, with `size` = canonical_size(document) already known.
 void write_canonical(const Document& document, std::string& out, std::size_t size);
+/// The same text handed to `sink` in order, in pieces of about 256 KiB (never all at once).
+void write_canonical(const Document& document, const std::function<void(std::string_view)>& sink);
 
 /// Appends `s` as a JSON string literal (quotes included), escaping only '"', '\\' and
 /// U+0000..U+001F (short forms \b \t \n \f \r, else \u00xx lowercase).
