@@ -38,15 +38,25 @@ struct Node {
 };
 static_assert(sizeof(Node) == 16);
 
-/// A parsed JSON document: flat node vector plus one buffer holding every decoded string,
-/// member name and canonical number text. Numbers are stored already normalized.
+/// A parsed JSON document: flat node vector; strings, member names and canonical number texts
+/// are read from the parsed input where they appear there verbatim, else from `text`. Numbers
+/// are stored already normalized.
 struct Document {
   std::vector<Node> nodes;  // children blocks in close order; the root is `root`
-  std::string text;         // UTF-8 bytes referenced by nodes
+  /// The parsed JSON, when nodes point into it (the fast parser); must outlive the Document.
+  /// Text offsets below input.size() are in it, the others in `text` at offset - input.size().
+  std::string_view input;
+  std::string text;         // UTF-8 bytes referenced by nodes that are not in `input`
   std::uint32_t root = 0;   // index of the top-level value
 
-  std::string_view key(const Node& node) const { return {text.data() + node.key, node.key_size()}; }
-  std::string_view value(const Node& node) const { return {text.data() + node.a, node.b}; }
+  /// The byte at text offset `offset` (see `input`).
+  const char* at(std::uint32_t offset) const {
+    return offset < input.size() ? input.data() + offset : text.data() + (offset - input.size());
+  }
+  /// Text offset of the next byte appended to `text`.
+  std::uint32_t end_offset() const { return static_cast<std::uint32_t>(input.size() + text.size()); }
+  std::string_view key(const Node& node) const { return {at(node.key), node.key_size()}; }
+  std::string_view value(const Node& node) const { return {at(node.a), node.b}; }
 };
 
 /// Parses `json` (RFC 8259, UTF-8, no BOM) into a Document, numbers normalized exactly. Throws

@@ -1,13 +1,14 @@
-// The happy-path parser: validates RFC 8259 JSON (RFC 3629 UTF-8) in one pass over a copy of
-// the input and builds the same Document as the nlohmann SAX path in parser.cpp. It produces no
-// messages: on anything it does not accept it returns false and parse_document falls back to
-// the nlohmann path, which is the reference for both the grammar and the error text.
+// The happy-path parser: validates RFC 8259 JSON (RFC 3629 UTF-8) in one pass over the input
+// and builds the same Document as the nlohmann SAX path in parser.cpp. It produces no messages:
+// on anything it does not accept it returns false and parse_document falls back to the nlohmann
+// path, which is the reference for both the grammar and the error text.
 //
-// Why it is fast: one pointer walks a contiguous buffer (no iterator or virtual call per byte);
-// strings are scanned eight bytes at a time and stay where they are (the Document's text buffer
-// *is* the copied input: strings without escapes are referenced in place, escaped ones are
-// decoded in place, which never makes them longer); numbers whose canonical text equals their
-// spelling (most of them) are referenced in place too; no per-value allocation.
+// Why it is fast: one pointer walks the contiguous input (no iterator or virtual call per byte);
+// strings are scanned eight bytes at a time; strings without escapes and numbers whose canonical
+// text is their spelling (most of both) are not copied: the Document points into the input
+// (Document::input), and only decoded strings and rewritten numbers go to Document::text; no
+// per-value allocation. Less fresh memory matters as much as fewer instructions: the first
+// touch of a page is expensive, on virtualized hosts especially.
 #include <bit>
 #include <cstdint>
 #include <cstring>
@@ -25,10 +26,6 @@ namespace {
 
 static_assert(std::endian::native == std::endian::little || std::endian::native == std::endian::big);
 
-// Bytes of zero after the copied input: every look-ahead (literals, escapes, UTF-8 sequences,
-// eight-byte string scans) stays inside the buffer, and NUL is invalid wherever it is read.
-constexpr std::size_t k_padding = 16;
-
 constexpr std::uint64_t k_ones = 0x0101010101010101u;
 constexpr std::uint64_t k_high = 0x8080808080808080u;
 
@@ -43,13 +40,27 @@ inline std::uint64_t special_bytes(std::uint64_t word) {
   return (control | quote | backslash | word) & k_high;
 }
 
-// Index of the first flagged byte of a non-zero special_bytes() mask, in memory order.
-inline unsigned first_special(std::uint64_t mask) {
-  if constexpr (std::endian::native == std::endian::little) {
-    return static_cast<unsigned>(std::countr_zero(mask)) / 8;
-  } else {
-    return static_cast<unsigned>(std::countl_zero(mask)) / 8;
+inline bool is_special(char c) {
+  const auto byte = static_cast<unsigned char>(c);
+  return byte < 0x20 || byte >= 0x80 || byte == '"' || byte == '\\';
+}
+
+// The first special byte (see special_bytes) in [p, end), or end.
+inline const char* find_special(const char* p, const char* end) {
+  while (end - p >= 8) {
+    std::uint64_t word;
+    std::memcpy(&word, p, 8);
+    if (const std::uint64_t mask = special_bytes(word); mask != 0) {
+      if constexpr (std::endian::native == std::endian::little) {
+        return p + std::countr_zero(mask) / 8;
+      } else {
+        return p + std::countl_zero(mask) / 8;
+      }
+    }
+    p += 8;
   }
+  while (p < end && !is_special(*p)) ++p;
+  return p;
 }
 
 inline bool is_digit(char c) { return static_cast<unsigned char>(c - '0') < 10; }
@@ -60,19 +71,24 @@ inline unsigned byte_at(const char* p) { return static_cast<unsigned char>(*p); 
 
 inline bool is_continuation(const char* p) { return (byte_at(p) & 0xC0) == 0x80; }
 
-// Length of the well-formed UTF-8 sequence at `p` (first byte >= 0x80), or 0. RFC 3629 §4:
-// no overlong forms, no encoded surrogates (U+D800..U+DFFF), nothing above U+10FFFF.
-inline std::size_t utf8_length(const char* p) {
+// Length of the well-formed UTF-8 sequence at `p` (first byte >= 0x80) that ends by `end`, or 0.
+// RFC 3629 §4: no overlong forms, no encoded surrogates (U+D800..U+DFFF), nothing above
+// U+10FFFF.
+inline std::size_t utf8_length(const char* p, const char* end) {
   const unsigned c0 = byte_at(p);
+  const std::ptrdiff_t room = end - p;
   if (c0 < 0xC2) return 0;
-  if (c0 < 0xE0) return is_continuation(p + 1) ? 2 : 0;
-  const unsigned c1 = byte_at(p + 1);
+  if (c0 < 0xE0) return room >= 2 && is_continuation(p + 1) ? 2 : 0;
   if (c0 < 0xF0) {
+    if (room < 3) return 0;
+    const unsigned c1 = byte_at(p + 1);
     const unsigned low = c0 == 0xE0 ? 0xA0 : 0x80;
     const unsigned high = c0 == 0xED ? 0x9F : 0xBF;
     return c1 >= low && c1 <= high && is_continuation(p + 2) ? 3 : 0;
   }
   if (c0 < 0xF5) {
+    if (room < 4) return 0;
+    const unsigned c1 = byte_at(p + 1);
     const unsigned low = c0 == 0xF0 ? 0x90 : 0x80;
     const unsigned high = c0 == 0xF4 ? 0x8F : 0xBF;
     return c1 >= low && c1 <= high && is_continuation(p + 2) && is_continuation(p + 3) ? 4 : 0;
@@ -125,12 +141,8 @@ struct Reject {};
 
 class FastParser {
  public:
-  FastParser(Document& doc, const Options& options, std::size_t input_bytes)
-      : m_doc(doc),
-        m_options(options),
-        m_input_bytes(input_bytes),
-        m_base(doc.text.data()),
-        m_end(m_base + input_bytes) {
+  FastParser(Document& doc, const Options& options, std::string_view json)
+      : m_doc(doc), m_options(options), m_p(json.data()), m_end(json.data() + json.size()) {
     m_pending.reserve(1024);
     m_open.reserve(64);
   }
@@ -144,20 +156,24 @@ class FastParser {
     bool escape;  // holds a byte the writer escapes
   };
 
+  // The byte at the read position, or NUL at the end (NUL is invalid wherever the end is).
+  char current() const { return m_p < m_end ? *m_p : '\0'; }
   void skip_space() {
-    while (is_space(*m_p)) ++m_p;
+    while (m_p < m_end && is_space(*m_p)) ++m_p;
   }
   void expect(char c) {
-    if (*m_p != c) throw Reject{};
+    if (current() != c) throw Reject{};
     ++m_p;
+  }
+  std::uint32_t offset_of(const char* p) const {
+    return static_cast<std::uint32_t>(p - m_doc.input.data());
   }
 
   Text read_string();
-  Text read_escaped(const char* start, char* w);
+  Text read_escaped(const char* start, const char* p);
   void read_number();
   void read_literal(const char* word, std::size_t size, Kind kind);
   void read_key();
-  void append_text(std::string_view bytes);
   void open(Kind kind);
   void close();
   void finish();
@@ -175,10 +191,8 @@ class FastParser {
 
   Document& m_doc;
   const Options& m_options;
-  std::size_t m_input_bytes;
-  char* m_base;       // start of the copied input: m_doc.text.data()
-  const char* m_end;  // end of the input (padding follows)
-  char* m_p = nullptr;
+  const char* m_p;    // read position in the input
+  const char* m_end;  // end of the input
   std::string m_number;  // canonical text of the number being read
   std::vector<Node> m_pending;        // values of open containers, each container before its children
   std::vector<std::uint32_t> m_open;  // index in m_pending of every open container
@@ -189,41 +203,37 @@ class FastParser {
 // Reads the string whose opening quote is at m_p; leaves m_p after the closing quote.
 FastParser::Text FastParser::read_string() {
   const char* start = ++m_p;
-  char* p = m_p;
+  const char* p = start;
   while (true) {
-    std::uint64_t word;
-    std::memcpy(&word, p, 8);
-    if (const std::uint64_t mask = special_bytes(word); mask == 0) {
-      p += 8;
-      continue;
-    } else {
-      p += first_special(mask);
-    }
+    p = find_special(p, m_end);
+    if (p == m_end) throw Reject{};
     const unsigned c = byte_at(p);
     if (c == '"') break;
     if (c >= 0x80) {
-      const std::size_t length = utf8_length(p);
+      const std::size_t length = utf8_length(p, m_end);
       if (length == 0) throw Reject{};
       p += length;
       continue;
     }
     if (c == '\\') return read_escaped(start, p);
-    throw Reject{};  // a control character, or the end of the input
+    throw Reject{};  // a control character
   }
-  if (p >= m_end) throw Reject{};
   m_p = p + 1;
-  return {static_cast<std::uint32_t>(start - m_base), static_cast<std::uint32_t>(p - start), false};
+  return {offset_of(start), static_cast<std::uint32_t>(p - start), false};
 }
 
-// The rest of a string from its first backslash at `w`, decoded in place: each escape is at
-// least as long as the UTF-8 it stands for, so the write position never passes the read one.
-FastParser::Text FastParser::read_escaped(const char* start, char* w) {
-  char* p = w;
+// The rest of a string from its first backslash at `p`, decoded into Document::text.
+FastParser::Text FastParser::read_escaped(const char* start, const char* p) {
+  std::string& text = m_doc.text;
+  const std::size_t at = text.size();
+  text.append(start, p);
   bool escape = false;
   while (true) {
+    if (p == m_end) throw Reject{};
     const unsigned c = byte_at(p);
     if (c == '"') break;
     if (c == '\\') {
+      if (m_end - p < 2) throw Reject{};
       std::uint32_t cp;
       switch (p[1]) {
         case '"': cp = '"'; break;
@@ -235,13 +245,14 @@ FastParser::Text FastParser::read_escaped(const char* start, char* w) {
         case 'r': cp = '\r'; break;
         case 't': cp = '\t'; break;
         case 'u': {
+          if (m_end - p < 6) throw Reject{};
           const int unit = hex4(p + 2);
           if (unit < 0) throw Reject{};
           cp = static_cast<std::uint32_t>(unit);
           if (cp >= 0xDC00 && cp <= 0xDFFF) throw Reject{};  // low surrogate first
           if (cp >= 0xD800 && cp <= 0xDBFF) {
             // RFC 8259 §7: a high surrogate must be followed by an escaped low one.
-            if (p[6] != '\\' || p[7] != 'u') throw Reject{};
+            if (m_end - p < 12 || p[6] != '\\' || p[7] != 'u') throw Reject{};
             const int low = hex4(p + 8);
             if (low < 0xDC00 || low > 0xDFFF) throw Reject{};
             cp = 0x10000 + ((cp - 0xD800) << 10) + (static_cast<std::uint32_t>(low) - 0xDC00);
@@ -255,64 +266,57 @@ FastParser::Text FastParser::read_escaped(const char* start, char* w) {
       }
       p += 2;
       if (cp < 0x20 || cp == '"' || cp == '\\') escape = true;
-      w = put_utf8(w, cp);
+      char buffer[4];
+      text.append(buffer, put_utf8(buffer, cp));
       continue;
     }
     if (c >= 0x80) {
-      const std::size_t length = utf8_length(p);
+      const std::size_t length = utf8_length(p, m_end);
       if (length == 0) throw Reject{};
-      std::memmove(w, p, length);
-      w += length;
+      text.append(p, length);
       p += length;
       continue;
     }
-    if (c < 0x20) throw Reject{};  // a control character, or the end of the input
+    if (c < 0x20) throw Reject{};  // a control character
     // A plain run: copy up to the next special byte.
-    char* run = p + 1;
-    while (true) {
-      std::uint64_t word;
-      std::memcpy(&word, run, 8);
-      if (const std::uint64_t mask = special_bytes(word); mask != 0) {
-        run += first_special(mask);
-        break;
-      }
-      run += 8;
-    }
-    std::memmove(w, p, static_cast<std::size_t>(run - p));
-    w += run - p;
+    const char* run = find_special(p + 1, m_end);
+    text.append(p, run);
     p = run;
   }
-  if (p >= m_end) throw Reject{};
   m_p = p + 1;
-  return {static_cast<std::uint32_t>(start - m_base), static_cast<std::uint32_t>(w - start), escape};
+  const std::size_t offset = m_doc.input.size() + at;
+  if (offset + (text.size() - at) > std::numeric_limits<std::uint32_t>::max()) throw Reject{};
+  return {static_cast<std::uint32_t>(offset), static_cast<std::uint32_t>(text.size() - at), escape};
 }
 
 // Reads the number at m_p (RFC 8259 §6 grammar; what follows is checked by the caller).
 void FastParser::read_number() {
   const char* start = m_p;
-  char* p = m_p;
-  if (*p == '-') ++p;
+  const char* p = m_p;
+  const char* end = m_end;
+  auto at = [end](const char* q) { return q < end ? *q : '\0'; };
+  if (at(p) == '-') ++p;
   const char* int_begin = p;
-  if (*p == '0') {
+  if (at(p) == '0') {
     ++p;
-  } else if (is_digit(*p)) {
-    while (is_digit(*p)) ++p;
+  } else if (is_digit(at(p))) {
+    while (is_digit(at(p))) ++p;
   } else {
     throw Reject{};
   }
   const std::size_t int_digits = static_cast<std::size_t>(p - int_begin);
   const char* frac_begin = nullptr;
   bool exponent = false;
-  if (*p == '.') {
+  if (at(p) == '.') {
     frac_begin = ++p;
-    if (!is_digit(*p)) throw Reject{};
-    while (is_digit(*p)) ++p;
+    if (!is_digit(at(p))) throw Reject{};
+    while (is_digit(at(p))) ++p;
   }
-  if (*p == 'e' || *p == 'E') {
+  if (at(p) == 'e' || at(p) == 'E') {
     ++p;
-    if (*p == '+' || *p == '-') ++p;
-    if (!is_digit(*p)) throw Reject{};
-    while (is_digit(*p)) ++p;
+    if (at(p) == '+' || at(p) == '-') ++p;
+    if (!is_digit(at(p))) throw Reject{};
+    while (is_digit(at(p))) ++p;
     exponent = true;
   }
   m_p = p;
@@ -329,45 +333,39 @@ void FastParser::read_number() {
         canonical = true;
       } else {
         const char* q = frac_begin;
-        while (*q == '0') ++q;
+        while (*q == '0') ++q;  // stops at the last digit at the latest: it is not '0'
         canonical = q - frac_begin <= 5;  // 0.00000d is 1e-6 and up: plain
       }
     }
   }
-  node.a = static_cast<std::uint32_t>(start - m_base);
+  node.a = offset_of(start);
   node.b = static_cast<std::uint32_t>(text.size());
   if (!canonical) {
     m_number.clear();
     if (normalize_number_to(text, m_number) != NumberStatus::ok) throw Reject{};
     if (m_number != text) {
-      node.a = static_cast<std::uint32_t>(m_doc.text.size());
+      if (m_doc.end_offset() + std::size_t{m_number.size()} > std::numeric_limits<std::uint32_t>::max()) {
+        throw Reject{};
+      }
+      node.a = m_doc.end_offset();
       node.b = static_cast<std::uint32_t>(m_number.size());
-      append_text(m_number);  // `text` and `start` dangle from here on
+      m_doc.text.append(m_number);
     }
   }
   push(node);
 }
 
 void FastParser::read_literal(const char* word, std::size_t size, Kind kind) {
-  if (std::memcmp(m_p, word, size) != 0) throw Reject{};
+  if (static_cast<std::size_t>(m_end - m_p) < size || std::memcmp(m_p, word, size) != 0) {
+    throw Reject{};
+  }
   m_p += size;
   push(node_of(kind));
 }
 
-// Appends `bytes` (not inside m_doc.text) to the text buffer behind the input and its padding,
-// keeping the read position valid should the buffer move.
-void FastParser::append_text(std::string_view bytes) {
-  const std::size_t at = static_cast<std::size_t>(m_p - m_base);
-  if (m_doc.text.size() + bytes.size() > std::numeric_limits<std::uint32_t>::max()) throw Reject{};
-  m_doc.text.append(bytes);
-  m_base = m_doc.text.data();
-  m_end = m_base + m_input_bytes;
-  m_p = m_base + at;
-}
-
 // Reads `"name"` `:` and the whitespace around; sets the member name of the next value.
 void FastParser::read_key() {
-  if (*m_p != '"') throw Reject{};
+  if (current() != '"') throw Reject{};
   const Text name = read_string();
   if (name.size > Node::k_max_key_bytes) throw Reject{};
   skip_space();
@@ -403,15 +401,14 @@ void FastParser::finish() {
 }
 
 void FastParser::parse() {
-  m_p = m_base;
   skip_space();
   while (true) {
     // Here a value starts at m_p; m_key / m_key_bits name it when its parent is an object.
-    switch (*m_p) {
+    switch (current()) {
       case '{':
         open(Kind::object);
         skip_space();
-        if (*m_p == '}') {
+        if (current() == '}') {
           close();
           break;
         }
@@ -422,7 +419,7 @@ void FastParser::parse() {
         m_key = 0;
         m_key_bits = 0;
         skip_space();
-        if (*m_p == ']') {
+        if (current() == ']') {
           close();
           break;
         }
@@ -449,13 +446,12 @@ void FastParser::parse() {
       if (m_open.empty()) {
         // nlohmann's lexer reads a NUL byte between tokens as the end of the input (so that it
         // can parse C strings): what follows one after the top-level value is never looked at.
-        // The padding after the input is NUL too.
-        if (*m_p != '\0') throw Reject{};
+        if (current() != '\0') throw Reject{};
         finish();
         return;
       }
       const bool object = m_pending[m_open.back()].kind() == Kind::object;
-      const char c = *m_p;
+      const char c = current();
       if (c == ',') {
         ++m_p;
         skip_space();
@@ -478,19 +474,19 @@ void FastParser::parse() {
 
 bool parse_document_fast(std::string_view json, const Options& options, Document& document) {
   if (json.size() > options.max_input_bytes ||
-      json.size() + k_padding > std::numeric_limits<std::uint32_t>::max()) {
+      json.size() >= std::numeric_limits<std::uint32_t>::max()) {
     return false;
   }
   document = Document();
+  document.input = json;
   // Generous reservations cost address space only; untouched pages are never resident, and
-  // growing by copying would double the peak instead.
+  // growing by copying would double the peak instead. `text` holds only decoded strings and
+  // rewritten numbers.
   document.nodes.reserve(json.size() / 6 + 16);
-  document.text.reserve(json.size() + k_padding + json.size() / 4 + 64);
+  document.text.reserve(json.size() / 4 + 64);
   util::advise_huge_pages(document.nodes.data(), document.nodes.capacity() * sizeof(Node));
   util::advise_huge_pages(document.text.data(), document.text.capacity());
-  document.text.append(json);
-  document.text.append(k_padding, '\0');
-  FastParser parser(document, options, json.size());
+  FastParser parser(document, options, json);
   try {
     parser.parse();
   } catch (const Reject&) {
