@@ -61,13 +61,14 @@ struct Document {
 
 /// Parses `json` (RFC 8259, UTF-8, no BOM) into a Document, numbers normalized exactly. Throws
 /// Error(usage) with `where` = `<source>: byte N` on any invalid input, including duplicate keys
-/// and nesting deeper than options.max_depth; never recurses on depth.
+/// and nesting deeper than options.max_depth; never recurses on depth. The Document may point
+/// into `json` (Document::input): keep `json` alive as long as it.
 Document parse_document(std::string_view json, const Options& options, std::string_view source);
 
 /// parse_document's fast path (fast_parser.cpp): on input it accepts (exactly RFC 8259 JSON with
-/// RFC 3629 UTF-8, within max_input_bytes and max_depth) fills `document` as
-/// parse_document_reference would and returns true; otherwise returns false, never throws
-/// Error, and leaves `document` unspecified.
+/// RFC 3629 UTF-8, within max_input_bytes and max_depth) fills `document` with the tree
+/// parse_document_reference builds, pointing into `json` (which must outlive it), and returns
+/// true; otherwise returns false, never throws Error, and leaves `document` unspecified.
 bool parse_document_fast(std::string_view json, const Options& options, Document& document);
 
 /// parse_document's reference path over nlohmann's SAX parser (parser.cpp): same contract as
