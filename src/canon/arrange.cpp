@@ -260,7 +260,7 @@ bool Arranger::run() {
     if (!finish(done)) return false;
     if (redacted) {
       redact(done.node, done.name_size == k_none ? std::string_view("redacted")
-                                                 : std::string_view(m_doc.text.data() + done.name,
+                                                 : std::string_view(m_doc.at(done.name),
                                                                     done.name_size));
     }
     if (patterns) {
@@ -369,7 +369,7 @@ int Arranger::compare_items(const Item& x, const Item& y) {
 
 std::uint32_t Arranger::class_of(const Node& placeholder) const {
   std::uint32_t cls;
-  std::memcpy(&cls, m_doc.text.data() + placeholder.a + placeholder.b, sizeof cls);
+  std::memcpy(&cls, m_doc.at(placeholder.a) + placeholder.b, sizeof cls);
   return cls;
 }
 
@@ -437,7 +437,7 @@ void Arranger::redact(std::uint32_t node_index, std::string_view name_in_text) {
   const std::uint32_t key_bits = node.bits & (Node::k_max_key_bytes | Node::k_key_escape);
   if (!m_options.redact_ids) {
     if (m_redacted_text == k_none) {
-      m_redacted_text = static_cast<std::uint32_t>(m_doc.text.size());
+      m_redacted_text = m_doc.end_offset();
       m_doc.text.append("[redacted]");
     }
     node.bits = key_bits;
@@ -477,7 +477,7 @@ void Arranger::redact(std::uint32_t node_index, std::string_view name_in_text) {
     m_classes.push_back(std::move(c));
   }
   const std::uint32_t cls = it->second;
-  const std::uint32_t offset = static_cast<std::uint32_t>(m_doc.text.size());
+  const std::uint32_t offset = m_doc.end_offset();
   m_doc.text.append("[").append(name).append("-");
   m_doc.text.append(reinterpret_cast<const char*>(&cls), sizeof cls);
   node.bits = key_bits | Node::k_placeholder;
@@ -551,9 +551,9 @@ void Arranger::number_placeholders() {
       c.number = candidate++;
     }
     if (text_of[cls] == k_none) {
-      text_of[cls] = static_cast<std::uint32_t>(m_doc.text.size());
+      text_of[cls] = m_doc.end_offset();
       m_doc.text.append("[").append(c.name).append("-").append(std::to_string(c.number)).append("]");
-      size_of[cls] = static_cast<std::uint32_t>(m_doc.text.size() - text_of[cls]);
+      size_of[cls] = m_doc.end_offset() - text_of[cls];
     }
     node.a = text_of[cls];
     node.b = size_of[cls];

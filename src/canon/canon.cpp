@@ -1,12 +1,19 @@
 #include "canon/canon.hpp"
 
+#include <utility>
+
 #include "canon/document.hpp"
 #include "canon/number.hpp"
 #include "util/error.hpp"
 
 namespace coldgate::canon {
 
-std::string canonicalize(std::string_view json, const Options& options, std::string_view source) {
+namespace {
+
+// Parses and arranges `json`; returns the document and its canonical size in bytes, checked
+// against max_output_bytes.
+std::pair<Document, std::size_t> arranged(std::string_view json, const Options& options,
+                                          std::string_view source) {
   Document document = parse_document(json, options, source);
   arrange_document(document, options, json, source);
   const std::size_t size = canonical_size(document);
@@ -16,9 +23,22 @@ std::string canonicalize(std::string_view json, const Options& options, std::str
                           std::to_string(options.max_output_bytes) +
                           " (max_output_bytes); is the nesting unreasonably deep?");
   }
+  return {std::move(document), size};
+}
+
+}  // namespace
+
+std::string canonicalize(std::string_view json, const Options& options, std::string_view source) {
+  const auto [document, size] = arranged(json, options, source);
   std::string out;
   write_canonical(document, out, size);
   return out;
+}
+
+void canonicalize_to(std::string_view json, const Options& options, std::string_view source,
+                     const std::function<void(std::string_view)>& sink) {
+  const auto [document, size] = arranged(json, options, source);
+  write_canonical(document, sink);
 }
 
 bool is_canonical(std::string_view text, const Options& options) {

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -51,6 +52,12 @@ struct Options {
 /// names the input in messages (a file name, or "stdin").
 std::string canonicalize(std::string_view json, const Options& options = {},
                          std::string_view source = "input");
+
+/// canonicalize() handing the text to `sink` in order, in pieces of about 256 KiB, instead of
+/// returning it: no buffer of the whole output. Throws as canonicalize() does, before `sink` is
+/// first called; exceptions from `sink` pass through.
+void canonicalize_to(std::string_view json, const Options& options, std::string_view source,
+                     const std::function<void(std::string_view)>& sink);
 
 /// True when `text` is already byte-identical to its own canonical form under `options`
 /// (no BOM, no CR, sorted, two-space indent, final newline); false for invalid JSON too.

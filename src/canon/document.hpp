@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,21 +38,43 @@ struct Node {
 };
 static_assert(sizeof(Node) == 16);
 
-/// A parsed JSON document: flat node vector plus one buffer holding every decoded string,
-/// member name and canonical number text. Numbers are stored already normalized.
+/// A parsed JSON document: flat node vector; strings, member names and canonical number texts
+/// are read from the parsed input where they appear there verbatim, else from `text`. Numbers
+/// are stored already normalized.
 struct Document {
   std::vector<Node> nodes;  // children blocks in close order; the root is `root`
-  std::string text;         // UTF-8 bytes referenced by nodes
+  /// The parsed JSON, when nodes point into it (the fast parser); must outlive the Document.
+  /// Text offsets below input.size() are in it, the others in `text` at offset - input.size().
+  std::string_view input;
+  std::string text;         // UTF-8 bytes referenced by nodes that are not in `input`
   std::uint32_t root = 0;   // index of the top-level value
 
-  std::string_view key(const Node& node) const { return {text.data() + node.key, node.key_size()}; }
-  std::string_view value(const Node& node) const { return {text.data() + node.a, node.b}; }
+  /// The byte at text offset `offset` (see `input`).
+  const char* at(std::uint32_t offset) const {
+    return offset < input.size() ? input.data() + offset : text.data() + (offset - input.size());
+  }
+  /// Text offset of the next byte appended to `text`.
+  std::uint32_t end_offset() const { return static_cast<std::uint32_t>(input.size() + text.size()); }
+  std::string_view key(const Node& node) const { return {at(node.key), node.key_size()}; }
+  std::string_view value(const Node& node) const { return {at(node.a), node.b}; }
 };
 
 /// Parses `json` (RFC 8259, UTF-8, no BOM) into a Document, numbers normalized exactly. Throws
 /// Error(usage) with `where` = `<source>: byte N` on any invalid input, including duplicate keys
-/// and nesting deeper than options.max_depth; never recurses on depth.
+/// and nesting deeper than options.max_depth; never recurses on depth. The Document may point
+/// into `json` (Document::input): keep `json` alive as long as it.
 Document parse_document(std::string_view json, const Options& options, std::string_view source);
+
+/// parse_document's fast path (fast_parser.cpp): on input it accepts (exactly RFC 8259 JSON with
+/// RFC 3629 UTF-8, within max_input_bytes and max_depth) fills `document` with the tree
+/// parse_document_reference builds, pointing into `json` (which must outlive it), and returns
+/// true; otherwise returns false, never throws Error, and leaves `document` unspecified.
+bool parse_document_fast(std::string_view json, const Options& options, Document& document);
+
+/// parse_document's reference path over nlohmann's SAX parser (parser.cpp): same contract as
+/// parse_document, and the source of all its error messages.
+Document parse_document_reference(std::string_view json, const Options& options,
+                                  std::string_view source);
 
 /// Applies `ordered` and `redact` and sorts every object and unordered array bottom-up, in
 /// place (shared/DESIGN.md order). Throws Error(usage) on a duplicate member name (`where` =
@@ -72,10 +95,8 @@ std::size_t canonical_size(const Document& document);
 void write_canonical(const Document& document, std::string& out);
 /// The same, with `size` = canonical_size(document) already known.
 void write_canonical(const Document& document, std::string& out, std::size_t size);
-
-/// Asks the kernel to back [data, data + bytes) with transparent huge pages where it can (Linux
-/// madvise; a no-op elsewhere): multi-MB buffers then take hundreds of times fewer page faults.
-void advise_huge_pages(const void* data, std::size_t bytes);
+/// The same text handed to `sink` in order, in pieces of about 256 KiB (never all at once).
+void write_canonical(const Document& document, const std::function<void(std::string_view)>& sink);
 
 /// Appends `s` as a JSON string literal (quotes included), escaping only '"', '\\' and
 /// U+0000..U+001F (short forms \b \t \n \f \r, else \u00xx lowercase).

@@ -1,5 +1,7 @@
 // Builds a Document from nlohmann's SAX events. nlohmann parses iteratively and validates UTF-8
-// and surrogates; we add exact numbers, duplicate-key and depth checks, and byte offsets.
+// and surrogates; we add exact numbers, duplicate-key and depth checks, and byte offsets. This
+// is the reference path: parse_document tries fast_parser.cpp first and comes here only when
+// that refuses the input, so every error message (and its byte offset) is produced here.
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
@@ -12,6 +14,7 @@
 
 #include "canon/document.hpp"
 #include "canon/number.hpp"
+#include "util/memory.hpp"
 #include "util/error.hpp"
 
 namespace coldgate::canon {
@@ -458,6 +461,17 @@ bool run_fast(Document& document, const Options& options, std::string_view json,
 }  // namespace
 
 Document parse_document(std::string_view json, const Options& options, std::string_view source) {
+  Document document;
+  if (parse_document_fast(json, options, document)) return document;
+  // The fast parser says no more than "not accepted": the reference path decides, and words
+  // the error. Should it accept what the fast parser refused, its Document is the answer
+  // (tests/canon/fast_parser_test.cpp checks that the two agree).
+  document = Document();
+  return parse_document_reference(json, options, source);
+}
+
+Document parse_document_reference(std::string_view json, const Options& options,
+                                  std::string_view source) {
   if (json.size() > options.max_input_bytes) {
     fail(source, options.max_input_bytes,
          "input is " + std::to_string(json.size()) + " bytes, more than the limit of " +
@@ -471,8 +485,8 @@ Document parse_document(std::string_view json, const Options& options, std::stri
   // growing by copying would double the peak instead.
   document.nodes.reserve(json.size() / 6 + 16);
   document.text.reserve(json.size() + json.size() / 4 + 64);
-  advise_huge_pages(document.nodes.data(), document.nodes.capacity() * sizeof(Node));
-  advise_huge_pages(document.text.data(), document.text.capacity());
+  util::advise_huge_pages(document.nodes.data(), document.nodes.capacity() * sizeof(Node));
+  util::advise_huge_pages(document.text.data(), document.text.capacity());
   if (run_fast(document, options, json, source)) return document;
   // Invalid input or a number nlohmann refuses: parse again counting bytes for the message.
   document.nodes.clear();

@@ -1,15 +1,16 @@
 // Prints an arranged Document. The exact output size is computed first so the text is written
-// into one allocation; both passes walk the tree with an explicit stack (no recursion).
+// into one allocation; both passes walk the tree with an explicit stack (no recursion). The
+// command line prints through a small reused buffer instead, so that the 35 MB of a large
+// document's text are never all resident at once (fresh pages are slow on this VM).
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <string>
-#if defined(__linux__)
-#include <sys/mman.h>
-#endif
 #include <vector>
 
 #include "canon/document.hpp"
 #include "canon/writer.hpp"
+#include "util/memory.hpp"
 
 namespace coldgate::canon {
 namespace {
@@ -85,18 +86,6 @@ struct Frame {
 };
 
 }  // namespace
-
-void advise_huge_pages(const void* data, std::size_t bytes) {
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-  constexpr std::uintptr_t k_huge = std::uintptr_t{2} << 20;
-  const auto begin = (reinterpret_cast<std::uintptr_t>(data) + k_huge - 1) & ~(k_huge - 1);
-  const auto end = (reinterpret_cast<std::uintptr_t>(data) + bytes) & ~(k_huge - 1);
-  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
-#else
-  (void)data;
-  (void)bytes;
-#endif
-}
 
 bool needs_escape(std::string_view s) {
   // Eight bytes at a time, exactly (SWAR without carries between bytes): with the high bits
@@ -179,12 +168,47 @@ void write_canonical(const Document& doc, std::string& out) {
   write_canonical(doc, out, canonical_size(doc));
 }
 
-void write_canonical(const Document& doc, std::string& out, std::size_t size) {
-  const std::size_t at = out.size();
-  out.reserve(at + size);
-  advise_huge_pages(out.data(), out.capacity());
-  out.resize(at + size);
-  char* p = out.data() + at;
+namespace {
+
+// Output of write_pretty into a string already sized by canonical_size (exact): no checks.
+struct SizedOut {
+  char* p;
+  char* room(std::size_t) const { return p; }
+  void done(char* end) { p = end; }
+};
+
+// Output of write_pretty through a bounded buffer handed to a sink when the next piece might
+// not fit; grows only for a single piece larger than the buffer (a huge string, deep indent).
+class ChunkedOut {
+ public:
+  static constexpr std::size_t k_chunk_bytes = std::size_t{256} << 10;
+
+  explicit ChunkedOut(const std::function<void(std::string_view)>& sink)
+      : m_sink(sink), m_buffer(k_chunk_bytes, '\0') {}
+
+  char* room(std::size_t bytes) {
+    if (m_used + bytes > m_buffer.size()) {
+      flush();
+      if (bytes > m_buffer.size()) m_buffer.resize(bytes);
+    }
+    return m_buffer.data() + m_used;
+  }
+  void done(char* end) { m_used = static_cast<std::size_t>(end - m_buffer.data()); }
+  void flush() {
+    if (m_used > 0) m_sink(std::string_view(m_buffer.data(), m_used));
+    m_used = 0;
+  }
+
+ private:
+  const std::function<void(std::string_view)>& m_sink;
+  std::string m_buffer;
+  std::size_t m_used = 0;
+};
+
+// Prints the arranged document in canonical (pretty) form into `out` (SizedOut or ChunkedOut),
+// asking for room per line with an upper bound (an escape is at most six bytes per byte).
+template <typename Out>
+void write_pretty(const Document& doc, Out& out) {
   std::string indent;
   auto spaces = [&](std::size_t depth) {
     if (indent.size() < 2 * depth) indent.assign(2 * depth + 64, ' ');
@@ -193,6 +217,10 @@ void write_canonical(const Document& doc, std::string& out, std::size_t size) {
   walk_pretty(
       doc,
       [&](const Node& node, std::size_t depth, bool is_member, bool last) {
+        std::size_t bound = 2 * depth + 16;
+        if (is_member) bound += 6 * std::size_t{node.key_size()};
+        if (node.kind() == Kind::string || node.kind() == Kind::number) bound += 6 * std::size_t{node.b};
+        char* p = out.room(bound);
         p = put(p, spaces(depth));
         if (is_member) {
           p = put_string(p, doc.key(node), node.has(Node::k_key_escape));
@@ -205,6 +233,7 @@ void write_canonical(const Document& doc, std::string& out, std::size_t size) {
           *p++ = node.kind() == Kind::array ? '[' : '{';
           if (node.b > 0) {
             *p++ = '\n';
+            out.done(p);
             return;
           }
           *p++ = node.kind() == Kind::array ? ']' : '}';
@@ -213,13 +242,33 @@ void write_canonical(const Document& doc, std::string& out, std::size_t size) {
         }
         if (!last) *p++ = ',';
         *p++ = '\n';
+        out.done(p);
       },
       [&](const Node& container, std::size_t depth, bool last) {
+        char* p = out.room(2 * depth + 3);
         p = put(p, spaces(depth));
         *p++ = container.kind() == Kind::array ? ']' : '}';
         if (!last) *p++ = ',';
         *p++ = '\n';
+        out.done(p);
       });
+}
+
+}  // namespace
+
+void write_canonical(const Document& doc, std::string& out, std::size_t size) {
+  const std::size_t at = out.size();
+  out.reserve(at + size);
+  util::advise_huge_pages(out.data(), out.capacity());
+  out.resize(at + size);
+  SizedOut sized{out.data() + at};
+  write_pretty(doc, sized);
+}
+
+void write_canonical(const Document& doc, const std::function<void(std::string_view)>& sink) {
+  ChunkedOut chunked(sink);
+  write_pretty(doc, chunked);
+  chunked.flush();
 }
 
 void write_compact(const Document& doc, std::uint32_t root_index, std::string& out) {

@@ -78,6 +78,16 @@ int run_canon(const CanonArgs& args) {
   for (const auto& p : options.ordered) canon::validate_pattern(p);
   for (const auto& p : options.redact) canon::validate_pattern(p);
 
+  if (!args.check && args.output.empty()) {
+    // Straight to stdout in pieces: a large document's text is never held whole.
+    canon::canonicalize_to(input, options, source, [](std::string_view piece) {
+      if (std::fwrite(piece.data(), 1, piece.size(), stdout) != piece.size()) {
+        throw Error(ExitCode::infrastructure, "stdout", "write failed");
+      }
+    });
+    if (std::fflush(stdout) != 0) throw Error(ExitCode::infrastructure, "stdout", "write failed");
+    return 0;
+  }
   std::string out = canon::canonicalize(input, options, source);
   if (args.check) {
     if (out == input) return 0;
@@ -86,11 +96,7 @@ int run_canon(const CanonArgs& args) {
               << (args.input == "-" ? "FILE" : args.input) << '\n';
     return static_cast<int>(ExitCode::gate_failed);
   }
-  if (!args.output.empty()) {
-    util::write_file_atomic(args.output, out);
-  } else {
-    write_stdout(out);
-  }
+  util::write_file_atomic(args.output, out);
   return 0;
 }
 

@@ -16,6 +16,7 @@
 #include <fmt/core.h>
 
 #include "util/error.hpp"
+#include "util/memory.hpp"
 
 namespace coldgate::util {
 
@@ -80,6 +81,8 @@ std::string read_file(const std::filesystem::path& path) {
   in.seekg(0, std::ios::end);
   auto size = in.tellg();
   if (size > 0) {
+    data.reserve(static_cast<std::size_t>(size));
+    advise_huge_pages(data.data(), data.capacity());
     data.resize(static_cast<std::size_t>(size));
     in.seekg(0);
     in.read(data.data(), size);

@@ -226,6 +226,33 @@ TEST(CanonFormat, NeedsEscapeIsExactForEveryByteAtEveryPosition) {
   }
 }
 
+TEST(CanonFormat, StreamedTextEqualsReturnedText) {
+  // canonicalize_to prints through a 256 KiB buffer: a line larger than it (a string whose
+  // escapes make it 900 KB), deep indentation and many small lines.
+  std::string big = "{\"s\": \"";
+  for (int i = 0; i < 100000; ++i) big += "\\u0001\\\"x";
+  big += "\", \"deep\": " + std::string(1000, '[') + "1" + std::string(1000, ']') + ", \"many\": [";
+  for (int i = 0; i < 50000; ++i) big += std::to_string(i * 7919 % 50000) + (i + 1 < 50000 ? "," : "");
+  big += "]}";
+  for (const std::string& json : {big, std::string("1"), std::string("[]"), std::string("{\"a\":\"\\n\"}")}) {
+    std::string streamed;
+    std::size_t pieces = 0;
+    canonicalize_to(json, {}, "input", [&](std::string_view piece) {
+      EXPECT_FALSE(piece.empty());
+      streamed += piece;
+      ++pieces;
+    });
+    EXPECT_EQ(streamed, canonicalize(json));
+    if (json.size() > 1000) {
+      EXPECT_GT(pieces, 10u);
+    }
+  }
+  // Errors come before any piece.
+  bool called = false;
+  EXPECT_THROW(canonicalize_to("[1,", {}, "input", [&](std::string_view) { called = true; }), Error);
+  EXPECT_FALSE(called);
+}
+
 TEST(CanonRedact, IdsKeepExistingPlaceholdersAndGiveNewValuesTheSmallestFreeNumbers) {
   const Options options = with_redact({"/tags/*"}, true);
   // "[tags-2]" keeps its number; the new values a < b take 1 and 3.
