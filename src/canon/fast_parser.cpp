@@ -444,9 +444,9 @@ void FastParser::parse() {
     while (true) {
       skip_space();
       if (m_open.empty()) {
-        // nlohmann's lexer reads a NUL byte between tokens as the end of the input (so that it
-        // can parse C strings): what follows one after the top-level value is never looked at.
-        if (current() != '\0') throw Reject{};
+        // Only the end of the input may follow the top-level value (a NUL byte too is refused:
+        // the reference path words the error).
+        if (m_p != m_end) throw Reject{};
         finish();
         return;
       }

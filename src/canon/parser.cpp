@@ -4,6 +4,7 @@
 // that refuses the input, so every error message (and its byte offset) is produced here.
 #include <cctype>
 #include <cmath>
+#include <cstring>
 #include <cstdlib>
 #include <iterator>
 #include <limits>
@@ -479,6 +480,13 @@ Document parse_document_reference(std::string_view json, const Options& options,
   }
   if (json.size() >= 3 && json.substr(0, 3) == "\xEF\xBB\xBF") {
     fail(source, 0, "UTF-8 byte order mark at the start; remove the BOM (canonical JSON has none)");
+  }
+  // nlohmann's lexer takes a NUL byte between tokens for the end of the input (C strings), so
+  // `[1]\0junk` would pass. JSON text holds no raw NUL anywhere (RFC 8259: control characters
+  // in strings must be escaped): refuse it before parsing.
+  if (const void* nul = std::memchr(json.data(), 0, json.size())) {
+    fail(source, static_cast<std::size_t>(static_cast<const char*>(nul) - json.data()),
+         "NUL byte; JSON text cannot contain one (escape it as \\u0000 inside a string)");
   }
   Document document;
   // Generous reservations cost address space only; untouched pages are never resident, and

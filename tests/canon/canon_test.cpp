@@ -343,3 +343,26 @@ TEST(CanonErrors, DuplicateKeyNextToHugeNumbers) {
 
 }  // namespace
 }  // namespace coldgate::canon
+
+namespace coldgate::canon {
+namespace {
+
+// nlohmann reads a NUL byte as the end of input; JSON text can hold none, so it is an error
+// wherever it stands, with its offset.
+TEST(CanonErrors, NulByteAnywhereIsRefusedWithItsOffset) {
+  for (auto [text, offset] : std::vector<std::pair<std::string, int>>{
+           {std::string("[1]\0junk", 8), 3}, {std::string("[1,\0 2]", 7), 3},
+           {std::string("\"a\0b\"", 5), 2}, {std::string("\0", 1), 0}}) {
+    try {
+      canonicalize(text, {}, "doc.json");
+      ADD_FAILURE() << "accepted a NUL at " << offset;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.message(), "doc.json: byte " + std::to_string(offset) +
+                                 ": NUL byte; JSON text cannot contain one (escape it as \\u0000 "
+                                 "inside a string)");
+    }
+  }
+}
+
+}  // namespace
+}  // namespace coldgate::canon
