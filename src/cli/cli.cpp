@@ -62,13 +62,20 @@ std::vector<Subcommand> subcommands() {
                       "write new documents over the committed snapshots (local mode only)");
          add_ci_flags(sub, args->ci);
          sub.add_option("--baseline", args->baseline, "results.json of the base to gate against");
-         sub.add_option("--shard", args->shard, "I/N: run every N-th stage starting at the I-th");
-         return [args] {
-           if (args->baseline.empty() && args->shard.empty()) require_config(args->config);
-           return run_run(*args);
-         };
+         sub.add_option("--shard", args->shard,
+                        "I/N: run the I-th stage and every N-th after it (CI matrices; then coldgate merge)");
+         return [args] { return run_run(*args); };
        }},
-      {"compare", "gate HEAD.json against BASE.json results", "the gate and its reports", {}},
+      {"compare", "gate HEAD.json against BASE.json results", nullptr,
+       [](CLI::App& sub) -> std::function<int()> {
+         auto args = std::make_shared<CompareArgs>();
+         sub.add_option("base", args->base, "baseline results.json")->required();
+         sub.add_option("head", args->head, "head results.json")->required();
+         sub.add_option("-c,--config", args->config, "config with the gate thresholds (default: ./coldgate.yaml when present)");
+         sub.add_option("--out", args->out, "folder for results.json (with the gate block) and report.md")
+             ->capture_default_str();
+         return [args] { return run_compare(*args); };
+       }},
       {"accept", "promote pending .new snapshots over the committed ones", nullptr,
        [](CLI::App& sub) -> std::function<int()> {
          auto args = std::make_shared<AcceptArgs>();
@@ -122,7 +129,15 @@ std::vector<Subcommand> subcommands() {
        }},
       {"comment", "post or update the pull request comment", "the forge module", {}},
       {"ab", "interleaved A/B of two commits on one runner", "stacked pull requests", {}},
-      {"merge", "merge results of sharded runs", "the gate and its reports", {}},
+      {"merge", "merge results of sharded runs", nullptr,
+       [](CLI::App& sub) -> std::function<int()> {
+         auto args = std::make_shared<MergeArgs>();
+         sub.add_option("files", args->inputs, "results.json of each shard")->required();
+         sub.add_option("-o,--output", args->output, "merged results file (written atomically)")->required();
+         sub.add_option("-c,--config", args->config, "config giving the stage order (default: ./coldgate.yaml when present)");
+         sub.add_flag("--force", args->force, "merge results of different commits or environments");
+         return [args] { return run_merge(*args); };
+       }},
       {"db", "the configured database, by hand: up | down | url", nullptr,
        [](CLI::App& sub) -> std::function<int()> {
          auto action = std::make_shared<std::string>();

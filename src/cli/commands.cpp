@@ -2,11 +2,14 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <optional>
+#include <tuple>
 
 #include <fmt/core.h>
 
@@ -14,6 +17,7 @@
 #include "config/config.hpp"
 #include "diff/diff.hpp"
 #include "gate/gate.hpp"
+#include "gate/merge.hpp"
 #include "measure/job.hpp"
 #include "report/results_json.hpp"
 #include "report/table.hpp"
@@ -147,12 +151,18 @@ int run_accept(const AcceptArgs& args) {
 }
 
 int run_run(const RunArgs& args) {
-  if (!args.baseline.empty() || !args.shard.empty()) {
-    throw usage_error(args.baseline.empty() ? "run --shard" : "run --baseline",
-                      "not built yet (arrives with the gate and its reports)");
+  measure::JobOptions options;
+  if (!args.shard.empty()) {
+    std::tie(options.shard_index, options.shard_count) = measure::parse_shard(args.shard);
+  }
+  // The baseline is read and checked before measuring: a bad file fails in a second, not after
+  // minutes of cold runs.
+  std::optional<measure::Results> base;
+  if (!args.baseline.empty()) {
+    base = report::from_json(util::read_file(args.baseline), args.baseline);
+    gate::check_samples(*base, args.baseline);
   }
   auto cfg = load_config(args.config);
-  measure::JobOptions options;
   options.stages = args.stages;
   options.out_dir = args.out;
   options.ci = ci_mode(args.ci);
@@ -178,13 +188,90 @@ int run_run(const RunArgs& args) {
     }
   }
   measure::Results results = measure::run_job(cfg, options);
+  std::optional<Error> gate_error;  // thrown once results.json is written
+  if (base) {
+    // Stages of the config this run skipped (--stage, --shard) were not measured, not removed.
+    std::erase_if(base->stages, [&](const measure::StageResult& b) {
+      bool in_config = std::any_of(cfg.stages.begin(), cfg.stages.end(),
+                                   [&](const config::Stage& s) { return s.name == b.name; });
+      return in_config &&
+             std::none_of(results.stages.begin(), results.stages.end(),
+                          [&](const measure::StageResult& h) { return h.name == b.name; });
+    });
+    if (results.git.base.empty()) results.git.base = base->git.commit;
+    try {
+      results.gate = gate::compare(results, *base, args.baseline, gate::Thresholds::from(cfg));
+    } catch (const Error& e) {
+      gate_error = e;
+    }
+  }
   std::string markdown = report::run_markdown(results);
   util::write_file_atomic(out / "results.json", report::to_json(results));
   util::write_file_atomic(out / "report.md", markdown);
   write_stdout(markdown);
   std::cerr << "coldgate: " << gate::verdict(results) << "; results in "
             << (out / "results.json").string() << '\n';
+  if (gate_error) throw *gate_error;
   return gate::passed(results) ? 0 : static_cast<int>(ExitCode::gate_failed);
+}
+
+namespace {
+
+// -c FILE when given (it must exist), else ./coldgate.yaml when there is one, else no config.
+std::optional<config::Config> optional_config(const std::string& path) {
+  if (!path.empty()) return load_config(path);
+  std::error_code ec;
+  if (std::filesystem::exists("coldgate.yaml", ec)) return config::load("coldgate.yaml");
+  return std::nullopt;
+}
+
+measure::Results read_results(const std::string& path) {
+  measure::Results r = report::from_json(util::read_file(path), path);
+  gate::check_samples(r, path);
+  return r;
+}
+
+}  // namespace
+
+int run_compare(const CompareArgs& args) {
+  measure::Results base = read_results(args.base);
+  measure::Results head = read_results(args.head);
+  gate::Thresholds thresholds;  // built-in defaults without a config
+  if (auto cfg = optional_config(args.config)) thresholds = gate::Thresholds::from(*cfg);
+  if (head.git.base.empty()) head.git.base = base.git.commit;
+  head.gate = gate::compare(head, base, args.base, thresholds);
+
+  ::signal(SIGPIPE, SIG_IGN);
+  std::filesystem::path out = args.out;
+  std::string markdown = report::run_markdown(head);
+  util::write_file_atomic(out / "results.json", report::to_json(head));
+  util::write_file_atomic(out / "report.md", markdown);
+  write_stdout(markdown);
+  std::cerr << "coldgate: " << gate::verdict(head) << "; results in "
+            << (out / "results.json").string() << '\n';
+  return gate::passed(head) ? 0 : static_cast<int>(ExitCode::gate_failed);
+}
+
+int run_merge(const MergeArgs& args) {
+  std::vector<gate::NamedResults> inputs;
+  for (const auto& path : args.inputs) inputs.emplace_back(path, read_results(path));
+  gate::MergeOptions options;
+  options.force = args.force;
+  if (auto cfg = optional_config(args.config)) {
+    for (const auto& s : cfg->stages) options.stage_order.push_back(s.name);
+  }
+  measure::Results merged = gate::merge(inputs, options);
+  util::write_file_atomic(args.output, report::to_json(merged));
+  bool any_gate = std::any_of(inputs.begin(), inputs.end(), [](const auto& i) { return i.second.gate.has_value(); });
+  if (any_gate && !merged.gate) {
+    std::cerr << "coldgate: merge: gate blocks left out (not every file has one against the same "
+                 "baseline); gate the merged file with coldgate compare BASE.json "
+              << args.output << '\n';
+  }
+  std::cerr << "coldgate: merged " << inputs.size() << " file" << (inputs.size() == 1 ? "" : "s")
+            << " (" << merged.stages.size() << " stage" << (merged.stages.size() == 1 ? "" : "s")
+            << ") into " << args.output << '\n';
+  return 0;
 }
 
 }  // namespace coldgate::cli

@@ -61,11 +61,36 @@ struct RunArgs {
   std::string out = "coldgate-out";  // --out: results.json, report.md, CI candidates, plans
   bool update_snapshots = false;
   std::optional<bool> ci;
-  std::string baseline;  // --baseline FILE (the gate; not built yet)
-  std::string shard;     // --shard I/N (not built yet)
+  std::string baseline;  // --baseline FILE: results.json to gate against
+  std::string shard;     // --shard I/N: every N-th stage starting at the I-th
 };
 /// The main job: measures every stage, writes <out>/results.json and <out>/report.md, prints
-/// the Markdown table on stdout; 0 when every stage ran and every snapshot matches, else 1.
+/// the Markdown table on stdout; 0 when every stage ran, every snapshot matches and (with
+/// --baseline) nothing regressed, else 1. A bad baseline or --shard fails before measuring
+/// (exit 2); differing environments under require_same_environment exit 3 after results.json
+/// is written.
 int run_run(const RunArgs& args);
+
+/// Arguments of `coldgate compare`.
+struct CompareArgs {
+  std::string base;                  // baseline results.json
+  std::string head;                  // head results.json
+  std::string config;                // -c: thresholds; "" = ./coldgate.yaml when it exists
+  std::string out = "coldgate-out";  // --out: results.json (head + gate block), report.md
+};
+/// Gates HEAD against BASE: writes <out>/results.json and <out>/report.md, prints the report;
+/// 0 when the gate passes, 1 when it fails. Throws Error(usage) for unreadable, malformed or
+/// wrong-schema files and bad samples; Error(infrastructure) under require_same_environment.
+int run_compare(const CompareArgs& args);
+
+/// Arguments of `coldgate merge`.
+struct MergeArgs {
+  std::vector<std::string> inputs;  // results.json of each shard
+  std::string output;               // -o: the merged file, written atomically
+  std::string config;               // -c: stage order; "" = ./coldgate.yaml when it exists
+  bool force = false;               // merge different commits or environments
+};
+/// Joins sharded results (gate::merge) into args.output; 0, or throws Error(usage).
+int run_merge(const MergeArgs& args);
 
 }  // namespace coldgate::cli

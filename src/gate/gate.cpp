@@ -3,6 +3,11 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
+#include <set>
+
+#include "util/error.hpp"
 
 namespace coldgate::gate {
 namespace {
@@ -10,9 +15,142 @@ namespace {
 using namespace coldgate::measure;
 
 std::size_t count_status(const Results& r, std::string_view status) {
-  return static_cast<std::size_t>(std::count_if(r.stages.begin(), r.stages.end(), [&](const auto& s) {
-    return s.snapshot && s.snapshot->status == status;
-  }));
+  return static_cast<std::size_t>(
+      std::count_if(r.stages.begin(), r.stages.end(),
+                    [&](const auto& s) { return s.snapshot && s.snapshot->status == status; }));
+}
+
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+// The kind of quantity a metric holds, for its absolute floor: by name first (`_ms`, `_bytes`),
+// then by unit; counts and a command's own units have no floor.
+enum class Quantity { time_ms, size_bytes, other };
+
+Quantity quantity(const std::string& name, const std::string& unit) {
+  if (ends_with(name, "_ms") || unit == "ms") return Quantity::time_ms;
+  if (ends_with(name, "_bytes") || unit == "bytes") return Quantity::size_bytes;
+  return Quantity::other;
+}
+
+// The samples the gate reads: cold ones; warm ones only when a metric has no cold samples.
+const std::vector<double>& gated_samples(const Metric& m) {
+  return m.cold.empty() ? m.warm : m.cold;
+}
+
+std::string plural(std::size_t n, std::string_view word) {
+  return fmt::format("{} {}{}", n, word, n == 1 ? "" : "s");
+}
+
+// "812 ms", "12.0 MiB", "3": enough for a reason line (the report formats its own table).
+std::string amount(double v, Quantity q) {
+  if (q == Quantity::time_ms)
+    return v < 10 ? fmt::format("{:.3g} ms", v) : fmt::format("{:.0f} ms", v);
+  if (q == Quantity::size_bytes) return fmt::format("{:.1f} MiB", v / (1024.0 * 1024.0));
+  return fmt::format("{:g}", v);
+}
+
+// "10.4×", "123×", "0.45×": three significant figures at most.
+std::string times(double ratio) {
+  if (ratio >= 100) return fmt::format("{:.0f}×", ratio);
+  return ratio >= 1 ? fmt::format("{:.1f}×", ratio) : fmt::format("{:.2f}×", ratio);
+}
+
+// One verdict from the two sides' samples (both non-empty).
+MetricVerdict judge(const std::string& stage, const std::string& name, const Metric& head,
+                    const Metric& base, const config::Gate& g) {
+  const auto& hs = gated_samples(head);
+  const auto& bs = gated_samples(base);
+  MetricVerdict v{stage, name, head.unit, "same", median(bs), median(hs), std::nullopt, ""};
+  const double b = *v.base_median;
+  const double h = *v.head_median;
+  const Quantity q = quantity(name, head.unit);
+  const double floor = q == Quantity::time_ms      ? static_cast<double>(g.min_delta.count())
+                       : q == Quantity::size_bytes ? static_cast<double>(g.min_delta_bytes)
+                                                   : 0.0;
+  // A zero base median has no ratio: any positive head is "infinitely" slower, and only the
+  // absolute floor and the ranges keep noise from becoming a regression.
+  double ratio = 1;
+  if (b > 0) {
+    ratio = h / b;
+    v.ratio = ratio;
+  } else if (h > 0) {
+    ratio = std::numeric_limits<double>::infinity();
+  }
+  const double delta = h - b;
+  const double head_min = *std::min_element(hs.begin(), hs.end());
+  const double base_max = *std::max_element(bs.begin(), bs.end());
+  const std::string ratio_text = b > 0 ? times(ratio) : fmt::format("from 0 to {}", amount(h, q));
+
+  if (ratio >= g.max_ratio) {
+    bool big = delta >= floor && delta > 0;
+    bool apart = head_min > base_max;
+    if (big && apart) {
+      v.verdict = "regression";
+      v.reason = fmt::format("{} ≥ max_ratio {:g}, +{} ≥ min_delta {}, ranges apart", ratio_text,
+                             g.max_ratio, amount(delta, q), amount(floor, q));
+      return v;
+    }
+    v.verdict = "slower";
+    v.reason =
+        !big ? fmt::format("{} but +{} < min_delta {}", ratio_text, amount(delta, q),
+                           amount(floor, q))
+             : fmt::format("{} but the ranges overlap (fastest head run {} ≤ slowest base run {})",
+                           ratio_text, amount(head_min, q), amount(base_max, q));
+    return v;
+  }
+  if (ratio >= g.warn_ratio) {
+    v.verdict = "slower";
+    v.reason = fmt::format("{} ≥ warn_ratio {:g}", ratio_text, g.warn_ratio);
+  } else if (ratio <= 1 / g.warn_ratio) {
+    v.verdict = "faster";
+    v.reason = fmt::format("{} ≤ 1/warn_ratio", times(ratio));
+  } else {
+    v.reason = b > 0 ? fmt::format("{} within warn_ratio {:g}", times(ratio), g.warn_ratio)
+                     : "0 on both sides";
+  }
+  return v;
+}
+
+MetricVerdict one_sided(const std::string& stage, const std::string& name, const Metric& m,
+                        bool in_head, std::string reason) {
+  MetricVerdict v{stage,        name,         m.unit,       in_head ? "new" : "removed",
+                  std::nullopt, std::nullopt, std::nullopt, std::move(reason)};
+  (in_head ? v.head_median : v.base_median) = median(gated_samples(m));
+  return v;
+}
+
+bool has_samples(const Metric* m) {
+  return m && !(m->cold.empty() && m->warm.empty());
+}
+
+const StageResult* find_stage(const Results& r, const std::string& name) {
+  for (const auto& s : r.stages) {
+    if (s.name == name) return &s;
+  }
+  return nullptr;
+}
+
+// Gated metric names of a stage pair: head's in its order, then those only the baseline has.
+std::vector<std::string> gated_names(const StageResult* head, const StageResult* base,
+                                     const config::Gate& g) {
+  std::vector<std::string> names;
+  for (const StageResult* s : {head, base}) {
+    if (!s) continue;
+    for (const auto& [name, m] : s->metrics) {
+      if (is_gated(g, name) && std::find(names.begin(), names.end(), name) == names.end()) {
+        names.push_back(name);
+      }
+    }
+  }
+  return names;
+}
+
+int major_version(const Environment& e) {
+  // version_num: 150008 → 15; before PostgreSQL 10, 90624 → 9.6 (kept as 906).
+  if (e.postgres_version_num >= 100000) return e.postgres_version_num / 10000;
+  return e.postgres_version_num / 100;
 }
 
 }  // namespace
@@ -29,8 +167,117 @@ Thresholds Thresholds::from(const config::Config& config) {
   return t;
 }
 
+bool is_gated(const config::Gate& gate, const std::string& metric) {
+  if (!gate.metrics.empty()) {
+    return std::find(gate.metrics.begin(), gate.metrics.end(), metric) != gate.metrics.end();
+  }
+  return ends_with(metric, "_ms") || metric == "peak_rss_bytes";
+}
+
+void check_samples(const Results& r, const std::string& source) {
+  for (const auto& s : r.stages) {
+    for (const auto& [name, m] : s.metrics) {
+      const bool non_negative = quantity(name, m.unit) != Quantity::other;
+      for (const auto* samples : {&m.cold, &m.warm}) {
+        for (std::size_t i = 0; i < samples->size(); ++i) {
+          double x = (*samples)[i];
+          if (std::isfinite(x) && (x >= 0 || !non_negative)) continue;
+          throw usage_error(
+              source, fmt::format("stage '{}', metric {}: {} sample {} is {} ({})", s.name, name,
+                                  samples == &m.cold ? "cold" : "warm", i + 1, x,
+                                  std::isfinite(x) ? "a time or size cannot be negative"
+                                                   : "not a finite number"));
+        }
+      }
+    }
+  }
+}
+
+std::vector<std::string> environment_differences(const Environment& base, const Environment& head,
+                                                 std::size_t* significant) {
+  std::vector<std::string> out;
+  auto differ = [&](std::string_view field, const std::string& b, const std::string& h,
+                    std::string_view suffix = "") {
+    if (b != h) {
+      out.push_back(fmt::format("{}: {} → {}{}", field, b.empty() ? "(unknown)" : b,
+                                h.empty() ? "(unknown)" : h, suffix));
+    }
+  };
+  differ("postgres major version", std::to_string(major_version(base)),
+         std::to_string(major_version(head)));
+  differ("provider", base.provider, head.provider);
+  differ("cpu_model", base.cpu_model, head.cpu_model);
+  if (significant) *significant = out.size();
+  differ("cpus", std::to_string(base.cpus), std::to_string(head.cpus), " (info)");
+  differ("kernel", base.kernel, head.kernel, " (info)");
+  if (major_version(base) == major_version(head)) {
+    differ("postgres version", base.postgres_version, head.postgres_version, " (info)");
+  }
+  return out;
+}
+
+GateResult compare(const Results& head, const Results& base, const std::string& baseline_name,
+                   const Thresholds& thresholds) {
+  check_samples(base, baseline_name);
+  check_samples(head, "head results");
+
+  GateResult g;
+  g.baseline = baseline_name;
+  g.base_git = base.git;
+  std::size_t significant = 0;
+  g.environment_differences =
+      environment_differences(base.environment, head.environment, &significant);
+  if (significant > 0 && thresholds.defaults.require_same_environment) {
+    std::string list;
+    for (std::size_t i = 0; i < significant; ++i)
+      list += (i ? "; " : "") + g.environment_differences[i];
+    throw Error(
+        ExitCode::infrastructure, baseline_name,
+        fmt::format("measured in another environment ({}) and gate.require_same_environment "
+                    "is true; compare results from matching runners",
+                    list));
+  }
+
+  std::set<std::string> names_seen;
+  auto add_stage = [&](const StageResult* h, const StageResult* b) {
+    const std::string& name = h ? h->name : b->name;
+    if (!names_seen.insert(name).second) return;
+    if (!b) g.stages_new.push_back(name);
+    if (!h) g.stages_removed.push_back(name);
+    if (h && h->failed()) return;  // the failure fails the gate; its samples prove nothing
+    const config::Gate& gate = thresholds.for_stage(name);
+    for (const auto& metric : gated_names(h, b, gate)) {
+      const Metric* hm = h ? h->find(metric) : nullptr;
+      const Metric* bm = b ? b->find(metric) : nullptr;
+      bool base_usable = has_samples(bm) && !b->failed();
+      if (has_samples(hm) && base_usable && hm->unit != bm->unit) {
+        g.metrics.push_back(one_sided(
+            name, metric, *hm, true,
+            fmt::format("unit changed from '{}' to '{}': not compared", bm->unit, hm->unit)));
+      } else if (has_samples(hm) && base_usable) {
+        g.metrics.push_back(judge(name, metric, *hm, *bm, gate));
+      } else if (has_samples(hm)) {
+        g.metrics.push_back(one_sided(name, metric, *hm, true,
+                                      !b            ? "stage not in the baseline"
+                                      : b->failed() ? "stage failed in the baseline"
+                                                    : "metric not in the baseline"));
+      } else if (has_samples(bm)) {
+        g.metrics.push_back(
+            one_sided(name, metric, *bm, false,
+                      h ? "metric not in the head results" : "stage not in the head results"));
+      }
+    }
+  };
+  for (const auto& h : head.stages) add_stage(&h, find_stage(base, h.name));
+  for (const auto& b : base.stages) add_stage(find_stage(head, b.name), &b);
+  return g;
+}
+
 bool passed(const Results& r) {
-  return std::none_of(r.stages.begin(), r.stages.end(), [](const StageResult& s) {
+  bool regression =
+      r.gate && std::any_of(r.gate->metrics.begin(), r.gate->metrics.end(),
+                            [](const MetricVerdict& m) { return m.verdict == "regression"; });
+  return !regression && std::none_of(r.stages.begin(), r.stages.end(), [](const StageResult& s) {
     return s.failed() ||
            (s.snapshot && s.snapshot->status != "match" && s.snapshot->status != "updated");
   });
@@ -48,6 +295,19 @@ std::string verdict(const Results& r) {
     parts.push_back(fmt::format("{} stage{} failed ({})", failed_names.size(),
                                 failed_names.size() == 1 ? "" : "s", names));
   }
+  std::size_t slower = 0;
+  if (r.gate) {
+    std::string names;
+    std::size_t n = 0;
+    for (const auto& m : r.gate->metrics) {
+      if (m.verdict == "slower") ++slower;
+      if (m.verdict != "regression") continue;
+      ++n;
+      names += fmt::format("{}{} {} {}", names.empty() ? "" : ", ", m.stage, m.metric,
+                           m.ratio ? times(*m.ratio) : "from 0");
+    }
+    if (n > 0) parts.push_back(fmt::format("{} ({})", plural(n, "regression"), names));
+  }
   for (std::string_view status : {"changed", "missing", "malformed", "nondeterministic"}) {
     std::string names;
     for (const auto& s : r.stages) {
@@ -60,9 +320,12 @@ std::string verdict(const Results& r) {
   if (parts.empty()) {
     std::size_t snaps = count_status(r, "match");
     std::size_t updated = count_status(r, "updated");
-    return fmt::format("passed: {} stage{}, {} snapshot{} match{}", r.stages.size(),
+    std::string gate_text;
+    if (r.gate)
+      gate_text = slower ? fmt::format(", no regression ({} slower)", slower) : ", no regression";
+    return fmt::format("passed: {} stage{}, {} snapshot{} match{}{}", r.stages.size(),
                        r.stages.size() == 1 ? "" : "s", snaps, snaps == 1 ? "" : "s",
-                       updated ? fmt::format(", {} updated", updated) : "");
+                       updated ? fmt::format(", {} updated", updated) : "", gate_text);
   }
   std::string text = "failed: ";
   for (std::size_t i = 0; i < parts.size(); ++i) text += (i ? ", " : "") + parts[i];

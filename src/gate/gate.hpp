@@ -2,6 +2,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "config/config.hpp"
 #include "measure/results.hpp"
@@ -10,19 +11,43 @@ namespace coldgate::gate {
 
 /// Thresholds for one comparison: the config's top-level `gate:` and each stage's override.
 struct Thresholds {
-  config::Gate defaults;                        // top-level gate (or built-in defaults)
-  std::map<std::string, config::Gate> stages;   // stage name → gate with its overrides applied
+  config::Gate defaults;                       // top-level gate (or built-in defaults)
+  std::map<std::string, config::Gate> stages;  // stage name → gate with its overrides applied
   /// The gate for `stage`: its override, else the defaults.
   const config::Gate& for_stage(const std::string& stage) const;
   /// From a loaded config (top level + stages[].gate).
   static Thresholds from(const config::Config& config);
 };
 
+/// True when `gate` reads `metric`: it is listed in gate.metrics, or that list is empty and
+/// the name ends in `_ms` or is `peak_rss_bytes`.
+bool is_gated(const config::Gate& gate, const std::string& metric);
+
+/// Throws Error(usage) naming `source`, stage and metric when a sample is NaN or infinite, or
+/// negative in a time (`ms`) or size (`bytes`) metric.
+void check_samples(const measure::Results& results, const std::string& source);
+
+/// The environment fields that differ between `base` and `head`, as "field: base → head":
+/// first those that make timings incomparable (PostgreSQL major version, provider, CPU model),
+/// then, suffixed " (info)", CPU count, kernel and PostgreSQL minor version. Returns how many
+/// of the first kind there are through `significant` when given.
+std::vector<std::string> environment_differences(const measure::Environment& base,
+                                                 const measure::Environment& head,
+                                                 std::size_t* significant = nullptr);
+
 /// Head results against a baseline (shared/DESIGN.md "The gate"): stages matched by name,
-/// metrics by name; per gated metric the medians of cold (+ warm) samples give regression /
-/// slower / faster / same, and new / removed where one side lacks it. `baseline_name` is the
-/// baseline file as given. Throws Error(usage) for NaN, infinite or negative samples (naming
-/// the file, stage and metric) and, with require_same_environment, for differing environments.
+/// metrics by name. Per gated metric the medians of the COLD samples are compared (warm ones
+/// only for a metric that has no cold samples: warm repetitions skip process start and
+/// connect, so pooling them would mix two distributions): `regression` when ratio ≥ max_ratio,
+/// head − base ≥ min_delta (min_delta_bytes for bytes) and head's fastest run > base's slowest;
+/// `slower` ≥ warn_ratio; `faster` ≤ 1/warn_ratio; else `same`; `new` / `removed` where one
+/// side lacks the stage or metric (or the baseline's stage failed). A base median of 0 has no
+/// ratio (nullopt): head 0 is `same`, head > 0 counts as infinitely slower (still below
+/// min_delta never a regression). Stages that failed in head get no metric verdicts: the
+/// failure fails the gate. `baseline_name` is the baseline file as given. Throws Error(usage)
+/// for bad samples (see check_samples, head named "head results") and
+/// Error(infrastructure) (exit 3) when require_same_environment is set and the PostgreSQL major
+/// version, provider or CPU model differ.
 measure::GateResult compare(const measure::Results& head, const measure::Results& base,
                             const std::string& baseline_name, const Thresholds& thresholds);
 

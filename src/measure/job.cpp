@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <ctime>
 #include <fstream>
 #include <iostream>
@@ -64,6 +65,19 @@ std::string git(const fs::path& dir, std::vector<std::string> args) {
   }
 }
 
+// Every shard_count-th stage starting at the shard_index-th (1-based).
+std::vector<config::Stage> shard(std::vector<config::Stage> stages, int index, int count) {
+  if (count < 1 || index < 1 || index > count) {
+    throw usage_error("--shard", fmt::format("shard {}/{} does not exist", index, count));
+  }
+  std::vector<config::Stage> out;
+  for (std::size_t i = static_cast<std::size_t>(index - 1); i < stages.size();
+       i += static_cast<std::size_t>(count)) {
+    out.push_back(std::move(stages[i]));
+  }
+  return out;
+}
+
 std::vector<config::Stage> selected(const config::Config& cfg, const std::vector<std::string>& names) {
   if (names.empty()) return cfg.stages;
   std::vector<std::string> known;
@@ -89,6 +103,25 @@ std::vector<config::Stage> selected(const config::Config& cfg, const std::vector
 }
 
 }  // namespace
+
+std::pair<int, int> parse_shard(std::string_view text) {
+  auto number = [](std::string_view t, int& value) {
+    auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), value);
+    return !t.empty() && ec == std::errc() && end == t.data() + t.size();
+  };
+  auto slash = text.find('/');
+  int index = 0;
+  int count = 0;
+  if (slash == std::string_view::npos || !number(text.substr(0, slash), index) ||
+      !number(text.substr(slash + 1), count)) {
+    throw usage_error("--shard", fmt::format("expected I/N such as 2/4 (the I-th of N shards), got '{}'", text));
+  }
+  if (count < 1 || index < 1 || index > count) {
+    throw usage_error("--shard", fmt::format("'{}': I must be between 1 and N (N ≥ 1), e.g. 1/{}", text,
+                                             std::max(count, 1)));
+  }
+  return {index, count};
+}
 
 std::string utc_now() {
   std::time_t t = std::time(nullptr);
@@ -125,7 +158,8 @@ GitInfo git_info(const fs::path& dir) {
 
 Results run_job(const config::Config& cfg, const JobOptions& options) {
   util::install_interrupt_handlers();
-  std::vector<config::Stage> stages = selected(cfg, options.stages);
+  std::vector<config::Stage> stages =
+      shard(selected(cfg, options.stages), options.shard_index, options.shard_count);
 
   Results results;
   results.tool_version = COLDGATE_VERSION;

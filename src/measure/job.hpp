@@ -2,6 +2,8 @@
 
 #include <filesystem>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "config/config.hpp"
@@ -18,7 +20,12 @@ struct JobOptions {
   bool update_snapshots = false;          // write candidates over committed snapshots (local)
   std::string accept_command = "coldgate accept";  // as messages should spell it (with -c FILE)
   ProgressStyle progress = ProgressStyle::plain;
+  int shard_index = 1;                    // --shard I/N: run the I-th stage and every N-th after
+  int shard_count = 1;                    //   it (1-based, config order, after --stage)
 };
+
+/// `--shard I/N` as {I, N}; throws Error(usage) unless I and N are integers with 1 ≤ I ≤ N.
+std::pair<int, int> parse_shard(std::string_view text);
 
 /// The main job: starts the configured server (provider), runs the setup steps, measures every
 /// selected stage in config order, checks snapshots, stops the server. A failing stage does not

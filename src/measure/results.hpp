@@ -115,7 +115,7 @@ struct MetricVerdict {
   std::string unit;
   /// regression | slower | faster | same | new (no baseline sample) | removed (no head sample)
   std::string verdict;
-  std::optional<double> base_median;  // median of the baseline's cold (+ warm) samples
+  std::optional<double> base_median;  // median of the baseline's cold samples (warm when no cold)
   std::optional<double> head_median;
   std::optional<double> ratio;        // head / base; nullopt when a side is missing or base is 0
   std::string reason;                 // why, e.g. "10.4× ≥ max_ratio 10, +812 ms ≥ min_delta 20 ms, ranges apart"

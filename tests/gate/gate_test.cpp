@@ -1,6 +1,14 @@
 #include "gate/gate.hpp"
 
+#include <fmt/core.h>
 #include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "report/results_json.hpp"
+#include "support/support.hpp"
+#include "util/error.hpp"
 
 namespace coldgate::gate {
 namespace {
@@ -35,6 +43,278 @@ TEST(Gate, VerdictCountsFailuresAndPasses) {
   r.stages[0].snapshot.reset();
   EXPECT_EQ(verdict(r), "failed: 1 stage failed (config-load-jit)");
   EXPECT_FALSE(passed(r));
+}
+
+Results fixture(const std::string& name) {
+  auto path = testing::source_dir() / "tests/gate/fixtures" / name;
+  return report::from_json(testing::slurp(path), name);
+}
+
+// One line per verdict: what the golden file holds.
+std::string lines(const GateResult& g) {
+  std::string out;
+  auto num = [](const std::optional<double>& v) { return v ? fmt::format("{:.10g}", *v) : "-"; };
+  for (const auto& m : g.metrics) {
+    out +=
+        fmt::format("{} {} {}: {} → {} ({}) {}\n", m.stage, m.metric, m.verdict, num(m.base_median),
+                    num(m.head_median), m.ratio ? fmt::format("{:.3g}", *m.ratio) : "-", m.reason);
+  }
+  for (const auto& s : g.stages_new) out += "new stage " + s + "\n";
+  for (const auto& s : g.stages_removed) out += "removed stage " + s + "\n";
+  for (const auto& d : g.environment_differences) out += "environment " + d + "\n";
+  return out;
+}
+
+Metric ms(std::vector<double> cold, std::vector<double> warm = {}) {
+  return {"ms", cold, warm};
+}
+
+// A result with one stage holding one metric.
+Results one(const std::string& metric, Metric m, const std::string& stage = "s") {
+  Results r;
+  StageResult s;
+  s.name = stage;
+  s.metrics.emplace_back(metric, std::move(m));
+  r.stages.push_back(s);
+  return r;
+}
+
+MetricVerdict single_verdict(const Results& head, const Results& base, const Thresholds& t = {}) {
+  GateResult g = compare(head, base, "base.json", t);
+  EXPECT_EQ(g.metrics.size(), 1u) << lines(g);
+  return g.metrics.empty() ? MetricVerdict{} : g.metrics.front();
+}
+
+TEST(GateCompare, FixturesGiveTheGoldenVerdicts) {
+  Results head = fixture("head.json");
+  head.gate = compare(head, fixture("base.json"), "base.json", {});
+  EXPECT_EQ(lines(*head.gate),
+            testing::slurp(testing::source_dir() / "tests/gate/fixtures/expected-gate.txt"));
+  EXPECT_EQ(verdict(head),
+            "failed: 1 stage failed (broken), 4 regressions (config-load wall_ms 10.4×, jit "
+            "jit_total_ms from 0, single wall_ms 13.3×, memory peak_rss_bytes 12.0×), 1 snapshot "
+            "changed (config-load)");
+  EXPECT_FALSE(passed(head));
+  EXPECT_EQ(head.gate->base_git.commit, "1111111111111111111111111111111111111111");
+  // The gate block survives results.json.
+  Results again = report::from_json(report::to_json(head), "again.json");
+  ASSERT_TRUE(again.gate);
+  EXPECT_EQ(lines(*again.gate), lines(*head.gate));
+}
+
+TEST(GateCompare, TenTimesSlowerIsARegressionOnlyWithTheDeltaAndApartRanges) {
+  auto v =
+      single_verdict(one("wall_ms", ms({1000, 1040, 1080})), one("wall_ms", ms({95, 100, 105})));
+  EXPECT_EQ(v.verdict, "regression");
+  EXPECT_DOUBLE_EQ(*v.ratio, 10.4);
+  EXPECT_EQ(v.reason, "10.4× ≥ max_ratio 10, +940 ms ≥ min_delta 20 ms, ranges apart");
+  // Just below the ratio: slower.
+  EXPECT_EQ(single_verdict(one("wall_ms", ms({990})), one("wall_ms", ms({100}))).verdict, "slower");
+  // 12× but only +11 ms: slower.
+  v = single_verdict(one("wall_ms", ms({12})), one("wall_ms", ms({1})));
+  EXPECT_EQ(v.verdict, "slower");
+  EXPECT_EQ(v.reason, "12.0× but +11 ms < min_delta 20 ms");
+  // Overlapping ranges: the head's fastest run is not slower than the base's slowest.
+  v = single_verdict(one("wall_ms", ms({1500, 1500, 1500})), one("wall_ms", ms({100, 100, 2000})));
+  EXPECT_EQ(v.verdict, "slower");
+  EXPECT_EQ(v.reason,
+            "15.0× but the ranges overlap (fastest head run 1500 ms ≤ slowest base run 2000 ms)");
+}
+
+TEST(GateCompare, WarnRatioGivesSlowerAndFasterElseSame) {
+  EXPECT_EQ(single_verdict(one("wall_ms", ms({200})), one("wall_ms", ms({100}))).verdict, "slower");
+  EXPECT_EQ(single_verdict(one("wall_ms", ms({199})), one("wall_ms", ms({100}))).verdict, "same");
+  EXPECT_EQ(single_verdict(one("wall_ms", ms({50})), one("wall_ms", ms({100}))).verdict, "faster");
+  EXPECT_EQ(single_verdict(one("wall_ms", ms({51})), one("wall_ms", ms({100}))).verdict, "same");
+  // A hundred times faster is just faster.
+  EXPECT_EQ(single_verdict(one("wall_ms", ms({1})), one("wall_ms", ms({100}))).verdict, "faster");
+}
+
+TEST(GateCompare, ZeroBaseMedianHasNoRatioAndNeverDividesByZero) {
+  auto v = single_verdict(one("jit_total_ms", ms({0, 0})), one("jit_total_ms", ms({0, 0})));
+  EXPECT_EQ(v.verdict, "same");
+  EXPECT_FALSE(v.ratio);
+  v = single_verdict(one("connect_ms", ms({0.4, 0.5})), one("connect_ms", ms({0, 0})));
+  EXPECT_EQ(v.verdict, "slower");  // infinitely slower, but far below min_delta
+  EXPECT_FALSE(v.ratio);
+  v = single_verdict(one("jit_total_ms", ms({700, 710})), one("jit_total_ms", ms({0, 0})));
+  EXPECT_EQ(v.verdict, "regression");
+  EXPECT_FALSE(v.ratio);
+  EXPECT_EQ(v.reason, "from 0 to 705 ms ≥ max_ratio 10, +705 ms ≥ min_delta 20 ms, ranges apart");
+  // Head at 0 from a positive base: faster.
+  EXPECT_EQ(single_verdict(one("wall_ms", ms({0})), one("wall_ms", ms({5}))).verdict, "faster");
+}
+
+TEST(GateCompare, SubMillisecondMediansNeverRegress) {
+  auto v = single_verdict(one("decode_ms", ms({0.05, 0.06, 0.04})),
+                          one("decode_ms", ms({0.001, 0.002, 0.001})));
+  EXPECT_EQ(v.verdict, "slower");
+  EXPECT_NEAR(*v.ratio, 50, 1e-9);
+}
+
+TEST(GateCompare, ColdSamplesDecideAndWarmOnesOnlyWithoutCold) {
+  // Warm repetitions ten times slower, cold ones unchanged: the cold median decides.
+  auto v = single_verdict(one("query_ms", ms({11, 10, 12}, {300, 350, 400})),
+                          one("query_ms", ms({10, 11, 12}, {3, 3.5, 4})));
+  EXPECT_EQ(v.verdict, "same");
+  EXPECT_DOUBLE_EQ(*v.base_median, 11);
+  // A metric with warm samples only is gated on them.
+  v = single_verdict(one("warm_only_ms", ms({}, {300, 350, 400})),
+                     one("warm_only_ms", ms({}, {3, 3.5, 4})));
+  EXPECT_EQ(v.verdict, "regression");
+}
+
+TEST(GateCompare, MemoryUsesMinDeltaBytesAndPerStageOverrides) {
+  const double mib = 1024 * 1024;
+  Results head = one("peak_rss_bytes", {"bytes", {11 * mib}, {}});
+  Results base = one("peak_rss_bytes", {"bytes", {1 * mib}, {}});
+  auto v = single_verdict(head, base);
+  EXPECT_EQ(v.verdict, "slower");
+  EXPECT_EQ(v.reason, "11.0× but +10.0 MiB < min_delta 16.0 MiB");
+  Thresholds t;
+  t.stages["s"].min_delta_bytes = 8ull << 20;
+  EXPECT_EQ(single_verdict(head, base, t).verdict, "regression");
+  // Another stage keeps the defaults.
+  t.stages.clear();
+  t.stages["other"].min_delta_bytes = 1;
+  EXPECT_EQ(single_verdict(head, base, t).verdict, "slower");
+}
+
+TEST(GateCompare, GateMetricsChoosesWhatIsGated) {
+  Results head = one("wall_ms", ms({1000}));
+  head.stages[0].metrics.emplace_back("rows", Metric{"count", {50}, {}});
+  Results base = one("wall_ms", ms({10}));
+  base.stages[0].metrics.emplace_back("rows", Metric{"count", {1}, {}});
+  Thresholds t;
+  t.defaults.metrics = {"rows"};
+  auto v = single_verdict(head, base, t);
+  EXPECT_EQ(v.metric, "rows");
+  EXPECT_EQ(v.verdict, "regression");  // counts have no absolute floor
+  EXPECT_TRUE(is_gated(config::Gate{}, "jit_total_ms"));
+  EXPECT_TRUE(is_gated(config::Gate{}, "peak_rss_bytes"));
+  EXPECT_FALSE(is_gated(config::Gate{}, "result_bytes"));
+  EXPECT_FALSE(is_gated(config::Gate{}, "rows"));
+}
+
+TEST(GateCompare, MissingStagesAndOneSidedMetricsAreNewOrRemoved) {
+  Results head = one("wall_ms", ms({5}), "added");
+  Results base = one("wall_ms", ms({5}), "gone");
+  GateResult g = compare(head, base, "base.json", {});
+  EXPECT_EQ(lines(g),
+            "added wall_ms new: - → 5 (-) stage not in the baseline\n"
+            "gone wall_ms removed: 5 → - (-) stage not in the head results\n"
+            "new stage added\nremoved stage gone\n");
+  // A metric on one side only.
+  head = one("cache_ms", ms({2}));
+  base = one("old_ms", ms({3}));
+  g = compare(head, base, "base.json", {});
+  EXPECT_EQ(lines(g),
+            "s cache_ms new: - → 2 (-) metric not in the baseline\n"
+            "s old_ms removed: 3 → - (-) metric not in the head results\n");
+  // Empty sample lists count as absent.
+  EXPECT_TRUE(compare(one("wall_ms", ms({})), one("wall_ms", ms({})), "b", {}).metrics.empty());
+}
+
+TEST(GateCompare, FailedStagesFailTheGateWhateverTheMetrics) {
+  Results head = one("wall_ms", ms({5}));
+  head.stages[0].error = "cold run 1/1: exit status 1";
+  Results base = one("wall_ms", ms({5}));
+  head.gate = compare(head, base, "base.json", {});
+  EXPECT_TRUE(head.gate->metrics.empty());
+  EXPECT_FALSE(passed(head));
+  // A stage that failed in the baseline has no baseline to compare with.
+  Results ok = one("wall_ms", ms({500}));
+  base.stages[0].error = "timeout";
+  auto v = single_verdict(ok, base);
+  EXPECT_EQ(v.verdict, "new");
+  EXPECT_EQ(v.reason, "stage failed in the baseline");
+}
+
+TEST(GateCompare, BadSamplesAreUsageErrorsNamingFileStageAndMetric) {
+  auto message = [](Results head, Results base) -> std::string {
+    try {
+      compare(head, base, "base.json", {});
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ExitCode::usage);
+      return e.message();
+    }
+    return "no error";
+  };
+  Results good = one("wall_ms", ms({5}));
+  EXPECT_EQ(message(good, one("wall_ms", ms({5, std::nan("")}))),
+            "base.json: stage 's', metric wall_ms: cold sample 2 is nan (not a finite number)");
+  EXPECT_EQ(message(one("wall_ms", ms({1}, {std::numeric_limits<double>::infinity()})), good),
+            "head results: stage 's', metric wall_ms: warm sample 1 is inf (not a finite number)");
+  EXPECT_EQ(message(good, one("peak_rss_bytes", {"bytes", {-1}, {}})),
+            "base.json: stage 's', metric peak_rss_bytes: cold sample 1 is -1 (a time or size "
+            "cannot be negative)");
+  // A command's own metric may be negative.
+  EXPECT_EQ(message(good, one("balance", {"eur", {-1}, {}})), "no error");
+}
+
+TEST(GateCompare, BadFixturesFailWithClearMessages) {
+  auto error = [](const std::string& name) -> std::string {
+    try {
+      check_samples(fixture(name), name);
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ExitCode::usage) << name;
+      return e.message();
+    }
+    return "no error";
+  };
+  EXPECT_EQ(error("negative.json"),
+            "negative.json: stage 'steady', metric query_ms: warm sample 2 is -3.5 (a time or size "
+            "cannot be negative)");
+  EXPECT_EQ(error("wrong-schema.json"),
+            "wrong-schema.json: not a coldgate-results/1 file (its \"schema\" member differs)");
+  EXPECT_EQ(error("not-json.json"),
+            "not-json.json: not valid JSON (expected a coldgate results file)");
+  // JSON has no NaN; null and 1e999 (beyond double) stop report::from_json already.
+  EXPECT_EQ(error("null-sample.json"),
+            "null-sample.json: malformed results file: [json.exception.type_error.302] type must "
+            "be number, but is null");
+  EXPECT_EQ(error("infinite.json"),
+            "infinite.json: not valid JSON (expected a coldgate results file)");
+}
+
+TEST(GateCompare, EnvironmentDifferencesAreRecordedAndCanBeAnError) {
+  Results head = one("wall_ms", ms({5}));
+  Results base = one("wall_ms", ms({5}));
+  base.environment = {"a", 2, "Intel Xeon", "Linux 6.1", "Debian", "local", "15.8", 150008, {}};
+  head.environment = {"b", 4, "AMD EPYC", "Linux 6.5", "Debian", "container", "16.1", 160001, {}};
+  GateResult g = compare(head, base, "base.json", {});
+  EXPECT_EQ(
+      g.environment_differences,
+      (std::vector<std::string>{"postgres major version: 15 → 16", "provider: local → container",
+                                "cpu_model: Intel Xeon → AMD EPYC", "cpus: 2 → 4 (info)",
+                                "kernel: Linux 6.1 → Linux 6.5 (info)"}));
+  Thresholds strict;
+  strict.defaults.require_same_environment = true;
+  try {
+    compare(head, base, "base.json", strict);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::infrastructure);
+    EXPECT_EQ(e.message(),
+              "base.json: measured in another environment (postgres major version: 15 → 16; "
+              "provider: local → container; cpu_model: Intel Xeon → AMD EPYC) and "
+              "gate.require_same_environment is true; compare results from matching runners");
+  }
+  // Informational differences alone are no error; a minor version shows as info.
+  head.environment = base.environment;
+  head.environment.host = "c";
+  head.environment.postgres_version = "15.9";
+  head.environment.postgres_version_num = 150009;
+  g = compare(head, base, "base.json", strict);
+  EXPECT_EQ(g.environment_differences,
+            std::vector<std::string>{"postgres version: 15.8 → 15.9 (info)"});
+}
+
+TEST(Gate, VerdictWithAGateSaysNoRegressionAndCountsSlower) {
+  Results head = one("wall_ms", ms({300}));
+  head.gate = compare(head, one("wall_ms", ms({100})), "base.json", {});
+  EXPECT_EQ(verdict(head), "passed: 1 stage, 0 snapshots match, no regression (1 slower)");
+  EXPECT_TRUE(passed(head));
 }
 
 }  // namespace
