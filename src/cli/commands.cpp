@@ -16,7 +16,7 @@
 #include "gate/gate.hpp"
 #include "measure/job.hpp"
 #include "report/results_json.hpp"
-#include "report/table.hpp"
+#include "report/outputs.hpp"
 #include "snapshot/snapshot.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
@@ -172,10 +172,7 @@ int run_run(const RunArgs& args) {
     }
   }
   measure::Results results = measure::run_job(cfg, options);
-  std::string markdown = report::run_markdown(results);
-  util::write_file_atomic(out / "results.json", report::to_json(results));
-  util::write_file_atomic(out / "report.md", markdown);
-  write_stdout(markdown);
+  report::write_outputs(results, nullptr, out, std::cout);
   std::cerr << "coldgate: " << gate::verdict(results) << "; results in "
             << (out / "results.json").string() << '\n';
   return gate::passed(results) ? 0 : static_cast<int>(ExitCode::gate_failed);
