@@ -20,7 +20,7 @@
 #include "gate/merge.hpp"
 #include "measure/job.hpp"
 #include "report/results_json.hpp"
-#include "report/table.hpp"
+#include "report/outputs.hpp"
 #include "snapshot/snapshot.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
@@ -181,7 +181,9 @@ int run_run(const RunArgs& args) {
   // What an earlier run left must not pass for this run's output if this one stops early.
   std::filesystem::path out = args.out;
   std::error_code ec;
-  for (const char* name : {"results.json", "report.md"}) std::filesystem::remove(out / name, ec);
+  for (const char* name : {"results.json", "report.md", "report-full.md", "junit.xml"}) {
+    std::filesystem::remove(out / name, ec);
+  }
   if (std::filesystem::is_directory(out / "explain", ec)) {
     for (const auto& entry : std::filesystem::directory_iterator(out / "explain", ec)) {
       if (entry.path().extension() == ".json") std::filesystem::remove(entry.path(), ec);
@@ -205,10 +207,7 @@ int run_run(const RunArgs& args) {
       gate_error = e;
     }
   }
-  std::string markdown = report::run_markdown(results);
-  util::write_file_atomic(out / "results.json", report::to_json(results));
-  util::write_file_atomic(out / "report.md", markdown);
-  write_stdout(markdown);
+  report::write_outputs(results, base ? &*base : nullptr, out, std::cout);
   std::cerr << "coldgate: " << gate::verdict(results) << "; results in "
             << (out / "results.json").string() << '\n';
   if (gate_error) throw *gate_error;
@@ -243,10 +242,7 @@ int run_compare(const CompareArgs& args) {
 
   ::signal(SIGPIPE, SIG_IGN);
   std::filesystem::path out = args.out;
-  std::string markdown = report::run_markdown(head);
-  util::write_file_atomic(out / "results.json", report::to_json(head));
-  util::write_file_atomic(out / "report.md", markdown);
-  write_stdout(markdown);
+  report::write_outputs(head, &base, out, std::cout);
   std::cerr << "coldgate: " << gate::verdict(head) << "; results in "
             << (out / "results.json").string() << '\n';
   return gate::passed(head) ? 0 : static_cast<int>(ExitCode::gate_failed);

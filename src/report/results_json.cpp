@@ -78,7 +78,10 @@ std::string to_json(const Results& r) {
       const auto& sn = *s.snapshot;
       st["snapshot"] = {{"status", sn.status},   {"path", sn.path},
                         {"sha256", sn.sha256},   {"pending", or_null(sn.pending)},
-                        {"message", or_null(sn.message)}};
+                        {"message", or_null(sn.message)},
+                        // The readable diff, so a report made from results files alone
+                        // (compare, merged shards) still shows what changed.
+                        {"diff", or_null(sn.diff)}};
     } else {
       st["snapshot"] = nullptr;
     }
@@ -178,7 +181,7 @@ Results from_json(std::string_view text, const std::string& source) {
       st.error = str(s, "error");
       if (const auto& sn = s.at("snapshot"); !sn.is_null()) {
         st.snapshot = SnapshotResult{str(sn, "status"), str(sn, "path"), str(sn, "pending"),
-                                     str(sn, "sha256"), str(sn, "message"), ""};
+                                     str(sn, "sha256"), str(sn, "message"), str(sn, "diff")};
       }
       if (const auto& ex = s.at("explain"); !ex.is_null()) {
         Explain x;

@@ -4,24 +4,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <set>
 
-#include "gate/gate.hpp"
+#include "report/escape.hpp"
 
 namespace coldgate::report {
 namespace {
 
 using namespace coldgate::measure;
-
-// Keeps text from breaking out of a Markdown table cell.
-std::string cell(std::string_view text) {
-  std::string out;
-  for (char c : text) {
-    if (c == '|') out += "\\|";
-    else if (c == '\n' || c == '\r') out += ' ';
-    else out += c;
-  }
-  return out;
-}
 
 std::string with_separators(long long v) {
   std::string digits = std::to_string(v < 0 ? -v : v);
@@ -33,9 +24,11 @@ std::string with_separators(long long v) {
   return v < 0 ? "-" + out : out;
 }
 
-std::string summary(const std::vector<double>& samples, const std::string& unit) {
-  if (samples.empty()) return "—";
-  double med = median(samples);
+// "median (min – max)" of `samples`; `median_override` is the median the gate compared.
+std::string summary(const std::vector<double>& samples, const std::string& unit,
+                    std::optional<double> median_override = std::nullopt) {
+  if (samples.empty()) return median_override ? format_value(*median_override, unit) : "—";
+  double med = median_override ? *median_override : median(samples);
   if (samples.size() == 1) return format_value(med, unit);
   auto [lo, hi] = std::minmax_element(samples.begin(), samples.end());
   return fmt::format("{} ({} – {})", format_value(med, unit), format_value(*lo, unit),
@@ -51,6 +44,132 @@ bool shown_in_table(const StageResult& s, const std::string& name) {
   }
   if (name == "jit_functions" || name == "jit_total_ms") return s.explain && s.explain->jit;
   return true;
+}
+
+// The gate's verdicts by stage, in their order: a run may have thousands of stages.
+std::map<std::string, std::vector<const MetricVerdict*>> by_stage(const GateResult& g) {
+  std::map<std::string, std::vector<const MetricVerdict*>> out;
+  for (const auto& v : g.metrics) out[v.stage].push_back(&v);
+  return out;
+}
+
+const MetricVerdict* find_verdict(const std::vector<const MetricVerdict*>& verdicts,
+                                  const std::string& metric) {
+  for (const MetricVerdict* v : verdicts) {
+    if (v->metric == metric) return v;
+  }
+  return nullptr;
+}
+
+int rank_of(const std::string& verdict) {
+  if (verdict == "regression") return 0;
+  if (verdict == "slower") return 1;
+  if (verdict == "faster" || verdict == "new" || verdict == "removed") return 2;
+  return 3;
+}
+
+std::string change_cell(const MetricVerdict* v, std::optional<double> base_med,
+                        std::optional<double> head_med) {
+  if (!v) {
+    // Not gated: the ratio for information, without a verdict.
+    if (base_med && head_med && *base_med > 0) return format_ratio(*head_med / *base_med);
+    return "—";
+  }
+  std::string ratio = v->ratio ? format_ratio(*v->ratio) + " " : "";
+  if (v->verdict == "regression") return "🔴 " + ratio + "regression";
+  if (v->verdict == "slower") return "🟠 " + ratio + "slower";
+  if (v->verdict == "faster") return "🟢 " + ratio + "faster";
+  if (v->verdict == "same") return v->ratio ? format_ratio(*v->ratio) : "same";
+  return ratio + md_text(v->verdict);
+}
+
+void no_baseline_rows(const Results& r, MetricsTable& t) {
+  t.header =
+      "| Stage | Metric | Cold median (min – max) | Warm median (min – max) |\n"
+      "|---|---|---:|---:|\n";
+  for (const auto& s : r.stages) {
+    bool any = false;
+    for (const auto& [name, m] : s.metrics) {
+      if (!shown_in_table(s, name) || (m.cold.empty() && m.warm.empty())) continue;
+      t.rows.push_back(
+          {fmt::format("| {} | {} | {} | {} |\n", md_text(s.name), md_text(name),
+                       md_text(summary(m.cold, m.unit)), md_text(summary(m.warm, m.unit))),
+           3});
+      any = true;
+    }
+    if (!any) t.rows.push_back({fmt::format("| {} | — | failed | — |\n", md_text(s.name)), 1});
+  }
+}
+
+void baseline_rows(const Results& r, const Results* base, MetricsTable& t) {
+  const GateResult& g = *r.gate;
+  t.header = "| Stage | Metric | Before | After | Change |\n|---|---|---:|---:|---|\n";
+  t.legend =
+      "Before / after: median of the cold runs (min – max). Change: after ÷ before; "
+      "🔴 regression, 🟠 slower, 🟢 faster by the gate's thresholds; a bare ratio is "
+      "within them or not gated.\n";
+  auto row = [&](const std::string& stage, const std::string& name, const Metric* head_m,
+                 const Metric* base_m, const MetricVerdict* v) {
+    std::string unit = head_m ? head_m->unit : base_m ? base_m->unit : v ? v->unit : "";
+    std::optional<double> base_med = v ? v->base_median : std::nullopt;
+    std::optional<double> head_med = v ? v->head_median : std::nullopt;
+    if (!v && base_m && !base_m->cold.empty()) base_med = median(base_m->cold);
+    if (!v && head_m && !head_m->cold.empty()) head_med = median(head_m->cold);
+    std::string before = base_m     ? summary(base_m->cold, unit, base_med)
+                         : base_med ? format_value(*base_med, unit)
+                                    : "—";
+    std::string after = head_m     ? summary(head_m->cold, unit, head_med)
+                        : head_med ? format_value(*head_med, unit)
+                                   : "—";
+    t.rows.push_back(
+        {fmt::format("| {} | {} | {} | {} | {} |\n", md_text(stage), md_text(name), md_text(before),
+                     md_text(after), change_cell(v, base_med, head_med)),
+         v ? rank_of(v->verdict) : 3});
+  };
+  auto verdicts = by_stage(g);
+  std::map<std::string, const StageResult*> base_stages;
+  if (base) {
+    for (const auto& s : base->stages) base_stages.emplace(s.name, &s);
+  }
+  auto base_stage = [&](const std::string& name) -> const StageResult* {
+    auto it = base_stages.find(name);
+    return it == base_stages.end() ? nullptr : it->second;
+  };
+  for (const auto& s : r.stages) {
+    const StageResult* bs = base_stage(s.name);
+    const auto& stage_verdicts = verdicts[s.name];
+    bool any = false;
+    for (const auto& [name, m] : s.metrics) {
+      if (!shown_in_table(s, name) || (m.cold.empty() && m.warm.empty())) continue;
+      row(s.name, name, &m, bs ? bs->find(name) : nullptr, find_verdict(stage_verdicts, name));
+      any = true;
+    }
+    // Gated metrics the head lacks (removed from a stage that still exists).
+    for (const MetricVerdict* v : stage_verdicts) {
+      if (!s.find(v->metric)) {
+        row(s.name, v->metric, nullptr, bs ? bs->find(v->metric) : nullptr, v);
+        any = true;
+      }
+    }
+    if (s.failed()) {
+      t.rows.push_back({fmt::format("| {} | — | — | failed | ❌ failed |\n", md_text(s.name)), 1});
+    } else if (!any) {
+      t.rows.push_back({fmt::format("| {} | — | — | — | — |\n", md_text(s.name)), 3});
+    }
+  }
+  // Stages only the baseline has.
+  std::set<std::string> head_stages;
+  for (const auto& s : r.stages) head_stages.insert(s.name);
+  for (const auto& name : g.stages_removed) {
+    if (head_stages.count(name)) continue;
+    bool any = false;
+    const StageResult* bs = base_stage(name);
+    for (const MetricVerdict* v : verdicts[name]) {
+      row(name, v->metric, nullptr, bs ? bs->find(v->metric) : nullptr, v);
+      any = true;
+    }
+    if (!any) t.rows.push_back({fmt::format("| {} | — | — | — | removed |\n", md_text(name)), 2});
+  }
 }
 
 }  // namespace
@@ -78,49 +197,20 @@ std::string format_value(double v, const std::string& unit) {
   return number + " " + unit;
 }
 
-std::string run_markdown(const Results& r) {
-  std::string md = fmt::format("## {}\n\n**{}**\n\n", cell(r.title), gate::verdict(r));
-  md += "| Stage | Metric | Cold median (min – max) | Warm median (min – max) |\n";
-  md += "|---|---|---:|---:|\n";
-  for (const auto& s : r.stages) {
-    bool any = false;
-    for (const auto& [name, m] : s.metrics) {
-      if (!shown_in_table(s, name) || (m.cold.empty() && m.warm.empty())) continue;
-      md += fmt::format("| {} | {} | {} | {} |\n", cell(s.name), cell(name), summary(m.cold, m.unit),
-                        summary(m.warm, m.unit));
-      any = true;
-    }
-    if (!any) md += fmt::format("| {} | — | failed | — |\n", cell(s.name));
-  }
+std::string format_ratio(double ratio) {
+  if (ratio >= 100) return fmt::format("{:.0f}×", ratio);
+  if (ratio >= 10) return fmt::format("{:.1f}×", ratio);
+  return fmt::format("{:.2f}×", ratio);
+}
 
-  bool has_snapshots = std::any_of(r.stages.begin(), r.stages.end(),
-                                   [](const auto& s) { return s.snapshot.has_value(); });
-  if (has_snapshots || !r.obsolete_snapshots.empty()) {
-    md += "\n| Stage | Snapshot | Status |\n|---|---|---|\n";
-    for (const auto& s : r.stages) {
-      if (!s.snapshot) continue;
-      md += fmt::format("| {} | `{}` | {} |\n", cell(s.name), cell(s.snapshot->path), s.snapshot->status);
-    }
-    for (const auto& path : r.obsolete_snapshots) {
-      md += fmt::format("| — | `{}` | obsolete (no stage claims it) |\n", cell(path));
-    }
+MetricsTable metrics_table(const Results& r, const Results* base) {
+  MetricsTable t;
+  if (r.gate) {
+    baseline_rows(r, base, t);
+  } else {
+    no_baseline_rows(r, t);
   }
-  for (const auto& s : r.stages) {
-    if (s.failed()) {
-      md += fmt::format("\n### {}: failed\n\n```\n{}\n```\n", cell(s.name), s.error);
-    }
-  }
-  for (const auto& s : r.stages) {
-    if (!s.snapshot || s.snapshot->status == "match") continue;
-    if (s.snapshot->status == "updated") {
-      md += fmt::format("\n### {}: snapshot updated\n\n{}\n", cell(s.name), s.snapshot->message);
-      continue;
-    }
-    md += fmt::format("\n### {}: snapshot {}\n\n{}\n", cell(s.name), s.snapshot->status,
-                      s.snapshot->message);
-    if (!s.snapshot->diff.empty()) md += fmt::format("\n```diff\n{}```\n", s.snapshot->diff);
-  }
-  return md;
+  return t;
 }
 
 }  // namespace coldgate::report

@@ -71,6 +71,8 @@ TEST(ResultsJson, RoundTrips) {
   EXPECT_EQ(r.stages[0].explain->execution_ms, 1911);
   EXPECT_EQ(r.stages[0].explain->jit_functions, 1404);
   EXPECT_EQ(r.stages[1].error, "cold run 1/3: exit status 2");
+  ASSERT_TRUE(r.stages[0].snapshot);
+  EXPECT_EQ(r.stages[0].snapshot->diff, "diff text");
 }
 
 TEST(ResultsJson, RejectsOtherFilesWithTheirName) {

@@ -18,46 +18,67 @@ TEST(Table, FormatsValuesWithUnits) {
   EXPECT_EQ(format_value(2.5, "widgets"), "2.50 widgets");
 }
 
-Results two_stages() {
-  Results r;
-  r.title = "Start-up";
-  StageResult jit;
-  jit.name = "config-load-jit";
-  jit.explain = Explain{};
-  jit.explain->jit = true;
-  jit.metric("wall_ms", "ms") = {"ms", {2400, 2380, 2520}, {2100}};
-  jit.metric("execution_ms", "ms") = {"ms", {1911}, {}};
-  jit.metric("jit_functions", "count") = {"count", {1404}, {}};
-  jit.metric("jit_emission_ms", "ms") = {"ms", {242}, {}};
-  jit.metric("jit_total_ms", "ms") = {"ms", {703}, {}};
-  jit.snapshot = SnapshotResult{"match", "snapshots/a.json", "", "", "", ""};
-  r.stages.push_back(jit);
-  StageResult off;
-  off.name = "config|load";
-  off.explain = Explain{};
-  off.metric("wall_ms", "ms") = {"ms", {400}, {}};
-  off.metric("jit_total_ms", "ms") = {"ms", {0}, {}};
-  off.snapshot = SnapshotResult{"changed", "snapshots/b.json", "snapshots/b.json.new", "", "snapshot changed: 1 path", "-a\n+b\n"};
-  r.stages.push_back(off);
-  return r;
+TEST(Table, FormatsRatios) {
+  EXPECT_EQ(format_ratio(10.4), "10.4×");
+  EXPECT_EQ(format_ratio(2.3125), "2.31×");
+  EXPECT_EQ(format_ratio(0.41), "0.41×");
+  EXPECT_EQ(format_ratio(123.4), "123×");
 }
 
-TEST(Table, GoldenMarkdown) {
-  EXPECT_EQ(run_markdown(two_stages()),
-            "## Start-up\n\n"
-            "**failed: 1 snapshot changed (config|load)**\n\n"
+StageResult stage(const std::string& name, std::vector<double> wall) {
+  StageResult s;
+  s.name = name;
+  s.metric("wall_ms", "ms") = {"ms", std::move(wall), {}};
+  return s;
+}
+
+TEST(Table, WithoutBaselineColdAndWarmColumns) {
+  Results r;
+  r.stages.push_back(stage("a|b", {400}));
+  r.stages.back().metric("wall_ms", "ms").warm = {300, 310};
+  StageResult failed;
+  failed.name = "crash";
+  failed.error = "boom";
+  r.stages.push_back(failed);
+  MetricsTable t = metrics_table(r, nullptr);
+  EXPECT_EQ(t.header,
             "| Stage | Metric | Cold median (min – max) | Warm median (min – max) |\n"
-            "|---|---|---:|---:|\n"
-            "| config-load-jit | wall_ms | 2.40 s (2.38 s – 2.52 s) | 2.10 s |\n"
-            "| config-load-jit | execution_ms | 1.91 s | — |\n"
-            "| config-load-jit | jit_functions | 1,404 | — |\n"
-            "| config-load-jit | jit_total_ms | 703.0 ms | — |\n"
-            "| config\\|load | wall_ms | 400.0 ms | — |\n"
-            "\n| Stage | Snapshot | Status |\n|---|---|---|\n"
-            "| config-load-jit | `snapshots/a.json` | match |\n"
-            "| config\\|load | `snapshots/b.json` | changed |\n"
-            "\n### config\\|load: snapshot changed\n\nsnapshot changed: 1 path\n"
-            "\n```diff\n-a\n+b\n```\n");
+            "|---|---|---:|---:|\n");
+  ASSERT_EQ(t.rows.size(), 2u);
+  EXPECT_EQ(t.rows[0].text, "| a\\|b | wall_ms | 400.0 ms | 305.0 ms (300.0 ms – 310.0 ms) |\n");
+  EXPECT_EQ(t.rows[1].text, "| crash | — | failed | — |\n");
+  EXPECT_EQ(t.legend, "");
+}
+
+TEST(Table, WithBaselineMarksEachVerdict) {
+  Results base;
+  base.stages.push_back(stage("s", {100, 90, 110}));
+  Results r;
+  r.stages.push_back(stage("s", {1040, 1000, 1100}));
+  r.stages.back().metric("cpu_ms", "ms") = {"ms", {50}, {}};
+  r.stages.back().metric("rows", "count") = {"count", {7}, {}};
+  r.stages.push_back(stage("t", {5}));
+  r.gate = GateResult{};
+  r.gate->metrics = {{"s", "wall_ms", "ms", "regression", 100, 1040, 10.4, ""},
+                     {"s", "cpu_ms", "ms", "faster", 200, 50, 0.25, ""},
+                     {"t", "wall_ms", "ms", "new", std::nullopt, 5, std::nullopt, ""},
+                     {"t", "query_ms", "ms", "removed", 3, std::nullopt, std::nullopt, ""},
+                     {"u", "wall_ms", "ms", "removed", 7, std::nullopt, std::nullopt, ""}};
+  r.gate->stages_removed = {"u"};
+  MetricsTable t = metrics_table(r, &base);
+  EXPECT_EQ(t.header, "| Stage | Metric | Before | After | Change |\n|---|---|---:|---:|---|\n");
+  std::vector<std::string> rows;
+  for (const auto& row : t.rows) rows.push_back(row.text);
+  EXPECT_EQ(rows, (std::vector<std::string>{
+                      "| s | wall_ms | 100.0 ms (90.0 ms – 110.0 ms) | 1.04 s (1.00 s – 1.10 s) | "
+                      "🔴 10.4× regression |\n",
+                      "| s | cpu_ms | 200.0 ms | 50.0 ms | 🟢 0.25× faster |\n",
+                      "| s | rows | — | 7 | — |\n", "| t | wall_ms | — | 5.00 ms | new |\n",
+                      "| t | query_ms | 3.00 ms | — | removed |\n",
+                      "| u | wall_ms | 7.00 ms | — | removed |\n"}));
+  EXPECT_EQ(t.rows[0].rank, 0);
+  EXPECT_EQ(t.rows[1].rank, 2);
+  EXPECT_EQ(t.rows[2].rank, 3);
 }
 
 }  // namespace

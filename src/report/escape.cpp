@@ -1,0 +1,234 @@
+#include "report/escape.hpp"
+
+#include <algorithm>
+
+namespace coldgate::report {
+namespace {
+
+constexpr std::string_view k_replacement = "\xEF\xBF\xBD";  // U+FFFD
+constexpr std::string_view k_zero_width_space = "\xE2\x80\x8B";
+
+bool is_word(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+// Length of the valid UTF-8 sequence starting at text[i], or 0 (RFC 3629 §4: no overlongs,
+// no surrogates, nothing above U+10FFFF).
+std::size_t sequence_length(std::string_view text, std::size_t i) {
+  auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
+  unsigned char b = byte(i);
+  if (b < 0x80) return 1;
+  std::size_t n = b >= 0xC2 && b <= 0xDF   ? 2
+                  : b >= 0xE0 && b <= 0xEF ? 3
+                  : b >= 0xF0 && b <= 0xF4 ? 4
+                                           : 0;
+  if (n == 0 || i + n > text.size()) return 0;
+  for (std::size_t k = 1; k < n; ++k) {
+    if ((byte(i + k) & 0xC0) != 0x80) return 0;
+  }
+  unsigned char b1 = byte(i + 1);
+  if (b == 0xE0 && b1 < 0xA0) return 0;  // overlong
+  if (b == 0xED && b1 > 0x9F) return 0;  // surrogate
+  if (b == 0xF0 && b1 < 0x90) return 0;  // overlong
+  if (b == 0xF4 && b1 > 0x8F) return 0;  // above U+10FFFF
+  return n;
+}
+
+// Shared by md_text and html_text: a mention needs `@` followed by a name character.
+bool starts_mention(std::string_view text, std::size_t i) {
+  return text[i] == '@' && i + 1 < text.size() && (is_word(text[i + 1]) || text[i + 1] == '-');
+}
+
+std::string one_line(std::string_view text) {
+  std::string s = valid_utf8(text);
+  std::replace(s.begin(), s.end(), '\n', ' ');
+  std::replace(s.begin(), s.end(), '\t', ' ');
+  return s;
+}
+
+std::size_t longest_backtick_run(std::string_view text) {
+  std::size_t longest = 0;
+  std::size_t run = 0;
+  for (char c : text) {
+    run = c == '`' ? run + 1 : 0;
+    longest = std::max(longest, run);
+  }
+  return longest;
+}
+
+}  // namespace
+
+std::string valid_utf8(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size();) {
+    std::size_t n = sequence_length(text, i);
+    if (n == 0) {
+      out += k_replacement;
+      ++i;
+      continue;
+    }
+    char c = text[i];
+    if (n == 1 && c == '\r' && i + 1 < text.size() && text[i + 1] == '\n') {
+      ++i;  // CRLF → LF
+      continue;
+    }
+    if (n == 1 && ((static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t') || c == 0x7F)) {
+      out += ' ';
+    } else {
+      out.append(text.substr(i, n));
+    }
+    i += n;
+  }
+  return out;
+}
+
+std::string md_text(std::string_view text) {
+  std::string s = one_line(text);
+  std::string out;
+  out.reserve(s.size() + 8);
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    char c = s[i];
+    switch (c) {
+      case '\\':
+      case '`':
+      case '*':
+      case '[':
+      case ']':
+      case '~':
+      case '|':
+        out += '\\';
+        out += c;
+        break;
+      case '_': {
+        // Intraword underscores never emphasize (GFM spec, "Emphasis", rule 2): wall_ms stays.
+        bool inside = i > 0 && i + 1 < s.size() && is_word(s[i - 1]) && is_word(s[i + 1]);
+        out += inside ? "_" : "\\_";
+        break;
+      }
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      default:
+        out += c;
+        if (starts_mention(s, i)) out += k_zero_width_space;
+    }
+  }
+  return out;
+}
+
+std::string md_code(std::string_view text, bool in_table) {
+  std::string s = one_line(text);
+  if (in_table) {
+    std::string piped;
+    for (char c : s) piped += c == '|' ? std::string("\\|") : std::string(1, c);
+    s = std::move(piped);
+  }
+  if (s.empty()) return "` `";
+  std::string ticks(longest_backtick_run(s) + 1, '`');
+  // One space each side is stripped by the parser; it lets the span start or end with a backtick.
+  bool pad = s.front() == '`' || s.back() == '`' || (s.front() == ' ' && s.back() == ' ');
+  return pad ? ticks + " " + s + " " + ticks : ticks + s + ticks;
+}
+
+std::string md_fence(std::string_view text, std::string_view info) {
+  std::string s = valid_utf8(text);
+  if (!s.empty() && s.back() != '\n') s += '\n';
+  std::string fence(std::max<std::size_t>(3, longest_backtick_run(s) + 1), '`');
+  return fence + std::string(info) + "\n" + s + fence + "\n";
+}
+
+std::string md_with_code(std::string_view text) {
+  std::string out;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    std::size_t open = text.find('`', i);
+    if (open == std::string_view::npos) {
+      out += md_text(text.substr(i));
+      break;
+    }
+    out += md_text(text.substr(i, open - i));
+    std::size_t close = text.find('`', open + 1);
+    if (close == std::string_view::npos) {
+      out += md_text(text.substr(open));
+      break;
+    }
+    out += md_code(text.substr(open + 1, close - open - 1));
+    i = close + 1;
+  }
+  return out;
+}
+
+std::string html_text(std::string_view text) {
+  std::string s = one_line(text);
+  std::string out;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    switch (s[i]) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += s[i];
+        if (starts_mention(s, i)) out += k_zero_width_space;
+    }
+  }
+  return out;
+}
+
+std::string xml_text(std::string_view text, bool attribute) {
+  std::string s = valid_utf8(text);
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
+      case '\n':
+        out += attribute ? "&#10;" : "\n";
+        break;
+      case '\t':
+        out += attribute ? "&#9;" : "\t";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+std::string_view utf8_prefix(std::string_view text, std::size_t max_bytes) {
+  if (text.size() <= max_bytes) return text;
+  std::size_t n = max_bytes;
+  while (n > 0 && (static_cast<unsigned char>(text[n]) & 0xC0) == 0x80) --n;
+  return text.substr(0, n);
+}
+
+}  // namespace coldgate::report

@@ -1,0 +1,104 @@
+#include "report/github.hpp"
+
+#include <fmt/core.h>
+
+#include <random>
+
+#include "report/escape.hpp"
+#include "report/table.hpp"
+
+namespace coldgate::report {
+namespace {
+
+using namespace coldgate::measure;
+
+std::string command(std::string_view level, std::string_view file, std::string_view title,
+                    std::string_view message) {
+  std::string props = file.empty() ? "" : "file=" + escape_command_property(file) + ",";
+  props += "title=" + escape_command_property(title);
+  return fmt::format("::{} {}::{}\n", level, props, escape_command_data(valid_utf8(message)));
+}
+
+std::string value_or_dash(std::optional<double> v, const std::string& unit) {
+  return v ? format_value(*v, unit) : "—";
+}
+
+}  // namespace
+
+std::string escape_command_data(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    switch (c) {
+      case '%':
+        out += "%25";
+        break;
+      case '\r':
+        out += "%0D";
+        break;
+      case '\n':
+        out += "%0A";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+std::string escape_command_property(std::string_view text) {
+  std::string out;
+  for (char c : escape_command_data(text)) {
+    switch (c) {
+      case ':':
+        out += "%3A";
+        break;
+      case ',':
+        out += "%2C";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+std::string annotations(const Results& r) {
+  std::string out;
+  for (const auto& s : r.stages) {
+    if (s.failed()) out += command("error", "", "coldgate: stage failed", s.name + ": " + s.error);
+  }
+  if (r.gate) {
+    for (const auto& v : r.gate->metrics) {
+      if (v.verdict != "regression" && v.verdict != "slower") continue;
+      std::string message =
+          fmt::format("{} {}: {}{} ({} → {})", v.stage, v.metric, v.verdict,
+                      v.ratio ? " " + format_ratio(*v.ratio) : "",
+                      value_or_dash(v.base_median, v.unit), value_or_dash(v.head_median, v.unit));
+      if (!v.reason.empty()) message += ": " + v.reason;
+      out += command(v.verdict == "regression" ? "error" : "warning", "", "coldgate: " + v.verdict,
+                     message);
+    }
+    if (!r.gate->environment_differences.empty()) {
+      std::string diffs;
+      for (const auto& d : r.gate->environment_differences)
+        diffs += (diffs.empty() ? "" : "; ") + d;
+      out += command("warning", "", "coldgate: environment differs from the baseline", diffs);
+    }
+  }
+  for (const auto& s : r.stages) {
+    if (!s.snapshot || s.snapshot->status == "match" || s.snapshot->status == "updated") continue;
+    const SnapshotResult& sn = *s.snapshot;
+    std::string message =
+        s.name + ": " + (sn.message.empty() ? "snapshot " + sn.status : sn.message);
+    if (!sn.pending.empty()) message += " (candidate: " + sn.pending + ")";
+    out += command("error", sn.path, "coldgate: snapshot " + sn.status, message);
+  }
+  return out;
+}
+
+std::string stop_commands_token() {
+  std::random_device device;
+  return fmt::format("coldgate-{:08x}{:08x}{:08x}", device(), device(), device());
+}
+
+}  // namespace coldgate::report

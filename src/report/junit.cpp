@@ -1,0 +1,137 @@
+#include "report/junit.hpp"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <map>
+
+#include "report/escape.hpp"
+#include "report/table.hpp"
+
+namespace coldgate::report {
+namespace {
+
+using namespace coldgate::measure;
+
+constexpr std::size_t k_max_message_bytes = 1'000;
+
+std::string attr(std::string_view text) {
+  return xml_text(utf8_prefix(text, k_max_message_bytes), true);
+}
+
+struct Case {
+  std::string name;
+  std::string file;
+  std::string outcome;  // "", "failure" or "error"
+  std::string type;
+  std::string message;
+  std::string body;  // failure/error text, or <system-out> when passing
+};
+
+struct Suite {
+  std::string name;
+  std::vector<Case> cases;
+  std::size_t count(std::string_view outcome) const {
+    return static_cast<std::size_t>(std::count_if(
+        cases.begin(), cases.end(), [&](const Case& c) { return c.outcome == outcome; }));
+  }
+};
+
+std::string value_or_dash(std::optional<double> v, const std::string& unit) {
+  return v ? format_value(*v, unit) : "—";
+}
+
+Case verdict_case(const MetricVerdict& v) {
+  std::string line =
+      fmt::format("{} {}: {}{} ({} → {})", v.stage, v.metric, v.verdict,
+                  v.ratio ? " " + format_ratio(*v.ratio) : "", value_or_dash(v.base_median, v.unit),
+                  value_or_dash(v.head_median, v.unit));
+  std::string body = v.reason.empty() ? line : line + ": " + v.reason;
+  if (v.verdict == "regression") return {v.metric, "", "failure", "regression", line, body};
+  return {v.metric, "", "", "", "", body};
+}
+
+using Verdicts = std::map<std::string, std::vector<const MetricVerdict*>>;
+
+Suite stage_suite(const StageResult& s, const Results& r, Verdicts& verdicts) {
+  Suite suite{s.name, {}};
+  if (s.failed()) {
+    suite.cases.push_back(
+        {"run", "", "error", "stage failed", s.error.substr(0, s.error.find('\n')), s.error});
+  }
+  if (r.gate) {
+    for (const MetricVerdict* v : verdicts[s.name]) suite.cases.push_back(verdict_case(*v));
+  } else {
+    for (const auto& [name, m] : s.metrics) {
+      if (m.cold.empty()) continue;
+      auto [lo, hi] = std::minmax_element(m.cold.begin(), m.cold.end());
+      suite.cases.push_back(
+          {name, "", "", "", "",
+           fmt::format("median {} ({} – {}) over {} cold run{}",
+                       format_value(median(m.cold), m.unit), format_value(*lo, m.unit),
+                       format_value(*hi, m.unit), m.cold.size(), m.cold.size() == 1 ? "" : "s")});
+    }
+  }
+  if (s.snapshot) {
+    const SnapshotResult& sn = *s.snapshot;
+    bool ok = sn.status == "match" || sn.status == "updated";
+    std::string message = sn.message.empty() ? "snapshot " + sn.status : sn.message;
+    std::string body = ok ? "snapshot " + sn.status + ": " + sn.path
+                          : message + (sn.pending.empty() ? "" : "\ncandidate: " + sn.pending) +
+                                (sn.diff.empty() ? "" : "\n\n" + sn.diff);
+    suite.cases.push_back(
+        {"snapshot", sn.path, ok ? "" : "failure", "snapshot " + sn.status, message, body});
+  }
+  return suite;
+}
+
+}  // namespace
+
+std::string junit_xml(const Results& r) {
+  // The gate's verdicts by stage, in their order: a run may have thousands of stages.
+  Verdicts verdicts;
+  if (r.gate) {
+    for (const auto& v : r.gate->metrics) verdicts[v.stage].push_back(&v);
+  }
+  std::vector<Suite> suites;
+  for (const auto& s : r.stages) suites.push_back(stage_suite(s, r, verdicts));
+  if (r.gate) {
+    for (const auto& name : r.gate->stages_removed) {
+      Suite suite{name, {}};
+      for (const MetricVerdict* v : verdicts[name]) suite.cases.push_back(verdict_case(*v));
+      if (suite.cases.empty())
+        suite.cases.push_back({"stage", "", "", "", "", "removed: in the baseline only"});
+      suites.push_back(std::move(suite));
+    }
+  }
+  std::size_t tests = 0, failures = 0, errors = 0;
+  for (const auto& s : suites) {
+    tests += s.cases.size();
+    failures += s.count("failure");
+    errors += s.count("error");
+  }
+  std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  out += fmt::format("<testsuites name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\">\n",
+                     attr("coldgate: " + r.title), tests, failures, errors);
+  for (const auto& s : suites) {
+    out += fmt::format(
+        "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"0\">\n",
+        attr(s.name), s.cases.size(), s.count("failure"), s.count("error"));
+    for (const auto& c : s.cases) {
+      out += fmt::format("    <testcase classname=\"{}\" name=\"{}\"{}>\n", attr(s.name),
+                         attr(c.name), c.file.empty() ? "" : " file=\"" + attr(c.file) + "\"");
+      if (c.outcome.empty()) {
+        out += fmt::format("      <system-out>{}</system-out>\n", xml_text(c.body));
+      } else {
+        out += fmt::format("      <{0} type=\"{1}\" message=\"{2}\">{3}</{0}>\n", c.outcome,
+                           attr(c.type), attr(c.message), xml_text(c.body));
+      }
+      out += "    </testcase>\n";
+    }
+    out += "  </testsuite>\n";
+  }
+  out += "</testsuites>\n";
+  return out;
+}
+
+}  // namespace coldgate::report
