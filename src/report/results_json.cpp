@@ -195,8 +195,27 @@ Results from_json(std::string_view text, const std::string& source) {
         st.explain = x;
       }
       for (const auto& [name, m] : s.at("metrics").items()) {
-        Metric metric{m.at("unit").get<std::string>(), m.at("cold").get<std::vector<double>>(),
-                      m.at("warm").get<std::vector<double>>()};
+        // A sample that is not a number (null is how NaN and infinity come out of a JSON
+        // writer) is named precisely: the gate cannot compare it.
+        auto samples = [&](const char* phase) {
+          std::vector<double> out;
+          const auto& list = m.at(phase);
+          if (!list.is_array()) {
+            throw usage_error(source, fmt::format("stage '{}' metric {}: \"{}\" is not an array",
+                                                  st.name, name, phase));
+          }
+          for (std::size_t i = 0; i < list.size(); ++i) {
+            if (!list[i].is_number()) {
+              throw usage_error(source,
+                                fmt::format("stage '{}' metric {}: {} sample {} is {}, not a "
+                                            "number (NaN and infinity are written as null)",
+                                            st.name, name, phase, i + 1, list[i].dump()));
+            }
+            out.push_back(list[i].get<double>());
+          }
+          return out;
+        };
+        Metric metric{m.at("unit").get<std::string>(), samples("cold"), samples("warm")};
         st.metrics.emplace_back(name, std::move(metric));
       }
       if (st.explain) {

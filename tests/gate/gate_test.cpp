@@ -269,10 +269,10 @@ TEST(GateCompare, BadFixturesFailWithClearMessages) {
             "wrong-schema.json: not a coldgate-results/1 file (its \"schema\" member differs)");
   EXPECT_EQ(error("not-json.json"),
             "not-json.json: not valid JSON (expected a coldgate results file)");
-  // JSON has no NaN; null and 1e999 (beyond double) stop report::from_json already.
+  // JSON has no NaN (writers print it as null); null and 1e999 stop report::from_json already.
   EXPECT_EQ(error("null-sample.json"),
-            "null-sample.json: malformed results file: [json.exception.type_error.302] type must "
-            "be number, but is null");
+            "null-sample.json: stage 'steady' metric wall_ms: cold sample 1 is null, not a number "
+            "(NaN and infinity are written as null)");
   EXPECT_EQ(error("infinite.json"),
             "infinite.json: not valid JSON (expected a coldgate results file)");
 }

@@ -88,5 +88,20 @@ TEST(ResultsJson, RejectsOtherFilesWithTheirName) {
   }
 }
 
+TEST(ResultsJson, NonNumericSampleNamesStageMetricAndPosition) {
+  std::string text = to_json(sample());
+  auto at = text.find("812.25");
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, 6, "null");
+  try {
+    from_json(text, "head.json");
+    FAIL() << "accepted a null sample";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::usage);
+    EXPECT_EQ(e.message(), "head.json: stage 'config-load' metric wall_ms: cold sample 1 is null, "
+                           "not a number (NaN and infinity are written as null)");
+  }
+}
+
 }  // namespace
 }  // namespace coldgate::report
