@@ -26,11 +26,7 @@ namespace coldgate::measure {
 namespace fs = std::filesystem;
 namespace {
 
-std::string shown(const fs::path& p) {
-  std::error_code ec;
-  fs::path cwd = fs::current_path(ec);
-  return ec ? p.string() : p.lexically_proximate(cwd).string();
-}
+std::string shown(const fs::path& p) { return util::display_path(p); }
 
 std::string first_line_value(const fs::path& file, std::string_view key, char sep) {
   std::ifstream in(file);

@@ -28,11 +28,7 @@ struct RunOutcome {
   std::string document;   // the raw snapshot document (when the stage has a snapshot)
 };
 
-std::string shown(const fs::path& p) {
-  std::error_code ec;
-  fs::path cwd = fs::current_path(ec);
-  return ec ? p.string() : p.lexically_proximate(cwd).string();
-}
+std::string shown(const fs::path& p) { return util::display_path(p); }
 
 // A file-name-safe form of a stage name.
 std::string file_stem(const std::string& name) {

@@ -44,16 +44,9 @@ std::string counts_text(const diff::PathSummary& s) {
                      total == 1 ? "path differs" : "paths differ", s.changed, s.added, s.removed);
 }
 
-// What to do next, for the message: accept locally, commit the artifact in CI.
-// A path as the user typed it: relative to the current folder when below or near it.
-std::string shown(const fs::path& p) {
-  std::error_code ec;
-  fs::path cwd = fs::current_path(ec);
-  if (ec || p.is_relative()) return p.string();
-  fs::path rel = p.lexically_proximate(cwd);
-  return rel.empty() ? p.string() : rel.string();
-}
+std::string shown(const fs::path& p) { return util::display_path(p); }
 
+// What to do next, for the message: accept locally, commit the artifact in CI.
 std::string next_step(const Claim& claim, const fs::path& pending, const Settings& settings,
                       bool has_diff) {
   if (settings.mode == Mode::ci) {

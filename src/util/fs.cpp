@@ -167,6 +167,14 @@ std::string sha256_hex(std::string_view bytes) {
   return out;
 }
 
+std::string display_path(const std::filesystem::path& p) {
+  std::error_code ec;
+  std::filesystem::path cwd = std::filesystem::current_path(ec);
+  if (ec || p.is_relative()) return p.string();
+  std::filesystem::path rel = p.lexically_proximate(cwd);
+  return rel.empty() ? p.string() : rel.string();
+}
+
 TempDir::TempDir(const std::string& prefix) {
   const char* base = std::getenv("TMPDIR");
   std::string tmpl = std::string(base && *base ? base : "/tmp") + "/" + prefix + "XXXXXX";

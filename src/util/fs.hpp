@@ -24,6 +24,10 @@ void rename_atomic(const std::filesystem::path& from, const std::filesystem::pat
 /// Lowercase hex SHA-256 of `bytes` (FIPS 180-4, via OpenSSL).
 std::string sha256_hex(std::string_view bytes);
 
+/// `p` as messages show it: relative to the current folder when absolute (lexically, so "../x"
+/// for a sibling), unchanged when already relative or when the current folder is unknown.
+std::string display_path(const std::filesystem::path& p);
+
 /// A private (mode 0700) folder under $TMPDIR (default /tmp), removed with its contents when
 /// the object is destroyed. Move-only. Throws Error(infrastructure) when it cannot be created.
 class TempDir {
