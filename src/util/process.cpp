@@ -201,15 +201,9 @@ Process::Process(const SpawnOptions& options)
     if (rc == 0) {
       ::setpgid(spawned, spawned);  // as below: no race with an early killpg
       m_pid = spawned;
-      close_fd(out_pipe[1]);
-      close_fd(err_pipe[1]);
       close_fd(exec_pipe[0]);
       close_fd(exec_pipe[1]);
-      m_out_fd = out_pipe[0];
-      m_err_fd = err_pipe[0];
-      for (int fd : {m_out_fd, m_err_fd}) {
-        if (fd >= 0) ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
-      }
+      adopt_pipes(out_pipe, err_pipe);
       return;
     }
   }
@@ -255,8 +249,6 @@ Process::Process(const SpawnOptions& options)
   }
   ::setpgid(pid, pid);  // also in the parent: no race with an early killpg
   m_pid = pid;
-  close_fd(out_pipe[1]);
-  close_fd(err_pipe[1]);
   close_fd(exec_pipe[1]);
   int payload[2] = {0, 0};
   ssize_t n;
@@ -269,8 +261,10 @@ Process::Process(const SpawnOptions& options)
     while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
     m_pid = -1;
-    close_fd(out_pipe[0]);
-    close_fd(err_pipe[0]);
+    for (int* p : {out_pipe, err_pipe}) {
+      close_fd(p[0]);
+      close_fd(p[1]);
+    }
     static constexpr const char* k_steps[] = {"", "stdin", "stdout", "stderr", "switch user",
                                               "working folder", "exec"};
     std::string what = k_steps[payload[0] >= 1 && payload[0] <= 6 ? payload[0] : 6];
@@ -278,6 +272,12 @@ Process::Process(const SpawnOptions& options)
     throw Error(ExitCode::infrastructure, program,
                 fmt::format("cannot start ({}): {}", what, std::strerror(payload[1])));
   }
+  adopt_pipes(out_pipe, err_pipe);
+}
+
+void Process::adopt_pipes(int out_pipe[2], int err_pipe[2]) {
+  close_fd(out_pipe[1]);  // the child's ends: it has its own copies now
+  close_fd(err_pipe[1]);
   m_out_fd = out_pipe[0];
   m_err_fd = err_pipe[0];
   for (int fd : {m_out_fd, m_err_fd}) {

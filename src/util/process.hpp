@@ -84,6 +84,8 @@ class Process {
 
  private:
   void reset();
+  // After a successful start: closes the child's pipe ends, keeps ours non-blocking.
+  void adopt_pipes(int out_pipe[2], int err_pipe[2]);
   pid_t m_pid = -1;       // child PID; -1 when reaped or moved from
   int m_out_fd = -1;      // read end of the stdout pipe; -1 when not captured or closed
   int m_err_fd = -1;      // read end of the stderr pipe; -1 when not captured or closed
