@@ -25,17 +25,17 @@ double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
-double cpu_ms_now() {
+// This process's user+sys CPU so far and its peak RSS, from one getrusage(RUSAGE_SELF).
+struct Usage {
+  double cpu_ms = 0;
+  double peak_rss_bytes = 0;
+};
+
+Usage usage_now() {
   rusage ru{};
   ::getrusage(RUSAGE_SELF, &ru);
   auto ms = [](const timeval& tv) { return tv.tv_sec * 1000.0 + tv.tv_usec / 1000.0; };
-  return ms(ru.ru_utime) + ms(ru.ru_stime);
-}
-
-double peak_rss_bytes_now() {
-  rusage ru{};
-  ::getrusage(RUSAGE_SELF, &ru);
-  return static_cast<double>(ru.ru_maxrss) * 1024;  // Linux reports KiB
+  return {ms(ru.ru_utime) + ms(ru.ru_stime), static_cast<double>(ru.ru_maxrss) * 1024};  // KiB
 }
 
 std::string trim(std::string s) {
@@ -75,7 +75,7 @@ ProbeSample run_once(pqxx::connection& conn, const ProbeRequest& req,
                      const std::vector<const char*>& params, std::string* candidate) {
   ProbeSample s;
   auto t0 = Clock::now();
-  double cpu0 = cpu_ms_now();
+  double cpu0 = usage_now().cpu_ms;
   pqxx::work tx(conn);
   for (const auto& [name, value] : req.settings) {
     tx.exec_params("SELECT set_config($1, $2, true)", name, value);
@@ -109,7 +109,7 @@ ProbeSample run_once(pqxx::connection& conn, const ProbeRequest& req,
   }
   tx.commit();
   s.wall_ms = ms_since(t0);
-  s.cpu_ms = cpu_ms_now() - cpu0;
+  s.cpu_ms = usage_now().cpu_ms - cpu0;
   return s;
 }
 
@@ -207,8 +207,9 @@ int run_probe(const std::filesystem::path& request_file) {
         result.cold_end_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
                                  Clock::now().time_since_epoch())
                                  .count();
-        result.cold_cpu_ms = cpu_ms_now();
-        result.cold_peak_rss_bytes = peak_rss_bytes_now();
+        Usage usage = usage_now();
+        result.cold_cpu_ms = usage.cpu_ms;
+        result.cold_peak_rss_bytes = usage.peak_rss_bytes;
       }
     }
   } catch (const pqxx::sql_error& e) {
