@@ -86,12 +86,10 @@ int run_explain(const ExplainArgs& args) {
   util::install_interrupt_handlers();
   auto provider = db::make_provider(cfg.database);
   provider->start();
-  setup::Context context{provider->connection_info(), cfg.base_dir, provider->client_bindir()};
-  for (const auto& step : cfg.setup) {
-    util::throw_if_interrupted();
-    auto r = setup::run_step(step, context);
-    std::cerr << fmt::format("coldgate: setup {} ({:.0f} ms)\n", r.label, r.wall_ms);
-  }
+  setup::run_setup(cfg.setup, {provider->connection_info(), cfg.base_dir, provider->client_bindir()},
+                   [](const setup::StepResult& r) {
+                     std::cerr << fmt::format("coldgate: setup {} ({:.0f} ms)\n", r.label, r.wall_ms);
+                   });
   if (stage.cold == config::ColdMode::restart) provider->restart();
   measure::StagePlan plan = measure::explain_stage(stage, provider->connection_info());
   provider->stop();
@@ -127,10 +125,7 @@ int run_explain(const ExplainArgs& args) {
   sr.name = stage.name;
   sr.explain = e;
   one.stages.push_back(sr);
-  bool setup_analyzes = std::any_of(cfg.setup.begin(), cfg.setup.end(), [](const auto& s) {
-    return s.kind == config::SetupStep::Kind::analyze;
-  });
-  auto diagnoses = gate::diagnose(one, setup_analyzes);
+  auto diagnoses = gate::diagnose(one, cfg.setup_analyzes());
   out += "\nDiagnoses:\n";
   if (diagnoses.empty()) out += "  none\n";
   for (const auto& d : diagnoses) out += fmt::format("  - {}\n", d.message);

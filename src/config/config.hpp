@@ -118,6 +118,13 @@ struct Config {
   std::vector<Stage> stages;
   Gate gate;
   Report report;
+  /// True when setup has an `analyze:` step (every table then has statistics).
+  bool setup_analyzes() const {
+    for (const auto& step : setup) {
+      if (step.kind == SetupStep::Kind::analyze) return true;
+    }
+    return false;
+  }
 };
 
 /// Loads and validates a config file. `${VAR}` and `${VAR:-default}` are expanded in every

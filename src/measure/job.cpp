@@ -179,13 +179,11 @@ Results run_job(const config::Config& cfg, const JobOptions& options) {
       "PostgreSQL {} ({}) ready in {:.1f} s", server.version, provider->name(),
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()));
 
-  setup::Context setup_context{provider->connection_info(), cfg.base_dir, provider->client_bindir()};
-  for (const auto& step : cfg.setup) {
-    util::throw_if_interrupted();
-    setup::StepResult s = setup::run_step(step, setup_context);
-    progress.line(fmt::format("setup {} ({:.0f} ms)", s.label, s.wall_ms));
-    results.setup.push_back({s.kind, s.label, s.wall_ms});
-  }
+  setup::run_setup(cfg.setup, {provider->connection_info(), cfg.base_dir, provider->client_bindir()},
+                   [&](const setup::StepResult& s) {
+                     progress.line(fmt::format("setup {} ({:.0f} ms)", s.label, s.wall_ms));
+                     results.setup.push_back({s.kind, s.label, s.wall_ms});
+                   });
 
   RunContext ctx;
   ctx.provider = provider.get();
@@ -221,10 +219,7 @@ Results run_job(const config::Config& cfg, const JobOptions& options) {
     }
     results.obsolete_snapshots.assign(obsolete.begin(), obsolete.end());
   }
-  bool setup_analyzes = std::any_of(cfg.setup.begin(), cfg.setup.end(), [](const auto& step) {
-    return step.kind == config::SetupStep::Kind::analyze;
-  });
-  results.diagnoses = gate::diagnose(results, setup_analyzes);
+  results.diagnoses = gate::diagnose(results, cfg.setup_analyzes());
   results.finished_at = utc_now();
   return results;
 }

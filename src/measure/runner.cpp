@@ -14,6 +14,7 @@
 #include "measure/command_metrics.hpp"
 #include "measure/explain.hpp"
 #include "measure/probe.hpp"
+#include "setup/setup.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 #include "util/process.hpp"
@@ -278,21 +279,7 @@ StagePlan explain_stage(const config::Stage& stage, const db::ConnectionInfo& da
   plan.explain = parse_explain(plan.json, where);
   plan.explain.jit_above_cost = jit_above_cost;
   std::vector<std::string> relations = plan_relations(plan.json);
-  if (!relations.empty()) {
-    std::string list = "{";
-    for (std::size_t i = 0; i < relations.size(); ++i) {
-      list += (i ? "," : "") + std::string("\"");
-      for (char c : relations[i]) list += (c == '"' || c == '\\') ? std::string("\\") + c : std::string(1, c);
-      list += "\"";
-    }
-    list += "}";
-    auto rows = conn.exec_params(
-        "SELECT schemaname || '.' || relname FROM pg_stat_user_tables "
-        "WHERE relname = ANY($1::text[]) AND last_analyze IS NULL AND last_autoanalyze IS NULL "
-        "ORDER BY 1",
-        {list}, where);
-    for (const auto& row : rows) plan.explain.never_analyzed.push_back(row[0].c_str());
-  }
+  if (!relations.empty()) plan.explain.never_analyzed = setup::never_analyzed_tables(conn, relations);
   return plan;
 }
 

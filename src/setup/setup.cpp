@@ -1,5 +1,7 @@
 #include "setup/setup.hpp"
 
+#include <algorithm>
+
 #include <fmt/core.h>
 
 #include "db/connection.hpp"
@@ -110,18 +112,30 @@ StepResult run_step(const config::SetupStep& step, const Context& c) {
   return result;
 }
 
-std::vector<StepResult> run_setup(const std::vector<config::SetupStep>& steps, const Context& c) {
+std::vector<StepResult> run_setup(const std::vector<config::SetupStep>& steps, const Context& c,
+                                  const std::function<void(const StepResult&)>& on_step) {
   std::vector<StepResult> out;
-  for (const auto& step : steps) out.push_back(run_step(step, c));
+  for (const auto& step : steps) {
+    util::throw_if_interrupted();
+    out.push_back(run_step(step, c));
+    if (on_step) on_step(out.back());
+  }
   return out;
 }
 
-std::vector<std::string> never_analyzed_tables(db::Connection& conn) {
+std::vector<std::string> never_analyzed_tables(db::Connection& conn,
+                                               const std::vector<std::string>& relnames) {
   auto rows = conn.exec(
-      "SELECT schemaname || '.' || relname FROM pg_stat_user_tables "
+      "SELECT schemaname || '.' || relname, relname FROM pg_stat_user_tables "
       "WHERE last_analyze IS NULL AND last_autoanalyze IS NULL ORDER BY 1");
   std::vector<std::string> out;
-  for (const auto& r : rows) out.emplace_back(r[0].c_str());
+  for (const auto& r : rows) {
+    if (!relnames.empty() &&
+        std::find(relnames.begin(), relnames.end(), r[1].c_str()) == relnames.end()) {
+      continue;
+    }
+    out.emplace_back(r[0].c_str());
+  }
   return out;
 }
 

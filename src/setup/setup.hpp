@@ -1,6 +1,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -28,18 +29,22 @@ struct StepResult {
   double wall_ms = 0;  // wall-clock time of the step, milliseconds
 };
 
-/// Runs `steps` in order and times each. Throws Error on the first failure, with
+/// Runs `steps` in order and times each, calling `on_step` after each one (progress lines);
+/// throws Error(interrupted) between steps after SIGINT/SIGTERM. Throws Error on the first failure, with
 /// where = the file position (sql), or the step's config location, and what = the cause:
 /// SQLSTATE + server message (sql), stderr tail (psql, restore, command). Exit code
 /// gate_failed for a failing step, infrastructure for a missing program or lost server.
 std::vector<StepResult> run_setup(const std::vector<config::SetupStep>& steps,
-                                  const Context& context);
+                                  const Context& context,
+                                  const std::function<void(const StepResult&)>& on_step = {});
 
 /// Runs one step; see run_setup().
 StepResult run_step(const config::SetupStep& step, const Context& context);
 
 /// Tables (schema.name) that were never analyzed: pg_stat_user_tables with last_analyze and
-/// last_autoanalyze null — their plans run on default statistics.
-std::vector<std::string> never_analyzed_tables(db::Connection& conn);
+/// last_autoanalyze null — their plans run on default statistics. With `relnames`, only tables
+/// of those names (in any schema), e.g. the relations of a plan.
+std::vector<std::string> never_analyzed_tables(db::Connection& conn,
+                                               const std::vector<std::string>& relnames = {});
 
 }  // namespace coldgate::setup
