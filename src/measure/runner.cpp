@@ -96,6 +96,7 @@ RunOutcome sql_run(const config::Stage& stage, const RunContext& ctx, int run,
   for (const auto& [k, v] : stage.settings) req.settings.emplace_back(k, v);
   req.decode_json = stage.decode == config::Decode::json;
   req.warm = stage.warm;
+  req.max_result_bytes = stage.max_result_bytes;
   if (stage.snapshot) req.candidate_path = (ctx.work_dir / (tag + ".candidate")).string();
   req.result_path = (ctx.work_dir / (tag + ".result.json")).string();
   fs::path request_file = ctx.work_dir / (tag + ".request.json");
@@ -171,7 +172,9 @@ RunOutcome command_run(const config::Stage& stage, const RunContext& ctx, int ru
     const char* path = std::getenv("PATH");
     opts.env.push_back(fmt::format("PATH={}:{}", bindir->string(), path ? path : "/usr/bin:/bin"));
   }
-  opts.max_capture_bytes = from_stdout ? std::size_t{1} << 30 : std::size_t{16} << 20;
+  // One byte more than the limit: a document of exactly max_result_bytes is still accepted.
+  opts.max_capture_bytes =
+      from_stdout ? static_cast<std::size_t>(stage.max_result_bytes) + 1 : std::size_t{16} << 20;
   util::RunOutput out;
   try {
     out = util::run(opts, stage.timeout);
@@ -180,8 +183,11 @@ RunOutcome command_run(const config::Stage& stage, const RunContext& ctx, int ru
     return {e.message(), ""};
   }
   if (!out.status.ok()) return {failure_text(out.status, out.err, false), ""};
-  if (from_stdout && out.out.size() >= opts.max_capture_bytes) {
-    return {fmt::format("its standard output exceeds {} bytes", opts.max_capture_bytes), ""};
+  if (from_stdout && out.out.size() > stage.max_result_bytes) {
+    return {fmt::format("its standard output (the snapshot document) exceeds max_result_bytes "
+                        "({}); print less, or raise max_result_bytes for this stage",
+                        stage.max_result_bytes),
+            ""};
   }
 
   add_process_metrics(result, out.status);
@@ -205,6 +211,12 @@ RunOutcome command_run(const config::Stage& stage, const RunContext& ctx, int ru
     if (!fs::exists(from_file)) {
       return {fmt::format("the command did not write its snapshot document {} (snapshot.from)",
                           shown(from_file)),
+              ""};
+    }
+    if (auto size = fs::file_size(from_file, ec); !ec && size > stage.max_result_bytes) {
+      return {fmt::format("its snapshot document {} is {} bytes, more than max_result_bytes ({}); "
+                          "write less, or raise max_result_bytes for this stage",
+                          shown(from_file), size, stage.max_result_bytes),
               ""};
     }
     outcome.document = util::read_file(from_file);
