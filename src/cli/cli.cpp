@@ -17,6 +17,7 @@
 #include "db/db_command.hpp"
 #include "measure/probe.hpp"
 #include "util/error.hpp"
+#include "util/secrets.hpp"
 #include "util/suggest.hpp"
 
 namespace coldgate::cli {
@@ -64,6 +65,8 @@ std::vector<Subcommand> subcommands() {
          sub.add_option("--baseline", args->baseline, "results.json of the base to gate against");
          sub.add_option("--shard", args->shard,
                         "I/N: run the I-th stage and every N-th after it (CI matrices; then coldgate merge)");
+         sub.add_flag("--allow-outside", args->allow_outside,
+                      "let snapshot paths of the config leave its repository");
          return [args] { return run_run(*args); };
        }},
       {"compare", "gate HEAD.json against BASE.json results", nullptr,
@@ -82,6 +85,8 @@ std::vector<Subcommand> subcommands() {
          sub.add_option("stage", args->stages, "stages to accept (default: all pending)");
          add_config_option(sub, args->config);
          add_ci_flags(sub, args->ci);
+         sub.add_flag("--allow-outside", args->allow_outside,
+                      "let snapshot paths of the config leave its repository");
          return [args] { return run_accept(*args); };
        }},
       {"canon", "print the canonical form of a JSON document", nullptr,
@@ -174,6 +179,7 @@ std::vector<std::string> names(const std::vector<Subcommand>& table, bool with_h
 }  // namespace
 
 int main(int argc, char** argv) {
+  util::add_secrets_from_environment();  // masked in every error message (src/main.cpp)
   const auto table = subcommands();
 
   // CLI11 reports an unknown subcommand as stray arguments; name it and suggest the closest one.

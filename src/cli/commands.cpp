@@ -139,6 +139,7 @@ int run_accept(const AcceptArgs& args) {
     snapshot::accept({}, args.stages, mode);
   }
   auto cfg = load_config(args.config);
+  if (!args.allow_outside) config::require_paths_inside(cfg);
   std::vector<snapshot::Claim> claims;
   for (const auto& stage : cfg.stages) {
     if (stage.snapshot) claims.push_back({stage.name, stage.snapshot->path, stage.snapshot->canon});
@@ -163,6 +164,7 @@ int run_run(const RunArgs& args) {
     gate::check_samples(*base, args.baseline);
   }
   auto cfg = load_config(args.config);
+  if (!args.allow_outside) config::require_paths_inside(cfg);
   options.stages = args.stages;
   options.out_dir = args.out;
   options.ci = ci_mode(args.ci);

@@ -50,6 +50,7 @@ struct AcceptArgs {
   std::string config = "coldgate.yaml";
   std::vector<std::string> stages;  // empty: every stage with a pending snapshot
   std::optional<bool> ci;
+  bool allow_outside = false;       // --allow-outside: snapshot paths may leave the repository
 };
 /// Promotes pending `.new` snapshots of the config's stages; refuses in CI mode (exit 2).
 int run_accept(const AcceptArgs& args);
@@ -63,6 +64,7 @@ struct RunArgs {
   std::optional<bool> ci;
   std::string baseline;  // --baseline FILE: results.json to gate against
   std::string shard;     // --shard I/N: every N-th stage starting at the I-th
+  bool allow_outside = false;  // --allow-outside: snapshot paths may leave the repository
 };
 /// The main job: measures every stage, writes <out>/results.json and <out>/report.md, prints
 /// the Markdown table on stdout; 0 when every stage ran, every snapshot matches and (with
