@@ -20,6 +20,7 @@
 #include "util/error.hpp"
 #include "util/fs.hpp"
 #include "util/process.hpp"
+#include "util/secrets.hpp"
 #include "util/suggest.hpp"
 
 namespace coldgate::measure {
@@ -171,6 +172,7 @@ Results run_job(const config::Config& cfg, const JobOptions& options) {
   results.environment.provider = provider->name();
   auto t0 = std::chrono::steady_clock::now();
   provider->start();
+  util::add_secret(provider->connection_info().password);  // the local/container random one too
   db::ServerInfo server = provider->server_info();
   results.environment.postgres_version = server.version;
   results.environment.postgres_version_num = server.version_num;
@@ -201,6 +203,8 @@ Results run_job(const config::Config& cfg, const JobOptions& options) {
   for (const auto& stage : stages) {
     progress.stage_start(++index, stage.name);
     results.stages.push_back(run_stage(stage, ctx));
+    // A stage error may quote a command's stderr or a server message: no password in results.
+    results.stages.back().error = util::mask_secrets(results.stages.back().error);
     progress.stage_end(results.stages.back());
   }
   provider->stop();
