@@ -150,7 +150,8 @@ Config parse(std::string_view yaml, const std::filesystem::path& file);
 const std::map<std::string, std::vector<std::string>>& known_keys();
 
 /// The repository a config belongs to: the nearest folder at or above the config's folder that
-/// holds `.git` (a folder, or the file of a git worktree); the config's folder when none does.
+/// holds `.git` (a folder, or the file of a git worktree); without one, the current folder when
+/// the config's folder is inside it, else the config's folder.
 std::filesystem::path repository_root(const Config& config);
 
 /// Refuses a config that would make coldgate write outside its repository: throws Error(usage)

@@ -19,9 +19,10 @@ fs::path resolved(const fs::path& p) {
   return ec ? p.lexically_normal() : r;
 }
 
+// True when `path` is `root` or below it.
 bool inside(const fs::path& path, const fs::path& root) {
   const fs::path rel = resolved(path).lexically_relative(resolved(root));
-  return !rel.empty() && *rel.begin() != ".." && rel != ".";
+  return !rel.empty() && *rel.begin() != "..";
 }
 
 }  // namespace
@@ -32,6 +33,10 @@ fs::path repository_root(const Config& config) {
     if (fs::exists(dir / ".git", ec)) return dir;
     if (dir == dir.root_path()) break;
   }
+  // No git (an exported tree, a container without .git): the folder coldgate runs in, when the
+  // config is inside it (`coldgate run -c config/demo.yaml` from the checkout), else the config's.
+  const fs::path cwd = fs::current_path(ec);
+  if (!ec && inside(config.base_dir, cwd)) return cwd;
   return config.base_dir;
 }
 
