@@ -24,6 +24,7 @@
 #include "snapshot/snapshot.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
+#include "util/process.hpp"
 
 namespace coldgate::cli {
 
@@ -191,7 +192,16 @@ int run_run(const RunArgs& args) {
       if (entry.path().extension() == ".json") std::filesystem::remove(entry.path(), ec);
     }
   }
+  // Temp files of a write a SIGKILLed run did not finish (write_file_atomic: FILE.tmp-XXXXXX).
+  for (const auto& dir : {out, out / "explain"}) {
+    for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+      std::string name = entry.path().filename().string();
+      auto pos = name.rfind(".tmp-");
+      if (pos != std::string::npos && name.size() == pos + 11) std::filesystem::remove(entry.path(), ec);
+    }
+  }
   measure::Results results = measure::run_job(cfg, options);
+  util::throw_if_interrupted();  // a SIGINT/SIGTERM while the server stopped: no results
   std::optional<Error> gate_error;  // thrown once results.json is written
   if (base) {
     // Stages of the config this run skipped (--stage, --shard) were not measured, not removed.
@@ -210,6 +220,7 @@ int run_run(const RunArgs& args) {
     }
   }
   report::write_outputs(results, base ? &*base : nullptr, out, std::cout);
+  util::throw_if_interrupted();  // while writing: each file is whole, but the run was stopped
   std::cerr << "coldgate: " << gate::verdict(results) << "; results in "
             << (out / "results.json").string() << '\n';
   if (gate_error) throw *gate_error;

@@ -12,6 +12,7 @@
 #include <set>
 #include <thread>
 
+#include "db/cluster_registry.hpp"
 #include "db/provider.hpp"
 #include "gate/diagnose.hpp"
 #include "measure/runner.hpp"
@@ -168,6 +169,8 @@ Results run_job(const config::Config& cfg, const JobOptions& options) {
 
   Progress progress(options.progress, std::cerr, static_cast<int>(stages.size()));
   util::TempDir work("coldgate-run-");
+  db::mark_owner(work.path());  // so the next run removes it should this one be SIGKILLed
+  db::remove_stale_work_dirs(work.path().parent_path(), "coldgate-run-");
   auto provider = db::make_provider(cfg.database);
   results.environment.provider = provider->name();
   auto t0 = std::chrono::steady_clock::now();

@@ -1,11 +1,13 @@
 #include "measure/runner.hpp"
 
 #include <fmt/core.h>
+#include <libpq-fe.h>
 
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <pqxx/pqxx>
+#include <thread>
 
 #include "canon/canon.hpp"
 #include "db/connection.hpp"
@@ -175,6 +177,7 @@ RunOutcome command_run(const config::Stage& stage, const RunContext& ctx, int ru
   // One byte more than the limit: a document of exactly max_result_bytes is still accepted.
   opts.max_capture_bytes =
       from_stdout ? static_cast<std::size_t>(stage.max_result_bytes) + 1 : std::size_t{16} << 20;
+  opts.kill_escaped = true;  // a daemon it starts (setsid, double fork) dies with the run
   util::RunOutput out;
   try {
     out = util::run(opts, stage.timeout);
@@ -240,6 +243,23 @@ void run_explain(const config::Stage& stage, const RunContext& ctx, StageResult&
   add_cold(result, "jit_emission_ms", "ms", e.jit_emission_ms);
   add_cold(result, "jit_total_ms", "ms", e.jit_total_ms);
   result.explain = e;
+}
+
+// True when the server no longer answers at all (PQping: no response). While it says it is
+// shutting down or recovering (PQPING_REJECT), asks again for up to 5 s: `pg_ctl stop -m
+// immediate` ends the backends a moment before the postmaster.
+bool server_gone(const RunContext& ctx) {
+  db::ConnectionInfo info = db::with_client_defaults(ctx.provider->connection_info());
+  info.options["connect_timeout"] = "2";
+  std::string conninfo = info.conninfo();
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  for (;;) {
+    PGPing ping = PQping(conninfo.c_str());
+    if (ping == PQPING_OK) return false;
+    if (ping == PQPING_NO_RESPONSE) return true;
+    if (ping != PQPING_REJECT || std::chrono::steady_clock::now() > until) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
 }
 
 // Puts the built-in metrics in report order, a command's own after them.
@@ -321,6 +341,12 @@ StageResult run_stage(const config::Stage& stage, const RunContext& ctx) {
                                             : sql_run(stage, ctx, run, query, result);
     if (!outcome.error.empty()) {
       result.error = fmt::format("cold run {}/{}: {}", run, stage.runs, outcome.error);
+      // A lost server fails every later stage too: stop the run as an infrastructure error.
+      if (server_gone(ctx)) {
+        throw Error(ExitCode::infrastructure, "stage " + stage.name,
+                    fmt::format("the PostgreSQL server stopped answering; the run stops ({})",
+                                result.error.substr(0, result.error.find('\n'))));
+      }
       break;
     }
     if (const Metric* wall = result.find("wall_ms"); wall && !wall->cold.empty()) {
