@@ -13,6 +13,7 @@
 #include <fmt/core.h>
 
 #include "cli/commands.hpp"
+#include "cli/comment_command.hpp"
 #include "cli/explain_command.hpp"
 #include "db/db_command.hpp"
 #include "measure/probe.hpp"
@@ -67,6 +68,7 @@ std::vector<Subcommand> subcommands() {
                         "I/N: run the I-th stage and every N-th after it (CI matrices; then coldgate merge)");
          sub.add_flag("--allow-outside", args->allow_outside,
                       "let snapshot paths of the config leave its repository");
+         sub.add_flag("--comment", args->comment, "then post or update the PR comment (see coldgate comment)");
          return [args] { return run_run(*args); };
        }},
       {"compare", "gate HEAD.json against BASE.json results", nullptr,
@@ -132,7 +134,27 @@ std::vector<Subcommand> subcommands() {
            return run_explain(*args);
          };
        }},
-      {"comment", "post or update the pull request comment", "the forge module", {}},
+      {"comment", "post or update the pull request comment", nullptr,
+       [](CLI::App& sub) -> std::function<int()> {
+         auto args = std::make_shared<CommentArgs>();
+         sub.add_option("--out", args->out, "folder with report.md (and results.json)")->capture_default_str();
+         sub.add_option("-c,--config", args->config, "config whose report.title keys the comment (default: ./coldgate.yaml when present)");
+         sub.add_option("--mode", args->mode, "always | on-change (no new comment while the gate passes) | never")
+             ->check(CLI::IsMember({"always", "on-change", "never"}));
+         sub.add_option("--forge", args->forge, "github | gitlab (default: detected from the CI environment)")
+             ->check(CLI::IsMember({"github", "gitlab"}));
+         sub.add_option("--token-env", args->token_env, "variable holding the token (default GITHUB_TOKEN / COLDGATE_GITLAB_TOKEN)");
+         sub.add_option("--pr", args->pr, "pull request number / merge request IID (default: from the CI environment)")
+             ->check(CLI::PositiveNumber);
+         sub.add_option("--key", args->key, "marker key (default: report.md's marker, else report.title)");
+         sub.add_option("--timeout", args->timeout_s, "seconds for each request with its retries")
+             ->check(CLI::PositiveNumber)
+             ->capture_default_str();
+         sub.add_flag("--dry-run", args->dry_run, "print the requests instead of sending them");
+         sub.add_flag("--optional", args->optional, "no token, PR number or forge: warn and exit 0");
+         sub.add_flag("--verbose", args->verbose, "log every request and response (the token masked)");
+         return [args] { return run_comment(*args); };
+       }},
       {"ab", "interleaved A/B of two commits on one runner", "stacked pull requests", {}},
       {"merge", "merge results of sharded runs", nullptr,
        [](CLI::App& sub) -> std::function<int()> {

@@ -1,4 +1,5 @@
 #include "cli/commands.hpp"
+#include "cli/comment_command.hpp"
 
 #include <unistd.h>
 
@@ -223,8 +224,22 @@ int run_run(const RunArgs& args) {
   util::throw_if_interrupted();  // while writing: each file is whole, but the run was stopped
   std::cerr << "coldgate: " << gate::verdict(results) << "; results in "
             << (out / "results.json").string() << '\n';
+  int code = gate::passed(results) ? 0 : static_cast<int>(ExitCode::gate_failed);
+  if (args.comment || cfg.report.comment) {
+    CommentArgs comment;
+    comment.out = args.out;
+    comment.config = args.config;
+    comment.optional = !args.comment;  // report.comment alone: only where a forge is detected
+    try {
+      run_comment(comment);
+    } catch (const Error& e) {
+      // The gate's verdict outranks the comment: a failed comment only fails a passing run.
+      if (e.code() == ExitCode::interrupted || (code == 0 && !gate_error)) throw;
+      std::cerr << "coldgate: warning: comment not posted: " << e.message() << '\n';
+    }
+  }
   if (gate_error) throw *gate_error;
-  return gate::passed(results) ? 0 : static_cast<int>(ExitCode::gate_failed);
+  return code;
 }
 
 namespace {

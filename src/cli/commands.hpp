@@ -65,12 +65,15 @@ struct RunArgs {
   std::string baseline;  // --baseline FILE: results.json to gate against
   std::string shard;     // --shard I/N: every N-th stage starting at the I-th
   bool allow_outside = false;  // --allow-outside: snapshot paths may leave the repository
+  bool comment = false;  // --comment: then post the PR comment (cli/comment_command.hpp)
 };
 /// The main job: measures every stage, writes <out>/results.json and <out>/report.md, prints
 /// the Markdown table on stdout; 0 when every stage ran, every snapshot matches and (with
 /// --baseline) nothing regressed, else 1. A bad baseline or --shard fails before measuring
 /// (exit 2); differing environments under require_same_environment exit 3 after results.json
-/// is written.
+/// is written. With --comment (or report.comment: true, then only where a forge is detected)
+/// the report is posted as the PR comment afterwards: when that fails the run's exit code stands
+/// if the gate failed, else the comment's error (exit 3) does; a read-only fork token warns.
 int run_run(const RunArgs& args);
 
 /// Arguments of `coldgate compare`.
