@@ -1,0 +1,330 @@
+// The CI files (ci/github, ci/gitlab) and the Dockerfile cannot run here (no GitHub, no GitLab);
+// these tests check what can be checked without them: every YAML file parses, the composite
+// action's inputs, step ids and shells are consistent, its inline scripts are valid bash, the
+// workflows carry the permissions and history they need, the fork-safe pair names each other,
+// and the Dockerfile has the shape the README promises. The image itself: ci/docker-test.sh.
+#include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "support/support.hpp"
+#include "util/process.hpp"
+
+namespace coldgate {
+namespace {
+
+namespace fs = std::filesystem;
+using coldgate::testing::slurp;
+using coldgate::testing::source_dir;
+using coldgate::testing::TempDir;
+
+YAML::Node load(const std::string& relative) {
+  return YAML::LoadFile((source_dir() / relative).string());
+}
+
+// Calls `visit(key, scalar)` for every scalar under `node` (key: the mapping key it is the value
+// of, "" inside sequences).
+void each_scalar(const YAML::Node& node, const std::string& key,
+                 const std::function<void(const std::string&, const std::string&)>& visit) {
+  if (node.IsScalar()) {
+    visit(key, node.Scalar());
+  } else if (node.IsSequence()) {
+    for (const auto& item : node) each_scalar(item, "", visit);
+  } else if (node.IsMap()) {
+    for (const auto& kv : node) each_scalar(kv.second, kv.first.Scalar(), visit);
+  }
+}
+
+// The `<context>.<name>` references in GitHub expressions under `node`: inside `${{ … }}`, and
+// whole `if:` values (an implicit expression).
+std::multiset<std::string> references(const YAML::Node& node, const std::string& context) {
+  std::multiset<std::string> found;
+  const std::regex expr(R"(\$\{\{([^}]*)\}\})");
+  const std::regex ref("\\b" + context + R"(\.([A-Za-z0-9_-]+))");
+  auto scan = [&](const std::string& text) {
+    for (std::sregex_iterator e(text.begin(), text.end(), ref), end; e != end; ++e) {
+      found.insert((*e)[1].str());
+    }
+  };
+  each_scalar(node, "", [&](const std::string& key, const std::string& value) {
+    if (key == "if") {
+      scan(value);
+      return;
+    }
+    for (std::sregex_iterator e(value.begin(), value.end(), expr), end; e != end; ++e) {
+      scan((*e)[1].str());
+    }
+  });
+  return found;
+}
+
+std::set<std::string> keys(const YAML::Node& map) {
+  std::set<std::string> out;
+  for (const auto& kv : map) out.insert(kv.first.Scalar());
+  return out;
+}
+
+// `bash -n` on `script` with every `${{ … }}` replaced by a plain word, as the runner would
+// substitute a value; returns bash's complaint, "" when the syntax is valid.
+std::string bash_syntax_error(const std::string& script) {
+  TempDir dir;
+  fs::path file = dir.write("step.sh",
+                            std::regex_replace(script, std::regex(R"(\$\{\{[^}]*\}\})"), "VALUE"));
+  util::SpawnOptions options;
+  options.argv = {"bash", "-n", file.string()};
+  util::RunOutput out = util::run(options);
+  return out.status.ok() ? std::string() : out.err;
+}
+
+TEST(CiFiles, EveryYamlFileUnderCiParses) {
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::recursive_directory_iterator(source_dir() / "ci")) {
+    auto ext = entry.path().extension();
+    if (entry.is_regular_file() && (ext == ".yml" || ext == ".yaml")) files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  std::vector<std::string> names;
+  for (const auto& f : files) names.push_back(fs::relative(f, source_dir()).string());
+  EXPECT_EQ(names, (std::vector<std::string>{"ci/github/action.yml", "ci/github/coldgate-comment.yml",
+                                             "ci/github/coldgate.yml",
+                                             "ci/gitlab/coldgate.gitlab-ci.yml"}));
+  for (const auto& f : files) {
+    SCOPED_TRACE(f.string());
+    YAML::Node doc;
+    EXPECT_NO_THROW(doc = YAML::LoadFile(f.string()));
+    EXPECT_TRUE(doc.IsMap());
+  }
+}
+
+TEST(GithubAction, InputsAreTheDocumentedOnesAndEveryOneIsUsedAndDefined) {
+  YAML::Node action = load("ci/github/action.yml");
+  ASSERT_EQ(action["runs"]["using"].as<std::string>(), "composite");
+  std::set<std::string> defined = keys(action["inputs"]);
+  for (const char* required : {"config", "base", "mode", "comment"}) {
+    EXPECT_TRUE(defined.count(required)) << "input " << required << " is missing";
+  }
+  for (const auto& kv : action["inputs"]) {
+    EXPECT_TRUE(kv.second["description"]) << "input " << kv.first << " has no description";
+  }
+  std::multiset<std::string> used = references(action["runs"], "inputs");
+  for (const auto& name : defined) EXPECT_TRUE(used.count(name)) << "input " << name << " unused";
+  for (const auto& name : used) EXPECT_TRUE(defined.count(name)) << "inputs." << name << " undefined";
+  // Outputs point at steps that exist.
+  std::set<std::string> ids;
+  for (const auto& step : action["runs"]["steps"]) {
+    if (step["id"]) ids.insert(step["id"].as<std::string>());
+  }
+  for (const auto& name : references(action["outputs"], "steps")) EXPECT_TRUE(ids.count(name)) << name;
+}
+
+TEST(GithubAction, StepsReferOnlyToEarlierStepsAndRunStepsNameTheirShell) {
+  YAML::Node steps = load("ci/github/action.yml")["runs"]["steps"];
+  ASSERT_TRUE(steps.IsSequence());
+  std::set<std::string> earlier;
+  int index = 0;
+  for (const auto& step : steps) {
+    SCOPED_TRACE("step " + std::to_string(index++) + " " + step["name"].as<std::string>(""));
+    for (const auto& name : references(step, "steps")) {
+      EXPECT_TRUE(earlier.count(name)) << "steps." << name << " is not an earlier step's id";
+    }
+    if (step["run"]) {
+      // A composite action's run step must say its shell (GitHub rejects the action otherwise).
+      EXPECT_EQ(step["shell"].as<std::string>(""), "bash");
+      EXPECT_EQ(bash_syntax_error(step["run"].as<std::string>()), "");
+    } else {
+      std::string uses = step["uses"].as<std::string>("");
+      EXPECT_TRUE(std::regex_match(uses, std::regex(R"([\w.-]+/[\w./-]+@v\d+)"))) << uses;
+    }
+    if (step["id"]) earlier.insert(step["id"].as<std::string>());
+  }
+}
+
+TEST(GithubAction, MeasuresWithAbOrRunAndUploadsWhatTheCommentWorkflowDownloads) {
+  YAML::Node action = load("ci/github/action.yml");
+  std::string run_scripts;
+  std::string artifact;
+  for (const auto& step : action["runs"]["steps"]) {
+    run_scripts += step["run"].as<std::string>("") + "\n";
+    if (step["uses"].as<std::string>("").rfind("actions/upload-artifact@", 0) == 0) {
+      artifact = step["with"]["name"].as<std::string>();
+      EXPECT_NE(step["with"]["path"].as<std::string>().find("coldgate-out/"), std::string::npos);
+      EXPECT_EQ(step["if"].as<std::string>("").rfind("always()", 0), 0u) << "upload on failure too";
+    }
+  }
+  EXPECT_NE(run_scripts.find("args=(ab "), std::string::npos);
+  EXPECT_NE(run_scripts.find("args=(run "), std::string::npos);
+  EXPECT_NE(run_scripts.find("--baseline"), std::string::npos);
+  EXPECT_NE(run_scripts.find("coldgate comment"), std::string::npos);
+  EXPECT_NE(run_scripts.find("ci/setup.sh"), std::string::npos);
+  EXPECT_NE(run_scripts.find("ci/build.sh\" release"), std::string::npos);
+  EXPECT_EQ(artifact, "coldgate-out");
+
+  YAML::Node comment = load("ci/github/coldgate-comment.yml");
+  std::string downloaded;
+  for (const auto& step : comment["jobs"]["comment"]["steps"]) {
+    if (step["uses"].as<std::string>("").rfind("actions/download-artifact@", 0) == 0) {
+      downloaded = step["with"]["name"].as<std::string>();
+      EXPECT_EQ(step["with"]["run-id"].as<std::string>(), "${{ github.event.workflow_run.id }}");
+    }
+  }
+  EXPECT_EQ(downloaded, artifact);
+}
+
+TEST(GithubWorkflow, PullRequestWorkflowHasWritePermissionFullHistoryAndTheAction) {
+  YAML::Node wf = load("ci/github/coldgate.yml");
+  EXPECT_TRUE(wf["on"]["pull_request"]) << "runs on pull_request";
+  EXPECT_EQ(wf["permissions"]["pull-requests"].as<std::string>(), "write");
+  bool full_history = false;
+  bool action = false;
+  for (const auto& job : wf["jobs"]) {
+    for (const auto& step : job.second["steps"]) {
+      std::string uses = step["uses"].as<std::string>("");
+      if (uses.rfind("actions/checkout@", 0) == 0) {
+        full_history = step["with"]["fetch-depth"].as<std::string>("") == "0";
+      }
+      if (uses.find("/ci/github@") != std::string::npos) {
+        action = true;
+        EXPECT_TRUE(full_history) << "checkout with fetch-depth: 0 comes before the action";
+        std::set<std::string> inputs = keys(load("ci/github/action.yml")["inputs"]);
+        for (const auto& kv : step["with"]) EXPECT_TRUE(inputs.count(kv.first.Scalar())) << kv.first;
+      }
+    }
+  }
+  EXPECT_TRUE(full_history);
+  EXPECT_TRUE(action);
+}
+
+TEST(GithubWorkflow, CommentWorkflowFollowsTheMeasuringOneByNameAndRunsNoPullRequestCode) {
+  YAML::Node measuring = load("ci/github/coldgate.yml");
+  YAML::Node wf = load("ci/github/coldgate-comment.yml");
+  YAML::Node trigger = wf["on"]["workflow_run"];
+  ASSERT_TRUE(trigger);
+  std::vector<std::string> workflows = trigger["workflows"].as<std::vector<std::string>>();
+  EXPECT_EQ(workflows, std::vector<std::string>{measuring["name"].as<std::string>()});
+  EXPECT_EQ(trigger["types"].as<std::vector<std::string>>(), std::vector<std::string>{"completed"});
+  EXPECT_EQ(wf["permissions"]["pull-requests"].as<std::string>(), "write");
+  EXPECT_EQ(wf["permissions"]["actions"].as<std::string>(), "read");
+  std::string scripts;
+  for (const auto& job : wf["jobs"]) {
+    EXPECT_NE(job.second["if"].as<std::string>("").find("workflow_run.event == 'pull_request'"),
+              std::string::npos);
+    for (const auto& step : job.second["steps"]) {
+      EXPECT_NE(step["uses"].as<std::string>("").rfind("actions/checkout@", 0), 0u)
+          << "no checkout in the privileged workflow";
+      std::string run = step["run"].as<std::string>("");
+      if (!run.empty()) {
+        EXPECT_EQ(bash_syntax_error(run), "");
+      }
+      scripts += run;
+    }
+  }
+  EXPECT_NE(scripts.find("pr=$(cat coldgate-out/pr-number)"), std::string::npos);
+  EXPECT_NE(scripts.find("coldgate comment --out coldgate-out --pr \"$pr\""), std::string::npos);
+}
+
+TEST(GitlabJob, RunsOnMergeRequestsWithFullHistoryAndKeepsTheReport) {
+  YAML::Node ci = load("ci/gitlab/coldgate.gitlab-ci.yml");
+  YAML::Node job = ci["coldgate"];
+  ASSERT_TRUE(job.IsMap());
+  bool on_mr = false;
+  for (const auto& rule : job["rules"]) {
+    on_mr = on_mr || rule["if"].as<std::string>("").find("merge_request_event") != std::string::npos;
+  }
+  EXPECT_TRUE(on_mr);
+  EXPECT_EQ(job["variables"]["GIT_DEPTH"].as<std::string>(), "0");
+  EXPECT_EQ(job["artifacts"]["when"].as<std::string>(), "always");
+  EXPECT_EQ(job["artifacts"]["paths"].as<std::vector<std::string>>(),
+            std::vector<std::string>{"coldgate-out/"});
+  EXPECT_EQ(job["artifacts"]["reports"]["junit"].as<std::string>(), "coldgate-out/junit.xml");
+  std::string script;
+  for (const auto& part : {"before_script", "script"}) {
+    for (const auto& line : job[part]) script += line.as<std::string>() + "\n";
+  }
+  EXPECT_EQ(bash_syntax_error(script), "");
+  EXPECT_NE(script.find("coldgate ab "), std::string::npos);
+  EXPECT_NE(script.find("coldgate comment "), std::string::npos);
+  EXPECT_NE(script.find("exit $code"), std::string::npos) << "the job fails with coldgate's code";
+}
+
+// The Dockerfile's instructions, continuation lines joined: {instruction, arguments}.
+std::vector<std::pair<std::string, std::string>> dockerfile() {
+  std::istringstream in(slurp(source_dir() / "Dockerfile"));
+  std::vector<std::pair<std::string, std::string>> out;
+  std::string line;
+  std::string pending;
+  while (std::getline(in, line)) {
+    if (pending.empty() && (line.empty() || line[0] == '#')) continue;
+    if (!line.empty() && line.back() == '\\') {
+      pending += line.substr(0, line.size() - 1);
+      continue;
+    }
+    pending += line;
+    auto space = pending.find(' ');
+    out.emplace_back(pending.substr(0, space), pending.substr(space + 1));
+    pending.clear();
+  }
+  return out;
+}
+
+TEST(Dockerfile, TwoBookwormStagesNonRootUserEntrypointAndWorkdir) {
+  auto instructions = dockerfile();
+  std::vector<std::string> from;
+  std::map<std::string, std::string> last;  // in the final stage
+  for (const auto& [op, args] : instructions) {
+    if (op == "FROM") {
+      from.push_back(args);
+      last.clear();
+    }
+    last[op] = args;
+  }
+  EXPECT_EQ(from, (std::vector<std::string>{"debian:bookworm-slim AS build",
+                                            "debian:bookworm-slim AS runtime"}));
+  EXPECT_EQ(last["COPY"], "--from=build /src/build/coldgate /usr/local/bin/coldgate");
+  ASSERT_TRUE(last.count("USER"));
+  EXPECT_NE(last["USER"], "root");
+  EXPECT_NE(last["USER"], "0");
+  EXPECT_EQ(last["ENTRYPOINT"], R"(["coldgate"])");
+  EXPECT_EQ(last["WORKDIR"], "/work");
+  bool pg_major = false;
+  for (const auto& [op, args] : instructions) pg_major = pg_major || (op == "ARG" && args == "PG_MAJOR=15");
+  EXPECT_TRUE(pg_major) << "ARG PG_MAJOR=15 chooses the PostgreSQL version";
+  EXPECT_NE(last["RUN"].find("\"postgresql-$PG_MAJOR\" \"postgresql-client-$PG_MAJOR\""),
+            std::string::npos);
+  EXPECT_NE(last["RUN"].find(" git "), std::string::npos);
+  EXPECT_NE(last["ENV"].find("/usr/lib/postgresql/${PG_MAJOR}/bin"), std::string::npos);
+}
+
+TEST(Dockerfile, EveryFileItCopiesIsInTheBuildContext) {
+  // .dockerignore excludes everything ("*") and lets back in what the build stage copies.
+  std::set<std::string> allowed;
+  std::istringstream in(slurp(source_dir() / ".dockerignore"));
+  std::string line;
+  bool excludes_all = false;
+  while (std::getline(in, line)) {
+    if (line == "*") excludes_all = true;
+    if (!line.empty() && line[0] == '!') allowed.insert(line.substr(1));
+  }
+  ASSERT_TRUE(excludes_all);
+  int copies = 0;
+  for (const auto& [op, args] : dockerfile()) {
+    if (op != "COPY" || args.rfind("--from=", 0) == 0) continue;
+    std::string source = args.substr(0, args.find(' '));
+    EXPECT_TRUE(allowed.count(source) || allowed.count(source + "/")) << source;
+    EXPECT_TRUE(fs::exists(source_dir() / source)) << source;
+    ++copies;
+  }
+  EXPECT_EQ(copies, 2);
+}
+
+}  // namespace
+}  // namespace coldgate
