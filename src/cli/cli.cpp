@@ -12,6 +12,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
+#include "cli/ab_command.hpp"
 #include "cli/commands.hpp"
 #include "cli/comment_command.hpp"
 #include "cli/explain_command.hpp"
@@ -155,7 +156,22 @@ std::vector<Subcommand> subcommands() {
          sub.add_flag("--verbose", args->verbose, "log every request and response (the token masked)");
          return [args] { return run_comment(*args); };
        }},
-      {"ab", "interleaved A/B of two commits on one runner", "stacked pull requests", {}},
+      {"ab", "interleaved A/B of two commits on one runner (stacked pull requests)", nullptr,
+       [](CLI::App& sub) -> std::function<int()> {
+         auto args = std::make_shared<AbArgs>();
+         add_config_option(sub, args->config);
+         sub.add_option("--base", args->base,
+                        "base ref; compared at its merge-base with head (default: GITHUB_BASE_REF, "
+                        "CI_MERGE_REQUEST_TARGET_BRANCH_NAME)");
+         sub.add_option("--head", args->head, "head ref")->capture_default_str();
+         sub.add_option("--out", args->out, "folder for results, report, worktrees (ab/) and cache/")
+             ->capture_default_str();
+         sub.add_flag("--allow-no-baseline", args->allow_no_baseline,
+                      "measure head alone when the base cannot be resolved (else exit 3)");
+         sub.add_flag("--no-cache", args->no_cache, "measure the base even when <out>/cache/ has it");
+         add_ci_flags(sub, args->ci);
+         return [args] { return run_ab(*args); };
+       }},
       {"merge", "merge results of sharded runs", nullptr,
        [](CLI::App& sub) -> std::function<int()> {
          auto args = std::make_shared<MergeArgs>();

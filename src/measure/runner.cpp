@@ -33,6 +33,13 @@ struct RunOutcome {
 
 std::string shown(const fs::path& p) { return util::display_path(p); }
 
+// The database the stages use: the context's override (coldgate ab's base side), else the
+// provider's.
+const db::ConnectionInfo& database(const RunContext& ctx) {
+  return ctx.database ? *ctx.database : ctx.provider->connection_info();
+}
+
+
 // A file-name-safe form of a stage name.
 std::string file_stem(const std::string& name) {
   std::string out;
@@ -91,7 +98,7 @@ RunOutcome sql_run(const config::Stage& stage, const RunContext& ctx, int run,
   const std::string tag = fmt::format("{}-run{}", file_stem(stage.name), run);
   ProbeRequest req;
   req.stage = stage.name;
-  req.conninfo = db::with_client_defaults(ctx.provider->connection_info()).conninfo();
+  req.conninfo = db::with_client_defaults(database(ctx)).conninfo();
   req.query = query;
   req.query_source = stage.sql.empty() ? "" : shown(stage.sql);
   req.params = stage_params(stage);
@@ -163,7 +170,7 @@ RunOutcome command_run(const config::Stage& stage, const RunContext& ctx, int ru
   opts.argv = stage.command.empty() ? std::vector<std::string>{"/bin/sh", "-c", stage.shell}
                                     : stage.command;
   opts.cwd = ctx.base_dir;
-  opts.env = ctx.provider->connection_info().env();
+  opts.env = database(ctx).env();
   opts.env_unset = db::ConnectionInfo::env_names();
   opts.env.push_back("COLDGATE_METRICS=" + metrics_file.string());
   opts.env.push_back("COLDGATE_STAGE=" + stage.name);
@@ -229,7 +236,7 @@ RunOutcome command_run(const config::Stage& stage, const RunContext& ctx, int ru
 
 // One extra run under EXPLAIN (ANALYZE …) on a fresh connection: the server-side split.
 void run_explain(const config::Stage& stage, const RunContext& ctx, StageResult& result) {
-  StagePlan plan = explain_stage(stage, ctx.provider->connection_info());
+  StagePlan plan = explain_stage(stage, database(ctx));
   Explain e = plan.explain;
   fs::path file = ctx.out_dir / "explain" / (file_stem(stage.name) + ".json");
   util::write_file_atomic(file, plan.json + "\n");
@@ -315,65 +322,70 @@ StagePlan explain_stage(const config::Stage& stage, const db::ConnectionInfo& da
   return plan;
 }
 
-StageResult run_stage(const config::Stage& stage, const RunContext& ctx) {
-  StageResult result;
-  result.name = stage.name;
-  result.kind = stage.is_command() ? "command" : "sql";
-  result.cold_mode = stage.cold == config::ColdMode::restart ? "restart" : "process";
-  result.runs = stage.runs;
-  result.warm = stage.warm;
-  const bool restart = stage.cold == config::ColdMode::restart;
+StageMeasurer::StageMeasurer(const config::Stage& stage, const RunContext& context)
+    : m_stage(stage), m_ctx(context) {
+  m_result.name = stage.name;
+  m_result.kind = stage.is_command() ? "command" : "sql";
+  m_result.cold_mode = stage.cold == config::ColdMode::restart ? "restart" : "process";
+  m_result.runs = stage.runs;
+  m_result.warm = stage.warm;
+  if (!stage.is_command()) m_query = stage_query(stage);
+}
 
-  std::string query;
-  if (!stage.is_command()) query = stage_query(stage);
-
-  std::string first_candidate;  // canonical text of cold run 1
-  int differing_run = 0;        // first cold run whose candidate differs from run 1's
-  std::string differing;
-  for (int run = 1; run <= stage.runs && !result.failed(); ++run) {
-    util::throw_if_interrupted();
-    if (restart) {
-      ctx.progress->step(fmt::format("restarting the server for cold run {}/{}", run, stage.runs));
-      ctx.provider->restart();
-    }
-    ctx.progress->step(fmt::format("cold run {}/{}", run, stage.runs));
-    RunOutcome outcome = stage.is_command() ? command_run(stage, ctx, run, result)
-                                            : sql_run(stage, ctx, run, query, result);
-    if (!outcome.error.empty()) {
-      result.error = fmt::format("cold run {}/{}: {}", run, stage.runs, outcome.error);
-      // A lost server fails every later stage too: stop the run as an infrastructure error.
-      if (server_gone(ctx)) {
-        throw Error(ExitCode::infrastructure, "stage " + stage.name,
-                    fmt::format("the PostgreSQL server stopped answering; the run stops ({})",
-                                result.error.substr(0, result.error.find('\n'))));
-      }
-      break;
-    }
-    if (const Metric* wall = result.find("wall_ms"); wall && !wall->cold.empty()) {
-      ctx.progress->run_done(run, stage.runs, wall->cold.back());
-    }
-    if (!stage.snapshot) continue;
-    std::string canonical;
-    try {
-      canonical = canon::canonicalize(outcome.document, stage.snapshot->canon,
-                                      fmt::format("cold run {} document", run));
-    } catch (const Error& e) {
-      result.error = fmt::format("cold run {}/{}: the snapshot document is not valid: {}", run,
-                                 stage.runs, e.message());
-      break;
-    }
-    if (run == 1) {
-      first_candidate = std::move(canonical);
-    } else if (differing_run == 0 && canonical != first_candidate) {
-      differing_run = run;
-      differing = std::move(canonical);
-    }
+void StageMeasurer::run_once() {
+  if (done()) return;
+  const config::Stage& stage = m_stage;
+  const RunContext& ctx = m_ctx;
+  StageResult& result = m_result;
+  const int run = ++m_run;
+  util::throw_if_interrupted();
+  if (stage.cold == config::ColdMode::restart) {
+    ctx.progress->step(
+        fmt::format("{}restarting the server for cold run {}/{}", ctx.label, run, stage.runs));
+    ctx.provider->restart();
   }
+  ctx.progress->step(fmt::format("{}cold run {}/{}", ctx.label, run, stage.runs));
+  RunOutcome outcome = stage.is_command() ? command_run(stage, ctx, run, result)
+                                          : sql_run(stage, ctx, run, m_query, result);
+  if (!outcome.error.empty()) {
+    result.error = fmt::format("cold run {}/{}: {}", run, stage.runs, outcome.error);
+    // A lost server fails every later stage too: stop the run as an infrastructure error.
+    if (server_gone(ctx)) {
+      throw Error(ExitCode::infrastructure, "stage " + stage.name,
+                  fmt::format("the PostgreSQL server stopped answering; the run stops ({})",
+                              result.error.substr(0, result.error.find('\n'))));
+    }
+    return;
+  }
+  if (const Metric* wall = result.find("wall_ms"); wall && !wall->cold.empty()) {
+    ctx.progress->run_done(run, stage.runs, wall->cold.back(), ctx.label);
+  }
+  if (!stage.snapshot) return;
+  std::string canonical;
+  try {
+    canonical = canon::canonicalize(outcome.document, stage.snapshot->canon,
+                                    fmt::format("cold run {} document", run));
+  } catch (const Error& e) {
+    result.error = fmt::format("cold run {}/{}: the snapshot document is not valid: {}", run,
+                               stage.runs, e.message());
+    return;
+  }
+  if (run == 1) {
+    m_first_candidate = std::move(canonical);
+  } else if (m_differing_run == 0 && canonical != m_first_candidate) {
+    m_differing_run = run;
+    m_differing = std::move(canonical);
+  }
+}
 
+StageResult StageMeasurer::finish() {
+  const config::Stage& stage = m_stage;
+  const RunContext& ctx = m_ctx;
+  StageResult result = std::move(m_result);
   if (!result.failed() && !stage.is_command()) {
     util::throw_if_interrupted();
-    if (restart) ctx.provider->restart();
-    ctx.progress->step("EXPLAIN (ANALYZE, BUFFERS)");
+    if (stage.cold == config::ColdMode::restart) ctx.provider->restart();
+    ctx.progress->step(ctx.label + "EXPLAIN (ANALYZE, BUFFERS)");
     try {
       run_explain(stage, ctx, result);
     } catch (const Error& e) {
@@ -382,27 +394,27 @@ StageResult run_stage(const config::Stage& stage, const RunContext& ctx) {
     }
   }
   order_metrics(result);
-  if (result.failed() || !stage.snapshot) return result;
+  if (result.failed() || !stage.snapshot || !ctx.check_snapshots) return result;
 
   SnapshotResult snap;
   snap.path = shown(stage.snapshot->path);
-  snap.sha256 = util::sha256_hex(first_candidate);
-  if (differing_run != 0) {
-    auto summary = diff::summarize(first_candidate, differing, 1);
+  snap.sha256 = util::sha256_hex(m_first_candidate);
+  if (m_differing_run != 0) {
+    auto summary = diff::summarize(m_first_candidate, m_differing, 1);
     std::string where = summary.first.empty() ? "/" : summary.first.front().path;
     std::size_t paths = summary.changed + summary.added + summary.removed;
     snap.status = "nondeterministic";
     snap.message = fmt::format("cold runs 1 and {} loaded different documents: first difference at "
                                "{} ({} {})",
-                               differing_run, where.empty() ? "/" : where, paths,
+                               m_differing_run, where.empty() ? "/" : where, paths,
                                paths == 1 ? "path differs" : "paths differ");
     diff::Options o;
     o.label_a = "cold run 1";
-    o.label_b = fmt::format("cold run {}", differing_run);
-    snap.diff = diff::render(first_candidate, differing, o);
+    o.label_b = fmt::format("cold run {}", m_differing_run);
+    snap.diff = diff::render(m_first_candidate, m_differing, o);
   } else {
     snapshot::Verdict v = snapshot::check({stage.name, stage.snapshot->path, stage.snapshot->canon},
-                                          first_candidate, ctx.snapshots);
+                                          m_first_candidate, ctx.snapshots);
     snap.status = std::string(snapshot::to_string(v.status));
     // --update-snapshots wrote the candidate over the snapshot: nothing is left to review.
     if (ctx.snapshots.update && v.status != snapshot::Status::match && v.pending.empty()) {
@@ -414,6 +426,12 @@ StageResult run_stage(const config::Stage& stage, const RunContext& ctx) {
   }
   result.snapshot = std::move(snap);
   return result;
+}
+
+StageResult run_stage(const config::Stage& stage, const RunContext& ctx) {
+  StageMeasurer measurer(stage, ctx);
+  while (!measurer.done()) measurer.run_once();
+  return measurer.finish();
 }
 
 }  // namespace coldgate::measure
