@@ -225,11 +225,12 @@ int run_run(const RunArgs& args) {
   std::cerr << "coldgate: " << gate::verdict(results) << "; results in "
             << (out / "results.json").string() << '\n';
   int code = gate::passed(results) ? 0 : static_cast<int>(ExitCode::gate_failed);
-  if (args.comment || cfg.report.comment) {
+  // report.comment alone comments only in CI mode, and only where a forge is detected.
+  if (args.comment || (cfg.report.comment && options.ci)) {
     CommentArgs comment;
     comment.out = args.out;
     comment.config = args.config;
-    comment.optional = !args.comment;  // report.comment alone: only where a forge is detected
+    comment.optional = !args.comment;
     try {
       run_comment(comment);
     } catch (const Error& e) {

@@ -71,7 +71,7 @@ struct RunArgs {
 /// the Markdown table on stdout; 0 when every stage ran, every snapshot matches and (with
 /// --baseline) nothing regressed, else 1. A bad baseline or --shard fails before measuring
 /// (exit 2); differing environments under require_same_environment exit 3 after results.json
-/// is written. With --comment (or report.comment: true, then only where a forge is detected)
+/// is written. With --comment (or report.comment: true in CI mode where a forge is detected)
 /// the report is posted as the PR comment afterwards: when that fails the run's exit code stands
 /// if the gate failed, else the comment's error (exit 3) does; a read-only fork token warns.
 int run_run(const RunArgs& args);

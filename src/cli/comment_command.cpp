@@ -110,7 +110,7 @@ int run_comment(const CommentArgs& args) {
         throw Error(ExitCode::infrastructure, "comment", again.what());
       }
     } else if (args.optional) {
-      warn(std::string(e.what()) + "; nothing posted (--optional)");
+      warn(std::string(e.what()) + "; nothing posted");
       return 0;
     } else {
       throw Error(ExitCode::infrastructure, "comment",

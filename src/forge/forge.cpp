@@ -3,7 +3,9 @@
 #include <curl/curl.h>
 #include <fmt/core.h>
 
+#include <chrono>
 #include <cstdlib>
+#include <ctime>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -298,12 +300,12 @@ bool has_marker(const std::string& body, const std::string& marker) {
   return false;
 }
 
-Outcome upsert_comment(const Target& t, const std::string& marker, const std::string& body,
-                       bool create, const RetryPolicy& policy, const Log& log) {
-  std::string existing;
+// The id of the first comment of `t` with `marker`, reading page after page; "" when none.
+static std::string find_comment(const Target& t, const std::string& marker, const RetryPolicy& policy,
+                         const Log& log) {
   std::set<std::string> seen;
   std::string url = t.list_url;
-  for (int page = 1; !url.empty() && existing.empty(); ++page) {
+  for (int page = 1; !url.empty(); ++page) {
     if (page > k_max_pages || !seen.insert(url).second) {
       throw Error(ExitCode::infrastructure, "GET " + redact(url, t.token),
                   "the comment pages do not end (Link rel=\"next\" repeats)");
@@ -325,34 +327,56 @@ Outcome upsert_comment(const Target& t, const std::string& marker, const std::st
     for (const auto& c : items) {
       if (!c.is_object() || !c.contains("body") || !c["body"].is_string()) continue;
       if (c.value("system", false)) continue;  // GitLab's own notes ("added 1 commit")
-      if (has_marker(c["body"].get<std::string>(), marker) && c.contains("id")) {
-        existing = id_text(c["id"]);
-        break;
-      }
+      if (has_marker(c["body"].get<std::string>(), marker) && c.contains("id")) return id_text(c["id"]);
     }
     url = next_page_url(r, url);
   }
-  if (existing.empty() && !create) return {Action::skipped, "", ""};
-  json payload = {{"body", body}};
-  HttpRequest req;
-  req.method = existing.empty() ? "POST" : t.update_method;
-  req.url = existing.empty() ? t.create_url : t.item_url + existing;
-  req.headers = t.headers;
-  req.headers.push_back("Content-Type: application/json");
-  req.body = payload.dump(-1, ' ', false, json::error_handler_t::replace);
-  HttpResponse r = send_with_retry(req, policy, t.token, log);
-  if (r.status != 200 && r.status != 201) fail(t, req, r);
-  Outcome out{existing.empty() ? Action::created : Action::updated, existing, ""};
-  try {
-    json answer = json::parse(r.body);
-    if (answer.is_object()) {
-      if (answer.contains("id")) out.id = id_text(answer["id"]);
-      if (answer.contains("html_url") && answer["html_url"].is_string()) out.url = answer["html_url"];
+  return "";
+}
+
+Outcome upsert_comment(const Target& t, const std::string& marker, const std::string& body,
+                       bool create, const RetryPolicy& policy, const Log& log) {
+  auto start = std::chrono::steady_clock::now();
+  for (int attempt = 1;; ++attempt) {
+    std::string existing = find_comment(t, marker, policy, log);
+    if (existing.empty() && !create) return {Action::skipped, "", ""};
+    HttpRequest req;
+    req.method = existing.empty() ? "POST" : t.update_method;
+    req.url = existing.empty() ? t.create_url : t.item_url + existing;
+    req.headers = t.headers;
+    req.headers.push_back("Content-Type: application/json");
+    req.body = json{{"body", body}}.dump(-1, ' ', false, json::error_handler_t::replace);
+    HttpResponse r;
+    if (existing.empty()) {
+      // A POST that failed with a 5xx may still have created the comment: look again before
+      // posting again, so a retry never leaves two.
+      RetryPolicy once = policy;
+      once.max_attempts = 1;
+      r = send_with_retry(req, once, t.token, log);
+      auto used = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
+      auto wait = retry_wait_ms(r, attempt, policy, std::time(nullptr));
+      if (wait && attempt < policy.max_attempts && *wait < policy.max_total_ms - used) {
+        if (log) log(fmt::format("  looking for the comment again in {} ms (attempt {} of {})", *wait,
+                                 attempt + 1, policy.max_attempts));
+        sleep_interruptibly(*wait);
+        continue;
+      }
+    } else {
+      r = send_with_retry(req, policy, t.token, log);  // PATCH and PUT are idempotent
     }
-  } catch (const json::exception&) {
-    // The write succeeded; an unreadable answer only costs the link in the message.
+    if (r.status != 200 && r.status != 201) fail(t, req, r);
+    Outcome out{existing.empty() ? Action::created : Action::updated, existing, ""};
+    try {
+      json answer = json::parse(r.body);
+      if (answer.is_object()) {
+        if (answer.contains("id")) out.id = id_text(answer["id"]);
+        if (answer.contains("html_url") && answer["html_url"].is_string()) out.url = answer["html_url"];
+      }
+    } catch (const json::exception&) {
+      // The write succeeded; an unreadable answer only costs the link in the message.
+    }
+    return out;
   }
-  return out;
 }
 
 }  // namespace coldgate::forge

@@ -87,7 +87,8 @@ struct Outcome {
 };
 
 /// Finds the first comment of `target` with `marker` (reading every page) and updates it with
-/// `body`, else creates one — unless `create` is false (then skipped). Throws Error
+/// `body`, else creates one — unless `create` is false (then skipped). A POST is not repeated
+/// blindly: after a retryable failure the comments are read again first (it may have landed). Throws Error
 /// (infrastructure) with a message for 401/403/404 and other failures (token redacted); a 403
 /// "Resource not accessible by integration" on GitHub throws ForkReadOnly.
 Outcome upsert_comment(const Target& target, const std::string& marker, const std::string& body,

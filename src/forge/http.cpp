@@ -201,12 +201,17 @@ HttpResponse send_with_retry(const HttpRequest& request, const RetryPolicy& poli
       return *response;
     }
     if (log) log(fmt::format("  retrying in {} ms (attempt {} of {})", *wait, attempt + 1, policy.max_attempts));
-    auto until = Clock::now() + std::chrono::milliseconds(*wait);
-    while (Clock::now() < until) {
-      util::throw_if_interrupted();
-      std::this_thread::sleep_for(std::min<Clock::duration>(until - Clock::now(), std::chrono::milliseconds(100)));
-    }
+    sleep_interruptibly(*wait);
   }
+}
+
+void sleep_interruptibly(long ms) {
+  auto until = Clock::now() + std::chrono::milliseconds(ms);
+  while (Clock::now() < until) {
+    util::throw_if_interrupted();
+    std::this_thread::sleep_for(std::min<Clock::duration>(until - Clock::now(), std::chrono::milliseconds(100)));
+  }
+  util::throw_if_interrupted();
 }
 
 }  // namespace coldgate::forge

@@ -52,6 +52,9 @@ HttpResponse send(const HttpRequest& request, long timeout_ms, const std::string
 std::optional<long> retry_wait_ms(const HttpResponse& response, int attempt,
                                   const RetryPolicy& policy, std::time_t now);
 
+/// Sleeps `ms` milliseconds in small steps; throws Error(interrupted) on SIGINT/SIGTERM.
+void sleep_interruptibly(long ms);
+
 /// send() retried per retry_wait_ms while attempts and the total time of `policy` allow; returns
 /// the last response (which may be an error status). Transport failures are retried like a 5xx.
 /// Logs each request and wait to `log` (may be empty) with `secret` redacted. Throws

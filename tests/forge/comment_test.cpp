@@ -171,13 +171,25 @@ TEST_F(CommentTest, ServerErrorsAndSecondaryRateLimitsAreRetried) {
                    "POST"});
   auto r = comment({"--verbose"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(requests("GET").size(), 2u);
+  // The GET is retried; after the failed POST the comments are read again before posting again.
+  EXPECT_EQ(requests("GET").size(), 3u);
   EXPECT_EQ(requests("POST").size(), 2u);
   EXPECT_EQ(forge.comments(k_thread).size(), 1u);
   EXPECT_TRUE(contains(r.err, "< 500")) << r.err;
   EXPECT_TRUE(contains(r.err, "retrying in")) << r.err;
   // --verbose shows the credential header masked.
   EXPECT_TRUE(contains(r.err, "> Authorization: Bearer ***")) << r.err;
+}
+
+TEST_F(CommentTest, APostWhoseAnswerWasLostIsNotRepeated) {
+  report("Start-up", "body\n");
+  forge.fail_next({502, R"({"message":"Bad Gateway"})", {{"Retry-After", "0"}}, "POST", true});
+  auto r = comment();
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // The POST created the comment although it answered 502: the second look finds it.
+  EXPECT_EQ(forge.comments(k_thread).size(), 1u);
+  EXPECT_EQ(requests("POST").size(), 1u);
+  EXPECT_EQ(requests("PATCH").size(), 1u);
 }
 
 TEST_F(CommentTest, GivesUpAfterTheAttemptsWithTheStatus) {

@@ -39,6 +39,7 @@ class FakeForge {
     std::string body = R"({"message":"Server Error"})";
     std::vector<std::pair<std::string, std::string>> headers;
     std::string method;  // only for this method; "" = any
+    bool apply = false;  // do the real work first, then answer this (a lost response)
   };
 
   explicit FakeForge(std::string token) : m_token(std::move(token)) {
@@ -143,10 +144,15 @@ class FakeForge {
     }
     for (auto it = m_canned.begin(); it != m_canned.end(); ++it) {
       if (!it->method.empty() && it->method != req.method) continue;
-      res.status = it->status;
-      for (const auto& [k, v] : it->headers) res.set_header(k, v);
-      res.set_content(it->body, "application/json");
+      Canned answer = *it;
       m_canned.erase(it);
+      if (answer.apply) {
+        lock.unlock();
+        real();
+      }
+      res.status = answer.status;
+      for (const auto& [k, v] : answer.headers) res.set_header(k, v);
+      res.set_content(answer.body, "application/json");
       return;
     }
     if (m_read_only && req.method != "GET") {
