@@ -3,7 +3,6 @@
 #include <fmt/core.h>
 
 #include <algorithm>
-#include <fstream>
 #include <iostream>
 #include <memory>
 
@@ -170,14 +169,44 @@ bool all_ran(const measure::Results& r) {
   return std::none_of(r.stages.begin(), r.stages.end(), [](const auto& s) { return s.failed(); });
 }
 
-// Paths in results point into the worktree, which is gone after the run: show them as the
-// checkout's own (snapshots/x.json rather than coldgate-out/ab/head/snapshots/x.json).
+// A pending candidate's old and new place.
+struct SnapshotFix {
+  std::string from;
+  std::string to;
+};
+
+// Every occurrence of `from` in `text` replaced by `to`.
+std::string replaced(std::string text, const std::string& from, const std::string& to) {
+  for (auto pos = text.find(from); pos != std::string::npos; pos = text.find(from, pos + to.size())) {
+    text.replace(pos, from.size(), to);
+  }
+  return text;
+}
+
+// Paths in head's results point into its worktree, which is gone after the run: name them as
+// the checkout's own (snapshots/x.json, not coldgate-out/ab/head/snapshots/x.json), and move
+// pending candidates (<out>/snapshots/<worktree>/…) to where `coldgate run --ci` puts them.
 void strip_worktree(measure::Results& r, const fs::path& worktree) {
-  std::string prefix = util::display_path(worktree) + "/";
+  const std::string prefix = util::display_path(worktree) + "/";
   for (auto& s : r.stages) {
-    if (s.snapshot && s.snapshot->path.rfind(prefix, 0) == 0) {
-      s.snapshot->path = s.snapshot->path.substr(prefix.size());
+    if (!s.snapshot) continue;
+    SnapshotFix fix{s.snapshot->pending, replaced(s.snapshot->pending, prefix, "")};
+    if (!fix.from.empty() && fix.from != fix.to) {
+      std::error_code ec;
+      fs::create_directories(fs::path(fix.to).parent_path(), ec);
+      for (const char* ext : {"", ".diff"}) {
+        if (fs::exists(fix.from + ext, ec)) fs::rename(fix.from + ext, fix.to + ext, ec);
+      }
+      // fs::remove() removes only empty folders: stops at the first one still in use.
+      for (fs::path dir = fs::path(fix.from).parent_path(); !dir.empty() && fs::remove(dir, ec);
+           dir = dir.parent_path()) {
+      }
+      s.snapshot->message = replaced(s.snapshot->message, fix.from, fix.to);
+      s.snapshot->pending = fix.to;
     }
+    s.snapshot->path = replaced(s.snapshot->path, prefix, "");
+    s.snapshot->message = replaced(s.snapshot->message, prefix, "");
+    s.snapshot->diff = replaced(s.snapshot->diff, prefix, "");
   }
 }
 

@@ -36,7 +36,6 @@ int run_ab(const AbArgs& args) {
   // Both sides' results beside each other, a cached base included.
   if (outcome.base) util::write_file_atomic(out / "base" / "results.json", report::to_json(*outcome.base));
   report::write_outputs(outcome.head, outcome.base ? &*outcome.base : nullptr, out, std::cout);
-  if (!outcome.note.empty()) std::cerr << "coldgate: " << outcome.note << '\n';
   std::cerr << "coldgate: " << gate::verdict(outcome.head) << "; results in "
             << (out / "results.json").string() << '\n';
   if (outcome.gate_error) throw *outcome.gate_error;
