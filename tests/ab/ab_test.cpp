@@ -220,7 +220,9 @@ TEST_F(AbTest, TheBaseDefaultsToGithubBaseRefPreferringOrigin) {
   }
   ScopedEnv github("GITHUB_BASE_REF", nullptr);
   ScopedEnv gitlab_set("CI_MERGE_REQUEST_TARGET_BRANCH_NAME", "base");
-  Commits c = resolve_commits(dir.path(), {"", "feature-2"});
+  BaseRequest request;
+  request.head = "feature-2";
+  Commits c = resolve_commits(dir.path(), request);
   EXPECT_EQ(c.base, sha["base"]);
   EXPECT_EQ(c.base_source, "CI_MERGE_REQUEST_TARGET_BRANCH_NAME");
 }
@@ -232,13 +234,17 @@ TEST_F(AbTest, AShallowCloneWithoutTheMergeBaseSaysToFetchTheHistory) {
   run_git(clone.path(), {"clone", "-q", "--depth", "1", "--no-single-branch",
                          "file://" + dir.path().string(), "repo"});
   try {
-    resolve_commits(clone / "repo", {"origin/base", "HEAD"});
+    BaseRequest request;
+    request.base = "origin/base";
+    resolve_commits(clone / "repo", request);
     FAIL() << "no error";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ExitCode::infrastructure);
     EXPECT_NE(e.message().find("fetch-depth: 0"), std::string::npos) << e.message();
   }
-  BaseRequest allowed{"origin/base", "HEAD", true};
+  BaseRequest allowed;
+  allowed.base = "origin/base";
+  allowed.allow_missing_base = true;
   Commits c = resolve_commits(clone / "repo", allowed);
   EXPECT_EQ(c.base, "");
   EXPECT_NE(c.base_error.find("shallow clone"), std::string::npos) << c.base_error;
