@@ -3,7 +3,6 @@
 #include <fmt/core.h>
 
 #include <algorithm>
-#include <fstream>
 #include <iostream>
 #include <memory>
 
@@ -23,7 +22,9 @@ namespace coldgate::ab {
 namespace fs = std::filesystem;
 namespace {
 
-std::string short_sha(const std::string& sha) { return sha.substr(0, 12); }
+std::string short_sha(const std::string& sha) {
+  return sha.substr(0, 12);
+}
 
 // `path` with symlinks resolved as far as it exists (/tmp vs /private/tmp, bind mounts).
 fs::path resolved(const fs::path& path) {
@@ -34,7 +35,7 @@ fs::path resolved(const fs::path& path) {
 
 // One side of the comparison: its commit, checkout, config and database.
 struct Side {
-  std::string name;    // "base" | "head"
+  std::string name;  // "base" | "head"
   std::string commit;
   std::unique_ptr<Worktree> worktree;
   config::Config config;
@@ -76,8 +77,9 @@ void build(const Side& side, const fs::path& log, measure::Progress& progress) {
     auto t0 = std::chrono::steady_clock::now();
     auto out = util::run(o);
     if (out.status.ok()) {
-      progress.line(fmt::format("build {} done ({:.1f} s)", side.name,
-                                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()));
+      progress.line(fmt::format(
+          "build {} done ({:.1f} s)", side.name,
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()));
       continue;
     }
     std::string tail = util::tail_lines(fs::exists(log, ec) ? util::read_file(log) : "", 3);
@@ -93,7 +95,8 @@ void build(const Side& side, const fs::path& log, measure::Progress& progress) {
 // providers remove the whole server anyway; an external server keeps no leftover).
 class BaseDatabase {
  public:
-  BaseDatabase(const db::Provider& provider, const std::string& name) : m_provider(provider), m_name(name) {
+  BaseDatabase(const db::Provider& provider, const std::string& name)
+      : m_provider(provider), m_name(name) {
     try {
       db::Connection admin(provider.connection_info());
       std::string quoted = admin.raw().quote_name(name);
@@ -132,7 +135,8 @@ class BaseDatabase {
 // The stages base measures: base's own definition of each of head's stages (its files, query,
 // command) with head's runs, warm, cold mode and timeout, so the cold runs pair up. A stage
 // base does not have is measured on head only (verdict `new`).
-std::vector<std::optional<config::Stage>> base_stages(const config::Config& head, const config::Config& base) {
+std::vector<std::optional<config::Stage>> base_stages(const config::Config& head,
+                                                      const config::Config& base) {
   std::vector<std::optional<config::Stage>> out;
   for (const auto& h : head.stages) {
     auto it = std::find_if(base.stages.begin(), base.stages.end(),
@@ -170,14 +174,45 @@ bool all_ran(const measure::Results& r) {
   return std::none_of(r.stages.begin(), r.stages.end(), [](const auto& s) { return s.failed(); });
 }
 
-// Paths in results point into the worktree, which is gone after the run: show them as the
-// checkout's own (snapshots/x.json rather than coldgate-out/ab/head/snapshots/x.json).
+// A pending candidate's old and new place.
+struct SnapshotFix {
+  std::string from;
+  std::string to;
+};
+
+// Every occurrence of `from` in `text` replaced by `to`.
+std::string replaced(std::string text, const std::string& from, const std::string& to) {
+  for (auto pos = text.find(from); pos != std::string::npos;
+       pos = text.find(from, pos + to.size())) {
+    text.replace(pos, from.size(), to);
+  }
+  return text;
+}
+
+// Paths in head's results point into its worktree, which is gone after the run: name them as
+// the checkout's own (snapshots/x.json, not coldgate-out/ab/head/snapshots/x.json), and move
+// pending candidates (<out>/snapshots/<worktree>/…) to where `coldgate run --ci` puts them.
 void strip_worktree(measure::Results& r, const fs::path& worktree) {
-  std::string prefix = util::display_path(worktree) + "/";
+  const std::string prefix = util::display_path(worktree) + "/";
   for (auto& s : r.stages) {
-    if (s.snapshot && s.snapshot->path.rfind(prefix, 0) == 0) {
-      s.snapshot->path = s.snapshot->path.substr(prefix.size());
+    if (!s.snapshot) continue;
+    SnapshotFix fix{s.snapshot->pending, replaced(s.snapshot->pending, prefix, "")};
+    if (!fix.from.empty() && fix.from != fix.to) {
+      std::error_code ec;
+      fs::create_directories(fs::path(fix.to).parent_path(), ec);
+      for (const char* ext : {"", ".diff"}) {
+        if (fs::exists(fix.from + ext, ec)) fs::rename(fix.from + ext, fix.to + ext, ec);
+      }
+      // fs::remove() removes only empty folders: stops at the first one still in use.
+      for (fs::path dir = fs::path(fix.from).parent_path(); !dir.empty() && fs::remove(dir, ec);
+           dir = dir.parent_path()) {
+      }
+      s.snapshot->message = replaced(s.snapshot->message, fix.from, fix.to);
+      s.snapshot->pending = fix.to;
     }
+    s.snapshot->path = replaced(s.snapshot->path, prefix, "");
+    s.snapshot->message = replaced(s.snapshot->message, prefix, "");
+    s.snapshot->diff = replaced(s.snapshot->diff, prefix, "");
   }
 }
 
@@ -200,7 +235,8 @@ Outcome run_ab(const Options& options) {
   const fs::path repo = resolved(commits.repo);
   fs::path rel = config_file.lexically_relative(repo);
   if (rel.empty() || *rel.begin() == "..") {
-    throw usage_error(options.config.string(), "the config is not inside the git checkout " + repo.string());
+    throw usage_error(options.config.string(),
+                      "the config is not inside the git checkout " + repo.string());
   }
 
   const fs::path out = resolved(options.out_dir);
@@ -213,19 +249,21 @@ Outcome run_ab(const Options& options) {
   {
     std::error_code ec;
     if (!fs::exists(head_file, ec)) {
-      throw usage_error(rel.string(), fmt::format("head {} has no config file {}", short_sha(commits.head),
-                                                  rel.string()));
+      throw usage_error(rel.string(), fmt::format("head {} has no config file {}",
+                                                  short_sha(commits.head), rel.string()));
     }
   }
   head.config = config::load(head_file);
   const std::string head_text = util::read_file(head_file);
-  measure::Progress progress(options.progress, std::cerr, static_cast<int>(head.config.stages.size()));
-  progress.line(commits.base.empty()
-                    ? fmt::format("head {} — no baseline: {}", short_sha(commits.head), commits.base_error)
-                    : fmt::format("base {} (merge-base with {}, from {}) → head {}{}",
-                                  short_sha(commits.base), commits.base_ref, commits.base_source,
-                                  short_sha(commits.head),
-                                  commits.head_branch.empty() ? "" : " (" + commits.head_branch + ")"));
+  measure::Progress progress(options.progress, std::cerr,
+                             static_cast<int>(head.config.stages.size()));
+  progress.line(
+      commits.base.empty()
+          ? fmt::format("head {} — no baseline: {}", short_sha(commits.head), commits.base_error)
+          : fmt::format("base {} (merge-base with {}, from {}) → head {}{}",
+                        short_sha(commits.base), commits.base_ref, commits.base_source,
+                        short_sha(commits.head),
+                        commits.head_branch.empty() ? "" : " (" + commits.head_branch + ")"));
 
   // One server for both sides: drift of the machine hits both alike.
   auto provider = db::make_provider(head.config.database);
@@ -237,8 +275,9 @@ Outcome run_ab(const Options& options) {
   env.postgres_version = server.version;
   env.postgres_version_num = server.version_num;
   env.postgres_settings = server.settings;
-  progress.line(fmt::format("PostgreSQL {} ({}) ready in {:.1f} s", server.version, provider->name(),
-                            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()));
+  progress.line(
+      fmt::format("PostgreSQL {} ({}) ready in {:.1f} s", server.version, provider->name(),
+                  std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()));
   const std::string print = fingerprint(env, head_text);
 
   // The base: from the cache, else measured alongside head.
@@ -249,9 +288,10 @@ Outcome run_ab(const Options& options) {
     if (auto cached = load_cached(base_cache)) {
       outcome.base = std::move(*cached);
       outcome.baseline = util::display_path(base_cache);
-      outcome.note = fmt::format("base {} from the cache ({}): not measured again; head runs alone "
-                                 "(--no-cache measures both interleaved)",
-                                 short_sha(commits.base), util::display_path(base_cache));
+      outcome.note = fmt::format(
+          "base {} from the cache ({}): not measured again; head runs alone "
+          "(--no-cache measures both interleaved)",
+          short_sha(commits.base), util::display_path(base_cache));
       progress.line(outcome.note);
       measure_base = false;
     }
@@ -284,12 +324,12 @@ Outcome run_ab(const Options& options) {
   if (measure_base) {
     base_db = std::make_unique<BaseDatabase>(*provider, head.config.database.name + "_base");
     try {
-      setup::run_setup(base.config.setup,
-                       {base_db->info(), base.config.base_dir, provider->client_bindir()},
-                       [&](const setup::StepResult& s) {
-                         progress.line(fmt::format("setup base: {} ({:.0f} ms)", s.label, s.wall_ms));
-                         base_results.setup.push_back({s.kind, s.label, s.wall_ms});
-                       });
+      setup::run_setup(
+          base.config.setup, {base_db->info(), base.config.base_dir, provider->client_bindir()},
+          [&](const setup::StepResult& s) {
+            progress.line(fmt::format("setup base: {} ({:.0f} ms)", s.label, s.wall_ms));
+            base_results.setup.push_back({s.kind, s.label, s.wall_ms});
+          });
     } catch (const Error& e) {
       if (e.code() != ExitCode::gate_failed) throw;
       throw Error(ExitCode::infrastructure, "setup (base " + short_sha(commits.base) + ")",
@@ -320,8 +360,9 @@ Outcome run_ab(const Options& options) {
   fs::create_directories(base_ctx.work_dir);
 
   // Interleaved: base run i, then head run i, stage by stage in head's config order.
-  auto base_stage = measure_base ? base_stages(head.config, base.config)
-                                 : std::vector<std::optional<config::Stage>>(head.config.stages.size());
+  auto base_stage = measure_base
+                        ? base_stages(head.config, base.config)
+                        : std::vector<std::optional<config::Stage>>(head.config.stages.size());
   int index = 0;
   for (std::size_t i = 0; i < head.config.stages.size(); ++i) {
     const config::Stage& stage = head.config.stages[i];

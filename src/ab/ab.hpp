@@ -25,9 +25,10 @@ struct Options {
 struct Outcome {
   measure::Results head;                 // head's results, with the gate block when there is a base
   std::optional<measure::Results> base;  // base's results (measured or cached); nullopt: none
-  std::string baseline;                  // where base's results are: <out>/base/results.json or a cache file
-  std::string note;                      // one line for the user: cache hit, no baseline and why
-  std::optional<Error> gate_error;       // gate::compare's error (require_same_environment), thrown after the outputs
+  std::string baseline;  // where base's results are: <out>/base/results.json or a cache file
+  std::string note;      // one line, printed as progress: cache hit, no baseline and why
+  /// gate::compare's error (require_same_environment): thrown once the outputs are written.
+  std::optional<Error> gate_error;
 };
 
 /// `coldgate ab`: resolves both commits (resolve_commits), checks each out as a git worktree

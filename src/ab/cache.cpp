@@ -10,15 +10,18 @@ namespace coldgate::ab {
 namespace fs = std::filesystem;
 
 std::string fingerprint(const measure::Environment& e, const std::string& config_text) {
-  std::string key = fmt::format("coldgate {}\nprovider {}\npostgres major {}\ncpu {}\ncpus {}\n"
-                                "kernel {}\nconfig {}\n",
-                                COLDGATE_VERSION, e.provider, e.postgres_version_num / 10000,
-                                e.cpu_model, e.cpus, e.kernel, util::sha256_hex(config_text));
-  for (const auto& [name, value] : e.postgres_settings) key += "setting " + name + "=" + value + "\n";
+  std::string key = fmt::format(
+      "coldgate {}\nprovider {}\npostgres major {}\ncpu {}\ncpus {}\n"
+      "kernel {}\nconfig {}\n",
+      COLDGATE_VERSION, e.provider, e.postgres_version_num / 10000, e.cpu_model, e.cpus, e.kernel,
+      util::sha256_hex(config_text));
+  for (const auto& [name, value] : e.postgres_settings)
+    key += "setting " + name + "=" + value + "\n";
   return util::sha256_hex(key).substr(0, 16);
 }
 
-fs::path cache_file(const fs::path& dir, const std::string& commit, const std::string& fingerprint) {
+fs::path cache_file(const fs::path& dir, const std::string& commit,
+                    const std::string& fingerprint) {
   return dir / (commit + "-" + fingerprint + ".json");
 }
 

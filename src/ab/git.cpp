@@ -71,19 +71,21 @@ Commits resolve_commits(const fs::path& dir, const BaseRequest& request) {
   std::string err;
   auto top = git(dir, {"rev-parse", "--show-toplevel"}, &err);
   if (!top) {
-    throw usage_error(dir.string(), "not inside a git checkout (coldgate ab compares two commits): " + err);
+    throw usage_error(dir.string(),
+                      "not inside a git checkout (coldgate ab compares two commits): " + err);
   }
   c.repo = *top;
   auto head = commit_of(c.repo, request.head);
   if (!head) {
-    throw usage_error("--head", fmt::format("'{}' is not a commit of {}", request.head, c.repo.string()));
+    throw usage_error("--head",
+                      fmt::format("'{}' is not a commit of {}", request.head, c.repo.string()));
   }
   c.head = *head;
   if (auto b = git(c.repo, {"rev-parse", "--abbrev-ref", request.head}); b && *b != "HEAD") {
     c.head_branch = *b;
   } else if (request.head == "HEAD") {
     c.head_branch = env("GITHUB_HEAD_REF").empty() ? env("CI_MERGE_REQUEST_SOURCE_BRANCH_NAME")
-                                                    : env("GITHUB_HEAD_REF");
+                                                   : env("GITHUB_HEAD_REF");
   }
   try {
     resolve_base(c, request);

@@ -10,13 +10,13 @@ namespace coldgate::ab {
 /// Runs `git <args>` in `dir` and returns its stdout without the final newline; nullopt when git
 /// exits non-zero (its stderr then in `*err` when given). Throws Error(infrastructure) when git
 /// is not installed, Error(interrupted) on SIGINT/SIGTERM.
-std::optional<std::string> git(const std::filesystem::path& dir, const std::vector<std::string>& args,
-                               std::string* err = nullptr);
+std::optional<std::string> git(const std::filesystem::path& dir,
+                               const std::vector<std::string>& args, std::string* err = nullptr);
 
 /// Where the base ref of `coldgate ab` comes from.
 struct BaseRequest {
-  std::string base;   // --base REF ("" = from the CI environment)
-  std::string head = "HEAD";  // --head REF
+  std::string base;                 // --base REF ("" = from the CI environment)
+  std::string head = "HEAD";        // --head REF
   bool allow_missing_base = false;  // --allow-no-baseline: an unresolvable base is not an error
 };
 
@@ -28,8 +28,8 @@ struct Commits {
   std::string base;            // merge-base of head and base_ref (full SHA)
   std::string base_ref;        // the ref it was resolved from ("origin/main", "feature-1")
   std::string base_branch;     // base_ref without a leading "origin/"
-  std::string base_source;     // "--base", "GITHUB_BASE_REF" or "CI_MERGE_REQUEST_TARGET_BRANCH_NAME"
-  std::string base_error;      // why there is no base (allow_missing_base); base is then ""
+  std::string base_source;  // "--base", "GITHUB_BASE_REF" or "CI_MERGE_REQUEST_TARGET_BRANCH_NAME"
+  std::string base_error;   // why there is no base (allow_missing_base); base is then ""
 };
 
 /// Resolves head (`request.head`) and the base: `--base REF` as given; else GITHUB_BASE_REF,

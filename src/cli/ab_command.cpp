@@ -29,14 +29,15 @@ int run_ab(const AbArgs& args) {
   // What an earlier run left must not pass for this run's output if this one stops early.
   std::filesystem::path out = args.out;
   std::error_code ec;
-  for (const char* name : {"results.json", "base/results.json", "report.md", "report-full.md", "junit.xml"}) {
+  for (const char* name :
+       {"results.json", "base/results.json", "report.md", "report-full.md", "junit.xml"}) {
     std::filesystem::remove(out / name, ec);
   }
   ab::Outcome outcome = ab::run_ab(options);
   // Both sides' results beside each other, a cached base included.
-  if (outcome.base) util::write_file_atomic(out / "base" / "results.json", report::to_json(*outcome.base));
+  if (outcome.base)
+    util::write_file_atomic(out / "base" / "results.json", report::to_json(*outcome.base));
   report::write_outputs(outcome.head, outcome.base ? &*outcome.base : nullptr, out, std::cout);
-  if (!outcome.note.empty()) std::cerr << "coldgate: " << outcome.note << '\n';
   std::cerr << "coldgate: " << gate::verdict(outcome.head) << "; results in "
             << (out / "results.json").string() << '\n';
   if (outcome.gate_error) throw *outcome.gate_error;

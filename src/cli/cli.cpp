@@ -29,12 +29,10 @@ namespace {
 // Adds a subcommand's options to `sub` and returns what runs when it was the one parsed.
 using Register = std::function<std::function<int()>(CLI::App& sub)>;
 
-// One row of the subcommand table (shared/DESIGN.md "Command line"). `add` is empty for
-// subcommands that are not built yet: they accept any arguments and say so.
+// One row of the subcommand table (shared/DESIGN.md "Command line").
 struct Subcommand {
   const char* name;
   const char* summary;
-  const char* planned;  // what brings it, for subcommands not built yet
   Register add;
   bool hidden = false;
 };
@@ -53,7 +51,7 @@ void add_ci_flags(CLI::App& sub, std::optional<bool>& ci) {
 
 std::vector<Subcommand> subcommands() {
   return {
-      {"run", "run every stage, check snapshots, gate against a baseline", nullptr,
+      {"run", "run every stage, check snapshots, gate against a baseline",
        [](CLI::App& sub) -> std::function<int()> {
          auto args = std::make_shared<RunArgs>();
          add_config_option(sub, args->config);
@@ -72,7 +70,7 @@ std::vector<Subcommand> subcommands() {
          sub.add_flag("--comment", args->comment, "then post or update the PR comment (see coldgate comment)");
          return [args] { return run_run(*args); };
        }},
-      {"compare", "gate HEAD.json against BASE.json results", nullptr,
+      {"compare", "gate HEAD.json against BASE.json results",
        [](CLI::App& sub) -> std::function<int()> {
          auto args = std::make_shared<CompareArgs>();
          sub.add_option("base", args->base, "baseline results.json")->required();
@@ -82,7 +80,7 @@ std::vector<Subcommand> subcommands() {
              ->capture_default_str();
          return [args] { return run_compare(*args); };
        }},
-      {"accept", "promote pending .new snapshots over the committed ones", nullptr,
+      {"accept", "promote pending .new snapshots over the committed ones",
        [](CLI::App& sub) -> std::function<int()> {
          auto args = std::make_shared<AcceptArgs>();
          sub.add_option("stage", args->stages, "stages to accept (default: all pending)");
@@ -92,7 +90,7 @@ std::vector<Subcommand> subcommands() {
                       "let snapshot paths of the config leave its repository");
          return [args] { return run_accept(*args); };
        }},
-      {"canon", "print the canonical form of a JSON document", nullptr,
+      {"canon", "print the canonical form of a JSON document",
        [](CLI::App& sub) -> std::function<int()> {
          auto args = std::make_shared<CanonArgs>();
          sub.add_option("file", args->input, "JSON file, or - for stdin")->capture_default_str();
@@ -110,7 +108,7 @@ std::vector<Subcommand> subcommands() {
          sub.add_option("--max-depth", args->max_depth, "deepest nesting accepted")->capture_default_str();
          return [args] { return run_canon(*args); };
        }},
-      {"diff", "canonical diff of two JSON documents (exit 1 when they differ)", nullptr,
+      {"diff", "canonical diff of two JSON documents (exit 1 when they differ)",
        [](CLI::App& sub) -> std::function<int()> {
          auto args = std::make_shared<DiffArgs>();
          sub.add_option("a", args->a, "first document")->required();
@@ -124,7 +122,7 @@ std::vector<Subcommand> subcommands() {
          sub.add_option("-o,--output", args->output, "also write the whole diff to FILE");
          return [args] { return run_diff(*args); };
        }},
-      {"explain", "EXPLAIN (ANALYZE, BUFFERS) of one stage, with diagnoses", nullptr,
+      {"explain", "EXPLAIN (ANALYZE, BUFFERS) of one stage, with diagnoses",
        [](CLI::App& sub) -> std::function<int()> {
          auto args = std::make_shared<ExplainArgs>();
          sub.add_option("stage", args->stage, "a SQL stage of the config")->required();
@@ -135,7 +133,7 @@ std::vector<Subcommand> subcommands() {
            return run_explain(*args);
          };
        }},
-      {"comment", "post or update the pull request comment", nullptr,
+      {"comment", "post or update the pull request comment",
        [](CLI::App& sub) -> std::function<int()> {
          auto args = std::make_shared<CommentArgs>();
          sub.add_option("--out", args->out, "folder with report.md (and results.json)")->capture_default_str();
@@ -156,7 +154,7 @@ std::vector<Subcommand> subcommands() {
          sub.add_flag("--verbose", args->verbose, "log every request and response (the token masked)");
          return [args] { return run_comment(*args); };
        }},
-      {"ab", "interleaved A/B of two commits on one runner (stacked pull requests)", nullptr,
+      {"ab", "interleaved A/B of two commits on one runner (stacked pull requests)",
        [](CLI::App& sub) -> std::function<int()> {
          auto args = std::make_shared<AbArgs>();
          add_config_option(sub, args->config);
@@ -172,7 +170,7 @@ std::vector<Subcommand> subcommands() {
          add_ci_flags(sub, args->ci);
          return [args] { return run_ab(*args); };
        }},
-      {"merge", "merge results of sharded runs", nullptr,
+      {"merge", "merge results of sharded runs",
        [](CLI::App& sub) -> std::function<int()> {
          auto args = std::make_shared<MergeArgs>();
          sub.add_option("files", args->inputs, "results.json of each shard")->required();
@@ -181,7 +179,7 @@ std::vector<Subcommand> subcommands() {
          sub.add_flag("--force", args->force, "merge results of different commits or environments");
          return [args] { return run_merge(*args); };
        }},
-      {"db", "the configured database, by hand: up | down | url", nullptr,
+      {"db", "the configured database, by hand: up | down | url",
        [](CLI::App& sub) -> std::function<int()> {
          auto action = std::make_shared<std::string>();
          auto config = std::make_shared<std::string>("coldgate.yaml");
@@ -196,7 +194,7 @@ std::vector<Subcommand> subcommands() {
            return db::run_db(*action, *config);
          };
        }},
-      {"probe", "one measured process (internal)", nullptr,
+      {"probe", "one measured process (internal)",
        [](CLI::App& sub) -> std::function<int()> {
          auto request = std::make_shared<std::string>();
          sub.add_option("request", *request, "request file written by coldgate run")->required();
@@ -243,16 +241,7 @@ int main(int argc, char** argv) {
   for (const auto& s : table) {
     CLI::App* sub = app.add_subcommand(s.name, s.summary);
     if (s.hidden) sub->group("");
-    std::string name = s.name;
-    if (s.add) {
-      actions[name] = s.add(*sub);
-    } else {
-      sub->prefix_command();  // accept whatever arguments the finished command will take
-      std::string planned = s.planned;
-      actions[name] = [name, planned]() -> int {
-        throw usage_error(name, fmt::format("not built yet (arrives with {})", planned));
-      };
-    }
+    actions[s.name] = s.add(*sub);
   }
 
   try {

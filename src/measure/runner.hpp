@@ -25,8 +25,8 @@ struct RunContext {
   std::filesystem::path self_exe;                 // the coldgate binary, re-executed as the probe
   snapshot::Settings snapshots;                   // where candidates go, CI or local
   Progress* progress = nullptr;
-  std::optional<db::ConnectionInfo> database;     // the database stages use; nullopt: the provider's
-  bool check_snapshots = true;                    // false: no snapshot check (coldgate ab's base side)
+  std::optional<db::ConnectionInfo> database;     // stages' database; nullopt: the provider's
+  bool check_snapshots = true;                    // false: no snapshot check (ab's base side)
   std::string label;                              // progress prefix, e.g. "base: " (coldgate ab)
 };
 

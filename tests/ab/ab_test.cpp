@@ -15,15 +15,22 @@ namespace coldgate::ab {
 namespace {
 
 namespace fs = std::filesystem;
-using testing::TempDir;
 using testing::run_coldgate;
 using testing::slurp;
+using testing::TempDir;
 
 // Runs git in `dir` with a local identity; fails the test when git fails. Returns stdout trimmed.
 std::string run_git(const fs::path& dir, std::vector<std::string> args) {
   util::SpawnOptions o;
-  o.argv = {"git", "-c", "user.name=coldgate test", "-c", "user.email=test@coldgate.invalid",
-            "-c", "init.defaultBranch=base", "-c", "advice.detachedHead=false"};
+  o.argv = {"git",
+            "-c",
+            "user.name=coldgate test",
+            "-c",
+            "user.email=test@coldgate.invalid",
+            "-c",
+            "init.defaultBranch=base",
+            "-c",
+            "advice.detachedHead=false"};
   o.argv.insert(o.argv.end(), args.begin(), args.end());
   o.cwd = dir;
   auto out = util::run(o, std::chrono::seconds(60));
@@ -63,15 +70,16 @@ class ScopedEnv {
 // (50 ms again). Gated on query_ms, the time of the query itself.
 struct AbTest : ::testing::Test {
   void SetUp() override {
-    dir.write("coldgate.yaml", "version: 1\n"
-                               "database: { provider: local }\n"
-                               "setup: [ { sql: schema.sql } ]\n"
-                               "build: [ \"echo built $COLDGATE_AB_SIDE > built.txt\", \"cat built.txt\" ]\n"
-                               "defaults: { runs: 3, warm: 0 }\n"
-                               "stages:\n"
-                               "  - name: load\n"
-                               "    sql: stage.sql\n"
-                               "gate: { max_ratio: 5, warn_ratio: 2, min_delta: 100ms, metrics: [query_ms] }\n");
+    dir.write("coldgate.yaml",
+              "version: 1\n"
+              "database: { provider: local }\n"
+              "setup: [ { sql: schema.sql } ]\n"
+              "build: [ \"echo built $COLDGATE_AB_SIDE > built.txt\", \"cat built.txt\" ]\n"
+              "defaults: { runs: 3, warm: 0 }\n"
+              "stages:\n"
+              "  - name: load\n"
+              "    sql: stage.sql\n"
+              "gate: { max_ratio: 5, warn_ratio: 2, min_delta: 100ms, metrics: [query_ms] }\n");
     dir.write("schema.sql", "CREATE TABLE item (id int);\n");
     dir.write(".gitignore", "coldgate-out/\n");
     commit_stage("base", 0.05, "base: fast");
@@ -81,7 +89,8 @@ struct AbTest : ::testing::Test {
     commit_stage("feature-2", 0.05, "feature-2: fast again");
   }
   void commit_stage(const std::string& branch, double seconds, const std::string& message) {
-    dir.write("stage.sql", "SELECT pg_sleep(" + std::to_string(seconds) + "), count(*) FROM item;\n");
+    dir.write("stage.sql",
+              "SELECT pg_sleep(" + std::to_string(seconds) + "), count(*) FROM item;\n");
     if (branch == "base") run_git(dir.path(), {"init", "-q"});
     run_git(dir.path(), {"add", "-A"});
     run_git(dir.path(), {"commit", "-q", "-m", message});
@@ -146,7 +155,8 @@ TEST_F(AbTest, EachPullRequestOfTheStackIsGatedAgainstTheBranchBelowIt) {
   // Each side was built in its own worktree; the worktrees are gone afterwards.
   EXPECT_EQ(slurp(dir / "coldgate-out/ab/head-build.log"), "built head\n");
   EXPECT_EQ(slurp(dir / "coldgate-out/ab/base-build.log"), "built base\n");
-  EXPECT_EQ(run_git(dir.path(), {"worktree", "list", "--porcelain"}).find("coldgate-out"), std::string::npos);
+  EXPECT_EQ(run_git(dir.path(), {"worktree", "list", "--porcelain"}).find("coldgate-out"),
+            std::string::npos);
   EXPECT_FALSE(fs::exists(dir / "coldgate-out/ab/head"));
   EXPECT_FALSE(fs::exists(dir / "coldgate-out/ab/base"));
 
@@ -171,7 +181,8 @@ TEST_F(AbTest, EachPullRequestOfTheStackIsGatedAgainstTheBranchBelowIt) {
   r = results();
   EXPECT_EQ(verdict(r, "query_ms"), "faster");
   EXPECT_EQ(r.gate->base_git.commit, sha["feature-1"]);
-  EXPECT_NE(r.gate->baseline.find("coldgate-out/cache/" + sha["feature-1"] + "-"), std::string::npos)
+  EXPECT_NE(r.gate->baseline.find("coldgate-out/cache/" + sha["feature-1"] + "-"),
+            std::string::npos)
       << r.gate->baseline;
   EXPECT_EQ(results("coldgate-out/base/results.json").git.commit, sha["feature-1"]);
 }
@@ -191,12 +202,14 @@ TEST_F(AbTest, AnUnknownBaseFailsWithExit3UnlessNoBaselineIsAllowed) {
   run_git(dir.path(), {"checkout", "-q", "base"});
   auto alone = ab({"--base", "no-such-branch", "--allow-no-baseline"});
   ASSERT_EQ(alone.exit_code, 0) << alone.out << alone.err;
-  EXPECT_NE(alone.err.find("no baseline: --base: base 'no-such-branch'"), std::string::npos) << alone.err;
+  EXPECT_NE(alone.err.find("no baseline: --base: base 'no-such-branch'"), std::string::npos)
+      << alone.err;
   measure::Results r = results();
   EXPECT_EQ(r.git.commit, sha["base"]);
   EXPECT_FALSE(r.gate);
   EXPECT_FALSE(fs::exists(dir / "coldgate-out/base/results.json"));
-  EXPECT_EQ(run_git(dir.path(), {"worktree", "list", "--porcelain"}).find("coldgate-out"), std::string::npos);
+  EXPECT_EQ(run_git(dir.path(), {"worktree", "list", "--porcelain"}).find("coldgate-out"),
+            std::string::npos);
 }
 
 TEST_F(AbTest, TheBaseDefaultsToGithubBaseRefPreferringOrigin) {
@@ -220,7 +233,9 @@ TEST_F(AbTest, TheBaseDefaultsToGithubBaseRefPreferringOrigin) {
   }
   ScopedEnv github("GITHUB_BASE_REF", nullptr);
   ScopedEnv gitlab_set("CI_MERGE_REQUEST_TARGET_BRANCH_NAME", "base");
-  Commits c = resolve_commits(dir.path(), {"", "feature-2"});
+  BaseRequest request;
+  request.head = "feature-2";
+  Commits c = resolve_commits(dir.path(), request);
   EXPECT_EQ(c.base, sha["base"]);
   EXPECT_EQ(c.base_source, "CI_MERGE_REQUEST_TARGET_BRANCH_NAME");
 }
@@ -232,13 +247,17 @@ TEST_F(AbTest, AShallowCloneWithoutTheMergeBaseSaysToFetchTheHistory) {
   run_git(clone.path(), {"clone", "-q", "--depth", "1", "--no-single-branch",
                          "file://" + dir.path().string(), "repo"});
   try {
-    resolve_commits(clone / "repo", {"origin/base", "HEAD"});
+    BaseRequest request;
+    request.base = "origin/base";
+    resolve_commits(clone / "repo", request);
     FAIL() << "no error";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ExitCode::infrastructure);
     EXPECT_NE(e.message().find("fetch-depth: 0"), std::string::npos) << e.message();
   }
-  BaseRequest allowed{"origin/base", "HEAD", true};
+  BaseRequest allowed;
+  allowed.base = "origin/base";
+  allowed.allow_missing_base = true;
   Commits c = resolve_commits(clone / "repo", allowed);
   EXPECT_EQ(c.base, "");
   EXPECT_NE(c.base_error.find("shallow clone"), std::string::npos) << c.base_error;
