@@ -347,6 +347,29 @@ class Loader {
   YAML::Node m_default_cold;  // the value of `defaults.cold`, when given (for its location)
 };
 
+// YAML 1.2 §5.1 allows no C0 control but tab, LF and CR, and no DEL, in a stream. yaml-cpp does
+// not check, and a NUL in a comment followed by a flow indicator makes it loop forever (found by
+// fuzz/fuzz_config.cpp): refuse them first, at their place.
+void reject_control_characters(std::string_view yaml, const std::string& file) {
+  int line = 1;
+  int column = 1;
+  for (char ch : yaml) {
+    const auto c = static_cast<unsigned char>(ch);
+    if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7F) {
+      throw usage_error(Location{file, line, column}.str(),
+                        fmt::format("invalid YAML: control character U+{:04X} is not allowed "
+                                    "(YAML 1.2 §5.1); remove it",
+                                    c));
+    }
+    if (c == '\n') {
+      ++line;
+      column = 1;
+    } else if ((c & 0xC0) != 0x80) {
+      ++column;  // columns count characters, not UTF-8 continuation bytes
+    }
+  }
+}
+
 Location yaml_error_location(const std::string& file, const YAML::Mark& mark) {
   if (mark.is_null()) return {file, 0, 0};
   return {file, mark.line + 1, mark.column + 1};
@@ -364,6 +387,7 @@ Config parse(std::string_view yaml, const fs::path& file) {
   config.file = fs::absolute(file).lexically_normal();
   config.base_dir = config.file.parent_path();
   const std::string shown = file.string();
+  reject_control_characters(yaml, shown);
   std::vector<YAML::Node> docs;
   try {
     docs = YAML::LoadAll(std::string(yaml));
