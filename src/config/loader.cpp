@@ -1,5 +1,8 @@
 #include <fmt/format.h>
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
+
+#include <sstream>
 
 #include "config/config.hpp"
 #include "config/env.hpp"
@@ -370,6 +373,39 @@ void reject_control_characters(std::string_view yaml, const std::string& file) {
   }
 }
 
+// Records where each document starts and ignores the rest.
+class DocumentStarts : public YAML::EventHandler {
+ public:
+  std::vector<YAML::Mark> marks;
+  void OnDocumentStart(const YAML::Mark& mark) override { marks.push_back(mark); }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+};
+
+// yaml-cpp 0.7 meets a ',' outside a flow collection at document level (", x", "[a]\n, x") by
+// returning an endless run of empty documents that never consume it, so YAML::LoadAll never
+// returns (found by fuzz/fuzz_config.cpp). A first pass walks the documents and stops where
+// one starts at the same place as the one before; returns that place, or nothing.
+std::optional<YAML::Mark> stuck_document(const std::string& yaml) {
+  std::istringstream in(yaml);
+  YAML::Parser parser(in);
+  DocumentStarts starts;
+  while (parser.HandleNextDocument(starts)) {
+    const auto& m = starts.marks;
+    if (m.size() >= 2 && m[m.size() - 1].pos == m[m.size() - 2].pos) return m.back();
+  }
+  return std::nullopt;
+}
+
 Location yaml_error_location(const std::string& file, const YAML::Mark& mark) {
   if (mark.is_null()) return {file, 0, 0};
   return {file, mark.line + 1, mark.column + 1};
@@ -390,6 +426,11 @@ Config parse(std::string_view yaml, const fs::path& file) {
   reject_control_characters(yaml, shown);
   std::vector<YAML::Node> docs;
   try {
+    if (auto stuck = stuck_document(std::string(yaml))) {
+      throw usage_error(yaml_error_location(shown, *stuck).str(),
+                        "invalid YAML: cannot parse past this point (a ',' outside [...] or "
+                        "{...}?)");
+    }
     docs = YAML::LoadAll(std::string(yaml));
   } catch (const YAML::Exception& e) {
     // yaml-cpp's parser recurses per level and stops itself at 500 levels (its depthguard.h,

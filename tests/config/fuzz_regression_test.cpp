@@ -28,6 +28,21 @@ TEST(ConfigFuzzRegressions, NulInACommentBeforeAFlowIndicatorIsRefusedNotALoop) 
             "remove it");
 }
 
+TEST(ConfigFuzzRegressions, ACommaAtDocumentLevelIsAnErrorNotAnEndlessRunOfDocuments) {
+  // yaml-cpp 0.7's LoadAll never returns on these (timeout-ce1ca036… of fuzz_config: the
+  // example config with a comment line cut so that ", ${VAR} …" starts a line).
+  const std::string what =
+      "invalid YAML: cannot parse past this point (a ',' outside [...] or {...}?)";
+  EXPECT_EQ(error_of(", x\n"), "c.yaml:1:1: " + what);
+  EXPECT_EQ(error_of("# comment\n, x\n"), "c.yaml:2:1: " + what);
+  EXPECT_EQ(error_of("[a]\n, x\n"), "c.yaml:2:1: " + what);
+  EXPECT_EQ(error_of("version: 1\n---\n, x\n"), "c.yaml:3:1: " + what);
+  EXPECT_EQ(error_of("&a , x\n"), "c.yaml:1:4: " + what);
+  // Two real documents are still the loader's own error.
+  EXPECT_NE(error_of("version: 1\n---\nversion: 1\n").find("more than one YAML document"),
+            std::string::npos);
+}
+
 TEST(ConfigFuzzRegressions, ControlCharactersAreLocatedByCharacter) {
   EXPECT_EQ(error_of("version: 1\nname: \"é\x01\"\n"),
             "c.yaml:2:9: invalid YAML: control character U+0001 is not allowed (YAML 1.2 §5.1); "
