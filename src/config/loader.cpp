@@ -350,9 +350,8 @@ class Loader {
   YAML::Node m_default_cold;  // the value of `defaults.cold`, when given (for its location)
 };
 
-// YAML 1.2 §5.1 allows no C0 control but tab, LF and CR, and no DEL, in a stream. yaml-cpp does
-// not check, and a NUL in a comment followed by a flow indicator makes it loop forever (found by
-// fuzz/fuzz_config.cpp): refuse them first, at their place.
+// YAML 1.2 §5.1 allows no C0 control but tab, LF and CR, and no DEL, in a stream; yaml-cpp does
+// not check (its scanner reads a NUL as the end of input). Refused first, at their place.
 void reject_control_characters(std::string_view yaml, const std::string& file) {
   int line = 1;
   int column = 1;
