@@ -2,10 +2,10 @@
 # Runs every libFuzzer target in fuzz/ for a bounded time on a copy of its seed corpus
 # (tests/fuzz/corpus/<name>/), and prints per target: executions, exec/s, corpus growth, and
 # findings (crash-/leak-/timeout-/oom- files). The checked-in corpus never changes here; grow it
-# on purpose with `build-fuzz/fuzz_X -merge=1 tests/fuzz/corpus/X <dir>`.
+# on purpose with `build-fuzz/fuzz/fuzz_X -merge=1 tests/fuzz/corpus/X <dir>`.
 # Usage: bench/fuzz.sh [SECONDS_PER_TARGET [TARGET...]]   (default 60 s; all four targets)
 # Builds build-fuzz/ (clang, -DCOLDGATE_FUZZ=ON) when a target is missing. Findings are kept in
-# bench/out/fuzz/<target>/ (reproduce: build-fuzz/fuzz_X bench/out/fuzz/X/crash-…). Exit 1 on
+# bench/out/fuzz/<target>/ (reproduce: build-fuzz/fuzz/fuzz_X bench/out/fuzz/X/crash-…). Exit 1 on
 # any finding.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -16,7 +16,7 @@ targets=("$@")
 [[ ${#targets[@]} -gt 0 ]] || targets=(canon config results explain)
 
 for t in "${targets[@]}"; do
-  [[ -x build-fuzz/fuzz_$t ]] || { bash ci/build.sh fuzz; break; }
+  [[ -x build-fuzz/fuzz/fuzz_$t ]] || { bash ci/build.sh fuzz; break; }
 done
 
 WORK=$(mktemp -d /tmp/coldgate-fuzz-XXXXXX)
@@ -35,7 +35,7 @@ for t in "${targets[@]}"; do
   # far below the machine's memory. Crashes do not stop the run (-fork would need more cores).
   rc=0
   ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    "build-fuzz/fuzz_$t" "$corpus" -max_total_time="$seconds" -max_len=65536 -rss_limit_mb=2048 \
+    "build-fuzz/fuzz/fuzz_$t" "$corpus" -max_total_time="$seconds" -max_len=65536 -rss_limit_mb=2048 \
     -timeout=25 -print_final_stats=1 -artifact_prefix="$findings/" >"$log" 2>&1 || rc=$?
   execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo 0)
   rate=$(grep -o 'stat::average_exec_per_sec: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo 0)
