@@ -157,10 +157,20 @@ void RunMarker::write() const {
                           m_data_dir.string()));
 }
 
+namespace {
+// Our PID namespace ("pid:[4026531836]"): a PID means nothing in another one (a container
+// sharing /tmp), so folders marked there are never judged here.
+std::string pid_namespace() {
+  std::error_code ec;
+  return fs::read_symlink("/proc/self/ns/pid", ec).string();
+}
+}  // namespace
+
 void mark_owner(const fs::path& dir) {
   pid_t self = ::getpid();
   util::write_file_atomic(dir / "owner",
-                          fmt::format("owner_pid={}\nowner_start={}\n", self, process_start_time(self)));
+                          fmt::format("owner_pid={}\nowner_start={}\npid_ns={}\n", self,
+                                      process_start_time(self), pid_namespace()));
 }
 
 int remove_stale_work_dirs(const fs::path& parent, const std::string& prefix) {
@@ -173,7 +183,8 @@ int remove_stale_work_dirs(const fs::path& parent, const std::string& prefix) {
       auto kv = read_kv(e.path() / "owner");
       pid_t owner = to_pid(kv["owner_pid"]);
       long long start = std::atoll(kv["owner_start"].c_str());
-      if (owner <= 0 || process_start_time(owner) == start) continue;  // unreadable, or running
+      if (owner <= 0 || kv["pid_ns"] != pid_namespace()) continue;  // unreadable, or not ours to judge
+      if (process_start_time(owner) == start) continue;                // still running
       fs::remove_all(e.path(), ec);
       if (!ec) ++removed;
     } catch (const std::exception&) {

@@ -45,7 +45,8 @@ void mark_owner(const std::filesystem::path& dir);
 
 /// Removes each folder `<parent>/<prefix>*` whose `owner` file (mark_owner) names a process that
 /// no longer runs: the temp folder of a run killed by SIGKILL. Folders without an owner file are
-/// left alone. Returns how many it removed; never throws.
+/// left alone, and so are those marked in another PID namespace. Returns how many it removed;
+/// never throws.
 int remove_stale_work_dirs(const std::filesystem::path& parent, const std::string& prefix);
 
 /// Start time of `pid` (field 22 of /proc/<pid>/stat, clock ticks since boot); -1 when the
