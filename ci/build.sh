@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Configures and builds coldgate. Usage: ci/build.sh [release|asan] [TARGET]
+# Configures and builds coldgate. Usage: ci/build.sh [release|asan|fuzz] [TARGET]
 #   release → build/        (the binary the README and the demo use)
 #   asan    → build-asan/   (AddressSanitizer + UndefinedBehaviorSanitizer, warnings as errors)
+#   fuzz    → build-fuzz/   (clang libFuzzer targets in fuzz/, ASan + UBSan; run by bench/fuzz.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -9,7 +10,9 @@ kind=${1:-release}
 case "$kind" in
   release) dir=build; flags=(-DCMAKE_BUILD_TYPE=Release) ;;
   asan) dir=build-asan; flags=(-DCMAKE_BUILD_TYPE=Debug -DCOLDGATE_SANITIZE=ON -DCOLDGATE_WERROR=ON) ;;
-  *) echo "ci/build.sh: unknown build kind '$kind' (release | asan)" >&2; exit 2 ;;
+  fuzz) dir=build-fuzz; export CXX=${CXX:-clang++}
+        flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DCOLDGATE_FUZZ=ON -DCOLDGATE_BUILD_TESTS=OFF) ;;
+  *) echo "ci/build.sh: unknown build kind '$kind' (release | asan | fuzz)" >&2; exit 2 ;;
 esac
 
 cmake -S . -B "$dir" -G Ninja "${flags[@]}" >/dev/null

@@ -8,6 +8,7 @@ packages=(
   libyaml-cpp-dev nlohmann-json3-dev libdtl-dev libcli11-dev libfmt-dev
   libpqxx-dev libcurl4-openssl-dev libssl-dev libgtest-dev
   postgresql-15 postgresql-client-15 python3
+  libcpp-httplib-dev
 )
 if [[ "${1:-}" == "--bench" ]]; then
   packages+=(jq hyperfine time)

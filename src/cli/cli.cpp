@@ -12,11 +12,14 @@
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
+#include "cli/ab_command.hpp"
 #include "cli/commands.hpp"
+#include "cli/comment_command.hpp"
 #include "cli/explain_command.hpp"
 #include "db/db_command.hpp"
 #include "measure/probe.hpp"
 #include "util/error.hpp"
+#include "util/secrets.hpp"
 #include "util/suggest.hpp"
 
 namespace coldgate::cli {
@@ -26,12 +29,10 @@ namespace {
 // Adds a subcommand's options to `sub` and returns what runs when it was the one parsed.
 using Register = std::function<std::function<int()>(CLI::App& sub)>;
 
-// One row of the subcommand table (shared/DESIGN.md "Command line"). `add` is empty for
-// subcommands that are not built yet: they accept any arguments and say so.
+// One row of the subcommand table (shared/DESIGN.md "Command line").
 struct Subcommand {
   const char* name;
   const char* summary;
-  const char* planned;  // what brings it, for subcommands not built yet
   Register add;
   bool hidden = false;
 };
@@ -50,7 +51,7 @@ void add_ci_flags(CLI::App& sub, std::optional<bool>& ci) {
 
 std::vector<Subcommand> subcommands() {
   return {
-      {"run", "run every stage, check snapshots, gate against a baseline", nullptr,
+      {"run", "run every stage, check snapshots, gate against a baseline",
        [](CLI::App& sub) -> std::function<int()> {
          auto args = std::make_shared<RunArgs>();
          add_config_option(sub, args->config);
@@ -64,9 +65,12 @@ std::vector<Subcommand> subcommands() {
          sub.add_option("--baseline", args->baseline, "results.json of the base to gate against");
          sub.add_option("--shard", args->shard,
                         "I/N: run the I-th stage and every N-th after it (CI matrices; then coldgate merge)");
+         sub.add_flag("--allow-outside", args->allow_outside,
+                      "let snapshot paths of the config leave its repository");
+         sub.add_flag("--comment", args->comment, "then post or update the PR comment (see coldgate comment)");
          return [args] { return run_run(*args); };
        }},
-      {"compare", "gate HEAD.json against BASE.json results", nullptr,
+      {"compare", "gate HEAD.json against BASE.json results",
        [](CLI::App& sub) -> std::function<int()> {
          auto args = std::make_shared<CompareArgs>();
          sub.add_option("base", args->base, "baseline results.json")->required();
@@ -76,15 +80,17 @@ std::vector<Subcommand> subcommands() {
              ->capture_default_str();
          return [args] { return run_compare(*args); };
        }},
-      {"accept", "promote pending .new snapshots over the committed ones", nullptr,
+      {"accept", "promote pending .new snapshots over the committed ones",
        [](CLI::App& sub) -> std::function<int()> {
          auto args = std::make_shared<AcceptArgs>();
          sub.add_option("stage", args->stages, "stages to accept (default: all pending)");
          add_config_option(sub, args->config);
          add_ci_flags(sub, args->ci);
+         sub.add_flag("--allow-outside", args->allow_outside,
+                      "let snapshot paths of the config leave its repository");
          return [args] { return run_accept(*args); };
        }},
-      {"canon", "print the canonical form of a JSON document", nullptr,
+      {"canon", "print the canonical form of a JSON document",
        [](CLI::App& sub) -> std::function<int()> {
          auto args = std::make_shared<CanonArgs>();
          sub.add_option("file", args->input, "JSON file, or - for stdin")->capture_default_str();
@@ -102,7 +108,7 @@ std::vector<Subcommand> subcommands() {
          sub.add_option("--max-depth", args->max_depth, "deepest nesting accepted")->capture_default_str();
          return [args] { return run_canon(*args); };
        }},
-      {"diff", "canonical diff of two JSON documents (exit 1 when they differ)", nullptr,
+      {"diff", "canonical diff of two JSON documents (exit 1 when they differ)",
        [](CLI::App& sub) -> std::function<int()> {
          auto args = std::make_shared<DiffArgs>();
          sub.add_option("a", args->a, "first document")->required();
@@ -116,7 +122,7 @@ std::vector<Subcommand> subcommands() {
          sub.add_option("-o,--output", args->output, "also write the whole diff to FILE");
          return [args] { return run_diff(*args); };
        }},
-      {"explain", "EXPLAIN (ANALYZE, BUFFERS) of one stage, with diagnoses", nullptr,
+      {"explain", "EXPLAIN (ANALYZE, BUFFERS) of one stage, with diagnoses",
        [](CLI::App& sub) -> std::function<int()> {
          auto args = std::make_shared<ExplainArgs>();
          sub.add_option("stage", args->stage, "a SQL stage of the config")->required();
@@ -127,9 +133,44 @@ std::vector<Subcommand> subcommands() {
            return run_explain(*args);
          };
        }},
-      {"comment", "post or update the pull request comment", "the forge module", {}},
-      {"ab", "interleaved A/B of two commits on one runner", "stacked pull requests", {}},
-      {"merge", "merge results of sharded runs", nullptr,
+      {"comment", "post or update the pull request comment",
+       [](CLI::App& sub) -> std::function<int()> {
+         auto args = std::make_shared<CommentArgs>();
+         sub.add_option("--out", args->out, "folder with report.md (and results.json)")->capture_default_str();
+         sub.add_option("-c,--config", args->config, "config whose report.title keys the comment (default: ./coldgate.yaml when present)");
+         sub.add_option("--mode", args->mode, "always | on-change (no new comment while the gate passes) | never")
+             ->check(CLI::IsMember({"always", "on-change", "never"}));
+         sub.add_option("--forge", args->forge, "github | gitlab (default: detected from the CI environment)")
+             ->check(CLI::IsMember({"github", "gitlab"}));
+         sub.add_option("--token-env", args->token_env, "variable holding the token (default GITHUB_TOKEN / COLDGATE_GITLAB_TOKEN)");
+         sub.add_option("--pr", args->pr, "pull request number / merge request IID (default: from the CI environment)")
+             ->check(CLI::PositiveNumber);
+         sub.add_option("--key", args->key, "marker key (default: report.md's marker, else report.title)");
+         sub.add_option("--timeout", args->timeout_s, "seconds for each request with its retries")
+             ->check(CLI::PositiveNumber)
+             ->capture_default_str();
+         sub.add_flag("--dry-run", args->dry_run, "print the requests instead of sending them");
+         sub.add_flag("--optional", args->optional, "no token, PR number or forge: warn and exit 0");
+         sub.add_flag("--verbose", args->verbose, "log every request and response (the token masked)");
+         return [args] { return run_comment(*args); };
+       }},
+      {"ab", "interleaved A/B of two commits on one runner (stacked pull requests)",
+       [](CLI::App& sub) -> std::function<int()> {
+         auto args = std::make_shared<AbArgs>();
+         add_config_option(sub, args->config);
+         sub.add_option("--base", args->base,
+                        "base ref; compared at its merge-base with head (default: GITHUB_BASE_REF, "
+                        "CI_MERGE_REQUEST_TARGET_BRANCH_NAME)");
+         sub.add_option("--head", args->head, "head ref")->capture_default_str();
+         sub.add_option("--out", args->out, "folder for results, report, worktrees (ab/) and cache/")
+             ->capture_default_str();
+         sub.add_flag("--allow-no-baseline", args->allow_no_baseline,
+                      "measure head alone when the base cannot be resolved (else exit 3)");
+         sub.add_flag("--no-cache", args->no_cache, "measure the base even when <out>/cache/ has it");
+         add_ci_flags(sub, args->ci);
+         return [args] { return run_ab(*args); };
+       }},
+      {"merge", "merge results of sharded runs",
        [](CLI::App& sub) -> std::function<int()> {
          auto args = std::make_shared<MergeArgs>();
          sub.add_option("files", args->inputs, "results.json of each shard")->required();
@@ -138,7 +179,7 @@ std::vector<Subcommand> subcommands() {
          sub.add_flag("--force", args->force, "merge results of different commits or environments");
          return [args] { return run_merge(*args); };
        }},
-      {"db", "the configured database, by hand: up | down | url", nullptr,
+      {"db", "the configured database, by hand: up | down | url",
        [](CLI::App& sub) -> std::function<int()> {
          auto action = std::make_shared<std::string>();
          auto config = std::make_shared<std::string>("coldgate.yaml");
@@ -153,7 +194,7 @@ std::vector<Subcommand> subcommands() {
            return db::run_db(*action, *config);
          };
        }},
-      {"probe", "one measured process (internal)", nullptr,
+      {"probe", "one measured process (internal)",
        [](CLI::App& sub) -> std::function<int()> {
          auto request = std::make_shared<std::string>();
          sub.add_option("request", *request, "request file written by coldgate run")->required();
@@ -174,6 +215,7 @@ std::vector<std::string> names(const std::vector<Subcommand>& table, bool with_h
 }  // namespace
 
 int main(int argc, char** argv) {
+  util::add_secrets_from_environment();  // masked in every error message (src/main.cpp)
   const auto table = subcommands();
 
   // CLI11 reports an unknown subcommand as stray arguments; name it and suggest the closest one.
@@ -199,16 +241,7 @@ int main(int argc, char** argv) {
   for (const auto& s : table) {
     CLI::App* sub = app.add_subcommand(s.name, s.summary);
     if (s.hidden) sub->group("");
-    std::string name = s.name;
-    if (s.add) {
-      actions[name] = s.add(*sub);
-    } else {
-      sub->prefix_command();  // accept whatever arguments the finished command will take
-      std::string planned = s.planned;
-      actions[name] = [name, planned]() -> int {
-        throw usage_error(name, fmt::format("not built yet (arrives with {})", planned));
-      };
-    }
+    actions[s.name] = s.add(*sub);
   }
 
   try {

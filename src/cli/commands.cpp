@@ -1,4 +1,5 @@
 #include "cli/commands.hpp"
+#include "cli/comment_command.hpp"
 
 #include <unistd.h>
 
@@ -24,6 +25,7 @@
 #include "snapshot/snapshot.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
+#include "util/process.hpp"
 
 namespace coldgate::cli {
 
@@ -139,6 +141,7 @@ int run_accept(const AcceptArgs& args) {
     snapshot::accept({}, args.stages, mode);
   }
   auto cfg = load_config(args.config);
+  if (!args.allow_outside) config::require_paths_inside(cfg);
   std::vector<snapshot::Claim> claims;
   for (const auto& stage : cfg.stages) {
     if (stage.snapshot) claims.push_back({stage.name, stage.snapshot->path, stage.snapshot->canon});
@@ -163,6 +166,7 @@ int run_run(const RunArgs& args) {
     gate::check_samples(*base, args.baseline);
   }
   auto cfg = load_config(args.config);
+  if (!args.allow_outside) config::require_paths_inside(cfg);
   options.stages = args.stages;
   options.out_dir = args.out;
   options.ci = ci_mode(args.ci);
@@ -189,7 +193,16 @@ int run_run(const RunArgs& args) {
       if (entry.path().extension() == ".json") std::filesystem::remove(entry.path(), ec);
     }
   }
+  // Temp files of a write a SIGKILLed run did not finish (write_file_atomic: FILE.tmp-XXXXXX).
+  for (const auto& dir : {out, out / "explain"}) {
+    for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+      std::string name = entry.path().filename().string();
+      auto pos = name.rfind(".tmp-");
+      if (pos != std::string::npos && name.size() == pos + 11) std::filesystem::remove(entry.path(), ec);
+    }
+  }
   measure::Results results = measure::run_job(cfg, options);
+  util::throw_if_interrupted();  // a SIGINT/SIGTERM while the server stopped: no results
   std::optional<Error> gate_error;  // thrown once results.json is written
   if (base) {
     // Stages of the config this run skipped (--stage, --shard) were not measured, not removed.
@@ -208,10 +221,26 @@ int run_run(const RunArgs& args) {
     }
   }
   report::write_outputs(results, base ? &*base : nullptr, out, std::cout);
+  util::throw_if_interrupted();  // while writing: each file is whole, but the run was stopped
   std::cerr << "coldgate: " << gate::verdict(results) << "; results in "
             << (out / "results.json").string() << '\n';
+  int code = gate::passed(results) ? 0 : static_cast<int>(ExitCode::gate_failed);
+  // report.comment alone comments only in CI mode, and only where a forge is detected.
+  if (args.comment || (cfg.report.comment && options.ci)) {
+    CommentArgs comment;
+    comment.out = args.out;
+    comment.config = args.config;
+    comment.optional = !args.comment;
+    try {
+      run_comment(comment);
+    } catch (const Error& e) {
+      // The gate's verdict outranks the comment: a failed comment only fails a passing run.
+      if (e.code() == ExitCode::interrupted || (code == 0 && !gate_error)) throw;
+      std::cerr << "coldgate: warning: comment not posted: " << e.message() << '\n';
+    }
+  }
   if (gate_error) throw *gate_error;
-  return gate::passed(results) ? 0 : static_cast<int>(ExitCode::gate_failed);
+  return code;
 }
 
 namespace {

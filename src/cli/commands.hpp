@@ -50,6 +50,7 @@ struct AcceptArgs {
   std::string config = "coldgate.yaml";
   std::vector<std::string> stages;  // empty: every stage with a pending snapshot
   std::optional<bool> ci;
+  bool allow_outside = false;       // --allow-outside: snapshot paths may leave the repository
 };
 /// Promotes pending `.new` snapshots of the config's stages; refuses in CI mode (exit 2).
 int run_accept(const AcceptArgs& args);
@@ -63,12 +64,16 @@ struct RunArgs {
   std::optional<bool> ci;
   std::string baseline;  // --baseline FILE: results.json to gate against
   std::string shard;     // --shard I/N: every N-th stage starting at the I-th
+  bool allow_outside = false;  // --allow-outside: snapshot paths may leave the repository
+  bool comment = false;  // --comment: then post the PR comment (cli/comment_command.hpp)
 };
 /// The main job: measures every stage, writes <out>/results.json and <out>/report.md, prints
 /// the Markdown table on stdout; 0 when every stage ran, every snapshot matches and (with
 /// --baseline) nothing regressed, else 1. A bad baseline or --shard fails before measuring
 /// (exit 2); differing environments under require_same_environment exit 3 after results.json
-/// is written.
+/// is written. With --comment (or report.comment: true in CI mode where a forge is detected)
+/// the report is posted as the PR comment afterwards: when that fails the run's exit code stands
+/// if the gate failed, else the comment's error (exit 3) does; a read-only fork token warns.
 int run_run(const RunArgs& args);
 
 /// Arguments of `coldgate compare`.

@@ -63,6 +63,7 @@ struct Snapshot {
   std::string from;            // command stages: file the program writes (absolute) or "stdout"; "" for SQL
   canon::Options canon;        // ordered / identity / redact / redact_ids
   Location where;
+  Location path_where;         // of the `path:` value; `where` when the path is the default
 };
 
 /// Gate thresholds (`gate:` at top level; `stages[].gate` overrides per stage).
@@ -74,6 +75,10 @@ struct Gate {
   std::vector<std::string> metrics;             // gated metrics; empty = all _ms and peak_rss_bytes
   bool require_same_environment = false;
 };
+
+/// Largest result a stage may return unless `max_result_bytes` says otherwise: 256 MiB, the
+/// bytes of all values of a SQL result as text, or of a command's snapshot document.
+inline constexpr std::uint64_t k_default_max_result_bytes = std::uint64_t{256} << 20;
 
 /// One measurement stage: a SQL query (`sql:` file or `query:` text) or a `command:`.
 struct Stage {
@@ -90,6 +95,7 @@ struct Stage {
   int warm = 5;                               // warm repetitions after each cold run
   ColdMode cold = ColdMode::process;
   Duration timeout{10 * 60 * 1000};
+  std::uint64_t max_result_bytes = k_default_max_result_bytes;  // defaults.max_result_bytes unless set
   std::optional<Snapshot> snapshot;
   Gate gate;                                  // top-level gate with this stage's overrides applied
   Location where;
@@ -115,6 +121,7 @@ struct Config {
   int default_warm = 5;
   ColdMode default_cold = ColdMode::process;
   Duration default_timeout{10 * 60 * 1000};
+  std::uint64_t default_max_result_bytes = k_default_max_result_bytes;
   std::vector<Stage> stages;
   Gate gate;
   Report report;
@@ -141,6 +148,17 @@ Config parse(std::string_view yaml, const std::filesystem::path& file);
 /// level, "database", "setup[]", "stages[]", "stages[].snapshot", "stages[].gate", "gate", …).
 /// The one table behind "did you mean" hints and the JSON Schema (config/coldgate.schema.json).
 const std::map<std::string, std::vector<std::string>>& known_keys();
+
+/// The repository a config belongs to: the nearest folder at or above the config's folder that
+/// holds `.git` (a folder, or the file of a git worktree); without one, the current folder when
+/// the config's folder is inside it, else the config's folder.
+std::filesystem::path repository_root(const Config& config);
+
+/// Refuses a config that would make coldgate write outside its repository: throws Error(usage)
+/// at the `path:` value's `file:line:col` when a snapshot path (next to which candidates and
+/// pending `.new` files are written) resolves — `..` and symlinks of existing folders followed
+/// — outside repository_root(). `coldgate run`/`accept` skip it with --allow-outside.
+void require_paths_inside(const Config& config);
 
 /// Parses a duration such as "500ms", "1.5s", "10m", "1h"; throws Error(usage) with `where`.
 Duration parse_duration(std::string_view text, const std::string& where);

@@ -148,6 +148,14 @@ class Loader {
       m_default_cold = e->value;
     }
     if (auto* e = f.find("timeout")) m_c.default_timeout = timeout(e->value, f.path("timeout"));
+    if (auto* e = f.find("max_result_bytes"))
+      m_c.default_max_result_bytes = result_limit(e->value, f.path("max_result_bytes"));
+  }
+
+  std::uint64_t result_limit(const YAML::Node& node, const std::string& path) const {
+    std::uint64_t bytes = m_r.size(node, path);
+    if (bytes == 0) m_r.fail(node, path, "must be more than 0 bytes, e.g. 256MiB");
+    return bytes;
   }
 
   Duration timeout(const YAML::Node& node, const std::string& path) const {
@@ -251,6 +259,9 @@ class Loader {
     s.warm = m_c.default_warm;
     s.cold = m_c.default_cold;
     s.timeout = m_c.default_timeout;
+    s.max_result_bytes = m_c.default_max_result_bytes;
+    if (auto* e = f.find("max_result_bytes"))
+      s.max_result_bytes = result_limit(e->value, f.path("max_result_bytes"));
     if (auto* e = f.find("runs")) s.runs = m_r.integer(e->value, f.path("runs"), 1);
     if (auto* e = f.find("warm")) s.warm = m_r.integer(e->value, f.path("warm"), 0);
     if (auto* e = f.find("timeout")) s.timeout = timeout(e->value, f.path("timeout"));
@@ -285,6 +296,7 @@ class Loader {
                                         const Stage& stage) const {
     Snapshot snap;
     snap.where = m_r.location(node);
+    snap.path_where = snap.where;
     snap.path = (m_r.base_dir() / "snapshots" / (stage.name + ".json")).lexically_normal();
     if (stage.is_command()) snap.from = "stdout";
     if (!node.IsMap()) {
@@ -297,7 +309,10 @@ class Loader {
       return snap;
     }
     Fields f = m_r.fields(node, path, "stages[].snapshot");
-    if (auto* e = f.find("path")) snap.path = m_r.file_path(e->value, f.path("path"));
+    if (auto* e = f.find("path")) {
+      snap.path = m_r.file_path(e->value, f.path("path"));
+      snap.path_where = m_r.location(e->value);
+    }
     if (auto* e = f.find("from")) {
       if (!stage.is_command())
         m_r.fail(e->key_node, f.path("from"),
@@ -353,6 +368,12 @@ Config parse(std::string_view yaml, const fs::path& file) {
   try {
     docs = YAML::LoadAll(std::string(yaml));
   } catch (const YAML::Exception& e) {
+    // yaml-cpp's parser recurses per level and stops itself at 500 levels (its depthguard.h,
+    // DeepRecursion, not exported by the shared library, so matched by its message).
+    if (e.msg == YAML::ErrorMsg::BAD_FILE)
+      throw usage_error(yaml_error_location(shown, e.mark).str(),
+                        "invalid YAML: nested deeper than yaml-cpp parses (500 levels); a config "
+                        "nests a few levels");
     throw usage_error(yaml_error_location(shown, e.mark).str(), "invalid YAML: " + e.msg);
   }
   Reader reader(shown, config.base_dir, detail::getenv_lookup);

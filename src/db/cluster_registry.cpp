@@ -157,6 +157,32 @@ void RunMarker::write() const {
                           m_data_dir.string()));
 }
 
+void mark_owner(const fs::path& dir) {
+  pid_t self = ::getpid();
+  util::write_file_atomic(dir / "owner",
+                          fmt::format("owner_pid={}\nowner_start={}\n", self, process_start_time(self)));
+}
+
+int remove_stale_work_dirs(const fs::path& parent, const std::string& prefix) {
+  int removed = 0;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(parent, ec)) {
+    try {
+      if (e.path().filename().string().rfind(prefix, 0) != 0 || !e.is_directory(ec)) continue;
+      if (!fs::exists(e.path() / "owner", ec)) continue;
+      auto kv = read_kv(e.path() / "owner");
+      pid_t owner = to_pid(kv["owner_pid"]);
+      long long start = std::atoll(kv["owner_start"].c_str());
+      if (owner <= 0 || process_start_time(owner) == start) continue;  // unreadable, or running
+      fs::remove_all(e.path(), ec);
+      if (!ec) ++removed;
+    } catch (const std::exception&) {
+      // Best effort, as remove_stale_clusters: the run itself must not fail here.
+    }
+  }
+  return removed;
+}
+
 int remove_stale_clusters(const fs::path& cache_dir) {
   int removed = 0;
   try {

@@ -39,6 +39,15 @@ class RunMarker {
 /// clusters were removed. Never throws: a marker it cannot handle is left for the next run.
 int remove_stale_clusters(const std::filesystem::path& cache_dir);
 
+/// Writes `<dir>/owner` (our PID and start time) so that remove_stale_work_dirs() can tell when
+/// the run that made `dir` is gone. Throws Error(infrastructure) when it cannot write it.
+void mark_owner(const std::filesystem::path& dir);
+
+/// Removes each folder `<parent>/<prefix>*` whose `owner` file (mark_owner) names a process that
+/// no longer runs: the temp folder of a run killed by SIGKILL. Folders without an owner file are
+/// left alone. Returns how many it removed; never throws.
+int remove_stale_work_dirs(const std::filesystem::path& parent, const std::string& prefix);
+
 /// Start time of `pid` (field 22 of /proc/<pid>/stat, clock ticks since boot); -1 when the
 /// process does not exist or is a zombie.
 long long process_start_time(pid_t pid);

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "util/error.hpp"
+#include "util/secrets.hpp"
 
 namespace coldgate::db {
 
@@ -96,6 +97,7 @@ ConnectionInfo ConnectionInfo::parse(std::string_view text, const std::string& w
       info.user = val;
     } else if (key == "password") {
       info.password = val;
+      util::add_secret(val);
     } else if (key == "dbname") {
       info.dbname = val;
     } else {

@@ -12,6 +12,7 @@
 #include <set>
 #include <thread>
 
+#include "db/cluster_registry.hpp"
 #include "db/provider.hpp"
 #include "gate/diagnose.hpp"
 #include "measure/runner.hpp"
@@ -20,6 +21,7 @@
 #include "util/error.hpp"
 #include "util/fs.hpp"
 #include "util/process.hpp"
+#include "util/secrets.hpp"
 #include "util/suggest.hpp"
 
 namespace coldgate::measure {
@@ -167,10 +169,13 @@ Results run_job(const config::Config& cfg, const JobOptions& options) {
 
   Progress progress(options.progress, std::cerr, static_cast<int>(stages.size()));
   util::TempDir work("coldgate-run-");
+  db::mark_owner(work.path());  // so the next run removes it should this one be SIGKILLed
+  db::remove_stale_work_dirs(work.path().parent_path(), "coldgate-run-");
   auto provider = db::make_provider(cfg.database);
   results.environment.provider = provider->name();
   auto t0 = std::chrono::steady_clock::now();
   provider->start();
+  util::add_secret(provider->connection_info().password);  // the local/container random one too
   db::ServerInfo server = provider->server_info();
   results.environment.postgres_version = server.version;
   results.environment.postgres_version_num = server.version_num;
@@ -201,6 +206,8 @@ Results run_job(const config::Config& cfg, const JobOptions& options) {
   for (const auto& stage : stages) {
     progress.stage_start(++index, stage.name);
     results.stages.push_back(run_stage(stage, ctx));
+    // A stage error may quote a command's stderr or a server message: no password in results.
+    results.stages.back().error = util::mask_secrets(results.stages.back().error);
     progress.stage_end(results.stages.back());
   }
   provider->stop();

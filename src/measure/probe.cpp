@@ -85,8 +85,18 @@ ProbeSample run_once(pqxx::connection& conn, const ProbeRequest& req,
       tx.exec_params(req.query, pqxx::prepare::make_dynamic_params(params.begin(), params.end()));
   s.query_ms = ms_since(tq);
   s.rows = static_cast<double>(r.size());
+  std::uint64_t bytes = 0;
   for (const auto& row : r) {
-    for (const auto& field : row) s.result_bytes += static_cast<double>(field.size());
+    for (const auto& field : row) bytes += field.size();
+  }
+  s.result_bytes = static_cast<double>(bytes);
+  // libpq has the whole result in memory now (one copy, freed with `r`); the decode, the
+  // candidate and the parent's canonicalization would each need several more.
+  if (bytes > req.max_result_bytes) {
+    throw Error(ExitCode::gate_failed, fmt::format("stage {}", req.stage),
+                fmt::format("the result is {} bytes ({} rows), more than max_result_bytes ({}); "
+                            "return less, or raise max_result_bytes for this stage",
+                            bytes, r.size(), req.max_result_bytes));
   }
   if (req.decode_json) {
     if (r.empty() || r.columns() == 0 || r[0][0].is_null()) {
@@ -124,6 +134,7 @@ std::string to_json(const ProbeRequest& r) {
               {"query", r.query},           {"query_source", r.query_source},
               {"params", params},           {"settings", settings},
               {"decode_json", r.decode_json}, {"warm", r.warm},
+              {"max_result_bytes", r.max_result_bytes},
               {"candidate_path", r.candidate_path}, {"result_path", r.result_path}}
       .dump();
 }
@@ -182,6 +193,7 @@ int run_probe(const std::filesystem::path& request_file) {
     for (const auto& kv : j.at("settings")) req.settings.emplace_back(kv.at(0), kv.at(1));
     req.decode_json = j.at("decode_json");
     req.warm = j.at("warm");
+    req.max_result_bytes = j.at("max_result_bytes");
     req.candidate_path = j.at("candidate_path");
     req.result_path = j.at("result_path");
   } catch (const nlohmann::json::exception& e) {

@@ -19,6 +19,7 @@ struct ProbeRequest {
   std::vector<std::optional<std::string>> params;              // $1…; nullopt = SQL NULL
   std::vector<std::pair<std::string, std::string>> settings;   // SET LOCAL name = value
   bool decode_json = false;  // parse column 1 of row 1 as JSON, timed as decode_ms
+  std::uint64_t max_result_bytes = std::uint64_t{256} << 20;  // larger results fail the stage
   int warm = 0;              // warm repetitions after the cold one, on the same connection
   std::string candidate_path;  // where the cold repetition's result goes; "" = not wanted
   std::string result_path;     // where the ProbeResult goes

@@ -82,9 +82,9 @@ void Progress::step(std::string_view what) {
   }
 }
 
-void Progress::run_done(int run, int runs, double wall_ms) {
+void Progress::run_done(int run, int runs, double wall_ms, std::string_view label) {
   if (m_style == ProgressStyle::tty) return;
-  m_out << fmt::format("coldgate: {}: cold run {}/{}: {:.1f} ms\n", prefix(), run, runs, wall_ms)
+  m_out << fmt::format("coldgate: {}: {}cold run {}/{}: {:.1f} ms\n", prefix(), label, run, runs, wall_ms)
         << std::flush;
 }
 

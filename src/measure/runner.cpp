@@ -1,11 +1,13 @@
 #include "measure/runner.hpp"
 
 #include <fmt/core.h>
+#include <libpq-fe.h>
 
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <pqxx/pqxx>
+#include <thread>
 
 #include "canon/canon.hpp"
 #include "db/connection.hpp"
@@ -30,6 +32,13 @@ struct RunOutcome {
 };
 
 std::string shown(const fs::path& p) { return util::display_path(p); }
+
+// The database the stages use: the context's override (coldgate ab's base side), else the
+// provider's.
+const db::ConnectionInfo& database(const RunContext& ctx) {
+  return ctx.database ? *ctx.database : ctx.provider->connection_info();
+}
+
 
 // A file-name-safe form of a stage name.
 std::string file_stem(const std::string& name) {
@@ -89,13 +98,14 @@ RunOutcome sql_run(const config::Stage& stage, const RunContext& ctx, int run,
   const std::string tag = fmt::format("{}-run{}", file_stem(stage.name), run);
   ProbeRequest req;
   req.stage = stage.name;
-  req.conninfo = db::with_client_defaults(ctx.provider->connection_info()).conninfo();
+  req.conninfo = db::with_client_defaults(database(ctx)).conninfo();
   req.query = query;
   req.query_source = stage.sql.empty() ? "" : shown(stage.sql);
   req.params = stage_params(stage);
   for (const auto& [k, v] : stage.settings) req.settings.emplace_back(k, v);
   req.decode_json = stage.decode == config::Decode::json;
   req.warm = stage.warm;
+  req.max_result_bytes = stage.max_result_bytes;
   if (stage.snapshot) req.candidate_path = (ctx.work_dir / (tag + ".candidate")).string();
   req.result_path = (ctx.work_dir / (tag + ".result.json")).string();
   fs::path request_file = ctx.work_dir / (tag + ".request.json");
@@ -160,7 +170,7 @@ RunOutcome command_run(const config::Stage& stage, const RunContext& ctx, int ru
   opts.argv = stage.command.empty() ? std::vector<std::string>{"/bin/sh", "-c", stage.shell}
                                     : stage.command;
   opts.cwd = ctx.base_dir;
-  opts.env = ctx.provider->connection_info().env();
+  opts.env = database(ctx).env();
   opts.env_unset = db::ConnectionInfo::env_names();
   opts.env.push_back("COLDGATE_METRICS=" + metrics_file.string());
   opts.env.push_back("COLDGATE_STAGE=" + stage.name);
@@ -171,7 +181,10 @@ RunOutcome command_run(const config::Stage& stage, const RunContext& ctx, int ru
     const char* path = std::getenv("PATH");
     opts.env.push_back(fmt::format("PATH={}:{}", bindir->string(), path ? path : "/usr/bin:/bin"));
   }
-  opts.max_capture_bytes = from_stdout ? std::size_t{1} << 30 : std::size_t{16} << 20;
+  // One byte more than the limit: a document of exactly max_result_bytes is still accepted.
+  opts.max_capture_bytes =
+      from_stdout ? static_cast<std::size_t>(stage.max_result_bytes) + 1 : std::size_t{16} << 20;
+  opts.kill_escaped = true;  // a daemon it starts (setsid, double fork) dies with the run
   util::RunOutput out;
   try {
     out = util::run(opts, stage.timeout);
@@ -180,8 +193,11 @@ RunOutcome command_run(const config::Stage& stage, const RunContext& ctx, int ru
     return {e.message(), ""};
   }
   if (!out.status.ok()) return {failure_text(out.status, out.err, false), ""};
-  if (from_stdout && out.out.size() >= opts.max_capture_bytes) {
-    return {fmt::format("its standard output exceeds {} bytes", opts.max_capture_bytes), ""};
+  if (from_stdout && out.out.size() > stage.max_result_bytes) {
+    return {fmt::format("its standard output (the snapshot document) exceeds max_result_bytes "
+                        "({}); print less, or raise max_result_bytes for this stage",
+                        stage.max_result_bytes),
+            ""};
   }
 
   add_process_metrics(result, out.status);
@@ -207,6 +223,12 @@ RunOutcome command_run(const config::Stage& stage, const RunContext& ctx, int ru
                           shown(from_file)),
               ""};
     }
+    if (auto size = fs::file_size(from_file, ec); !ec && size > stage.max_result_bytes) {
+      return {fmt::format("its snapshot document {} is {} bytes, more than max_result_bytes ({}); "
+                          "write less, or raise max_result_bytes for this stage",
+                          shown(from_file), size, stage.max_result_bytes),
+              ""};
+    }
     outcome.document = util::read_file(from_file);
   }
   return outcome;
@@ -214,7 +236,7 @@ RunOutcome command_run(const config::Stage& stage, const RunContext& ctx, int ru
 
 // One extra run under EXPLAIN (ANALYZE …) on a fresh connection: the server-side split.
 void run_explain(const config::Stage& stage, const RunContext& ctx, StageResult& result) {
-  StagePlan plan = explain_stage(stage, ctx.provider->connection_info());
+  StagePlan plan = explain_stage(stage, database(ctx));
   Explain e = plan.explain;
   fs::path file = ctx.out_dir / "explain" / (file_stem(stage.name) + ".json");
   util::write_file_atomic(file, plan.json + "\n");
@@ -228,6 +250,23 @@ void run_explain(const config::Stage& stage, const RunContext& ctx, StageResult&
   add_cold(result, "jit_emission_ms", "ms", e.jit_emission_ms);
   add_cold(result, "jit_total_ms", "ms", e.jit_total_ms);
   result.explain = e;
+}
+
+// True when the server no longer answers at all (PQping: no response). While it says it is
+// shutting down or recovering (PQPING_REJECT), asks again for up to 5 s: `pg_ctl stop -m
+// immediate` ends the backends a moment before the postmaster.
+bool server_gone(const RunContext& ctx) {
+  db::ConnectionInfo info = db::with_client_defaults(ctx.provider->connection_info());
+  info.options["connect_timeout"] = "2";
+  std::string conninfo = info.conninfo();
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  for (;;) {
+    PGPing ping = PQping(conninfo.c_str());
+    if (ping == PQPING_OK) return false;
+    if (ping == PQPING_NO_RESPONSE) return true;
+    if (ping != PQPING_REJECT || std::chrono::steady_clock::now() > until) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
 }
 
 // Puts the built-in metrics in report order, a command's own after them.
@@ -283,59 +322,70 @@ StagePlan explain_stage(const config::Stage& stage, const db::ConnectionInfo& da
   return plan;
 }
 
-StageResult run_stage(const config::Stage& stage, const RunContext& ctx) {
-  StageResult result;
-  result.name = stage.name;
-  result.kind = stage.is_command() ? "command" : "sql";
-  result.cold_mode = stage.cold == config::ColdMode::restart ? "restart" : "process";
-  result.runs = stage.runs;
-  result.warm = stage.warm;
-  const bool restart = stage.cold == config::ColdMode::restart;
+StageMeasurer::StageMeasurer(const config::Stage& stage, const RunContext& context)
+    : m_stage(stage), m_ctx(context) {
+  m_result.name = stage.name;
+  m_result.kind = stage.is_command() ? "command" : "sql";
+  m_result.cold_mode = stage.cold == config::ColdMode::restart ? "restart" : "process";
+  m_result.runs = stage.runs;
+  m_result.warm = stage.warm;
+  if (!stage.is_command()) m_query = stage_query(stage);
+}
 
-  std::string query;
-  if (!stage.is_command()) query = stage_query(stage);
-
-  std::string first_candidate;  // canonical text of cold run 1
-  int differing_run = 0;        // first cold run whose candidate differs from run 1's
-  std::string differing;
-  for (int run = 1; run <= stage.runs && !result.failed(); ++run) {
-    util::throw_if_interrupted();
-    if (restart) {
-      ctx.progress->step(fmt::format("restarting the server for cold run {}/{}", run, stage.runs));
-      ctx.provider->restart();
-    }
-    ctx.progress->step(fmt::format("cold run {}/{}", run, stage.runs));
-    RunOutcome outcome = stage.is_command() ? command_run(stage, ctx, run, result)
-                                            : sql_run(stage, ctx, run, query, result);
-    if (!outcome.error.empty()) {
-      result.error = fmt::format("cold run {}/{}: {}", run, stage.runs, outcome.error);
-      break;
-    }
-    if (const Metric* wall = result.find("wall_ms"); wall && !wall->cold.empty()) {
-      ctx.progress->run_done(run, stage.runs, wall->cold.back());
-    }
-    if (!stage.snapshot) continue;
-    std::string canonical;
-    try {
-      canonical = canon::canonicalize(outcome.document, stage.snapshot->canon,
-                                      fmt::format("cold run {} document", run));
-    } catch (const Error& e) {
-      result.error = fmt::format("cold run {}/{}: the snapshot document is not valid: {}", run,
-                                 stage.runs, e.message());
-      break;
-    }
-    if (run == 1) {
-      first_candidate = std::move(canonical);
-    } else if (differing_run == 0 && canonical != first_candidate) {
-      differing_run = run;
-      differing = std::move(canonical);
-    }
+void StageMeasurer::run_once() {
+  if (done()) return;
+  const config::Stage& stage = m_stage;
+  const RunContext& ctx = m_ctx;
+  StageResult& result = m_result;
+  const int run = ++m_run;
+  util::throw_if_interrupted();
+  if (stage.cold == config::ColdMode::restart) {
+    ctx.progress->step(
+        fmt::format("{}restarting the server for cold run {}/{}", ctx.label, run, stage.runs));
+    ctx.provider->restart();
   }
+  ctx.progress->step(fmt::format("{}cold run {}/{}", ctx.label, run, stage.runs));
+  RunOutcome outcome = stage.is_command() ? command_run(stage, ctx, run, result)
+                                          : sql_run(stage, ctx, run, m_query, result);
+  if (!outcome.error.empty()) {
+    result.error = fmt::format("cold run {}/{}: {}", run, stage.runs, outcome.error);
+    // A lost server fails every later stage too: stop the run as an infrastructure error.
+    if (server_gone(ctx)) {
+      throw Error(ExitCode::infrastructure, "stage " + stage.name,
+                  fmt::format("the PostgreSQL server stopped answering; the run stops ({})",
+                              result.error.substr(0, result.error.find('\n'))));
+    }
+    return;
+  }
+  if (const Metric* wall = result.find("wall_ms"); wall && !wall->cold.empty()) {
+    ctx.progress->run_done(run, stage.runs, wall->cold.back(), ctx.label);
+  }
+  if (!stage.snapshot) return;
+  std::string canonical;
+  try {
+    canonical = canon::canonicalize(outcome.document, stage.snapshot->canon,
+                                    fmt::format("cold run {} document", run));
+  } catch (const Error& e) {
+    result.error = fmt::format("cold run {}/{}: the snapshot document is not valid: {}", run,
+                               stage.runs, e.message());
+    return;
+  }
+  if (run == 1) {
+    m_first_candidate = std::move(canonical);
+  } else if (m_differing_run == 0 && canonical != m_first_candidate) {
+    m_differing_run = run;
+    m_differing = std::move(canonical);
+  }
+}
 
+StageResult StageMeasurer::finish() {
+  const config::Stage& stage = m_stage;
+  const RunContext& ctx = m_ctx;
+  StageResult result = std::move(m_result);
   if (!result.failed() && !stage.is_command()) {
     util::throw_if_interrupted();
-    if (restart) ctx.provider->restart();
-    ctx.progress->step("EXPLAIN (ANALYZE, BUFFERS)");
+    if (stage.cold == config::ColdMode::restart) ctx.provider->restart();
+    ctx.progress->step(ctx.label + "EXPLAIN (ANALYZE, BUFFERS)");
     try {
       run_explain(stage, ctx, result);
     } catch (const Error& e) {
@@ -344,27 +394,27 @@ StageResult run_stage(const config::Stage& stage, const RunContext& ctx) {
     }
   }
   order_metrics(result);
-  if (result.failed() || !stage.snapshot) return result;
+  if (result.failed() || !stage.snapshot || !ctx.check_snapshots) return result;
 
   SnapshotResult snap;
   snap.path = shown(stage.snapshot->path);
-  snap.sha256 = util::sha256_hex(first_candidate);
-  if (differing_run != 0) {
-    auto summary = diff::summarize(first_candidate, differing, 1);
+  snap.sha256 = util::sha256_hex(m_first_candidate);
+  if (m_differing_run != 0) {
+    auto summary = diff::summarize(m_first_candidate, m_differing, 1);
     std::string where = summary.first.empty() ? "/" : summary.first.front().path;
     std::size_t paths = summary.changed + summary.added + summary.removed;
     snap.status = "nondeterministic";
     snap.message = fmt::format("cold runs 1 and {} loaded different documents: first difference at "
                                "{} ({} {})",
-                               differing_run, where.empty() ? "/" : where, paths,
+                               m_differing_run, where.empty() ? "/" : where, paths,
                                paths == 1 ? "path differs" : "paths differ");
     diff::Options o;
     o.label_a = "cold run 1";
-    o.label_b = fmt::format("cold run {}", differing_run);
-    snap.diff = diff::render(first_candidate, differing, o);
+    o.label_b = fmt::format("cold run {}", m_differing_run);
+    snap.diff = diff::render(m_first_candidate, m_differing, o);
   } else {
     snapshot::Verdict v = snapshot::check({stage.name, stage.snapshot->path, stage.snapshot->canon},
-                                          first_candidate, ctx.snapshots);
+                                          m_first_candidate, ctx.snapshots);
     snap.status = std::string(snapshot::to_string(v.status));
     // --update-snapshots wrote the candidate over the snapshot: nothing is left to review.
     if (ctx.snapshots.update && v.status != snapshot::Status::match && v.pending.empty()) {
@@ -376,6 +426,12 @@ StageResult run_stage(const config::Stage& stage, const RunContext& ctx) {
   }
   result.snapshot = std::move(snap);
   return result;
+}
+
+StageResult run_stage(const config::Stage& stage, const RunContext& ctx) {
+  StageMeasurer measurer(stage, ctx);
+  while (!measurer.done()) measurer.run_once();
+  return measurer.finish();
 }
 
 }  // namespace coldgate::measure

@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "config/config.hpp"
+#include "db/connection_info.hpp"
 #include "measure/progress.hpp"
 #include "measure/results.hpp"
 #include "snapshot/snapshot.hpp"
@@ -24,6 +25,9 @@ struct RunContext {
   std::filesystem::path self_exe;                 // the coldgate binary, re-executed as the probe
   snapshot::Settings snapshots;                   // where candidates go, CI or local
   Progress* progress = nullptr;
+  std::optional<db::ConnectionInfo> database;     // stages' database; nullopt: the provider's
+  bool check_snapshots = true;                    // false: no snapshot check (ab's base side)
+  std::string label;                              // progress prefix, e.g. "base: " (coldgate ab)
 };
 
 /// Measures one stage: `runs` cold runs, each a fresh process (`coldgate probe` for SQL, the
@@ -35,6 +39,32 @@ struct RunContext {
 /// what stops the whole run: interrupt (Error(interrupted)), a server that does not come back
 /// after a restart (infrastructure).
 StageResult run_stage(const config::Stage& stage, const RunContext& context);
+
+/// run_stage() one cold run at a time, so that `coldgate ab` can interleave the cold runs of two
+/// commits: `while (!m.done()) m.run_once(); return m.finish();` is run_stage(). Keeps copies of
+/// `stage` and `context` (the provider and progress pointers must outlive it).
+class StageMeasurer {
+ public:
+  StageMeasurer(const config::Stage& stage, const RunContext& context);
+  /// True when every cold run was made, or one failed.
+  bool done() const { return m_run >= m_stage.runs || m_result.failed(); }
+  /// Makes the next cold run (after a server restart when `cold: restart`); a failing run sets
+  /// the stage's error. Throws as run_stage() does. No-op once done().
+  void run_once();
+  /// The EXPLAIN run (SQL stages) and the snapshot check (unless context.check_snapshots is
+  /// false); returns the stage's result. Call once, after done(). Throws as run_stage() does.
+  StageResult finish();
+
+ private:
+  config::Stage m_stage;
+  RunContext m_ctx;
+  StageResult m_result;
+  std::string m_query;            // SQL stages: the query text, read once
+  int m_run = 0;                  // cold runs made so far
+  std::string m_first_candidate;  // canonical text of cold run 1
+  int m_differing_run = 0;        // first cold run whose candidate differs from run 1's
+  std::string m_differing;
+};
 
 /// A stage's plan from one EXPLAIN run.
 struct StagePlan {

@@ -391,6 +391,48 @@ std::string marker_key(const std::string& title) {
   return key.empty() ? "coldgate" : key;
 }
 
+std::string cut_markdown(std::string_view text, std::size_t max_bytes,
+                         const std::string& full_name) {
+  if (text.size() <= max_bytes) return std::string(text);
+  std::string note = fmt::format("\n> [!NOTE]\n> This report was cut to stay under {} characters. "
+                                 "The whole report is {}.\n",
+                                 format_value(static_cast<double>(max_bytes), "count"),
+                                 md_code(full_name));
+  // Room for the note and for closing what the cut leaves open (a fence of at most 64
+  // backticks, a few `</details>`).
+  std::size_t room = max_bytes > note.size() + 256 ? max_bytes - note.size() - 256 : 0;
+  std::string_view kept = utf8_prefix(text, room);
+  std::size_t nl = kept.rfind('\n');
+  kept = kept.substr(0, nl == std::string_view::npos ? 0 : nl + 1);
+  // Which fence and how many <details> are open at the cut (CommonMark: a fence closes on a
+  // line of at least as many backticks and nothing else).
+  std::string fence;
+  int details = 0;
+  for (std::size_t pos = 0; pos < kept.size();) {
+    std::size_t end = kept.find('\n', pos);
+    std::string_view line = kept.substr(pos, end - pos);
+    pos = end + 1;
+    std::size_t ticks = line.find_first_not_of('`');
+    if (ticks == std::string_view::npos) ticks = line.size();
+    if (!fence.empty()) {
+      if (ticks >= fence.size() && line.find_first_not_of(" ", ticks) == std::string_view::npos)
+        fence.clear();
+    } else if (ticks >= 3) {
+      fence.assign(ticks, '`');
+    } else if (line.starts_with("<details")) {
+      ++details;
+    } else if (line.starts_with("</details>") && details > 0) {
+      --details;
+    }
+  }
+  std::string out(kept);
+  if (!fence.empty()) out += fence.substr(0, 64) + "\n";
+  for (int i = 0; i < details && out.size() + note.size() + 11 <= max_bytes; ++i)
+    out += "</details>\n";
+  out += note;
+  return out.size() <= max_bytes ? out : std::string(utf8_prefix(out, max_bytes));
+}
+
 Markdown markdown(const Results& r, const Results* base, const std::string& full_name,
                   std::size_t max_bytes) {
   std::string head = top(r);

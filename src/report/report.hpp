@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <string>
+#include <string_view>
 
 #include "measure/results.hpp"
 
@@ -32,5 +33,11 @@ std::string marker_key(const std::string& title);
 Markdown markdown(const measure::Results& results, const measure::Results* base,
                   const std::string& full_name = "coldgate-out/report-full.md",
                   std::size_t max_bytes = k_max_report_bytes);
+
+/// `text` (an already written report.md) cut to at most `max_bytes` bytes for a PR comment: at
+/// a line boundary that is also a UTF-8 boundary, closing a code fence or `<details>` left open,
+/// followed by the cut note of `markdown` naming `full_name`. Returns `text` unchanged when it fits.
+std::string cut_markdown(std::string_view text, std::size_t max_bytes,
+                         const std::string& full_name);
 
 }  // namespace coldgate::report

@@ -194,7 +194,10 @@ Results from_json(std::string_view text, const std::string& source) {
         }
         st.explain = x;
       }
-      for (const auto& [name, m] : s.at("metrics").items()) {
+      for (const auto& item : s.at("metrics").items()) {
+        // Named, not a structured binding: clang 14 (the fuzz build) cannot capture those.
+        const std::string& name = item.key();
+        const auto& m = item.value();
         // A sample that is not a number (null is how NaN and infinity come out of a JSON
         // writer) is named precisely: the gate cannot compare it.
         auto samples = [&](const char* phase) {

@@ -1,5 +1,6 @@
 // POSIX process handling: posix_spawn (fork/exec where it cannot) into a new process group, pidfd + poll to wait without
-// busy-looping, wait4 for rusage, and group kills on timeout or interrupt.
+// busy-looping, wait4 for rusage, group kills on timeout or interrupt, and (kill_escaped) a
+// child-subreaper window that catches what escapes the group.
 #include "util/process.hpp"
 
 #include <fcntl.h>
@@ -7,8 +8,9 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
-#include <sys/syscall.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,7 +19,12 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <map>
+#include <mutex>
+#include <set>
+#include <sstream>
 #include <utility>
 
 #include <fmt/core.h>
@@ -40,6 +47,62 @@ void on_interrupt(int sig) {
     char c = 1;
     [[maybe_unused]] ssize_t n = ::write(g_interrupt_pipe[1], &c, 1);
   }
+}
+
+// PIDs of the children that live Process objects own: kill_untracked_children() spares them.
+std::mutex g_tracked_mutex;
+std::set<pid_t> g_tracked;
+
+void track(pid_t pid) {
+  std::lock_guard lock(g_tracked_mutex);
+  g_tracked.insert(pid);
+}
+void untrack(pid_t pid) {
+  std::lock_guard lock(g_tracked_mutex);
+  g_tracked.erase(pid);
+}
+
+// PIDs listed in a /proc/<pid>/task/<tid>/children file (Linux ≥ 3.5 with CONFIG_PROC_CHILDREN).
+bool read_children_file(const std::filesystem::path& file, std::set<pid_t>& out) {
+  std::ifstream in(file);
+  if (!in) return false;
+  long pid = 0;
+  while (in >> pid) out.insert(static_cast<pid_t>(pid));
+  return true;
+}
+
+// Our children no Process owns. From each thread's children file; without those, by scanning
+// the parent PID (field 4) of every /proc/<pid>/stat.
+std::vector<pid_t> untracked_children() {
+  namespace fs = std::filesystem;
+  std::set<pid_t> children;
+  std::error_code ec;
+  bool listed = false;
+  for (const auto& task : fs::directory_iterator("/proc/self/task", ec)) {
+    listed = read_children_file(task.path() / "children", children) || listed;
+  }
+  if (!listed) {
+    const pid_t self = ::getpid();
+    for (const auto& entry : fs::directory_iterator("/proc", ec)) {
+      const std::string name = entry.path().filename().string();
+      if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+      std::ifstream in(entry.path() / "stat");
+      std::string stat;
+      if (!std::getline(in, stat)) continue;
+      auto close = stat.rfind(')');  // the command name may hold spaces and parentheses
+      if (close == std::string::npos) continue;
+      char state = 0;
+      long ppid = 0;
+      std::istringstream rest(stat.substr(close + 1));
+      if (rest >> state >> ppid && ppid == self) children.insert(std::stoi(name));
+    }
+  }
+  std::lock_guard lock(g_tracked_mutex);
+  std::vector<pid_t> out;
+  for (pid_t pid : children) {
+    if (!g_tracked.count(pid)) out.push_back(pid);
+  }
+  return out;
 }
 
 void close_fd(int& fd) {
@@ -127,6 +190,19 @@ Process::Process(const SpawnOptions& options)
     : m_max_capture(options.max_capture_bytes),
       m_finish_when_interrupted(options.finish_when_interrupted) {
   if (options.argv.empty()) throw Error(ExitCode::infrastructure, "spawn", "empty command");
+  if (options.kill_escaped) {
+    // Before the child exists, so none of its descendants can be orphaned to init first.
+    m_kill_escaped = ::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0;
+  }
+  try {
+    start(options);
+  } catch (...) {
+    if (m_kill_escaped) ::prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0);
+    throw;
+  }
+}
+
+void Process::start(const SpawnOptions& options) {
   const std::string& program = options.argv.front();
   auto exe = find_program(program);
   if (!exe) {
@@ -201,6 +277,7 @@ Process::Process(const SpawnOptions& options)
     if (rc == 0) {
       ::setpgid(spawned, spawned);  // as below: no race with an early killpg
       m_pid = spawned;
+      track(m_pid);
       close_fd(exec_pipe[0]);
       close_fd(exec_pipe[1]);
       adopt_pipes(out_pipe, err_pipe);
@@ -249,6 +326,7 @@ Process::Process(const SpawnOptions& options)
   }
   ::setpgid(pid, pid);  // also in the parent: no race with an early killpg
   m_pid = pid;
+  track(m_pid);
   close_fd(exec_pipe[1]);
   int payload[2] = {0, 0};
   ssize_t n;
@@ -260,6 +338,7 @@ Process::Process(const SpawnOptions& options)
     int status = 0;
     while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
+    untrack(pid);
     m_pid = -1;
     for (int* p : {out_pipe, err_pipe}) {
       close_fd(p[0]);
@@ -295,6 +374,7 @@ Process& Process::operator=(Process&& other) noexcept {
     m_err_fd = std::exchange(other.m_err_fd, -1);
     m_max_capture = other.m_max_capture;
     m_finish_when_interrupted = other.m_finish_when_interrupted;
+    m_kill_escaped = std::exchange(other.m_kill_escaped, false);
     m_start = other.m_start;
     m_out = std::move(other.m_out);
     m_err = std::move(other.m_err);
@@ -310,10 +390,38 @@ void Process::reset() {
     int status = 0;
     while (::waitpid(m_pid, &status, 0) < 0 && errno == EINTR) {
     }
+    untrack(m_pid);
     m_pid = -1;
   }
+  sweep_escaped();
   close_fd(m_out_fd);
   close_fd(m_err_fd);
+}
+
+void Process::sweep_escaped() {
+  if (!m_kill_escaped) return;
+  m_kill_escaped = false;
+  kill_untracked_children();
+  ::prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0);
+  kill_untracked_children();  // re-parented between the sweep and the prctl
+}
+
+int kill_untracked_children() {
+  int killed = 0;
+  // Each round kills the current orphans; their own children are re-parented to us by the time
+  // waitpid returns (exit re-parents before the zombie is reapable), so the next round sees them.
+  for (int round = 0; round < 10000; ++round) {
+    std::vector<pid_t> orphans = untracked_children();
+    if (orphans.empty()) break;
+    for (pid_t pid : orphans) ::kill(pid, SIGKILL);
+    for (pid_t pid : orphans) {
+      int status = 0;
+      while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      }
+    }
+    killed += static_cast<int>(orphans.size());
+  }
+  return killed;
 }
 
 bool Process::wait_exited(std::chrono::milliseconds timeout) const {
@@ -417,11 +525,13 @@ ExitStatus Process::wait(std::optional<std::chrono::milliseconds> timeout,
       if (WIFSIGNALED(status)) result.signal = WTERMSIG(status);
       // Anything the child left in its group (a daemon that ignored SIGTERM, say) goes too.
       ::kill(-m_pid, SIGKILL);
+      untrack(m_pid);
       m_pid = -1;
       break;
     }
   }
   if (pidfd >= 0) ::close(pidfd);
+  sweep_escaped();  // before reading on: an escaped daemon may hold our pipes open
 
   // Collect the rest of the output; a process outside the group may still hold a pipe open,
   // so this is bounded.

@@ -29,6 +29,12 @@ struct SpawnOptions {
   /// For clean-up commands (`docker rm -f`): a SIGINT/SIGTERM to us neither signals nor aborts
   /// this child; wait() still honours the timeout.
   bool finish_when_interrupted = false;
+  /// For stage and setup commands: also kill what the child leaves behind outside its process
+  /// group (a daemon that called setsid(), a double fork). While the child runs we are a child
+  /// subreaper (prctl PR_SET_CHILD_SUBREAPER, Linux ≥ 3.4), so its orphaned descendants are
+  /// re-parented to us instead of init; when it ends (exit, timeout, interrupt) they get SIGKILL
+  /// and are reaped. Only one such child at a time (the subreaper flag is process-wide).
+  bool kill_escaped = false;
 };
 
 /// How a child ended and what it cost, from wait4(2)'s rusage.
@@ -84,6 +90,10 @@ class Process {
 
  private:
   void reset();
+  // The constructor's body: spawns the child (posix_spawn, else fork/exec).
+  void start(const SpawnOptions& options);
+  // For kill_escaped: kills and reaps the orphans left, then stops being a subreaper.
+  void sweep_escaped();
   // After a successful start: closes the child's pipe ends, keeps ours non-blocking.
   void adopt_pipes(int out_pipe[2], int err_pipe[2]);
   pid_t m_pid = -1;       // child PID; -1 when reaped or moved from
@@ -91,10 +101,16 @@ class Process {
   int m_err_fd = -1;      // read end of the stderr pipe; -1 when not captured or closed
   std::size_t m_max_capture = 0;
   bool m_finish_when_interrupted = false;  // SpawnOptions::finish_when_interrupted
+  bool m_kill_escaped = false;             // SpawnOptions::kill_escaped, until swept
   std::chrono::steady_clock::time_point m_start;
   std::string m_out;
   std::string m_err;
 };
+
+/// SIGKILLs and reaps every child of this process that no live Process owns (orphans re-parented
+/// to us as subreaper), then their children re-parented in turn, until none is left; returns how
+/// many. Process::wait() calls it for kill_escaped children.
+int kill_untracked_children();
 
 /// Result of run(): the exit status and the captured streams.
 struct RunOutput {

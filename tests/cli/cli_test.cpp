@@ -43,12 +43,14 @@ TEST(Cli, UnknownSubcommandFarFromAllHasNoSuggestion) {
   EXPECT_EQ(r.err, "coldgate: error: unknown command 'frobnicate'; see coldgate --help\n");
 }
 
-TEST(Cli, SubcommandsNotBuiltYetSaySoAndExit2) {
-  for (const char* sub : {"comment", "ab"}) {
-    auto r = run_coldgate({sub, "--anything", "x"});
-    EXPECT_EQ(r.exit_code, 2) << sub;
-    EXPECT_EQ(r.err.rfind(std::string("coldgate: error: ") + sub + ": not built yet (arrives with ", 0), 0u)
-        << r.err;
+TEST(Cli, EverySubcommandIsBuilt) {
+  // Each command of shared/DESIGN.md answers --help with its own options (no placeholder left).
+  for (const char* sub : {"run", "compare", "accept", "canon", "diff", "explain", "comment", "ab",
+                          "merge", "db"}) {
+    auto r = run_coldgate({sub, "--help"});
+    EXPECT_EQ(r.exit_code, 0) << sub << ": " << r.err;
+    EXPECT_NE(r.out.find("Usage:"), std::string::npos) << sub << ": " << r.out;
+    EXPECT_EQ(r.out.find("not built yet"), std::string::npos) << sub;
   }
 }
 

@@ -86,6 +86,23 @@ TEST(Process, TimeoutKillsTheWholeGroupIncludingADaemonIgnoringSigterm) {
   EXPECT_FALSE(alive(daemon)) << "grandchild " << daemon << " outlived the timeout";
 }
 
+TEST(Process, KillEscapedKillsADaemonInItsOwnSessionAndSparesOtherChildren) {
+  TempDir dir;
+  auto pidfile = dir / "daemon.pid";
+  Process server({.argv = {"sleep", "30"}});  // a child of ours that must survive the sweep
+  // setsid: a session and process group of its own, so the group kill cannot reach it; it
+  // ignores SIGTERM; the child exits as soon as the daemon has written its PID.
+  auto r = run({.argv = {"sh", "-c",
+                         "setsid sh -c 'trap \"\" TERM; echo $$ > " + pidfile.string() +
+                             "; exec sleep 300' </dev/null >/dev/null 2>&1 & "
+                             "while [ ! -s " + pidfile.string() + " ]; do sleep 0.01; done"},
+                .kill_escaped = true});
+  EXPECT_TRUE(r.status.ok()) << r.status.describe();
+  pid_t daemon = std::stoi(coldgate::testing::slurp(pidfile));
+  EXPECT_FALSE(alive(daemon)) << "daemon " << daemon << " outlived its parent's Process";
+  EXPECT_TRUE(alive(server.pid()));
+}
+
 TEST(Process, KilledBySignalIsReported) {
   auto r = run({.argv = {"sh", "-c", "kill -SEGV $$"}});
   EXPECT_EQ(r.status.signal, SIGSEGV);

@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# Soak test of the gate: N consecutive demo runs (`coldgate run -c config/demo.yaml --ci`), each
+# compared against the first run's results.json. Nothing changes between runs, so the gate must
+# report zero regressions; after every run no postgres / coldgate / probe process, no temp folder
+# and no container of the run may remain; the orchestrator's open file descriptors (sampled every
+# 100 ms from /proc/<pid>/fd while it runs) must not grow from run to run.
+#
+# Usage: bench/soak.sh [N=50] [COLDGATE_BINARY=build/coldgate]     (needs jq)
+# The binary is copied first, so rebuilding during a soak does not change what is measured.
+# Temp folders go to a private $TMPDIR, so other coldgate processes on the machine (a test suite
+# running meanwhile) are not counted as leaks. Prints one line per run and a summary; exit 1 on
+# any failure, false regression, leak or fd growth.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+N=${1:-50}
+SRC_BIN=${2:-$ROOT/build/coldgate}
+[[ -x $SRC_BIN ]] || bash "$ROOT/ci/build.sh" release coldgate
+command -v jq >/dev/null || { echo "soak.sh: needs jq" >&2; exit 2; }
+
+WORK=$(mktemp -d /tmp/soak-XXXXXX)
+chmod 755 "$WORK"  # the local provider's server account must reach its cluster folder below
+mkdir -m 1777 "$WORK/tmp"
+BIN=$WORK/coldgate
+cp "$SRC_BIN" "$BIN"
+cleanup() {
+  [[ -n ${sampler:-} ]] && kill "$sampler" 2>/dev/null || true
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+cd "$ROOT"
+
+# Processes whose command line mentions our private temp folder or binary (postgres of our
+# clusters run with -D $WORK/tmp/coldgate-pg-*; probes are `$BIN probe …`).
+leftover_processes() {
+  local pid cmd
+  for pid in $(ls /proc | grep -E '^[0-9]+$'); do
+    [[ $pid == "$$" ]] && continue
+    cmd=$({ tr '\0' ' ' <"/proc/$pid/cmdline"; } 2>/dev/null) || continue
+    [[ $cmd == *"$WORK/"* && $cmd != *soak.sh* && $cmd != *" ls "* ]] && echo "$pid: $cmd"
+  done
+  return 0
+}
+leftover_containers() {
+  local tool
+  for tool in docker podman; do
+    if command -v $tool >/dev/null; then
+      timeout 20 $tool ps -aq --filter label=coldgate.run 2>/dev/null || true
+      return 0
+    fi
+  done
+}
+
+echo "machine: $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg); commit $(git rev-parse --short HEAD 2>/dev/null || echo none)"
+echo "runs: $N; binary copied from $SRC_BIN"
+failures=0 regressions=0 leaks=0 fd_first_max="" fd_growth=0 done_runs=0
+started=$SECONDS
+for ((i = 1; i <= N; i++)); do
+  out=$WORK/run$i
+  args=(run -c config/demo.yaml --ci --out "$out")
+  [[ $i -gt 1 ]] && args+=(--baseline "$WORK/run1/results.json")
+  t0=$SECONDS
+  TMPDIR=$WORK/tmp CI= GITHUB_ACTIONS= "$BIN" "${args[@]}" >"$out.stdout" 2>"$out.stderr" &
+  pid=$!
+  # fd sampler: every 100 ms while the orchestrator runs.
+  (
+    while [[ -d /proc/$pid/fd ]]; do
+      n=$(ls "/proc/$pid/fd" 2>/dev/null | wc -l) && [[ $n -gt 0 ]] && echo "$n"
+      sleep 0.1
+    done
+  ) >"$out.fds" &
+  sampler=$!
+  rc=0
+  wait "$pid" || rc=$?
+  wait "$sampler" 2>/dev/null || true
+  sampler=""
+  fd_min=$(sort -n "$out.fds" | head -1)
+  fd_max=$(sort -n "$out.fds" | tail -1)
+  problems=()
+  [[ $rc -eq 0 ]] || { problems+=("exit $rc: $(tail -1 "$out.stderr")"); failures=$((failures + 1)); }
+  if [[ -s $out/results.json ]]; then
+    reg=$(jq '[(.gate // {metrics: []}).metrics[] | select(.verdict == "regression") | "\(.stage) \(.metric) \(.ratio)"] | join(", ")' -r "$out/results.json")
+    if [[ -n $reg ]]; then
+      problems+=("regression: $reg")
+      regressions=$((regressions + 1))
+    fi
+  else
+    problems+=("no results.json")
+  fi
+  procs=$(leftover_processes)
+  dirs=$(ls -A "$WORK/tmp")
+  containers=$(leftover_containers)
+  if [[ -n $procs || -n $dirs || -n $containers ]]; then
+    problems+=("leak: processes [$procs] temp [$dirs] containers [$containers]")
+    leaks=$((leaks + 1))
+  fi
+  if [[ -z $fd_first_max ]]; then
+    fd_first_max=$fd_max
+  elif [[ -n $fd_max && $fd_max -gt $fd_first_max ]]; then
+    problems+=("fd max $fd_max > run 1's $fd_first_max")
+    fd_growth=$((fd_growth + 1))
+  fi
+  done_runs=$i
+  printf 'run %d: exit %d, %d s, fds %s..%s, %s\n' "$i" "$rc" $((SECONDS - t0)) "${fd_min:-?}" \
+    "${fd_max:-?}" "${problems[*]:-ok}"
+  # Keep the first run (the baseline) and the last one's output only.
+  [[ $i -gt 2 ]] && rm -rf "$WORK/run$((i - 1))" "$WORK/run$((i - 1))".*
+done
+echo "summary: $done_runs runs in $((SECONDS - started)) s; failed runs $failures; runs with a" \
+  "false regression $regressions; runs with leaks $leaks; runs with fd growth $fd_growth" \
+  "(run 1 max $fd_first_max)"
+[[ $failures -eq 0 && $regressions -eq 0 && $leaks -eq 0 && $fd_growth -eq 0 ]]

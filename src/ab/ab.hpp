@@ -1,0 +1,45 @@
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "ab/git.hpp"
+#include "measure/progress.hpp"
+#include "measure/results.hpp"
+#include "util/error.hpp"
+
+namespace coldgate::ab {
+
+/// How `coldgate ab` runs.
+struct Options {
+  std::filesystem::path config = "coldgate.yaml";  // -c, in the current checkout
+  BaseRequest refs;                                // --base, --head
+  bool allow_no_baseline = false;  // measure head alone when the base cannot be resolved
+  bool use_cache = true;           // --no-cache: always measure the base
+  std::filesystem::path out_dir = "coldgate-out";
+  measure::ProgressStyle progress = measure::ProgressStyle::plain;
+};
+
+/// What `coldgate ab` measured.
+struct Outcome {
+  measure::Results head;                 // head's results, with the gate block when there is a base
+  std::optional<measure::Results> base;  // base's results (measured or cached); nullopt: none
+  std::string baseline;  // where base's results are: <out>/base/results.json or a cache file
+  std::string note;      // one line, printed as progress: cache hit, no baseline and why
+  /// gate::compare's error (require_same_environment): thrown once the outputs are written.
+  std::optional<Error> gate_error;
+};
+
+/// `coldgate ab`: resolves both commits (resolve_commits), checks each out as a git worktree
+/// under <out>/ab/, runs its `build:` commands, starts one server, sets up the database of each
+/// side (head: database.name, base: <name>_base) from that side's own setup steps, then measures
+/// every stage of head's config interleaved — base cold run 1, head cold run 1, base run 2, … —
+/// checks head's snapshots (never base's), gates head against base and caches each side's
+/// results by commit and fingerprint() in <out>/cache/. A cached base is not measured again.
+/// Worktrees are removed on every exit path. Throws Error: usage (no config in head, bad refs),
+/// infrastructure (base not resolvable without allow_no_baseline, base build or setup failed,
+/// server), gate_failed (head's build or setup failed), interrupted.
+Outcome run_ab(const Options& options);
+
+}  // namespace coldgate::ab

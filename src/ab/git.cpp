@@ -1,0 +1,184 @@
+#include "ab/git.hpp"
+
+#include <fmt/core.h>
+
+#include <cstdlib>
+
+#include "util/error.hpp"
+#include "util/process.hpp"
+
+namespace coldgate::ab {
+namespace fs = std::filesystem;
+namespace {
+
+std::string trimmed(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+// The first line of git's stderr, for messages.
+std::string first_line(const std::string& text) {
+  std::string t = trimmed(text);
+  auto nl = t.find('\n');
+  return nl == std::string::npos ? t : t.substr(0, nl);
+}
+
+std::optional<std::string> commit_of(const fs::path& dir, const std::string& ref) {
+  return git(dir, {"rev-parse", "--verify", "--quiet", ref + "^{commit}"});
+}
+
+std::string env(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? v : "";
+}
+
+// Runs git for clean-up: not aborted by an interrupt, never throws.
+void quiet_git(const fs::path& repo, std::vector<std::string> args) noexcept {
+  try {
+    util::SpawnOptions o;
+    args.insert(args.begin(), "git");
+    o.argv = std::move(args);
+    o.cwd = repo;
+    o.finish_when_interrupted = true;
+    util::run(o, std::chrono::seconds(60));
+  } catch (...) {  // clean-up is best effort: the next run removes what is left
+  }
+}
+
+void resolve_base(Commits& c, const BaseRequest& request);
+
+}  // namespace
+
+std::optional<std::string> git(const fs::path& dir, const std::vector<std::string>& args,
+                               std::string* err) {
+  if (!util::find_program("git")) {
+    throw Error(ExitCode::infrastructure, "git", "git is not installed; coldgate ab needs it");
+  }
+  util::SpawnOptions o;
+  o.argv = {"git"};
+  o.argv.insert(o.argv.end(), args.begin(), args.end());
+  o.cwd = dir;
+  auto out = util::run(o, std::chrono::minutes(10));
+  if (!out.status.ok()) {
+    if (err) *err = first_line(out.err);
+    return std::nullopt;
+  }
+  return trimmed(out.out);
+}
+
+Commits resolve_commits(const fs::path& dir, const BaseRequest& request) {
+  Commits c;
+  std::string err;
+  auto top = git(dir, {"rev-parse", "--show-toplevel"}, &err);
+  if (!top) {
+    throw usage_error(dir.string(),
+                      "not inside a git checkout (coldgate ab compares two commits): " + err);
+  }
+  c.repo = *top;
+  auto head = commit_of(c.repo, request.head);
+  if (!head) {
+    throw usage_error("--head",
+                      fmt::format("'{}' is not a commit of {}", request.head, c.repo.string()));
+  }
+  c.head = *head;
+  if (auto b = git(c.repo, {"rev-parse", "--abbrev-ref", request.head}); b && *b != "HEAD") {
+    c.head_branch = *b;
+  } else if (request.head == "HEAD") {
+    c.head_branch = env("GITHUB_HEAD_REF").empty() ? env("CI_MERGE_REQUEST_SOURCE_BRANCH_NAME")
+                                                   : env("GITHUB_HEAD_REF");
+  }
+  try {
+    resolve_base(c, request);
+  } catch (const Error& e) {
+    if (!request.allow_missing_base || e.code() != ExitCode::infrastructure) throw;
+    c.base.clear();
+    c.base_ref.clear();
+    c.base_branch.clear();
+    c.base_error = e.message();
+  }
+  return c;
+}
+
+namespace {
+
+void resolve_base(Commits& c, const BaseRequest& request) {
+  std::string err;
+  std::vector<std::string> candidates;
+  if (!request.base.empty()) {
+    c.base_source = "--base";
+    candidates = {request.base};
+  } else {
+    for (const char* var : {"GITHUB_BASE_REF", "CI_MERGE_REQUEST_TARGET_BRANCH_NAME"}) {
+      std::string ref = env(var);
+      if (ref.empty()) continue;
+      c.base_source = var;
+      candidates = {"origin/" + ref, ref};
+      break;
+    }
+    if (candidates.empty()) {
+      throw Error(ExitCode::infrastructure, "--base",
+                  "no base to compare against: pass --base REF (e.g. --base origin/main); in CI "
+                  "GITHUB_BASE_REF or CI_MERGE_REQUEST_TARGET_BRANCH_NAME names it on pull/merge "
+                  "requests (or pass --allow-no-baseline to measure head alone)");
+    }
+  }
+  std::optional<std::string> base_tip;
+  for (const auto& ref : candidates) {
+    if ((base_tip = commit_of(c.repo, ref))) {
+      c.base_ref = ref;
+      break;
+    }
+  }
+  const bool shallow = git(c.repo, {"rev-parse", "--is-shallow-repository"}).value_or("") == "true";
+  const std::string fetch_hint =
+      shallow ? "; this is a shallow clone: fetch the whole history (actions/checkout with "
+                "fetch-depth: 0, GitLab GIT_DEPTH: 0, or git fetch --unshallow)"
+              : "";
+  if (!base_tip) {
+    std::string tried;
+    for (const auto& ref : candidates) tried += (tried.empty() ? "" : ", ") + ref;
+    throw Error(ExitCode::infrastructure, c.base_source,
+                fmt::format("base '{}' is not a commit of this checkout (tried {}); fetch it "
+                            "(git fetch origin {}){} or pass --allow-no-baseline to measure head "
+                            "alone",
+                            candidates.back(), tried, candidates.back(), fetch_hint));
+  }
+  auto merge_base = git(c.repo, {"merge-base", c.head, *base_tip}, &err);
+  if (!merge_base) {
+    throw Error(ExitCode::infrastructure, c.base_source,
+                fmt::format("{} and head {} have no common ancestor in this checkout{}; or pass "
+                            "--allow-no-baseline to measure head alone",
+                            c.base_ref, c.head.substr(0, 12),
+                            shallow ? fetch_hint : " (unrelated histories)"));
+  }
+  c.base = *merge_base;
+  c.base_branch = c.base_ref.rfind("origin/", 0) == 0 ? c.base_ref.substr(7) : c.base_ref;
+}
+
+}  // namespace
+
+void remove_worktree(const fs::path& repo, const fs::path& path) noexcept {
+  quiet_git(repo, {"worktree", "remove", "--force", path.string()});
+  std::error_code ec;
+  fs::remove_all(path, ec);
+  quiet_git(repo, {"worktree", "prune"});
+}
+
+Worktree::Worktree(const fs::path& repo, const fs::path& path, const std::string& commit)
+    : m_repo(repo), m_path(path) {
+  remove_worktree(repo, path);  // what a killed run left under the same name
+  std::error_code ec;
+  fs::create_directories(path.parent_path(), ec);
+  std::string err;
+  if (!git(repo, {"worktree", "add", "--detach", "--quiet", path.string(), commit}, &err)) {
+    remove_worktree(repo, path);
+    throw Error(ExitCode::infrastructure, path.string(),
+                fmt::format("git worktree add of {} failed: {}", commit.substr(0, 12), err));
+  }
+}
+
+Worktree::~Worktree() {
+  if (!m_path.empty()) remove_worktree(m_repo, m_path);
+}
+
+}  // namespace coldgate::ab

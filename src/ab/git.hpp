@@ -1,0 +1,67 @@
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace coldgate::ab {
+
+/// Runs `git <args>` in `dir` and returns its stdout without the final newline; nullopt when git
+/// exits non-zero (its stderr then in `*err` when given). Throws Error(infrastructure) when git
+/// is not installed, Error(interrupted) on SIGINT/SIGTERM.
+std::optional<std::string> git(const std::filesystem::path& dir,
+                               const std::vector<std::string>& args, std::string* err = nullptr);
+
+/// Where the base ref of `coldgate ab` comes from.
+struct BaseRequest {
+  std::string base;                 // --base REF ("" = from the CI environment)
+  std::string head = "HEAD";        // --head REF
+  bool allow_missing_base = false;  // --allow-no-baseline: an unresolvable base is not an error
+};
+
+/// The two commits `coldgate ab` compares.
+struct Commits {
+  std::filesystem::path repo;  // top-level folder of the checkout
+  std::string head;            // head commit (full SHA)
+  std::string head_branch;     // branch name of head ("" when detached)
+  std::string base;            // merge-base of head and base_ref (full SHA)
+  std::string base_ref;        // the ref it was resolved from ("origin/main", "feature-1")
+  std::string base_branch;     // base_ref without a leading "origin/"
+  std::string base_source;  // "--base", "GITHUB_BASE_REF" or "CI_MERGE_REQUEST_TARGET_BRANCH_NAME"
+  std::string base_error;   // why there is no base (allow_missing_base); base is then ""
+};
+
+/// Resolves head (`request.head`) and the base: `--base REF` as given; else GITHUB_BASE_REF,
+/// else CI_MERGE_REQUEST_TARGET_BRANCH_NAME, each tried as `origin/<ref>`, then `<ref>`; the base
+/// commit is `git merge-base <head> <base ref>`. `dir` is any folder inside the checkout.
+/// Throws Error(usage) when `dir` is not in a git checkout or --head does not resolve;
+/// Error(infrastructure) naming the ref and what to do when the base cannot be resolved (no
+/// --base and no CI variable, unknown ref, no merge-base: a shallow clone needs fetch-depth: 0);
+/// with request.allow_missing_base that message goes to base_error instead.
+Commits resolve_commits(const std::filesystem::path& dir, const BaseRequest& request);
+
+/// A detached `git worktree` of one commit, removed (`git worktree remove --force`, then
+/// `git worktree prune`) by the destructor on every exit path, interrupts included.
+class Worktree {
+ public:
+  /// Adds a worktree of `commit` at `path` (absolute), removing first what a killed run left
+  /// there. Throws Error(infrastructure) with git's message.
+  Worktree(const std::filesystem::path& repo, const std::filesystem::path& path,
+           const std::string& commit);
+  ~Worktree();
+  Worktree(const Worktree&) = delete;
+  Worktree& operator=(const Worktree&) = delete;
+  /// The worktree's folder.
+  const std::filesystem::path& path() const { return m_path; }
+
+ private:
+  std::filesystem::path m_repo;
+  std::filesystem::path m_path;  // "" once removed
+};
+
+/// Removes the worktree at `path` (registered or stale) and prunes git's worktree list; never
+/// throws.
+void remove_worktree(const std::filesystem::path& repo, const std::filesystem::path& path) noexcept;
+
+}  // namespace coldgate::ab

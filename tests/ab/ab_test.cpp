@@ -1,0 +1,267 @@
+// `coldgate ab` on a real stack of commits: base ← feature-1 (a stage 10× slower through
+// pg_sleep) ← feature-2 (fixed again), measured by the real binary on the local provider.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <optional>
+
+#include "ab/git.hpp"
+#include "report/results_json.hpp"
+#include "support/support.hpp"
+#include "util/error.hpp"
+#include "util/process.hpp"
+
+namespace coldgate::ab {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::run_coldgate;
+using testing::slurp;
+using testing::TempDir;
+
+// Runs git in `dir` with a local identity; fails the test when git fails. Returns stdout trimmed.
+std::string run_git(const fs::path& dir, std::vector<std::string> args) {
+  util::SpawnOptions o;
+  o.argv = {"git",
+            "-c",
+            "user.name=coldgate test",
+            "-c",
+            "user.email=test@coldgate.invalid",
+            "-c",
+            "init.defaultBranch=base",
+            "-c",
+            "advice.detachedHead=false"};
+  o.argv.insert(o.argv.end(), args.begin(), args.end());
+  o.cwd = dir;
+  auto out = util::run(o, std::chrono::seconds(60));
+  EXPECT_TRUE(out.status.ok()) << "git " << args.front() << ": " << out.err;
+  std::string s = out.out;
+  while (!s.empty() && s.back() == '\n') s.pop_back();
+  return s;
+}
+
+// Sets an environment variable for one scope and restores it afterwards.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : m_name(name) {
+    if (const char* old = std::getenv(name)) m_old = old;
+    if (value) {
+      ::setenv(name, value, 1);
+    } else {
+      ::unsetenv(name);
+    }
+  }
+  ~ScopedEnv() {
+    if (m_old) {
+      ::setenv(m_name, m_old->c_str(), 1);
+    } else {
+      ::unsetenv(m_name);
+    }
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* m_name;
+  std::optional<std::string> m_old;
+};
+
+// The stack: branch base (stage sleeps 50 ms), feature-1 on it (500 ms), feature-2 on that
+// (50 ms again). Gated on query_ms, the time of the query itself.
+struct AbTest : ::testing::Test {
+  void SetUp() override {
+    dir.write("coldgate.yaml",
+              "version: 1\n"
+              "database: { provider: local }\n"
+              "setup: [ { sql: schema.sql } ]\n"
+              "build: [ \"echo built $COLDGATE_AB_SIDE > built.txt\", \"cat built.txt\" ]\n"
+              "defaults: { runs: 3, warm: 0 }\n"
+              "stages:\n"
+              "  - name: load\n"
+              "    sql: stage.sql\n"
+              "gate: { max_ratio: 5, warn_ratio: 2, min_delta: 100ms, metrics: [query_ms] }\n");
+    dir.write("schema.sql", "CREATE TABLE item (id int);\n");
+    dir.write(".gitignore", "coldgate-out/\n");
+    commit_stage("base", 0.05, "base: fast");
+    run_git(dir.path(), {"checkout", "-q", "-b", "feature-1"});
+    commit_stage("feature-1", 0.5, "feature-1: 10x slower");
+    run_git(dir.path(), {"checkout", "-q", "-b", "feature-2"});
+    commit_stage("feature-2", 0.05, "feature-2: fast again");
+  }
+  void commit_stage(const std::string& branch, double seconds, const std::string& message) {
+    dir.write("stage.sql",
+              "SELECT pg_sleep(" + std::to_string(seconds) + "), count(*) FROM item;\n");
+    if (branch == "base") run_git(dir.path(), {"init", "-q"});
+    run_git(dir.path(), {"add", "-A"});
+    run_git(dir.path(), {"commit", "-q", "-m", message});
+    sha[branch] = run_git(dir.path(), {"rev-parse", "HEAD"});
+  }
+  testing::RunResult ab(std::vector<std::string> args, std::vector<std::string> env = {}) {
+    args.insert(args.begin(), "ab");
+    for (const char* name : {"CI=", "GITHUB_ACTIONS=", "GITHUB_BASE_REF=", "GITHUB_HEAD_REF=",
+                             "CI_MERGE_REQUEST_TARGET_BRANCH_NAME="}) {
+      env.emplace_back(name);
+    }
+    return run_coldgate(args, dir.path(), "", env);
+  }
+  measure::Results results(const std::string& file = "coldgate-out/results.json") {
+    return report::from_json(slurp(dir / file), file);
+  }
+  std::string verdict(const measure::Results& r, const std::string& metric) {
+    if (!r.gate) return "(no gate)";
+    for (const auto& m : r.gate->metrics) {
+      if (m.stage == "load" && m.metric == metric) return m.verdict;
+    }
+    return "(none)";
+  }
+  TempDir dir;
+  std::map<std::string, std::string> sha;
+};
+
+TEST_F(AbTest, EachPullRequestOfTheStackIsGatedAgainstTheBranchBelowIt) {
+  // feature-1 against base: 10× slower → regression, exit 1, both commits named.
+  run_git(dir.path(), {"checkout", "-q", "feature-1"});
+  auto first = ab({"--base", "base"});
+  ASSERT_EQ(first.exit_code, 1) << first.out << first.err;
+  measure::Results r = results();
+  EXPECT_EQ(r.git.commit, sha["feature-1"]);
+  EXPECT_EQ(r.git.branch, "feature-1");
+  EXPECT_EQ(r.git.base, sha["base"]);
+  ASSERT_TRUE(r.gate);
+  EXPECT_EQ(r.gate->base_git.commit, sha["base"]);
+  EXPECT_EQ(r.gate->base_git.branch, "base");
+  EXPECT_EQ(r.gate->baseline, "coldgate-out/base/results.json");
+  EXPECT_EQ(verdict(r, "query_ms"), "regression");
+  measure::Results base = results("coldgate-out/base/results.json");
+  EXPECT_EQ(base.git.commit, sha["base"]);
+  ASSERT_EQ(base.stages.size(), 1u);
+  ASSERT_EQ(r.stages.size(), 1u);
+  EXPECT_EQ(base.stages[0].find("query_ms")->cold.size(), 3u);
+  EXPECT_EQ(r.stages[0].find("query_ms")->cold.size(), 3u);
+  std::string report = slurp(dir / "coldgate-out/report.md");
+  EXPECT_NE(report.find(sha["base"].substr(0, 7)), std::string::npos) << report;
+  EXPECT_NE(report.find(sha["feature-1"].substr(0, 7)), std::string::npos) << report;
+  EXPECT_NE(report.find("`base`"), std::string::npos) << report;
+  EXPECT_NE(first.err.find("merge-base with base"), std::string::npos) << first.err;
+  // Interleaved: base run 1, head run 1, base run 2, …
+  auto b1 = first.err.find("base: cold run 1/3");
+  auto h1 = first.err.find("head: cold run 1/3");
+  auto b2 = first.err.find("base: cold run 2/3");
+  auto h3 = first.err.find("head: cold run 3/3");
+  ASSERT_NE(b1, std::string::npos) << first.err;
+  EXPECT_LT(b1, h1);
+  EXPECT_LT(h1, b2);
+  EXPECT_LT(b2, h3);
+  // Each side was built in its own worktree; the worktrees are gone afterwards.
+  EXPECT_EQ(slurp(dir / "coldgate-out/ab/head-build.log"), "built head\n");
+  EXPECT_EQ(slurp(dir / "coldgate-out/ab/base-build.log"), "built base\n");
+  EXPECT_EQ(run_git(dir.path(), {"worktree", "list", "--porcelain"}).find("coldgate-out"),
+            std::string::npos);
+  EXPECT_FALSE(fs::exists(dir / "coldgate-out/ab/head"));
+  EXPECT_FALSE(fs::exists(dir / "coldgate-out/ab/base"));
+
+  // feature-2 against feature-1, both measured: faster, exit 0.
+  run_git(dir.path(), {"checkout", "-q", "feature-2"});
+  auto second = ab({"--base", "feature-1", "--no-cache"});
+  ASSERT_EQ(second.exit_code, 0) << second.out << second.err;
+  r = results();
+  EXPECT_EQ(r.git.commit, sha["feature-2"]);
+  EXPECT_EQ(r.gate->base_git.commit, sha["feature-1"]);
+  EXPECT_EQ(r.gate->base_git.branch, "feature-1");
+  EXPECT_EQ(verdict(r, "query_ms"), "faster");
+  EXPECT_EQ(second.err.find("from the cache"), std::string::npos) << second.err;
+
+  // Again: feature-1 was measured (as head) by the first run in this environment → cached.
+  auto third = ab({"--base", "feature-1"});
+  ASSERT_EQ(third.exit_code, 0) << third.out << third.err;
+  EXPECT_NE(third.err.find("base " + sha["feature-1"].substr(0, 12) + " from the cache"),
+            std::string::npos)
+      << third.err;
+  EXPECT_EQ(third.err.find("base: cold run"), std::string::npos) << third.err;
+  r = results();
+  EXPECT_EQ(verdict(r, "query_ms"), "faster");
+  EXPECT_EQ(r.gate->base_git.commit, sha["feature-1"]);
+  EXPECT_NE(r.gate->baseline.find("coldgate-out/cache/" + sha["feature-1"] + "-"),
+            std::string::npos)
+      << r.gate->baseline;
+  EXPECT_EQ(results("coldgate-out/base/results.json").git.commit, sha["feature-1"]);
+}
+
+TEST_F(AbTest, AnUnknownBaseFailsWithExit3UnlessNoBaselineIsAllowed) {
+  auto unknown = ab({"--base", "no-such-branch"});
+  EXPECT_EQ(unknown.exit_code, 3) << unknown.err;
+  EXPECT_NE(unknown.err.find("coldgate: error: --base: base 'no-such-branch' is not a commit"),
+            std::string::npos)
+      << unknown.err;
+  EXPECT_FALSE(fs::exists(dir / "coldgate-out/results.json"));
+
+  auto none = ab({});
+  EXPECT_EQ(none.exit_code, 3) << none.err;
+  EXPECT_NE(none.err.find("pass --base REF"), std::string::npos) << none.err;
+
+  run_git(dir.path(), {"checkout", "-q", "base"});
+  auto alone = ab({"--base", "no-such-branch", "--allow-no-baseline"});
+  ASSERT_EQ(alone.exit_code, 0) << alone.out << alone.err;
+  EXPECT_NE(alone.err.find("no baseline: --base: base 'no-such-branch'"), std::string::npos)
+      << alone.err;
+  measure::Results r = results();
+  EXPECT_EQ(r.git.commit, sha["base"]);
+  EXPECT_FALSE(r.gate);
+  EXPECT_FALSE(fs::exists(dir / "coldgate-out/base/results.json"));
+  EXPECT_EQ(run_git(dir.path(), {"worktree", "list", "--porcelain"}).find("coldgate-out"),
+            std::string::npos);
+}
+
+TEST_F(AbTest, TheBaseDefaultsToGithubBaseRefPreferringOrigin) {
+  ScopedEnv gitlab("CI_MERGE_REQUEST_TARGET_BRANCH_NAME", nullptr);
+  {
+    ScopedEnv github("GITHUB_BASE_REF", "feature-1");
+    Commits c = resolve_commits(dir.path(), {});
+    EXPECT_EQ(c.head, sha["feature-2"]);
+    EXPECT_EQ(c.head_branch, "feature-2");
+    EXPECT_EQ(c.base, sha["feature-1"]);
+    EXPECT_EQ(c.base_ref, "feature-1");
+    EXPECT_EQ(c.base_source, "GITHUB_BASE_REF");
+
+    // origin/<ref> wins over a local branch of that name; the base is the merge-base.
+    run_git(dir.path(), {"update-ref", "refs/remotes/origin/feature-1", sha["feature-2"]});
+    run_git(dir.path(), {"checkout", "-q", "-b", "side", sha["base"]});
+    c = resolve_commits(dir.path(), {});
+    EXPECT_EQ(c.base_ref, "origin/feature-1");
+    EXPECT_EQ(c.base_branch, "feature-1");
+    EXPECT_EQ(c.base, sha["base"]);
+  }
+  ScopedEnv github("GITHUB_BASE_REF", nullptr);
+  ScopedEnv gitlab_set("CI_MERGE_REQUEST_TARGET_BRANCH_NAME", "base");
+  BaseRequest request;
+  request.head = "feature-2";
+  Commits c = resolve_commits(dir.path(), request);
+  EXPECT_EQ(c.base, sha["base"]);
+  EXPECT_EQ(c.base_source, "CI_MERGE_REQUEST_TARGET_BRANCH_NAME");
+}
+
+TEST_F(AbTest, AShallowCloneWithoutTheMergeBaseSaysToFetchTheHistory) {
+  ScopedEnv github("GITHUB_BASE_REF", nullptr);
+  ScopedEnv gitlab("CI_MERGE_REQUEST_TARGET_BRANCH_NAME", nullptr);
+  TempDir clone;
+  run_git(clone.path(), {"clone", "-q", "--depth", "1", "--no-single-branch",
+                         "file://" + dir.path().string(), "repo"});
+  try {
+    BaseRequest request;
+    request.base = "origin/base";
+    resolve_commits(clone / "repo", request);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::infrastructure);
+    EXPECT_NE(e.message().find("fetch-depth: 0"), std::string::npos) << e.message();
+  }
+  BaseRequest allowed;
+  allowed.base = "origin/base";
+  allowed.allow_missing_base = true;
+  Commits c = resolve_commits(clone / "repo", allowed);
+  EXPECT_EQ(c.base, "");
+  EXPECT_NE(c.base_error.find("shallow clone"), std::string::npos) << c.base_error;
+}
+
+}  // namespace
+}  // namespace coldgate::ab

@@ -1,0 +1,105 @@
+// A config cannot make coldgate write outside its repository: snapshot paths (next to which
+// pending .new files and candidates are written) must resolve inside it unless --allow-outside.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "config/config.hpp"
+#include "support/support.hpp"
+#include "util/error.hpp"
+
+namespace coldgate::config {
+namespace {
+
+namespace fs = std::filesystem;
+using coldgate::testing::run_coldgate;
+using coldgate::testing::slurp;
+using coldgate::testing::TempDir;
+
+std::string config_with_snapshot(const std::string& path) {
+  return "version: 1\n"
+         "stages:\n"
+         "  - name: q\n"
+         "    query: select 1\n"
+         "    snapshot: { path: " + path + " }\n";
+}
+
+// The error require_paths_inside throws for `path`, or "" when it accepts it.
+std::string rejection(const TempDir& dir, const std::string& config_name, const std::string& path) {
+  fs::path file = dir.write(config_name, config_with_snapshot(path));
+  try {
+    require_paths_inside(load(file));
+    return "";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::usage);
+    return e.message();
+  }
+}
+
+TEST(SnapshotPaths, InsideTheConfigsFolderIsAccepted) {
+  TempDir dir;
+  EXPECT_EQ(rejection(dir, "coldgate.yaml", "snapshots/q.json"), "");
+  EXPECT_EQ(rejection(dir, "coldgate.yaml", "a/../snapshots/q.json"), "");
+  EXPECT_EQ(rejection(dir, "coldgate.yaml", (dir / "snapshots/abs.json").string()), "");
+}
+
+TEST(SnapshotPaths, DotDotOutOfTheRepositoryIsRejectedAtTheValue) {
+  TempDir dir;
+  const std::string message = rejection(dir, "coldgate.yaml", "../../etc/q.json");
+  EXPECT_EQ(message.rfind((dir / "coldgate.yaml").string() + ":5:23: stages[0].snapshot.path: ", 0),
+            0u)
+      << message;
+  EXPECT_NE(message.find("leaves the repository"), std::string::npos) << message;
+  EXPECT_NE(message.find("--allow-outside"), std::string::npos) << message;
+}
+
+TEST(SnapshotPaths, AbsolutePathOutsideIsRejected) {
+  TempDir dir;
+  EXPECT_NE(rejection(dir, "coldgate.yaml", "/etc/coldgate-q.json"), "");
+  EXPECT_NE(rejection(dir, "coldgate.yaml", "/tmp"), "");
+}
+
+TEST(SnapshotPaths, TheRepositoryIsTheFolderHoldingDotGit) {
+  // As in this repository: config/demo.yaml writes ../snapshots/*.json.
+  TempDir dir;
+  fs::create_directories(dir / "repo/.git");
+  EXPECT_EQ(rejection(dir, "repo/config/demo.yaml", "../snapshots/q.json"), "");
+  EXPECT_NE(rejection(dir, "repo/config/demo.yaml", "../../q.json"), "");
+  // A worktree's .git is a file.
+  dir.write("wt/.git", "gitdir: /elsewhere\n");
+  EXPECT_EQ(rejection(dir, "wt/config/c.yaml", "../snapshots/q.json"), "");
+  EXPECT_EQ(repository_root(load(dir / "wt/config/c.yaml")), dir / "wt");
+}
+
+TEST(SnapshotPaths, ASymlinkedFolderPointingOutsideIsRejected) {
+  TempDir dir;
+  TempDir elsewhere;
+  fs::create_directories(dir / "repo");
+  fs::create_directory_symlink(elsewhere.path(), dir / "repo/snapshots");
+  EXPECT_NE(rejection(dir, "repo/coldgate.yaml", "snapshots/q.json"), "");
+}
+
+TEST(SnapshotPaths, RunAndAcceptRefuseUnlessAllowOutside) {
+  TempDir dir;
+  dir.write("repo/coldgate.yaml", config_with_snapshot("../outside/q.json"));
+  dir.write("outside/q.json", "{\n  \"a\": 1\n}\n");
+  dir.write("outside/q.json.new", "{\n  \"a\": 2\n}\n");
+  const fs::path repo = dir / "repo";
+  // `run` refuses before it starts a server.
+  auto run = run_coldgate({"run", "--no-ci", "--out", (dir / "out").string()}, repo);
+  EXPECT_EQ(run.exit_code, 2) << run.err;
+  EXPECT_EQ(run.err.rfind("coldgate: error: coldgate.yaml:5:23: stages[0].snapshot.path: ", 0), 0u)
+      << run.err;
+  EXPECT_NE(run.err.find("leaves the repository"), std::string::npos) << run.err;
+  auto refused = run_coldgate({"accept", "--no-ci"}, repo);
+  EXPECT_EQ(refused.exit_code, 2) << refused.err;
+  EXPECT_NE(refused.err.find("leaves the repository"), std::string::npos) << refused.err;
+  EXPECT_EQ(slurp(dir / "outside/q.json"), "{\n  \"a\": 1\n}\n");
+
+  auto allowed = run_coldgate({"accept", "--no-ci", "--allow-outside"}, repo);
+  EXPECT_EQ(allowed.exit_code, 0) << allowed.err;
+  EXPECT_EQ(slurp(dir / "outside/q.json"), "{\n  \"a\": 2\n}\n");
+}
+
+}  // namespace
+}  // namespace coldgate::config

@@ -1,0 +1,585 @@
+// Fault injection on the real binary with a real PostgreSQL (local provider): signals at chosen
+// points of `coldgate run`, the server killed under a stage, a full disk while writing, a daemon
+// that escapes its stage's process group. After each: the exit code, no process of the run, no
+// temp folder, no partial file under coldgate-out/ or snapshots/.
+//
+// Each test's coldgate runs with a private TMPDIR inside the test folder, so its temp folders
+// and servers (`postgres -D <TMPDIR>/coldgate-pg-*/data`) are told apart from those of other
+// coldgate processes on the machine. Signal delays come from a fixed seed per test and are
+// printed with every failure, so a failure reproduces.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <pwd.h>
+#include <signal.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <optional>
+#include <random>
+#include <sstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "report/results_json.hpp"
+#include "support/support.hpp"
+#include "util/process.hpp"
+
+namespace coldgate {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+using testing::slurp;
+using testing::TempDir;
+
+// ---------------------------------------------------------------------------------------------
+// /proc
+
+// The whole file, or what could be read of it: a /proc file of a process that just ended
+// fails with ESRCH.
+std::string read_all(const fs::path& p) {
+  std::string out;
+  int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return out;
+  char buf[65536];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    out.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  return out;
+}
+
+fs::path proc(pid_t pid, const char* what) { return fs::path("/proc") / std::to_string(pid) / what; }
+
+std::vector<std::string> argv_of(pid_t pid) {
+  std::string raw = read_all(proc(pid, "cmdline"));
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start < raw.size()) {
+    auto end = raw.find('\0', start);
+    if (end == std::string::npos) end = raw.size();
+    out.push_back(raw.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+std::string joined(const std::vector<std::string>& argv) {
+  std::string s;
+  for (const auto& a : argv) s += (s.empty() ? "" : " ") + a;
+  return s;
+}
+
+std::vector<pid_t> all_pids() {
+  std::vector<pid_t> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator("/proc", ec)) {
+    std::string name = e.path().filename().string();
+    if (!name.empty() && name.find_first_not_of("0123456789") == std::string::npos) {
+      out.push_back(static_cast<pid_t>(std::stol(name)));
+    }
+  }
+  return out;
+}
+
+// Parent PID from /proc/<pid>/stat (field 4), or 0. (The kernel may lack the children files.)
+pid_t parent_of(pid_t pid) {
+  std::string stat = read_all(proc(pid, "stat"));
+  auto close = stat.rfind(')');
+  if (close == std::string::npos) return 0;
+  std::istringstream rest(stat.substr(close + 1));
+  char state = 0;
+  long ppid = 0;
+  return rest >> state >> ppid ? static_cast<pid_t>(ppid) : 0;
+}
+
+std::vector<pid_t> children_of(pid_t pid) {
+  std::vector<pid_t> out;
+  for (pid_t p : all_pids()) {
+    if (parent_of(p) == pid) out.push_back(p);
+  }
+  return out;
+}
+
+bool under(const fs::path& p, const fs::path& dir) {
+  std::string s = p.string(), d = dir.string();
+  return s == d || s.rfind(d + "/", 0) == 0;
+}
+
+// Live processes (not us, not zombies) whose working folder or command line lies under `dir`:
+// a server of the run (its postmaster has `-D <dir>/tmp/…`, its backends work in the data
+// folder), a probe (its request file is in the run's temp folder), a stage command.
+std::vector<std::string> processes_under(const fs::path& dir) {
+  std::vector<std::string> out;
+  for (pid_t pid : all_pids()) {
+    if (pid == ::getpid()) continue;
+    std::string status = read_all(proc(pid, "stat"));
+    auto close = status.rfind(')');
+    if (close == std::string::npos || close + 2 >= status.size() || status[close + 2] == 'Z') continue;
+    std::error_code ec;
+    fs::path cwd = fs::read_symlink(proc(pid, "cwd"), ec);
+    std::string cmd = joined(argv_of(pid));
+    if ((!ec && under(cwd, dir)) || cmd.find(dir.string() + "/") != std::string::npos) {
+      out.push_back(std::to_string(pid) + " (" + cmd + ")");
+    }
+  }
+  return out;
+}
+
+std::string list(const std::vector<std::string>& items) {
+  std::string s;
+  for (const auto& i : items) s += "\n  " + i;
+  return s.empty() ? " none" : s;
+}
+
+// Polls `done` every 5 ms until true or `limit` passes; returns its last value.
+bool wait_for(const std::function<bool()>& done, std::chrono::milliseconds limit) {
+  auto until = std::chrono::steady_clock::now() + limit;
+  for (;;) {
+    if (done()) return true;
+    if (std::chrono::steady_clock::now() > until) return false;
+    std::this_thread::sleep_for(5ms);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The project and a running coldgate
+
+const char* k_committed = "{\n  \"n\": 1\n}\n";  // snapshots/last.json, as coldgate writes it
+
+struct Running {
+  std::unique_ptr<util::Process> process;
+  fs::path err;  // its stderr, a file the test reads while it runs
+};
+
+struct FaultTest : ::testing::Test {
+  void SetUp() override {
+    // The server account (postgres) must reach its cluster folder under tmp/.
+    fs::permissions(dir.path(), fs::perms::owner_all | fs::perms::group_read |
+                                    fs::perms::group_exec | fs::perms::others_read |
+                                    fs::perms::others_exec);
+    fs::create_directory(tmp);
+    fs::permissions(tmp, fs::perms::all | fs::perms::sticky_bit);
+    dir.write("sleep.sql", "select pg_sleep(60);\n");
+    dir.write("setup-cmd.yaml", head + "setup: [ { command: [sh, -c, 'touch setup.started; exec sleep 60'] } ]\n"
+                                       "stages: [ { name: last, command: [\"true\"] } ]\n");
+    dir.write("setup-sql.yaml", head + "setup: [ { sql: sleep.sql } ]\n"
+                                       "stages: [ { name: last, command: [\"true\"] } ]\n");
+    dir.write("run-sql.yaml", head + "stages: [ { name: sleepy, query: 'select pg_sleep(60)' } ]\n");
+    dir.write("run-cmd.yaml", head + "stages: [ { name: sleepy, command: [sh, -c, 'touch stage.started; exec sleep 60'] } ]\n");
+    dir.write("restart.yaml", head + "stages: [ { name: bounce, command: [\"true\"], cold: restart, runs: 8 } ]\n");
+    // The last stage reports 3000 metrics, so building and writing the results takes a while.
+    dir.write("write.yaml", head + "stages:\n"
+              "  - name: snap\n"
+              "    query: select json_build_object('n', 1)\n"
+              "    decode: json\n"
+              "    runs: 1\n"
+              "    snapshot: { path: snapshots/last.json }\n"
+              "  - name: last\n"
+              "    command: [sh, metrics.sh]\n"
+              "    runs: 1\n");
+    dir.write("metrics.sh", "seq 1 3000 | awk '{ printf \"{\\\"metric\\\":\\\"m%d\\\",\\\"value\\\":%d}\\n\", $1, $1 }' "
+                            "> \"$COLDGATE_METRICS\"\n");
+    dir.write("quick.yaml", head + "stages: [ { name: quick, command: [\"true\"], runs: 1 } ]\n");
+    dir.write("snapshots/last.json", k_committed);
+  }
+
+  // Starts `coldgate run -c <config> [args]` in the project; stdout and stderr go to files.
+  Running start(const std::string& config, std::vector<std::string> args = {}) {
+    static int count = 0;
+    ++count;
+    std::vector<std::string> argv{COLDGATE_BINARY, "run", "-c", config};
+    argv.insert(argv.end(), args.begin(), args.end());
+    Running r;
+    r.err = dir / ("stderr-" + std::to_string(count) + ".txt");
+    util::SpawnOptions o{.argv = argv,
+                         .cwd = dir.path(),
+                         .env = {"TMPDIR=" + tmp.string(), "CI=", "GITHUB_ACTIONS="},
+                         .capture_stdout = false,
+                         .capture_stderr = false,
+                         .stdout_path = dir / ("stdout-" + std::to_string(count) + ".txt"),
+                         .stderr_path = r.err};
+    r.process = std::make_unique<util::Process>(o);
+    return r;
+  }
+
+  // Runs to the end; returns the exit code (128 + signal when killed) and stderr in `err`.
+  int finish(Running& r, std::string* err = nullptr) {
+    util::ExitStatus s = r.process->wait(180s);
+    if (err) *err = read_all(r.err);
+    return s.timed_out ? -1 : s.signal ? 128 + s.signal : s.exit_code;
+  }
+
+  // Every file under coldgate-out/ and snapshots/ is whole: JSON parses (results.json as
+  // results), the committed snapshot is unchanged, and (unless `tmp_allowed`) no temp file of
+  // an unfinished atomic write is left.
+  void expect_no_partial_files(bool tmp_allowed, const std::string& why) {
+    SCOPED_TRACE(why);
+    for (const char* top : {"coldgate-out", "snapshots"}) {
+      std::error_code ec;
+      for (const auto& e : fs::recursive_directory_iterator(dir / top, ec)) {
+        if (!e.is_regular_file()) continue;
+        std::string name = e.path().filename().string();
+        if (name.find(".tmp-") != std::string::npos) {
+          EXPECT_TRUE(tmp_allowed) << "temp file left: " << e.path();
+          continue;
+        }
+        std::string text = read_all(e.path());
+        if (name == "results.json") {
+          EXPECT_NO_THROW(report::from_json(text, e.path().string())) << e.path();
+        } else if (e.path().extension() == ".json") {
+          EXPECT_TRUE(nlohmann::json::accept(text)) << "not whole JSON: " << e.path();
+        }
+      }
+    }
+    EXPECT_EQ(slurp(dir / "snapshots/last.json"), k_committed);
+  }
+
+  // Nothing of the run is left: no process, no temp folder.
+  void expect_nothing_left(const std::string& why) {
+    SCOPED_TRACE(why);
+    EXPECT_EQ(list(processes_under(dir.path())), " none") << "processes left";
+    std::vector<std::string> left;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(tmp, ec)) left.push_back(e.path().string());
+    EXPECT_EQ(list(left), " none") << "temp folders left";
+  }
+
+  TempDir dir;
+  fs::path tmp = dir / "tmp";
+  const std::string head = "version: 1\ndatabase: { provider: local }\n"
+                           "defaults: { runs: 2, warm: 0 }\n";
+};
+
+// ---------------------------------------------------------------------------------------------
+// Signals
+
+enum class Phase { setup, cold_run, restart, writing };
+
+const char* name(Phase p) {
+  switch (p) {
+    case Phase::setup: return "setup";
+    case Phase::cold_run: return "cold run";
+    case Phase::restart: return "restart";
+    case Phase::writing: return "writing results";
+  }
+  return "?";
+}
+
+// The postmaster coldgate runs as its child, or 0.
+pid_t server_of(pid_t coldgate) {
+  for (pid_t c : children_of(coldgate)) {
+    auto argv = argv_of(c);
+    if (!argv.empty() && fs::path(argv[0]).filename() == "postgres") return c;
+  }
+  return 0;
+}
+
+bool has_probe_child(pid_t coldgate) {
+  for (pid_t c : children_of(coldgate)) {
+    auto argv = argv_of(c);
+    if (argv.size() > 1 && argv[1] == "probe") return true;
+  }
+  return false;
+}
+
+const char* sig_name(int sig) {
+  return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig == SIGKILL ? "SIGKILL" : "?";
+}
+
+// Starts a run, waits until it is in `phase`, sends `sig` after a delay drawn from the seed,
+// then checks what is left; for SIGKILL, after the next run.
+void deliver(FaultTest& t, Phase phase, int sig, int delivery, int seed, std::mt19937& rng) {
+  const bool kill9 = sig == SIGKILL;
+  std::string config;
+  std::function<bool(const Running&)> reached;
+  int max_delay_ms = 0;
+  auto stderr_has = [](const Running& r, const char* text) {
+    return read_all(r.err).find(text) != std::string::npos;
+  };
+  pid_t first_server = 0;
+  switch (phase) {
+    case Phase::setup:
+      // A setup command is interrupted with its process group; under SIGKILL a command would
+      // outlive coldgate (nothing runs in a SIGKILLed process), so that case sleeps in SQL.
+      if (kill9) {
+        config = "setup-sql.yaml";
+        reached = [&](const Running& r) { return stderr_has(r, ") ready in "); };
+      } else {
+        config = "setup-cmd.yaml";
+        reached = [&](const Running&) { return fs::exists(t.dir / "setup.started"); };
+      }
+      max_delay_ms = 400;
+      break;
+    case Phase::cold_run:
+      if (kill9 || delivery % 2 == 0) {
+        config = "run-sql.yaml";  // the probe is in pg_sleep
+        reached = [&](const Running& r) { return has_probe_child(r.process->pid()); };
+      } else {
+        config = "run-cmd.yaml";
+        reached = [&](const Running&) { return fs::exists(t.dir / "stage.started"); };
+      }
+      max_delay_ms = 400;
+      break;
+    case Phase::restart:
+      // From the moment the first server is gone: the fast shutdown, the start of the next.
+      config = "restart.yaml";
+      reached = [&](const Running& r) {
+        pid_t now = server_of(r.process->pid());
+        if (first_server == 0) {
+          if (stderr_has(r, ") ready in ")) first_server = now;
+          return false;
+        }
+        return now != first_server;
+      };
+      max_delay_ms = 60;
+      break;
+    case Phase::writing:
+      // Right after the last stage's line: stopping the server, then building and writing
+      // results.json, report.md, junit.xml (3000 metrics).
+      config = "write.yaml";
+      reached = [&](const Running& r) { return stderr_has(r, "] last: "); };
+      max_delay_ms = 80;
+      break;
+  }
+  std::error_code ec;
+  fs::remove(t.dir / "setup.started", ec);
+  fs::remove(t.dir / "stage.started", ec);
+  int delay_ms = std::uniform_int_distribution<int>(0, max_delay_ms)(rng);
+  std::string what = std::string(sig_name(sig)) + " during " + name(phase) + ", delivery " +
+                     std::to_string(delivery + 1) + " of seed " + std::to_string(seed) +
+                     ": delay " + std::to_string(delay_ms) + " ms after the phase began (" +
+                     config + ")";
+  SCOPED_TRACE(what);
+
+  Running r = t.start(config);
+  ASSERT_TRUE(wait_for([&] { return reached(r) || r.process->wait_exited(0ms); }, 120s))
+      << "never reached the phase";
+  ASSERT_FALSE(r.process->wait_exited(0ms))
+      << "coldgate ended before the phase; stderr:\n" << read_all(r.err);
+  std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+  bool ended_before = r.process->wait_exited(0ms);
+  ::kill(r.process->pid(), sig);
+  std::string err;
+  int code = t.finish(r, &err);
+  std::cout << "[ fault    ] " << what << ": "
+            << (ended_before ? "coldgate had ended before the signal" : "delivered")
+            << ", exit " << code << std::endl;
+
+  if (kill9) {
+    if (!ended_before) {
+      EXPECT_EQ(code, 128 + SIGKILL) << err;
+    }
+    t.expect_no_partial_files(true, "right after the SIGKILL");
+    // The next run removes the killed run's server, temp folders and temp files.
+    Running next = t.start("quick.yaml");
+    std::string next_err;
+    EXPECT_EQ(t.finish(next, &next_err), 0) << next_err;
+    // A probe left in pg_sleep ends when the next run stops its server: allow it a moment.
+    wait_for([&] { return processes_under(t.dir.path()).empty(); }, 15s);
+    t.expect_nothing_left("after the next run");
+    t.expect_no_partial_files(false, "after the next run");
+    return;
+  }
+  // The signal may come after the last write in the writing phase: then the run is whole.
+  if (!ended_before) {
+    EXPECT_EQ(code, 130) << err;
+    EXPECT_NE(err.find(sig == SIGINT ? "interrupted by SIGINT" : "interrupted by SIGTERM"),
+              std::string::npos)
+        << err;
+  }
+  t.expect_nothing_left("right after the run");
+  t.expect_no_partial_files(false, "right after the run");
+}
+
+// Two deliveries per phase and signal, with delays drawn from `seed`.
+void deliver_twice(FaultTest& t, Phase phase, int sig, int seed) {
+  std::mt19937 rng(static_cast<std::mt19937::result_type>(seed));
+  for (int i = 0; i < 2 && !::testing::Test::HasFatalFailure(); ++i) deliver(t, phase, sig, i, seed, rng);
+}
+
+// 12 cases × 2 deliveries = 24 signals.
+TEST_F(FaultTest, SigintDuringSetup) { deliver_twice(*this, Phase::setup, SIGINT, 1101); }
+TEST_F(FaultTest, SigtermDuringSetup) { deliver_twice(*this, Phase::setup, SIGTERM, 1102); }
+TEST_F(FaultTest, SigkillDuringSetup) { deliver_twice(*this, Phase::setup, SIGKILL, 1103); }
+TEST_F(FaultTest, SigintDuringColdRun) { deliver_twice(*this, Phase::cold_run, SIGINT, 1201); }
+TEST_F(FaultTest, SigtermDuringColdRun) { deliver_twice(*this, Phase::cold_run, SIGTERM, 1202); }
+TEST_F(FaultTest, SigkillDuringColdRun) { deliver_twice(*this, Phase::cold_run, SIGKILL, 1203); }
+TEST_F(FaultTest, SigintDuringRestart) { deliver_twice(*this, Phase::restart, SIGINT, 1301); }
+TEST_F(FaultTest, SigtermDuringRestart) { deliver_twice(*this, Phase::restart, SIGTERM, 1302); }
+TEST_F(FaultTest, SigkillDuringRestart) { deliver_twice(*this, Phase::restart, SIGKILL, 1303); }
+TEST_F(FaultTest, SigintWhileWritingResults) { deliver_twice(*this, Phase::writing, SIGINT, 1401); }
+TEST_F(FaultTest, SigtermWhileWritingResults) { deliver_twice(*this, Phase::writing, SIGTERM, 1402); }
+TEST_F(FaultTest, SigkillWhileWritingResults) { deliver_twice(*this, Phase::writing, SIGKILL, 1403); }
+
+// ---------------------------------------------------------------------------------------------
+// The server killed under a running stage
+
+TEST_F(FaultTest, ServerStoppedImmediatelyUnderAStageEndsTheRunWithExit3) {
+  dir.write("killed.yaml", head + "stages:\n"
+                                  "  - name: sleepy\n"
+                                  "    query: select pg_sleep(5)\n"
+                                  "  - name: after\n"
+                                  "    command: [sh, -c, 'touch after.ran']\n");
+  Running r = start("killed.yaml");
+  pid_t pid = r.process->pid();
+  ASSERT_TRUE(wait_for([&] { return has_probe_child(pid) || r.process->wait_exited(0ms); }, 120s));
+  pid_t postmaster = server_of(pid);
+  ASSERT_GT(postmaster, 0) << read_all(r.err);
+  auto argv = argv_of(postmaster);
+  auto d = std::find(argv.begin(), argv.end(), "-D");
+  ASSERT_NE(d, argv.end());
+  ASSERT_NE(d + 1, argv.end());
+  fs::path data_dir = *(d + 1);
+  fs::path pg_ctl = fs::read_symlink(proc(postmaster, "exe")).parent_path() / "pg_ctl";
+  struct stat st {};
+  ASSERT_EQ(::stat(data_dir.c_str(), &st), 0);
+  // pg_ctl as the server's account, from outside, as an operator would.
+  std::vector<std::string> stop{pg_ctl.string(), "stop", "-m", "immediate", "-D", data_dir.string()};
+  if (st.st_uid != ::getuid()) {
+    passwd* pw = ::getpwuid(st.st_uid);
+    ASSERT_NE(pw, nullptr);
+    stop.insert(stop.begin(), {"runuser", "-u", pw->pw_name, "--"});
+  }
+  auto stopped = util::run({.argv = stop}, 60s);
+  EXPECT_TRUE(stopped.status.ok()) << stopped.status.describe() << stopped.err;
+
+  std::string err;
+  EXPECT_EQ(finish(r, &err), 3) << err;
+  EXPECT_NE(err.find("coldgate: error: stage sleepy: the PostgreSQL server stopped answering; the "
+                     "run stops (cold run 1/2: "),
+            std::string::npos)
+      << err;
+  EXPECT_FALSE(fs::exists(dir / "after.ran")) << "a stage ran after the server was lost";
+  EXPECT_FALSE(fs::exists(dir / "coldgate-out/results.json"));
+  expect_nothing_left("after the lost server");
+  expect_no_partial_files(false, "after the lost server");
+}
+
+// ---------------------------------------------------------------------------------------------
+// A full disk
+
+// A tmpfs of 64 KiB mounted on `where` while alive (needs root, as the suite in CI).
+class SmallTmpfs {
+ public:
+  explicit SmallTmpfs(const fs::path& where) : m_where(where) {
+    fs::create_directories(where);
+    if (::mount("tmpfs", where.c_str(), "tmpfs", 0, "size=64k,mode=0755") == 0) {
+      m_mounted = true;
+    } else {
+      m_error = std::strerror(errno);
+    }
+  }
+  ~SmallTmpfs() {
+    if (m_mounted) ::umount2(m_where.c_str(), MNT_DETACH);
+  }
+  SmallTmpfs(const SmallTmpfs&) = delete;
+  SmallTmpfs& operator=(const SmallTmpfs&) = delete;
+  bool mounted() const { return m_mounted; }
+  const std::string& error() const { return m_error; }
+
+ private:
+  fs::path m_where;
+  bool m_mounted = false;
+  std::string m_error;
+};
+
+std::vector<std::string> files_in(const fs::path& dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e : fs::recursive_directory_iterator(dir, ec)) {
+    out.push_back(e.path().lexically_relative(dir).string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+TEST_F(FaultTest, FullDiskWhileWritingResultsFailsNamingTheFileAndLeavesNothingPartial) {
+  // results.json of 3000 metrics is ~0.5 MB; the out folder holds 64 KiB.
+  dir.write("full.yaml", head + "stages: [ { name: last, command: [sh, metrics.sh], runs: 1 } ]\n");
+  SmallTmpfs out(dir / "coldgate-out");
+  ASSERT_TRUE(out.mounted()) << "mount tmpfs: " << out.error() << " (run the suite as root)";
+  Running r = start("full.yaml");
+  std::string err;
+  EXPECT_EQ(finish(r, &err), 3) << err;
+  EXPECT_NE(err.find("coldgate: error: coldgate-out/results.json: write failed: No space left on "
+                     "device (nothing was replaced)"),
+            std::string::npos)
+      << err;
+  EXPECT_EQ(list(files_in(dir / "coldgate-out")), " none");
+  expect_nothing_left("after the full disk");
+}
+
+TEST_F(FaultTest, SnapshotThatDoesNotFitLeavesTheCommittedOneUnchanged) {
+  // The candidate, 20000 numbers one per line (~150 KB), differs from the committed [1].
+  dir.write("big.sh", "seq 1 20000 | awk 'BEGIN { printf \"[\" } { printf \"%s%d\", (NR > 1 ? \",\" : \"\"), $1 } "
+                      "END { print \"]\" }'\n");
+  dir.write("bigsnap.yaml", head + "stages:\n"
+                                   "  - name: big\n"
+                                   "    command: [sh, big.sh]\n"
+                                   "    runs: 1\n"
+                                   "    snapshot: { from: stdout, path: bigsnap/big.json }\n");
+  SmallTmpfs snaps(dir / "bigsnap");
+  ASSERT_TRUE(snaps.mounted()) << "mount tmpfs: " << snaps.error() << " (run the suite as root)";
+  const std::string committed = "[\n  1\n]\n";
+  dir.write("bigsnap/big.json", committed);
+  for (std::vector<std::string> args : {std::vector<std::string>{}, {"--update-snapshots"}}) {
+    SCOPED_TRACE(args.empty() ? "candidate (.new)" : "--update-snapshots");
+    Running r = start("bigsnap.yaml", args);
+    std::string err;
+    EXPECT_EQ(finish(r, &err), 3) << err;
+    EXPECT_NE(err.find("No space left on device (nothing was replaced)"), std::string::npos) << err;
+    EXPECT_NE(err.find("bigsnap/big.json"), std::string::npos) << err;
+    EXPECT_EQ(slurp(dir / "bigsnap/big.json"), committed);
+    EXPECT_EQ(list(files_in(dir / "bigsnap")), list({"big.json"}));
+    expect_nothing_left("after the snapshot that did not fit");
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// A daemon that escapes its stage's process group
+
+TEST_F(FaultTest, DaemonThatCallsSetsidAndIgnoresSigtermDiesWithItsStage) {
+  // `setsid` puts the daemon in a session (and process group) of its own, out of reach of the
+  // group kill; it ignores SIGTERM. One stage hangs until its timeout, one exits at once.
+  dir.write("daemon.yaml",
+            head + "stages:\n"
+                   "  - name: hangs\n"
+                   "    command: [sh, -c, 'setsid sh -c \"trap \\\"\\\" TERM; echo \\$\\$ > hang.pid; exec sleep 300\" & sleep 300']\n"
+                   "    timeout: 2s\n"
+                   "    runs: 1\n"
+                   "  - name: exits\n"
+                   "    command: [sh, -c, 'setsid sh -c \"trap \\\"\\\" TERM; echo \\$\\$ > exit.pid; exec sleep 300\" "
+                   "</dev/null >/dev/null 2>&1 & while [ ! -s exit.pid ]; do sleep 0.05; done']\n"
+                   "    runs: 1\n");
+  Running r = start("daemon.yaml");
+  std::string err;
+  EXPECT_EQ(finish(r, &err), 1) << err;
+  auto res = report::from_json(slurp(dir / "coldgate-out/results.json"), "results.json");
+  ASSERT_EQ(res.stages.size(), 2u);
+  EXPECT_EQ(res.stages[0].error, "cold run 1/1: timed out after 2000 ms; its process group was killed");
+  EXPECT_FALSE(res.stages[1].failed()) << res.stages[1].error;
+  for (const char* file : {"hang.pid", "exit.pid"}) {
+    std::ifstream in(dir / file);
+    pid_t pid = 0;
+    in >> pid;
+    ASSERT_GT(pid, 0) << file;
+    EXPECT_EQ(::kill(pid, 0), -1) << file << ": the daemon " << pid << " is still running";
+    EXPECT_EQ(errno, ESRCH) << file;
+  }
+  expect_nothing_left("after the daemon stages");
+}
+
+}  // namespace
+}  // namespace coldgate
