@@ -7,9 +7,10 @@
 #      it must pass, and every snapshot it writes must equal the committed one byte for byte
 #      (cmp), with no snapshot more or less;
 #   3. runs the gate in CI mode (CI=true) on the fast stages: it must pass.
-# Needs root (rootful podman, as ci/test.sh). Removes its containers, the copy and the image; the
-# build's layer cache stays in podman's storage, so a rerun skips apt and an unchanged build.
-#   bash ci/docker-test.sh            # about 2 min warm; see README "CI" for a fresh machine
+# Needs root (rootful podman, as ci/test.sh). Removes its containers, the copy and the image;
+# the build stage's layers stay in podman's storage as cache, so a rerun with an unchanged src/
+# skips the compile (the runtime stage's apt-get runs again).
+#   sudo bash ci/docker-test.sh       # timings: README "CI"
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,12 +25,17 @@ start=$SECONDS
 phase=$SECONDS
 lap() { lap_s=$((SECONDS - phase)); phase=$SECONDS; }  # seconds since the last lap, in $lap_s
 
-# podman, runc and its configuration, the base image (debootstrap when missing). The API
-# service that ci/setup-podman.sh also starts is not needed here: stop it if we started it.
+# podman, runc and its configuration: ci/setup-podman.sh when missing (it also starts the API
+# service, which this test does not need: stopped again at the end if it was started here).
+# Then the base image (debootstrap when missing).
 service_pid_file=/run/coldgate-podman/service.pid
 before=$(cat "$service_pid_file" 2>/dev/null || true)
-bash ci/setup-podman.sh >/dev/null
-after=$(cat "$service_pid_file" 2>/dev/null || true)
+after=$before
+if ! command -v podman >/dev/null || [[ ! -e /etc/containers/containers.conf ]]; then
+  bash ci/setup-podman.sh >/dev/null
+  after=$(cat "$service_pid_file" 2>/dev/null || true)
+fi
+bash ci/base-image.sh >&2
 
 work=$(mktemp -d /var/tmp/coldgate-docker-test.XXXXXX)
 cleanup() {
