@@ -303,13 +303,23 @@ Outcome run_ab(const Options& options) {
   build(head, out / "ab" / "head-build.log", progress);
   if (measure_base) {
     base.worktree = std::make_unique<Worktree>(repo, out / "ab" / "base", commits.base);
-    base.config = side_config(base.worktree->path() / rel, head_text, base);
-    build(base, out / "ab" / "base-build.log", progress);
+    std::error_code ec;
+    if (options.allow_no_baseline && !fs::exists(base.worktree->path() / rel, ec)) {
+      // The pull request that adds coldgate: its base has nothing to measure.
+      outcome.note = fmt::format("no baseline: base {} has no {} (--allow-no-baseline: head runs alone)",
+                                 short_sha(commits.base), rel.string());
+      progress.line(outcome.note);
+      measure_base = false;
+      base.worktree.reset();
+    } else {
+      base.config = side_config(base.worktree->path() / rel, head_text, base);
+      build(base, out / "ab" / "base-build.log", progress);
+    }
   }
 
   measure::Results head_results =
       new_results(config_name, head.config, env, commits.head, commits.head_branch);
-  head_results.git.base = commits.base;
+  if (measure_base || outcome.base) head_results.git.base = commits.base;
   measure::Results base_results =
       new_results(config_name, base.config, env, commits.base, commits.base_branch);
 

@@ -212,6 +212,46 @@ TEST_F(AbTest, AnUnknownBaseFailsWithExit3UnlessNoBaselineIsAllowed) {
             std::string::npos);
 }
 
+// The pull request that adds coldgate: its base commit has no config. With
+// --allow-no-baseline head is measured alone (what the GitHub action passes); without it the
+// base cannot be measured (head's config re-rooted there finds no stage.sql): exit 3.
+TEST_F(AbTest, ABaseWithoutTheConfigRunsHeadAloneWhenNoBaselineIsAllowed) {
+  TempDir repo;
+  repo.write("README", "before coldgate\n");
+  run_git(repo.path(), {"init", "-q"});
+  run_git(repo.path(), {"add", "-A"});
+  run_git(repo.path(), {"commit", "-q", "-m", "before coldgate"});
+  const std::string before = run_git(repo.path(), {"rev-parse", "HEAD"});
+  run_git(repo.path(), {"checkout", "-q", "-b", "adds-coldgate"});
+  repo.write("coldgate.yaml",
+             "version: 1\n"
+             "database: { provider: local }\n"
+             "defaults: { runs: 1, warm: 0 }\n"
+             "stages: [ { name: load, sql: stage.sql } ]\n");
+  repo.write("stage.sql", "SELECT 1;\n");
+  repo.write(".gitignore", "coldgate-out/\n");
+  run_git(repo.path(), {"add", "-A"});
+  run_git(repo.path(), {"commit", "-q", "-m", "adds coldgate"});
+  std::vector<std::string> env = {"CI=", "GITHUB_ACTIONS=", "GITHUB_BASE_REF="};
+
+  auto strict = run_coldgate({"ab", "--base", "base"}, repo.path(), "", env);
+  EXPECT_EQ(strict.exit_code, 3) << strict.out << strict.err;
+
+  auto alone = run_coldgate({"ab", "--base", "base", "--allow-no-baseline"}, repo.path(), "", env);
+  ASSERT_EQ(alone.exit_code, 0) << alone.out << alone.err;
+  EXPECT_NE(alone.err.find("no baseline: base " + before.substr(0, 12) +
+                           " has no coldgate.yaml (--allow-no-baseline: head runs alone)"),
+            std::string::npos)
+      << alone.err;
+  measure::Results r = report::from_json(slurp(repo / "coldgate-out/results.json"), "results.json");
+  EXPECT_FALSE(r.gate);
+  EXPECT_TRUE(r.git.base.empty()) << r.git.base;
+  ASSERT_EQ(r.stages.size(), 1u);
+  EXPECT_FALSE(r.stages[0].failed()) << r.stages[0].error;
+  EXPECT_EQ(run_git(repo.path(), {"worktree", "list", "--porcelain"}).find("coldgate-out"),
+            std::string::npos);
+}
+
 TEST_F(AbTest, TheBaseDefaultsToGithubBaseRefPreferringOrigin) {
   ScopedEnv gitlab("CI_MERGE_REQUEST_TARGET_BRANCH_NAME", nullptr);
   {
