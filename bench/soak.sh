@@ -3,7 +3,10 @@
 # compared against the first run's results.json. Nothing changes between runs, so the gate must
 # report zero regressions; after every run no postgres / coldgate / probe process, no temp folder
 # and no container of the run may remain; the orchestrator's open file descriptors (sampled every
-# 100 ms from /proc/<pid>/fd while it runs) must not grow from run to run.
+# 100 ms from /proc/<pid>/fd while it runs) must not grow from run to run: a leak raises every
+# later run's counts, while a sample that catches a child's pipes for a moment does not, so
+# the second half of the runs is compared with the first (highest minimum and highest maximum
+# of each half; a leak of one descriptor per run shows as +N/2).
 #
 # Usage: bench/soak.sh [N=50] [COLDGATE_BINARY=build/coldgate]     (needs jq)
 # The binary is copied first, so rebuilding during a soak does not change what is measured.
@@ -52,7 +55,8 @@ leftover_containers() {
 
 echo "machine: $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg); commit $(git rev-parse --short HEAD 2>/dev/null || echo none)"
 echo "runs: $N; binary copied from $SRC_BIN"
-failures=0 regressions=0 leaks=0 fd_first_max="" fd_growth=0 done_runs=0
+failures=0 regressions=0 leaks=0 fd_growth=0 done_runs=0
+fd_mins=() fd_maxes=()
 started=$SECONDS
 for ((i = 1; i <= N; i++)); do
   out=$WORK/run$i
@@ -93,19 +97,24 @@ for ((i = 1; i <= N; i++)); do
     problems+=("leak: processes [$procs] temp [$dirs] containers [$containers]")
     leaks=$((leaks + 1))
   fi
-  if [[ -z $fd_first_max ]]; then
-    fd_first_max=$fd_max
-  elif [[ -n $fd_max && $fd_max -gt $fd_first_max ]]; then
-    problems+=("fd max $fd_max > run 1's $fd_first_max")
-    fd_growth=$((fd_growth + 1))
-  fi
+  fd_mins+=("${fd_min:-0}")
+  fd_maxes+=("${fd_max:-0}")
   done_runs=$i
   printf 'run %d: exit %d, %d s, fds %s..%s, %s\n' "$i" "$rc" $((SECONDS - t0)) "${fd_min:-?}" \
     "${fd_max:-?}" "${problems[*]:-ok}"
   # Keep the first run (the baseline) and the last one's output only.
   [[ $i -gt 2 ]] && rm -rf "$WORK/run$((i - 1))" "$WORK/run$((i - 1))".*
 done
+# fd trend: highest minimum and highest maximum of the first half vs the second half.
+highest() { printf '%s\n' "$@" | sort -n | tail -1; }
+h=$(((done_runs + 1) / 2))
+fd_trend="n/a"
+if ((done_runs >= 2)); then
+  first_min=$(highest "${fd_mins[@]:0:h}") first_max=$(highest "${fd_maxes[@]:0:h}")
+  second_min=$(highest "${fd_mins[@]:h}") second_max=$(highest "${fd_maxes[@]:h}")
+  fd_trend="runs 1-$h: min ≤ $first_min, max ≤ $first_max; runs $((h + 1))-$done_runs: min ≤ $second_min, max ≤ $second_max"
+  ((second_min > first_min || second_max > first_max)) && fd_growth=1
+fi
 echo "summary: $done_runs runs in $((SECONDS - started)) s; failed runs $failures; runs with a" \
-  "false regression $regressions; runs with leaks $leaks; runs with fd growth $fd_growth" \
-  "(run 1 max $fd_first_max)"
+  "false regression $regressions; runs with leaks $leaks; fd growth $fd_growth ($fd_trend)"
 [[ $failures -eq 0 && $regressions -eq 0 && $leaks -eq 0 && $fd_growth -eq 0 ]]
