@@ -56,6 +56,17 @@ std::size_t longest_backtick_run(std::string_view text) {
   return longest;
 }
 
+// The entity of a character that HTML and XML text both escape (& < > "), else null.
+const char* markup_entity(char c) {
+  switch (c) {
+    case '&': return "&amp;";
+    case '<': return "&lt;";
+    case '>': return "&gt;";
+    case '"': return "&quot;";
+    default: return nullptr;
+  }
+}
+
 }  // namespace
 
 std::string valid_utf8(std::string_view text) {
@@ -169,22 +180,11 @@ std::string html_text(std::string_view text) {
   std::string s = one_line(text);
   std::string out;
   for (std::size_t i = 0; i < s.size(); ++i) {
-    switch (s[i]) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += s[i];
-        if (starts_mention(s, i)) out += k_zero_width_space;
+    if (const char* e = markup_entity(s[i])) {
+      out += e;
+    } else {
+      out += s[i];
+      if (starts_mention(s, i)) out += k_zero_width_space;
     }
   }
   return out;
@@ -195,19 +195,11 @@ std::string xml_text(std::string_view text, bool attribute) {
   std::string out;
   out.reserve(s.size());
   for (char c : s) {
+    if (const char* e = markup_entity(c)) {
+      out += e;
+      continue;
+    }
     switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
       case '\'':
         out += "&apos;";
         break;
