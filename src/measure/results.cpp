@@ -19,6 +19,25 @@ const Metric* StageResult::find(std::string_view name) const {
   return nullptr;
 }
 
+std::string_view to_string(BaseSource source) {
+  switch (source) {
+    case BaseSource::interleaved:
+      return "interleaved";
+    case BaseSource::cache:
+      return "cache";
+    case BaseSource::file:
+      break;
+  }
+  return "file";
+}
+
+std::optional<BaseSource> base_source_from(std::string_view text) {
+  for (BaseSource s : {BaseSource::file, BaseSource::interleaved, BaseSource::cache}) {
+    if (to_string(s) == text) return s;
+  }
+  return std::nullopt;
+}
+
 double median(std::vector<double> samples) {
   if (samples.empty()) return 0;
   auto mid = samples.begin() + static_cast<std::ptrdiff_t>(samples.size() / 2);

@@ -97,6 +97,9 @@ struct GitInfo {
   std::string commit;  // "" when not in a git checkout
   std::string branch;
   std::string base;    // baseline commit when known
+  /// Uncommitted changes of the checkout when the measured commit is its HEAD, as `git status
+  /// --porcelain` lines ("M sql/load.sql", "?? new.sql"); empty: clean, or not measured there.
+  std::vector<std::string> dirty;
 };
 
 /// A finding from the EXPLAIN data and the catalog, with a concrete suggestion
@@ -121,6 +124,17 @@ struct MetricVerdict {
   std::string reason;                 // why, e.g. "10.4× ≥ max_ratio 10, +812 ms ≥ min_delta 20 ms, ranges apart"
 };
 
+/// Where the gate's base results came from: a results file given with --baseline; measured in
+/// this run interleaved with head (`ab`); or ab's result cache, measured by an earlier run and
+/// so not interleaved with head (maybe on another runner, on another day).
+enum class BaseSource { file, interleaved, cache };
+
+/// "file" | "interleaved" | "cache": results.json's gate.base_source.
+std::string_view to_string(BaseSource source);
+
+/// The BaseSource named `text`; nullopt for any other text.
+std::optional<BaseSource> base_source_from(std::string_view text);
+
 /// The gate's outcome for one run against a baseline.
 struct GateResult {
   std::string baseline;              // the baseline results file as given
@@ -130,6 +144,9 @@ struct GateResult {
   std::vector<MetricVerdict> metrics;
   std::vector<std::string> stages_new;      // in head only
   std::vector<std::string> stages_removed;  // in the baseline only
+  BaseSource base_source = BaseSource::file;
+  std::string base_measured_at;      // the base results' finished_at (UTC, RFC 3339)
+  std::string base_host;             // environment.host of the base results
 };
 
 /// Everything `coldgate run` measured: written as results.json (schema coldgate-results/1).
@@ -146,6 +163,12 @@ struct Results {
   std::vector<std::string> obsolete_snapshots;  // snapshot files no stage claims
   std::vector<Diagnosis> diagnoses;             // findings with suggestions (gate/diagnose)
   std::optional<GateResult> gate;               // verdicts against a baseline, when one was given
+  /// Why nothing was compared although a comparison was asked for (`ab` without a usable base:
+  /// "base origin/main not found: …"); "" when a baseline was compared or none was asked for.
+  std::string no_baseline;
+  /// The CI job that made these results ($GITHUB_SERVER_URL/$GITHUB_REPOSITORY/actions/runs/
+  /// $GITHUB_RUN_ID on GitHub Actions, $CI_JOB_URL on GitLab); "" outside CI.
+  std::string ci_run_url;
 };
 
 /// Median of `samples` (mean of the middle two for an even count); 0 for none.

@@ -46,7 +46,10 @@ std::string to_json(const Results& r) {
   doc["finished_at"] = r.finished_at;
   doc["git"] = {{"commit", or_null(r.git.commit)},
                 {"branch", or_null(r.git.branch)},
-                {"base", or_null(r.git.base)}};
+                {"base", or_null(r.git.base)},
+                {"dirty", r.git.dirty}};
+  doc["no_baseline"] = or_null(r.no_baseline);
+  doc["ci_run_url"] = or_null(r.ci_run_url);
   const Environment& e = r.environment;
   ordered_json settings = ordered_json::object();
   for (const auto& [k, v] : e.postgres_settings) settings[k] = v;
@@ -129,6 +132,9 @@ std::string to_json(const Results& r) {
                     {{"commit", or_null(g.base_git.commit)},
                      {"branch", or_null(g.base_git.branch)},
                      {"base", or_null(g.base_git.base)}}},
+                   {"base_source", to_string(g.base_source)},
+                   {"base_measured_at", or_null(g.base_measured_at)},
+                   {"base_host", or_null(g.base_host)},
                    {"environment_differences", g.environment_differences},
                    {"stages_new", g.stages_new},
                    {"stages_removed", g.stages_removed},
@@ -154,7 +160,10 @@ Results from_json(std::string_view text, const std::string& source) {
     r.started_at = str(doc, "started_at");
     r.finished_at = str(doc, "finished_at");
     const auto& g = doc.at("git");
-    r.git = {str(g, "commit"), str(g, "branch"), str(g, "base")};
+    r.git = {str(g, "commit"), str(g, "branch"), str(g, "base"), {}};
+    if (g.contains("dirty")) r.git.dirty = g.at("dirty").get<std::vector<std::string>>();
+    r.no_baseline = str(doc, "no_baseline");
+    r.ci_run_url = str(doc, "ci_run_url");
     const auto& e = doc.at("environment");
     r.environment.host = str(e, "host");
     r.environment.cpus = e.at("cpus").get<int>();
@@ -253,7 +262,17 @@ Results from_json(std::string_view text, const std::string& source) {
       GateResult x;
       x.baseline = g.at("baseline").get<std::string>();
       const auto& bg = g.at("base_git");
-      x.base_git = {str(bg, "commit"), str(bg, "branch"), str(bg, "base")};
+      x.base_git = {str(bg, "commit"), str(bg, "branch"), str(bg, "base"), {}};
+      if (std::string named = str(g, "base_source"); !named.empty()) {
+        auto parsed = base_source_from(named);
+        if (!parsed) {
+          throw usage_error(source, fmt::format("gate.base_source is \"{}\" (expected file, "
+                                                     "interleaved or cache)", named));
+        }
+        x.base_source = *parsed;
+      }
+      x.base_measured_at = str(g, "base_measured_at");
+      x.base_host = str(g, "base_host");
       x.environment_differences = g.at("environment_differences").get<std::vector<std::string>>();
       x.stages_new = g.at("stages_new").get<std::vector<std::string>>();
       x.stages_removed = g.at("stages_removed").get<std::vector<std::string>>();

@@ -28,7 +28,7 @@ void common(Results& r, const std::string& title) {
   r.finished_at = "2024-05-01T10:01:05Z";
   r.config = "coldgate.yaml";
   r.title = title;
-  r.git = {"5d6e7f8a9b0c1d2e3f405162738495a6b7c8d9e0", "feature/faster-load", ""};
+  r.git = {"5d6e7f8a9b0c1d2e3f405162738495a6b7c8d9e0", "feature/faster-load", "", {}};
   r.environment.host = "ci-runner-1";
   r.environment.cpus = 2;
   r.environment.cpu_model = "AMD EPYC 7B13";
@@ -132,7 +132,7 @@ Results no_baseline() {
 Results baseline_base() {
   Results r;
   common(r, "Start-up");
-  r.git = {"1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d", "main", ""};
+  r.git = {"1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d", "main", "", {}};
   r.environment.postgres_version = "15.8";
   r.environment.postgres_version_num = 150008;
   r.stages.push_back(jit_stage(1));
@@ -150,7 +150,7 @@ Results baseline() {
   r.stages.push_back(command_stage("new-stage", 80));
   GateResult g;
   g.baseline = "baseline/results.json";
-  g.base_git = {"1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d", "main", ""};
+  g.base_git = {"1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d", "main", "", {}};
   g.environment_differences = {"postgres_version: 15.8 → 16.4"};
   g.metrics = {
       verdict("config-load-jit", "wall_ms", "ms", "faster", 2400, 720),
@@ -194,7 +194,7 @@ Results hostile() {
                          {}});
   GateResult g;
   g.baseline = "base|line.json";
-  g.base_git = {"<script>", "@main", ""};
+  g.base_git = {"<script>", "@main", "", {}};
   g.environment_differences = {"cpu_model: <b>A</b> → @B | C"};
   g.metrics = {verdict(evil, "wall_ms", "ms", "regression", 1, 12, "@someone said <so>"),
                verdict(evil, "weird|metric", "ms", "slower", 1, 3)};

@@ -18,7 +18,7 @@ Results sample() {
   r.finished_at = "2026-11-30T01:00:09Z";
   r.config = "config/demo.yaml";
   r.title = "Start-up";
-  r.git = {"0123abcd", "feature-1", ""};
+  r.git = {"0123abcd", "feature-1", "", {}};
   r.environment = {"vm", 2, "AMD EPYC", "Linux 6.1", "Debian GNU/Linux 12 (bookworm)", "local",
                    "15.8", 150008, {{"jit", "on"}, {"shared_buffers", "128MB"}}};
   r.setup = {{"sql", "sql demo/schema.sql", 812.5}};
