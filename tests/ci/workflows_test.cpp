@@ -96,7 +96,7 @@ TEST(CiFiles, EveryYamlFileUnderCiParses) {
   std::vector<std::string> names;
   for (const auto& f : files) names.push_back(fs::relative(f, source_dir()).string());
   EXPECT_EQ(names, (std::vector<std::string>{"ci/github/action.yml", "ci/github/coldgate-comment.yml",
-                                             "ci/github/coldgate.yml",
+                                             "ci/github/coldgate-record.yml", "ci/github/coldgate.yml",
                                              "ci/gitlab/coldgate.gitlab-ci.yml"}));
   for (const auto& f : files) {
     SCOPED_TRACE(f.string());
@@ -110,7 +110,7 @@ TEST(GithubAction, InputsAreTheDocumentedOnesAndEveryOneIsUsedAndDefined) {
   YAML::Node action = load("ci/github/action.yml");
   ASSERT_EQ(action["runs"]["using"].as<std::string>(), "composite");
   std::set<std::string> defined = keys(action["inputs"]);
-  for (const char* required : {"config", "base", "mode", "comment"}) {
+  for (const char* required : {"config", "base", "mode", "comment", "allow-no-baseline", "cache", "token"}) {
     EXPECT_TRUE(defined.count(required)) << "input " << required << " is missing";
   }
   for (const auto& kv : action["inputs"]) {
@@ -168,6 +168,20 @@ TEST(GithubAction, MeasuresWithAbOrRunAndUploadsWhatTheCommentWorkflowDownloads)
   EXPECT_NE(run_scripts.find("ci/setup.sh"), std::string::npos);
   EXPECT_NE(run_scripts.find("ci/build.sh\" release"), std::string::npos);
   EXPECT_EQ(artifact, "coldgate-out");
+  // GitHub runs `bash -eo pipefail`: coldgate's exit code is captured, not left to end the step.
+  EXPECT_NE(run_scripts.find("coldgate \"${args[@]}\" || code=$?"), std::string::npos);
+  EXPECT_NE(run_scripts.find("echo \"exit-code=$code\" >> \"$GITHUB_OUTPUT\""), std::string::npos);
+  EXPECT_NE(run_scripts.find("args=(ab --record "), std::string::npos);
+  EXPECT_NE(run_scripts.find("--head \"$HEAD_SHA\""), std::string::npos);
+  EXPECT_NE(run_scripts.find("git config --global --add safe.directory \"$GITHUB_WORKSPACE\""),
+            std::string::npos);
+  EXPECT_EQ(run_scripts.find("safe.directory '*'"), std::string::npos);
+  EXPECT_EQ(run_scripts.find("safe.directory \"*\""), std::string::npos);
+  // --allow-no-baseline only when the input says so.
+  EXPECT_NE(run_scripts.find("if [[ \"$ALLOW_NO_BASELINE\" == true ]]; then args+=(--allow-no-baseline); fi"),
+            std::string::npos);
+  EXPECT_EQ(action["inputs"]["allow-no-baseline"]["default"].as<std::string>(), "false");
+  EXPECT_EQ(action["inputs"]["cache"]["default"].as<std::string>(), "true");
 
   YAML::Node comment = load("ci/github/coldgate-comment.yml");
   std::string downloaded;
@@ -230,6 +244,30 @@ TEST(GithubWorkflow, CommentWorkflowFollowsTheMeasuringOneByNameAndRunsNoPullReq
   }
   EXPECT_NE(scripts.find("pr=$(cat coldgate-out/pr-number)"), std::string::npos);
   EXPECT_NE(scripts.find("coldgate comment --out coldgate-out --pr \"$pr\""), std::string::npos);
+}
+
+TEST(GithubWorkflow, RecordRecipeRunsOnEveryBranchPushInModeRecord) {
+  YAML::Node wf = load("ci/github/coldgate-record.yml");
+  ASSERT_TRUE(wf["on"]["push"]);
+  EXPECT_EQ(wf["on"]["push"]["branches"].as<std::vector<std::string>>(), std::vector<std::string>{"**"});
+  EXPECT_FALSE(wf["on"]["pull_request"]) << "record runs in the branch's cache scope, not a pull request's";
+  int actions = 0;
+  std::set<std::string> inputs = keys(load("ci/github/action.yml")["inputs"]);
+  for (const auto& job : wf["jobs"]) {
+    for (const auto& step : job.second["steps"]) {
+      if (step["uses"].as<std::string>("").find("/ci/github@") == std::string::npos) continue;
+      ++actions;
+      EXPECT_EQ(step["with"]["mode"].as<std::string>(""), "record");
+      for (const auto& kv : step["with"]) EXPECT_TRUE(inputs.count(kv.first.Scalar())) << kv.first;
+    }
+  }
+  EXPECT_EQ(actions, 1);
+  // The same runner as the measuring workflow: the cache serves only a like environment.
+  YAML::Node measuring = load("ci/github/coldgate.yml");
+  YAML::Node a = measuring["jobs"].begin()->second;
+  YAML::Node b = wf["jobs"].begin()->second;
+  EXPECT_EQ(a["runs-on"].as<std::string>(), b["runs-on"].as<std::string>());
+  EXPECT_EQ(a["container"].as<std::string>(""), b["container"].as<std::string>(""));
 }
 
 TEST(GitlabJob, RunsOnMergeRequestsWithFullHistoryAndKeepsTheReport) {
