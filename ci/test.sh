@@ -8,7 +8,7 @@ if [[ $(id -u) -ne 0 ]]; then
   exec sudo --preserve-env=CI,PATH bash "$0" "$@"
 fi
 
-bash ci/setup.sh
+bash ci/setup.sh --test
 bash ci/build.sh asan
 
 # podman, the postgres:15 test image and podman's Docker-compatible API for the docker CLI.

@@ -1,0 +1,484 @@
+#!/usr/bin/python3
+"""Replays coldgate's GitHub Action (ci/github/action.yml) and its workflows (coldgate.yml,
+coldgate-comment.yml, coldgate-record.yml) the way GitHub's runner runs them, with the real
+coldgate binary, on temporary git repositories whose origin is a local bare repository, against
+a fake GitHub comments API on 127.0.0.1 (harness/: runner.py, expressions.py, fake_github.py).
+
+  /usr/bin/python3 tests/ci/action_harness.py --coldgate build-dev/coldgate --scenario NAME
+  … --scenario list          the scenarios
+  … --keep                   keep the temporary folder (jobs' logs, workspaces, artifacts)
+  … -v                       print every job's log as it runs
+
+Exit 0 when every check of the scenario holds, 1 when one fails (the failing jobs' logs are
+printed), 2 when the harness cannot replay something.
+"""
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from harness.fake_github import FakeGitHub  # noqa: E402
+from harness.runner import Harness, HarnessError, Job, git, run_workflow_job  # noqa: E402
+
+SOURCE_DIR = Path(__file__).resolve().parents[2]
+
+# The project under test: one timed stage (pg_sleep) and one with a snapshot. Gated on the
+# query's own time, so 20 ms → 400 ms is a 20× regression, far above max_ratio 10 and
+# min_delta 20 ms, whatever else the machine does.
+CONFIG = """\
+version: 1
+database: {}
+defaults: { runs: 3, warm: 0 }
+stages:
+  - name: load
+    sql: stage.sql
+  - name: items
+    sql: items.sql
+    decode: json
+    snapshot: { path: snapshots/items.json }
+gate: { max_ratio: 10, min_delta: 20ms, metrics: [query_ms] }
+report: { title: shop }
+"""
+FAST = "SELECT pg_sleep(0.02);\n"
+SLOW = "SELECT pg_sleep(0.4);\n"
+ITEMS = ("SELECT json_agg(json_build_object('id', i, 'name', '{word} ' || i) ORDER BY i)\n"
+         "FROM generate_series(1, 3) AS i;\n")
+
+
+class Checks:
+    def __init__(self):
+        self.failed = []
+        self.passed = 0
+        self.jobs_to_show = []
+
+    def check(self, condition, what, detail="", job=None):
+        if condition:
+            self.passed += 1
+            print(f"  ok    {what}", flush=True)
+        else:
+            self.failed.append(what)
+            print(f"  FAIL  {what}" + (f"\n        {detail}" if detail else ""), flush=True)
+            if job is not None and job not in self.jobs_to_show:
+                self.jobs_to_show.append(job)
+
+
+def verdict_line(body):
+    """The first line under the report's title: what the reader sees first."""
+    for line in body.splitlines():
+        if line.startswith("<!--") or line.startswith("## ") or not line.strip():
+            continue
+        return line
+    return ""
+
+
+class Scenario:
+    def __init__(self, harness, checks):
+        self.h = harness
+        self.c = checks
+        self.api = harness.api
+        self.origin = harness.origin
+        self.pulls = {}
+
+    # -- the repository --
+
+    def main(self):
+        snapshot = subprocess.run(
+            [str(self.h.coldgate), "canon", "-"], check=True, stdout=subprocess.PIPE, text=True,
+            input=json.dumps([{"id": i, "name": f"item {i}"} for i in (1, 2, 3)])).stdout
+        return self.origin.commit("main", {
+            "coldgate.yaml": CONFIG, "stage.sql": FAST, "items.sql": ITEMS.format(word="item"),
+            "snapshots/items.json": snapshot, "README.md": "# shop\n",
+        }, "shop: a stage and a snapshot")
+
+    def branch(self, name, files, message, parent="main"):
+        return self.origin.commit(name, files, message, parent=parent)
+
+    def pull_request(self, number, head, base, fork=False):
+        pr = self.origin.open_pull_request(number, head, base)
+        pr["fork"] = fork
+        self.pulls[number] = pr
+        self.api.add_pull(self.h.repository, number, pr["head_sha"], head)
+        return pr
+
+    # -- jobs --
+
+    def pr_event(self, pr):
+        repo = self.h.repository
+        head_repo = "contributor/shop" if pr["fork"] else repo
+        return {
+            "action": "synchronize", "number": pr["number"],
+            "pull_request": {
+                "number": pr["number"], "state": "open",
+                "head": {"sha": pr["head_sha"], "ref": pr["head"],
+                         "repo": {"full_name": head_repo, "fork": pr["fork"]}},
+                "base": {"sha": pr["base_sha"], "ref": pr["base"],
+                         "repo": {"full_name": repo, "fork": False}},
+            },
+            "repository": {"full_name": repo, "default_branch": "main"},
+        }
+
+    def pr_job(self, pr, label, inputs=None, checkout=None, after_checkout=None):
+        job = Job(self.h, label, event_name="pull_request", event=self.pr_event(pr),
+                  ref=f"refs/pull/{pr['number']}/merge", sha=pr["merge_sha"], base_ref=pr["base"],
+                  head_ref=pr["head"])
+        return self._run(job, "coldgate.yml", "coldgate", inputs, checkout, after_checkout)
+
+    def push_job(self, branch, label):
+        sha = self.origin.tip(branch)
+        event = {"ref": f"refs/heads/{branch}", "after": sha,
+                 "repository": {"full_name": self.h.repository, "default_branch": "main"}}
+        job = Job(self.h, label, event_name="push", event=event, ref=f"refs/heads/{branch}", sha=sha,
+                  workflow_name="coldgate record", job_id="record")
+        return self._run(job, "coldgate-record.yml", "record", {"config": "coldgate.yaml"})
+
+    def comment_job(self, measuring, pr, label):
+        """The fork-safe half: coldgate-comment.yml on the workflow_run event of `measuring`."""
+        event = {"action": "completed", "workflow_run": {
+            "id": measuring.run_id, "name": "coldgate", "event": "pull_request",
+            "conclusion": measuring.conclusion, "head_sha": pr["head_sha"], "head_branch": pr["head"]},
+            "repository": {"full_name": self.h.repository, "default_branch": "main"}}
+        job = Job(self.h, label, event_name="workflow_run", event=event, ref="refs/heads/main",
+                  sha=self.origin.tip("main"), workflow_name="coldgate comment", job_id="comment")
+        return self._run(job, "coldgate-comment.yml", "comment")
+
+    def _run(self, job, workflow, job_id, inputs=None, checkout=None, after_checkout=None):
+        print(f"• {job.name}: {workflow} on {job.event_name} {job.ref}", flush=True)
+        job.api_mark = len(self.api.requests)
+        started = time.monotonic()
+        try:
+            run_workflow_job(self.h, workflow, job_id, job, action_inputs=inputs, checkout=checkout,
+                             after_checkout=after_checkout)
+        except Exception:
+            print("\n".join(job.log_lines[-60:]))
+            raise
+        job.seconds = time.monotonic() - started
+        print(f"  ({job.seconds:.1f} s: job {job.conclusion}, exit {job.exit_code})", flush=True)
+        return job
+
+    # -- what a job left --
+
+    def writes(self, job):
+        return [(m, status) for m, _, status in self.api.requests[job.api_mark:] if m in ("POST", "PATCH")]
+
+    def output(self, job, name="exit-code"):
+        return job.action_runs[-1]["outputs"].get(name) if job.action_runs else None
+
+    def artifact(self, job):
+        return self.h.artifacts.folder(job.run_id, "coldgate-out")
+
+    def step(self, job, name):
+        for run in job.action_runs:
+            for result in run["steps"].values():
+                if result.name == name:
+                    return result
+        return None
+
+    def comment_of(self, pr):
+        comments = [c for c in self.api.comments_of(self.h.repository, pr["number"])
+                    if c["body"].startswith("<!-- coldgate:report:")]
+        return comments
+
+    # -- the checks every pull request job gets --
+
+    def expect(self, job, pr, *, exit_code, writes, verdict, contains=(), not_contains=()):
+        c = self.c
+        name = job.name
+        c.check(job.exit_code == exit_code, f"{name}: the job fails with coldgate's exit code {exit_code}"
+                if exit_code else f"{name}: the job passes",
+                f"job {job.conclusion}, exit {job.exit_code}, first failed step {job.first_failure}", job)
+        c.check(self.output(job) == str(exit_code), f"{name}: output exit-code is {exit_code}",
+                f"got {self.output(job)!r}", job)
+        got = self.writes(job)
+        c.check(got == writes, f"{name}: comment requests {writes or 'none'}", f"got {got}", job)
+        pr_number = self.artifact(job) / "pr-number"
+        c.check(pr_number.is_file() and pr_number.read_text().strip() == str(pr["number"]),
+                f"{name}: the artifact has pr-number {pr['number']}",
+                pr_number.read_text() if pr_number.is_file() else "no pr-number in the artifact", job)
+        results = self.artifact(job) / "results.json"
+        if results.is_file():
+            commit = json.loads(results.read_text()).get("git", {}).get("commit")
+            c.check(commit == pr["head_sha"], f"{name}: head is the pull request's head commit, not the merge commit",
+                    f"results.json names {commit}, head {pr['head_sha']}, merge {pr['merge_sha']}", job)
+        if verdict is None:
+            return None
+        comments = self.comment_of(pr)
+        c.check(len(comments) == 1, f"{name}: the pull request has one coldgate comment",
+                f"{len(comments)} comments", job)
+        if not comments:
+            return None
+        body = comments[-1]["body"]
+        first = verdict_line(body)
+        c.check(first.startswith(verdict), f"{name}: the comment's first line is {verdict}…", f"got {first!r}", job)
+        c.check(f"head `{pr['head_sha'][:7]}`" in body, f"{name}: the comment names head {pr['head_sha'][:7]}",
+                "no such commit line in the report", job)
+        c.check(f"`{pr['head']}`" in body, f"{name}: the comment names the head branch {pr['head']}",
+                next((ln for ln in body.splitlines() if ln.startswith("- Commits")), "no Commits line"), job)
+        c.check(pr["merge_sha"][:7] not in body, f"{name}: the merge commit is not named", "", job)
+        for text in contains:
+            c.check(text in body, f"{name}: the comment says {text!r}", "", job)
+        for text in not_contains:
+            c.check(text not in body, f"{name}: the comment does not say {text!r}", "", job)
+        return body
+
+
+# --- the scenarios ---------------------------------------------------------------------------------
+
+
+def scenario_pass(s):
+    s.main()
+    s.branch("feature-docs", {"README.md": "# shop\n\nA shop.\n"}, "docs: say what it is")
+    pr = s.pull_request(1, "feature-docs", "main")
+    job = s.pr_job(pr, "pass", inputs={"comment": "always"})
+    s.expect(job, pr, exit_code=0, writes=[("POST", 201)], verdict="✅ **passed")
+    s.c.check("passed" in job.summary, "pass: the job summary has the report", job=job)
+    # A second push to the same pull request: the same comment is updated.
+    s.branch("feature-docs", {"README.md": "# shop\n\nA small shop.\n"}, "docs: small", parent="feature-docs")
+    pr = s.pull_request(1, "feature-docs", "main")
+    job = s.pr_job(pr, "pass, second push", inputs={"comment": "always"})
+    s.expect(job, pr, exit_code=0, writes=[("PATCH", 200)], verdict="✅ **passed")
+
+
+def scenario_regression(s):
+    s.main()
+    s.branch("feature-slow", {"stage.sql": SLOW}, "load: 20x slower")
+    pr = s.pull_request(1, "feature-slow", "main")
+    job = s.pr_job(pr, "regression")  # the workflow's comment: on-change
+    s.expect(job, pr, exit_code=1, writes=[("POST", 201)], verdict="❌ **failed",
+             contains=["regression (load query_ms"])
+    s.c.check("base: cold run" in job.text(), "regression: base and head measured interleaved", job=job)
+
+
+def scenario_snapshot(s):
+    s.main()
+    s.branch("feature-rename", {"items.sql": ITEMS.format(word="article")}, "items: articles")
+    pr = s.pull_request(1, "feature-rename", "main")
+    job = s.pr_job(pr, "changed snapshot")
+    s.expect(job, pr, exit_code=1, writes=[("POST", 201)], verdict="❌ **failed",
+             contains=["1 snapshot changed (items)"])
+    candidates = list((s.artifact(job) / "snapshots").rglob("*")) if (s.artifact(job) / "snapshots").is_dir() else []
+    s.c.check(any(p.is_file() for p in candidates), "changed snapshot: the candidate is in the artifact",
+              f"{candidates}", job)
+
+
+def scenario_config_error(s):
+    s.main()
+    s.branch("feature-typo", {"coldgate.yaml": CONFIG.replace("runs: 3", "runz: 3")}, "config: a typo")
+    pr = s.pull_request(1, "feature-typo", "main")
+    job = s.pr_job(pr, "config error")
+    s.expect(job, pr, exit_code=2, writes=[], verdict=None)
+    s.c.check(not s.comment_of(pr), "config error: no comment", job=job)
+    comment = s.step(job, "Comment on the pull request")
+    s.c.check(comment is not None and comment.outcome == "skipped", "config error: the comment step is skipped (no report)",
+              f"{comment and comment.outcome}", job)
+    s.c.check(not (s.artifact(job) / "report.md").exists(), "config error: no report.md", job=job)
+    s.c.check("unknown key 'runz'" in job.text(), "config error: the log has coldgate's message", job=job)
+    s.c.check("usage or config error" in job.text(), "config error: the verdict step says what exit 2 is", job=job)
+
+
+def scenario_shallow(s):
+    s.main()
+    s.branch("feature-slow", {"stage.sql": SLOW}, "load: 20x slower")
+    pr = s.pull_request(1, "feature-slow", "main")
+    # actions/checkout's default: depth 1 of refs/pull/1/merge, no other branch.
+    job = s.pr_job(pr, "shallow", checkout={"fetch-depth": 1})
+    s.expect(job, pr, exit_code=1, writes=[("POST", 201)], verdict="❌ **failed",
+             contains=["regression (load query_ms"])
+    s.c.check("the checkout is shallow" in job.text() and "git fetch --unshallow origin" in job.text(),
+              "shallow: the log says what is fetched", job=job)
+
+
+def scenario_shallow_no_base(s):
+    s.main()
+    s.branch("feature-docs", {"README.md": "# shop\n\nA shop.\n"}, "docs: say what it is")
+    pr = s.pull_request(1, "feature-docs", "main")
+    gone = s.origin.bare.with_name("origin.git.unreachable")
+
+    def origin_unreachable(job):
+        s.origin.bare.rename(gone)  # what was checked out is all there is
+
+    try:
+        checkout = {"fetch-depth": 1, "ref": pr["head_sha"]}
+        job = s.pr_job(pr, "shallow, base unreachable", checkout=checkout, after_checkout=origin_unreachable)
+        gone.rename(s.origin.bare)
+        s.expect(job, pr, exit_code=3, writes=[("POST", 201)], verdict="⚠️ **no baseline")
+        s.c.check(any("git fetch" in w for w in job.warnings()), "shallow, base unreachable: the failed fetch is a warning",
+                  f"{job.warnings()}", job)
+        job = s.pr_job(pr, "shallow, base unreachable, allow-no-baseline", inputs={"allow-no-baseline": True},
+                       checkout=checkout, after_checkout=origin_unreachable)
+        gone.rename(s.origin.bare)
+        s.expect(job, pr, exit_code=0, writes=[("PATCH", 200)], verdict="⚠️ **no baseline")
+    finally:
+        if gone.exists():
+            gone.rename(s.origin.bare)
+
+
+def scenario_fork(s):
+    s.main()
+    s.branch("feature-docs", {"README.md": "# shop\n\nA shop.\n"}, "docs: say what it is")
+    s.branch("feature-slow", {"stage.sql": SLOW}, "load: 20x slower")
+    pr = s.pull_request(1, "feature-docs", "main", fork=True)
+    job = s.pr_job(pr, "fork, passing", inputs={"comment": "always"})
+    s.expect(job, pr, exit_code=0, writes=[("POST", 403)], verdict=None)
+    s.c.check(any("read-only" in w for w in job.warnings()), "fork, passing: a warning says the token is read-only",
+              f"{job.warnings()}", job)
+    s.c.check(not s.comment_of(pr), "fork, passing: nothing was posted", job=job)
+    follow = s.comment_job(job, pr, "fork, passing: comment workflow")
+    s.c.check(follow.exit_code == 0 and s.writes(follow) == [], "fork, passing: the comment workflow posts no new comment "
+              "while the gate passes (on-change)", f"exit {follow.exit_code}, {s.writes(follow)}", follow)
+
+    pr = s.pull_request(2, "feature-slow", "main", fork=True)
+    job = s.pr_job(pr, "fork, regression")
+    s.expect(job, pr, exit_code=1, writes=[("POST", 403)], verdict=None)
+    follow = s.comment_job(job, pr, "fork, regression: comment workflow")
+    s.c.check(follow.exit_code == 0, "fork, regression: the comment workflow passes", f"exit {follow.exit_code}", follow)
+    s.c.check(s.writes(follow) == [("POST", 201)], "fork, regression: the comment workflow posts the report",
+              f"{s.writes(follow)}", follow)
+    comments = s.comment_of(pr)
+    first = verdict_line(comments[0]["body"]) if comments else ""
+    s.c.check(first.startswith("❌ **failed") and "regression" in first,
+              "fork, regression: the comment's first line is the regression", f"{first!r}", follow)
+    # A forged pr-number (pull request 1) is refused: that pull request's head is another commit.
+    (s.artifact(job) / "pr-number").write_text("1\n")
+    forged = s.comment_job(job, pr, "fork, forged pr-number: comment workflow")
+    s.c.check(forged.exit_code == 0 and s.writes(forged) == [] and not s.comment_of(s.pulls[1]),
+              "fork, forged pr-number: nothing is posted", f"{s.writes(forged)}", forged)
+    s.c.check(any("not commenting" in w for w in forged.warnings()), "fork, forged pr-number: a warning says why",
+              f"{forged.warnings()}", forged)
+
+
+def scenario_ownership(s):
+    s.main()
+    s.branch("feature-slow", {"stage.sql": SLOW}, "load: 20x slower")
+    pr = s.pull_request(1, "feature-slow", "main")
+
+    def runner_user_owns_it(job):
+        # A `container:` job: the runner's user (not root) checked the workspace out.
+        subprocess.run(["chown", "-R", "4242:4242", str(job.workspace)], check=True)
+
+    job = s.pr_job(pr, "container ownership", after_checkout=runner_user_owns_it)
+    s.c.check(job.workspace.stat().st_uid == 4242, "container ownership: the workspace belongs to uid 4242", job=job)
+    s.expect(job, pr, exit_code=1, writes=[("POST", 201)], verdict="❌ **failed",
+             contains=["regression (load query_ms"])
+    safe = git(job.workspace, "config", "--global", "--get-all", "safe.directory",
+               env={"HOME": str(job.home), "PATH": "/usr/bin:/bin"}, check=False).splitlines()
+    s.c.check(safe == [str(job.workspace)], "container ownership: safe.directory is the workspace alone",
+              f"{safe}", job)
+    s.c.check("dubious ownership" not in job.text(), "container ownership: git never refused the workspace", job=job)
+
+
+def scenario_stack(s):
+    s.main()
+    f1 = s.branch("feature-1", {"stage.sql": SLOW}, "feature-1: load 20x slower")
+    f2 = s.branch("feature-2", {"stage.sql": FAST}, "feature-2: load fast again", parent="feature-1")
+    s.branch("feature-3", {"README.md": "# shop\n\nStacked.\n"}, "feature-3: docs", parent="feature-2")
+    # The record recipe on the push of each branch of the stack.
+    for branch in ("feature-1", "feature-2", "feature-3"):
+        sha = s.origin.tip(branch)
+        job = s.push_job(branch, f"record {branch}")
+        s.c.check(job.exit_code == 0 and s.output(job) == "0", f"record {branch}: passes",
+                  f"exit {job.exit_code}, output {s.output(job)!r}", job)
+        s.c.check(s.writes(job) == [], f"record {branch}: comments nothing", f"{s.writes(job)}", job)
+        saved = [e for e in s.h.cache.entries if e["scope"] == f"refs/heads/{branch}" and e["key"].endswith("-" + sha)]
+        s.c.check(len(saved) == 1, f"record {branch}: its results are cached in the branch's scope under its sha",
+                  f"{[(e['scope'], e['key']) for e in s.h.cache.entries]}", job)
+        files = [p.name for e in saved for p in Path(e["dir"]).rglob("*.json")]
+        s.c.check(any(f.startswith(sha + "-") for f in files), f"record {branch}: the entry holds {sha[:7]}'s results",
+                  f"{files}", job)
+
+    pr1 = s.pull_request(1, "feature-1", "main")
+    pr2 = s.pull_request(2, "feature-2", "feature-1")
+    pr3 = s.pull_request(3, "feature-3", "feature-2")
+    job = s.pr_job(pr1, "PR1 feature-1 → main", inputs={"comment": "always"})
+    s.expect(job, pr1, exit_code=1, writes=[("POST", 201)], verdict="❌ **failed",
+             contains=["regression (load query_ms"], not_contains=["base from cache"])
+    s.c.check("base: cold run" in job.text(), "PR1: main (never recorded) is measured interleaved", job=job)
+
+    job = s.pr_job(pr2, "PR2 feature-2 → feature-1", inputs={"comment": "always"})
+    s.expect(job, pr2, exit_code=0, writes=[("POST", 201)], verdict="✅ **passed",
+             contains=["base from cache", "faster"])
+    s.c.check(f"restored from key coldgate-ab-Linux-" in job.text() and f"-{f1} (refs/heads/feature-1)" in job.text(),
+              "PR2: the cache step restores feature-1's recorded entry", job=job)
+    s.c.check("from the cache" in job.text(), "PR2: coldgate says the base came from the cache", job=job)
+    s.c.check("base: cold run" not in job.text(), "PR2: the base is not measured again", job=job)
+
+    job = s.pr_job(pr3, "PR3 feature-3 → feature-2", inputs={"comment": "always"})
+    s.expect(job, pr3, exit_code=0, writes=[("POST", 201)], verdict="✅ **passed", contains=["base from cache"])
+    s.c.check(f"-{f2} (refs/heads/feature-2)" in job.text() and "base: cold run" not in job.text(),
+              "PR3: the base comes from feature-2's recorded entry", job=job)
+
+
+SCENARIOS = {
+    "pass": scenario_pass,
+    "regression": scenario_regression,
+    "snapshot": scenario_snapshot,
+    "config-error": scenario_config_error,
+    "shallow": scenario_shallow,
+    "shallow-no-base": scenario_shallow_no_base,
+    "fork": scenario_fork,
+    "ownership": scenario_ownership,
+    "stack": scenario_stack,
+}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--coldgate", help="the built coldgate binary")
+    parser.add_argument("--scenario", required=True, help="a scenario, or 'list'")
+    parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
+    parser.add_argument("-v", "--verbose", action="store_true")
+    args = parser.parse_args()
+    if args.scenario == "list":
+        print("\n".join(SCENARIOS))
+        return 0
+    if args.scenario not in SCENARIOS:
+        print(f"action_harness: no scenario {args.scenario!r} ({', '.join(SCENARIOS)})", file=sys.stderr)
+        return 2
+    if not args.coldgate or not os.access(args.coldgate, os.X_OK):
+        print(f"action_harness: --coldgate {args.coldgate!r} is not an executable", file=sys.stderr)
+        return 2
+    root = Path(tempfile.mkdtemp(prefix=f"coldgate-action-{args.scenario}-"))
+    os.chmod(root, 0o755)  # the local provider's server account walks through it
+    api = FakeGitHub()
+    checks = Checks()
+    started = time.monotonic()
+    code = 0
+    try:
+        harness = Harness(root, SOURCE_DIR, Path(args.coldgate).resolve(), api, verbose=args.verbose)
+        print(f"scenario {args.scenario} in {root}", flush=True)
+        SCENARIOS[args.scenario](Scenario(harness, checks))
+    except HarnessError as e:
+        print(f"action_harness: cannot replay: {e}", file=sys.stderr)
+        code = 2
+    except Exception:
+        traceback.print_exc()
+        code = 2
+    finally:
+        api.close()
+    for job in checks.jobs_to_show:
+        print(f"\n──── log of job {job.name!r} (run {job.run_id}) ────")
+        print(job.text())
+    elapsed = time.monotonic() - started
+    print(f"\nscenario {args.scenario}: {checks.passed} passed, {len(checks.failed)} failed ({elapsed:.0f} s)")
+    for what in checks.failed:
+        print(f"  failed: {what}")
+    if args.keep:
+        print(f"kept {root}")
+    else:
+        subprocess.run(["rm", "-rf", str(root)])
+    if code:
+        return code
+    return 1 if checks.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
