@@ -17,6 +17,8 @@
 #include "setup/setup.hpp"
 #include "util/fs.hpp"
 #include "util/process.hpp"
+#include "util/secrets.hpp"
+#include "db/cluster_registry.hpp"
 
 namespace coldgate::ab {
 namespace fs = std::filesystem;
@@ -216,6 +218,39 @@ void strip_worktree(measure::Results& r, const fs::path& worktree) {
   }
 }
 
+// The commits to measure, checked: a base that was named but cannot be had leaves
+// commits.base empty with base_error saying why (head is then measured alone and reported);
+// no base named at all is an error unless allow_no_baseline.
+Commits commits_to_measure(const fs::path& dir, const Options& options, const fs::path& out) {
+  BaseRequest refs = options.refs;
+  refs.allow_missing_base = true;
+  refs.want_base = !options.record;
+  Commits commits = resolve_commits(dir, refs);
+  if (refs.want_base && commits.base.empty() && commits.base_source.empty() &&
+      !options.allow_no_baseline) {
+    throw Error(ExitCode::infrastructure, "--base", commits.base_error);
+  }
+  if (!commits.base.empty() && commits.base == commits.head) {
+    throw usage_error("--base", fmt::format("nothing to compare: base and head are both {} (is "
+                                            "the base branch already at head?)",
+                                            commits.head.substr(0, 7)));
+  }
+  if (commits.head_is_checkout && options.ci) {
+    auto dirty = measure::uncommitted_changes(commits.repo, out);
+    if (!dirty.empty()) {
+      std::string list;
+      for (std::size_t i = 0; i < dirty.size() && i < 5; ++i) list += (i ? ", " : "") + dirty[i];
+      if (dirty.size() > 5) list += fmt::format(", … ({} in all)", dirty.size());
+      throw usage_error(commits.repo.string(),
+                        fmt::format("uncommitted changes ({}): coldgate ab measures commits, so "
+                                    "in CI mode the checkout must be clean; commit them, or add "
+                                    "build outputs to .gitignore",
+                                    list));
+    }
+  }
+  return commits;
+}
+
 }  // namespace
 
 Outcome run_ab(const Options& options) {
@@ -229,9 +264,19 @@ Outcome run_ab(const Options& options) {
                         "config file not found; pass -c FILE (a path inside the checkout)");
     }
   }
-  BaseRequest refs = options.refs;
-  refs.allow_missing_base = options.allow_no_baseline;
-  Commits commits = resolve_commits(config_file.parent_path(), refs);
+  if (options.record && !options.use_cache) {
+    throw usage_error("--record", "stores head's results in the cache: it cannot go with --no-cache");
+  }
+  if (options.record && !options.refs.base.empty()) {
+    throw usage_error("--record", "measures head alone: it takes no --base");
+  }
+  // The work folder first: a SIGKILL from here on leaves a marked folder the next run removes.
+  util::TempDir work("coldgate-ab-");
+  db::mark_owner(work.path());
+  db::remove_stale_work_dirs(work.path().parent_path(), "coldgate-ab-");
+
+  const fs::path out = resolved(options.out_dir);
+  Commits commits = commits_to_measure(config_file.parent_path(), options, out);
   const fs::path repo = resolved(commits.repo);
   fs::path rel = config_file.lexically_relative(repo);
   if (rel.empty() || *rel.begin() == "..") {
@@ -239,7 +284,6 @@ Outcome run_ab(const Options& options) {
                       "the config is not inside the git checkout " + repo.string());
   }
 
-  const fs::path out = resolved(options.out_dir);
   const fs::path cache_dir = out / "cache";
   const std::string config_name = util::display_path(options.config);
 
@@ -258,7 +302,9 @@ Outcome run_ab(const Options& options) {
   measure::Progress progress(options.progress, std::cerr,
                              static_cast<int>(head.config.stages.size()));
   progress.line(
-      commits.base.empty()
+      options.record ? fmt::format("head {}: recorded for the cache, nothing compared",
+                                   short_sha(commits.head))
+      : commits.base.empty()
           ? fmt::format("head {} — no baseline: {}", short_sha(commits.head), commits.base_error)
           : fmt::format("base {} (merge-base with {}, from {}) → head {}{}",
                         short_sha(commits.base), commits.base_ref, commits.base_source,
@@ -275,6 +321,7 @@ Outcome run_ab(const Options& options) {
   env.postgres_version = server.version;
   env.postgres_version_num = server.version_num;
   env.postgres_settings = server.settings;
+  util::add_secret(provider->connection_info().password);  // the local/container random one too
   progress.line(
       fmt::format("PostgreSQL {} ({}) ready in {:.1f} s", server.version, provider->name(),
                   std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()));
@@ -296,8 +343,10 @@ Outcome run_ab(const Options& options) {
       measure_base = false;
     }
   }
-  if (commits.base.empty()) {
-    outcome.note = "no baseline: " + commits.base_error;
+  std::string no_baseline;  // why nothing is compared although a base was asked for
+  if (commits.base.empty() && !options.record) {
+    no_baseline = commits.base_error;
+    outcome.note = "no baseline: " + no_baseline;
   }
 
   build(head, out / "ab" / "head-build.log", progress);
@@ -306,8 +355,9 @@ Outcome run_ab(const Options& options) {
     std::error_code ec;
     if (options.allow_no_baseline && !fs::exists(base.worktree->path() / rel, ec)) {
       // The pull request that adds coldgate: its base has nothing to measure.
-      outcome.note = fmt::format("no baseline: base {} has no {} (--allow-no-baseline: head runs alone)",
-                                 short_sha(commits.base), rel.string());
+      no_baseline = fmt::format("base {} has no {} (--allow-no-baseline: head runs alone)",
+                                short_sha(commits.base), rel.string());
+      outcome.note = "no baseline: " + no_baseline;
       progress.line(outcome.note);
       measure_base = false;
       base.worktree.reset();
@@ -320,6 +370,20 @@ Outcome run_ab(const Options& options) {
   measure::Results head_results =
       new_results(config_name, head.config, env, commits.head, commits.head_branch);
   if (measure_base || outcome.base) head_results.git.base = commits.base;
+  head_results.no_baseline = no_baseline;
+  head_results.ci_run_url = measure::ci_run_url();
+  if (commits.head_is_checkout) {
+    // ab measures the commit: edits of the checkout are left out, and the report says so.
+    head_results.git.dirty = measure::uncommitted_changes(repo, out);
+    head_results.git.dirty_measured = false;
+    if (!head_results.git.dirty.empty()) {
+      progress.line(fmt::format("warning: {} uncommitted change{} in the checkout, not measured "
+                                "(ab measures commit {})",
+                                head_results.git.dirty.size(),
+                                head_results.git.dirty.size() == 1 ? "" : "s",
+                                short_sha(commits.head)));
+    }
+  }
   measure::Results base_results =
       new_results(config_name, base.config, env, commits.base, commits.base_branch);
 
@@ -347,7 +411,6 @@ Outcome run_ab(const Options& options) {
     }
   }
 
-  util::TempDir work("coldgate-ab-");
   measure::RunContext head_ctx;
   head_ctx.provider = provider.get();
   head_ctx.base_dir = head.config.base_dir;
@@ -390,6 +453,11 @@ Outcome run_ab(const Options& options) {
       if (b.failed()) progress.line(fmt::format("base: stage {} failed: {}", b.name, b.error));
     }
     head_results.stages.push_back(head_m.finish());
+    // A stage error may quote a command's stderr or a server message: no password in results.
+    head_results.stages.back().error = util::mask_secrets(head_results.stages.back().error);
+    if (!base_results.stages.empty()) {
+      base_results.stages.back().error = util::mask_secrets(base_results.stages.back().error);
+    }
     progress.stage_end(head_results.stages.back());
   }
   base_db.reset();
@@ -417,9 +485,14 @@ Outcome run_ab(const Options& options) {
     try {
       head_results.gate = gate::compare(head_results, *outcome.base, outcome.baseline,
                                         gate::Thresholds::from(head.config));
+      head_results.gate->base_source =
+          measure_base ? measure::BaseSource::interleaved : measure::BaseSource::cache;
     } catch (const Error& e) {
       outcome.gate_error = e;
     }
+  } else if (!head_results.no_baseline.empty() && !options.allow_no_baseline) {
+    outcome.gate_error = Error(ExitCode::infrastructure, commits.base_source,
+                               "no baseline: nothing was compared — " + head_results.no_baseline);
   }
   outcome.head = std::move(head_results);
   return outcome;

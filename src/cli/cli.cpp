@@ -165,8 +165,12 @@ std::vector<Subcommand> subcommands() {
          sub.add_option("--out", args->out, "folder for results, report, worktrees (ab/) and cache/")
              ->capture_default_str();
          sub.add_flag("--allow-no-baseline", args->allow_no_baseline,
-                      "measure head alone when the base cannot be resolved (else exit 3)");
+                      "pass when the base cannot be had: head is measured alone and the report "
+                      "says nothing was compared (else exit 3)");
          sub.add_flag("--no-cache", args->no_cache, "measure the base even when <out>/cache/ has it");
+         sub.add_flag("--record", args->record,
+                      "measure head alone and store it in <out>/cache/, the base of later pull "
+                      "requests (a branch push in CI)");
          add_ci_flags(sub, args->ci);
          return [args] { return run_ab(*args); };
        }},

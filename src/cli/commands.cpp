@@ -182,25 +182,8 @@ int run_run(const RunArgs& args) {
   // Results may be piped to a reader that quits early (`coldgate run | head`): a failed write
   // must not kill us before the server is stopped.
   ::signal(SIGPIPE, SIG_IGN);
-  // What an earlier run left must not pass for this run's output if this one stops early.
   std::filesystem::path out = args.out;
-  std::error_code ec;
-  for (const char* name : {"results.json", "report.md", "report-full.md", "junit.xml"}) {
-    std::filesystem::remove(out / name, ec);
-  }
-  if (std::filesystem::is_directory(out / "explain", ec)) {
-    for (const auto& entry : std::filesystem::directory_iterator(out / "explain", ec)) {
-      if (entry.path().extension() == ".json") std::filesystem::remove(entry.path(), ec);
-    }
-  }
-  // Temp files of a write a SIGKILLed run did not finish (write_file_atomic: FILE.tmp-XXXXXX).
-  for (const auto& dir : {out, out / "explain"}) {
-    for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
-      std::string name = entry.path().filename().string();
-      auto pos = name.rfind(".tmp-");
-      if (pos != std::string::npos && name.size() == pos + 11) std::filesystem::remove(entry.path(), ec);
-    }
-  }
+  report::clear_outputs(out, args.stages.empty() && args.shard.empty());
   measure::Results results = measure::run_job(cfg, options);
   util::throw_if_interrupted();  // a SIGINT/SIGTERM while the server stopped: no results
   std::optional<Error> gate_error;  // thrown once results.json is written

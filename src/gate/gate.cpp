@@ -83,20 +83,29 @@ MetricVerdict judge(const std::string& stage, const std::string& name, const Met
   const double base_max = *std::max_element(bs.begin(), bs.end());
   const std::string ratio_text = b > 0 ? times(ratio) : fmt::format("from 0 to {}", amount(h, q));
 
+  // Below the absolute floor a difference is noise whatever its ratio: a 0.16 → 0.40 ms
+  // execution is 2.5× but says nothing, and must get neither a badge nor an annotation.
+  if (std::fabs(delta) < floor) {
+    if (b <= 0 && h <= 0) {
+      v.reason = "0 on both sides";
+    } else if (b > 0 && ratio < g.warn_ratio && ratio > 1 / g.warn_ratio) {
+      v.reason = fmt::format("{} within warn_ratio {:g}", times(ratio), g.warn_ratio);
+    } else {
+      v.reason = fmt::format("{}, but the difference of {} is under min_delta {}", ratio_text,
+                             amount(std::fabs(delta), q), amount(floor, q));
+    }
+    return v;
+  }
   if (ratio >= g.max_ratio) {
-    bool big = delta >= floor && delta > 0;
-    bool apart = head_min > base_max;
-    if (big && apart) {
+    if (head_min > base_max) {
       v.verdict = "regression";
       v.reason = fmt::format("{} ≥ max_ratio {:g}, +{} ≥ min_delta {}, ranges apart", ratio_text,
                              g.max_ratio, amount(delta, q), amount(floor, q));
       return v;
     }
+    // Past the floor (checked above) but the two sides' runs overlap: not proven, only slower.
     v.verdict = "slower";
-    v.reason =
-        !big ? fmt::format("{} but +{} < min_delta {}", ratio_text, amount(delta, q),
-                           amount(floor, q))
-             : fmt::format("{} but the ranges overlap (fastest head run {} ≤ slowest base run {})",
+    v.reason = fmt::format("{} but the ranges overlap (fastest head run {} ≤ slowest base run {})",
                            ratio_text, amount(head_min, q), amount(base_max, q));
     return v;
   }
@@ -224,6 +233,8 @@ GateResult compare(const Results& head, const Results& base, const std::string& 
   GateResult g;
   g.baseline = baseline_name;
   g.base_git = base.git;
+  g.base_measured_at = base.finished_at;
+  g.base_host = base.environment.host;
   std::size_t significant = 0;
   g.environment_differences =
       environment_differences(base.environment, head.environment, &significant);

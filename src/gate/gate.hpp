@@ -40,7 +40,8 @@ std::vector<std::string> environment_differences(const measure::Environment& bas
 /// only for a metric that has no cold samples: warm repetitions skip process start and
 /// connect, so pooling them would mix two distributions): `regression` when ratio ≥ max_ratio,
 /// head − base ≥ min_delta (min_delta_bytes for bytes) and head's fastest run > base's slowest;
-/// `slower` ≥ warn_ratio; `faster` ≤ 1/warn_ratio; else `same`; `new` / `removed` where one
+/// `slower` ≥ warn_ratio; `faster` ≤ 1/warn_ratio; else `same` — and `same` whenever |head −
+/// base| < min_delta (the noise floor holds for every verdict); `new` / `removed` where one
 /// side lacks the stage or metric (or the baseline's stage failed). A base median of 0 has no
 /// ratio (nullopt): head 0 is `same`, head > 0 counts as infinitely slower (still below
 /// min_delta never a regression). Stages that failed in head get no metric verdicts: the

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdlib>
 #include <ctime>
 #include <fstream>
 #include <iostream>
@@ -142,10 +143,51 @@ Environment host_environment() {
   return e;
 }
 
-GitInfo git_info(const fs::path& dir) {
+std::vector<std::string> uncommitted_changes(const fs::path& dir, const fs::path& exclude) {
+  std::string top = git(dir, {"rev-parse", "--show-toplevel"});
+  if (top.empty()) return {};
+  std::vector<std::string> args = {"status", "--porcelain=v1", "--untracked-files=normal", "--",
+                                   "."};
+  if (!exclude.empty()) {
+    std::error_code ec;
+    fs::path rel = fs::weakly_canonical(fs::absolute(exclude), ec)
+                       .lexically_relative(fs::weakly_canonical(top, ec));
+    if (!rel.empty() && *rel.begin() != ".." && rel != ".") {
+      args.push_back(":(exclude)" + rel.generic_string());
+    }
+  }
+  std::vector<std::string> out;
+  std::string text = git(top, args);
+  for (std::size_t pos = 0; pos < text.size();) {
+    std::size_t end = text.find('\n', pos);
+    if (end == std::string::npos) end = text.size();
+    std::string line = text.substr(pos, end - pos);
+    pos = end + 1;
+    std::size_t first = line.find_first_not_of(' ');
+    if (first != std::string::npos) out.push_back(line.substr(first));
+  }
+  return out;
+}
+
+std::string ci_run_url() {
+  auto env = [](const char* name) -> std::string {
+    const char* v = std::getenv(name);
+    return v ? v : "";
+  };
+  std::string server = env("GITHUB_SERVER_URL");
+  std::string repository = env("GITHUB_REPOSITORY");
+  std::string run_id = env("GITHUB_RUN_ID");
+  if (!server.empty() && !repository.empty() && !run_id.empty()) {
+    return fmt::format("{}/{}/actions/runs/{}", server, repository, run_id);
+  }
+  return env("CI_JOB_URL");
+}
+
+GitInfo git_info(const fs::path& dir, const fs::path& out_dir) {
   GitInfo g;
   g.commit = git(dir, {"rev-parse", "HEAD"});
   if (g.commit.empty()) return g;
+  g.dirty = uncommitted_changes(dir, out_dir);
   g.branch = git(dir, {"rev-parse", "--abbrev-ref", "HEAD"});
   if (g.branch == "HEAD") {
     const char* head_ref = std::getenv("GITHUB_HEAD_REF");
@@ -164,7 +206,8 @@ Results run_job(const config::Config& cfg, const JobOptions& options) {
   results.started_at = utc_now();
   results.config = shown(cfg.file);
   results.title = cfg.report.title;
-  results.git = git_info(cfg.base_dir);
+  results.git = git_info(cfg.base_dir, options.out_dir);
+  results.ci_run_url = ci_run_url();
   results.environment = host_environment();
 
   Progress progress(options.progress, std::cerr, static_cast<int>(stages.size()));

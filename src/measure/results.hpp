@@ -100,6 +100,9 @@ struct GitInfo {
   /// Uncommitted changes of the checkout when the measured commit is its HEAD, as `git status
   /// --porcelain` lines ("M sql/load.sql", "?? new.sql"); empty: clean, or not measured there.
   std::vector<std::string> dirty;
+  /// `run` measures the working tree, changes included (true); `ab` measures the commit and
+  /// leaves them out (false).
+  bool dirty_measured = true;
 };
 
 /// A finding from the EXPLAIN data and the catalog, with a concrete suggestion

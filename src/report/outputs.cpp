@@ -60,4 +60,33 @@ void write_outputs(const measure::Results& results, const measure::Results* base
   if (!out.flush()) throw Error(ExitCode::infrastructure, "stdout", "write failed");
 }
 
+void clear_outputs(const std::filesystem::path& out_dir, bool whole_run) noexcept {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  for (const char* name : {"results.json", "base/results.json", "report.md", "report-full.md",
+                           "junit.xml", "pr-number"}) {
+    fs::remove(out_dir / name, ec);
+  }
+  auto remove_matching = [&](const fs::path& dir, auto&& matches) {
+    if (!fs::is_directory(dir, ec)) return;
+    std::vector<fs::path> doomed;  // not while iterating: removal may invalidate the iterator
+    for (const auto& entry : fs::directory_iterator(dir, ec)) {
+      if (matches(entry.path().filename().string())) doomed.push_back(entry.path());
+    }
+    for (const auto& p : doomed) fs::remove(p, ec);
+  };
+  // write_file_atomic's temp files are FILE.tmp-XXXXXX.
+  auto unfinished = [](const std::string& name) {
+    auto pos = name.rfind(".tmp-");
+    return pos != std::string::npos && name.size() == pos + 11;
+  };
+  for (const auto& dir : {out_dir, out_dir / "base", out_dir / "explain"}) {
+    remove_matching(dir, unfinished);
+  }
+  remove_matching(out_dir / "explain",
+                  [](const std::string& name) { return name.ends_with(".json"); });
+  remove_matching(out_dir / "ab", [](const std::string& name) { return name.ends_with("-build.log"); });
+  if (whole_run) fs::remove_all(out_dir / "snapshots", ec);
+}
+
 }  // namespace coldgate::report

@@ -47,7 +47,8 @@ std::string to_json(const Results& r) {
   doc["git"] = {{"commit", or_null(r.git.commit)},
                 {"branch", or_null(r.git.branch)},
                 {"base", or_null(r.git.base)},
-                {"dirty", r.git.dirty}};
+                {"dirty", r.git.dirty},
+                {"dirty_measured", r.git.dirty_measured}};
   doc["no_baseline"] = or_null(r.no_baseline);
   doc["ci_run_url"] = or_null(r.ci_run_url);
   const Environment& e = r.environment;
@@ -160,8 +161,9 @@ Results from_json(std::string_view text, const std::string& source) {
     r.started_at = str(doc, "started_at");
     r.finished_at = str(doc, "finished_at");
     const auto& g = doc.at("git");
-    r.git = {str(g, "commit"), str(g, "branch"), str(g, "base"), {}};
+    r.git = {str(g, "commit"), str(g, "branch"), str(g, "base"), {}, true};
     if (g.contains("dirty")) r.git.dirty = g.at("dirty").get<std::vector<std::string>>();
+    if (g.contains("dirty_measured")) r.git.dirty_measured = g.at("dirty_measured").get<bool>();
     r.no_baseline = str(doc, "no_baseline");
     r.ci_run_url = str(doc, "ci_run_url");
     const auto& e = doc.at("environment");
@@ -262,7 +264,7 @@ Results from_json(std::string_view text, const std::string& source) {
       GateResult x;
       x.baseline = g.at("baseline").get<std::string>();
       const auto& bg = g.at("base_git");
-      x.base_git = {str(bg, "commit"), str(bg, "branch"), str(bg, "base"), {}};
+      x.base_git = {str(bg, "commit"), str(bg, "branch"), str(bg, "base"), {}, true};
       if (std::string named = str(g, "base_source"); !named.empty()) {
         auto parsed = base_source_from(named);
         if (!parsed) {

@@ -110,10 +110,10 @@ TEST(GateCompare, TenTimesSlowerIsARegressionOnlyWithTheDeltaAndApartRanges) {
   EXPECT_EQ(v.reason, "10.4× ≥ max_ratio 10, +940 ms ≥ min_delta 20 ms, ranges apart");
   // Just below the ratio: slower.
   EXPECT_EQ(single_verdict(one("wall_ms", ms({990})), one("wall_ms", ms({100}))).verdict, "slower");
-  // 12× but only +11 ms: slower.
+  // 12× but only +11 ms: noise under the floor, same.
   v = single_verdict(one("wall_ms", ms({12})), one("wall_ms", ms({1})));
-  EXPECT_EQ(v.verdict, "slower");
-  EXPECT_EQ(v.reason, "12.0× but +11 ms < min_delta 20 ms");
+  EXPECT_EQ(v.verdict, "same");
+  EXPECT_EQ(v.reason, "12.0×, but the difference of 11 ms is under min_delta 20 ms");
   // Overlapping ranges: the head's fastest run is not slower than the base's slowest.
   v = single_verdict(one("wall_ms", ms({1500, 1500, 1500})), one("wall_ms", ms({100, 100, 2000})));
   EXPECT_EQ(v.verdict, "slower");
@@ -135,21 +135,53 @@ TEST(GateCompare, ZeroBaseMedianHasNoRatioAndNeverDividesByZero) {
   EXPECT_EQ(v.verdict, "same");
   EXPECT_FALSE(v.ratio);
   v = single_verdict(one("connect_ms", ms({0.4, 0.5})), one("connect_ms", ms({0, 0})));
-  EXPECT_EQ(v.verdict, "slower");  // infinitely slower, but far below min_delta
+  EXPECT_EQ(v.verdict, "same");  // infinitely slower, but far below min_delta
+  EXPECT_EQ(v.reason, "from 0 to 0.45 ms, but the difference of 0.45 ms is under min_delta 20 ms");
   EXPECT_FALSE(v.ratio);
   v = single_verdict(one("jit_total_ms", ms({700, 710})), one("jit_total_ms", ms({0, 0})));
   EXPECT_EQ(v.verdict, "regression");
   EXPECT_FALSE(v.ratio);
   EXPECT_EQ(v.reason, "from 0 to 705 ms ≥ max_ratio 10, +705 ms ≥ min_delta 20 ms, ranges apart");
-  // Head at 0 from a positive base: faster.
-  EXPECT_EQ(single_verdict(one("wall_ms", ms({0})), one("wall_ms", ms({5}))).verdict, "faster");
+  // Head at 0 from a positive base: faster, once past the floor.
+  EXPECT_EQ(single_verdict(one("wall_ms", ms({0})), one("wall_ms", ms({50}))).verdict, "faster");
+  EXPECT_EQ(single_verdict(one("wall_ms", ms({0})), one("wall_ms", ms({5}))).verdict, "same");
 }
 
 TEST(GateCompare, SubMillisecondMediansNeverRegress) {
   auto v = single_verdict(one("decode_ms", ms({0.05, 0.06, 0.04})),
                           one("decode_ms", ms({0.001, 0.002, 0.001})));
-  EXPECT_EQ(v.verdict, "slower");
+  EXPECT_EQ(v.verdict, "same");
   EXPECT_NEAR(*v.ratio, 50, 1e-9);
+}
+
+// The noise of ten A/A runs of a sub-millisecond stage: ratios past warn_ratio both ways, but
+// differences under min_delta, so neither a badge nor an annotation.
+TEST(GateCompare, TheNoiseFloorHoldsForSlowerAndFasterToo) {
+  auto v = single_verdict(one("query_ms", ms({3.1, 3.4, 3.9})), one("query_ms", ms({1.1, 1.22, 1.3})));
+  EXPECT_EQ(v.verdict, "same");
+  EXPECT_NEAR(*v.ratio, 3.40 / 1.22, 1e-9);
+  EXPECT_EQ(v.reason, "2.8×, but the difference of 2.18 ms is under min_delta 20 ms");
+  EXPECT_EQ(single_verdict(one("execution_ms", ms({0.16})), one("execution_ms", ms({0.40})))
+                .verdict,
+            "same");
+  // Bytes have their own floor (min_delta_bytes, 16 MiB by default).
+  EXPECT_EQ(single_verdict(one("peak_rss_bytes", {"bytes", {30e6}, {}}),
+                           one("peak_rss_bytes", {"bytes", {10e6}, {}}))
+                .verdict,
+            "slower");
+  EXPECT_EQ(single_verdict(one("peak_rss_bytes", {"bytes", {3e6}, {}}),
+                           one("peak_rss_bytes", {"bytes", {1e6}, {}}))
+                .verdict,
+            "same");
+  // Counts have no floor: twice the JIT functions is slower when gated.
+  config::Gate g;
+  g.metrics = {"jit_functions"};
+  Thresholds t;
+  t.defaults = g;
+  EXPECT_EQ(single_verdict(one("jit_functions", {"count", {20}, {}}),
+                           one("jit_functions", {"count", {10}, {}}), t)
+                .verdict,
+            "slower");
 }
 
 TEST(GateCompare, ColdSamplesDecideAndWarmOnesOnlyWithoutCold) {
@@ -169,15 +201,15 @@ TEST(GateCompare, MemoryUsesMinDeltaBytesAndPerStageOverrides) {
   Results head = one("peak_rss_bytes", {"bytes", {11 * mib}, {}});
   Results base = one("peak_rss_bytes", {"bytes", {1 * mib}, {}});
   auto v = single_verdict(head, base);
-  EXPECT_EQ(v.verdict, "slower");
-  EXPECT_EQ(v.reason, "11.0× but +10.0 MiB < min_delta 16.0 MiB");
+  EXPECT_EQ(v.verdict, "same");
+  EXPECT_EQ(v.reason, "11.0×, but the difference of 10.0 MiB is under min_delta 16.0 MiB");
   Thresholds t;
   t.stages["s"].min_delta_bytes = 8ull << 20;
   EXPECT_EQ(single_verdict(head, base, t).verdict, "regression");
   // Another stage keeps the defaults.
   t.stages.clear();
   t.stages["other"].min_delta_bytes = 1;
-  EXPECT_EQ(single_verdict(head, base, t).verdict, "slower");
+  EXPECT_EQ(single_verdict(head, base, t).verdict, "same");
 }
 
 TEST(GateCompare, GateMetricsChoosesWhatIsGated) {
