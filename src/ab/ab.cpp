@@ -12,13 +12,12 @@
 #include "db/provider.hpp"
 #include "gate/diagnose.hpp"
 #include "gate/gate.hpp"
-#include "measure/job.hpp"
+#include "measure/environment.hpp"
+#include "session/session.hpp"
 #include "measure/runner.hpp"
-#include "setup/setup.hpp"
 #include "util/fs.hpp"
 #include "util/process.hpp"
 #include "util/secrets.hpp"
-#include "db/cluster_registry.hpp"
 
 namespace coldgate::ab {
 namespace fs = std::filesystem;
@@ -270,11 +269,6 @@ Outcome run_ab(const Options& options) {
   if (options.record && !options.refs.base.empty()) {
     throw usage_error("--record", "measures head alone: it takes no --base");
   }
-  // The work folder first: a SIGKILL from here on leaves a marked folder the next run removes.
-  util::TempDir work("coldgate-ab-");
-  db::mark_owner(work.path());
-  db::remove_stale_work_dirs(work.path().parent_path(), "coldgate-ab-");
-
   const fs::path out = resolved(options.out_dir);
   Commits commits = commits_to_measure(config_file.parent_path(), options, out);
   const fs::path repo = resolved(commits.repo);
@@ -312,19 +306,10 @@ Outcome run_ab(const Options& options) {
                         commits.head_branch.empty() ? "" : " (" + commits.head_branch + ")"));
 
   // One server for both sides: drift of the machine hits both alike.
-  auto provider = db::make_provider(head.config.database);
-  measure::Environment env = measure::host_environment();
-  env.provider = provider->name();
-  auto t0 = std::chrono::steady_clock::now();
-  provider->start();
-  db::ServerInfo server = provider->server_info();
-  env.postgres_version = server.version;
-  env.postgres_version_num = server.version_num;
-  env.postgres_settings = server.settings;
-  util::add_secret(provider->connection_info().password);  // the local/container random one too
-  progress.line(
-      fmt::format("PostgreSQL {} ({}) ready in {:.1f} s", server.version, provider->name(),
-                  std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()));
+  session::Session session(head.config.database, "coldgate-ab-",
+                           [&](const std::string& line) { progress.line(line); });
+  db::Provider* provider = &session.provider();
+  const measure::Environment env = session.environment();
   const std::string print = fingerprint(env, head_text);
 
   // The base: from the cache, else measured alongside head.
@@ -388,22 +373,12 @@ Outcome run_ab(const Options& options) {
       new_results(config_name, base.config, env, commits.base, commits.base_branch);
 
   // Each side's data from its own setup steps, in its own database on the one server.
-  setup::run_setup(head.config.setup,
-                   {provider->connection_info(), head.config.base_dir, provider->client_bindir()},
-                   [&](const setup::StepResult& s) {
-                     progress.line(fmt::format("setup head: {} ({:.0f} ms)", s.label, s.wall_ms));
-                     head_results.setup.push_back({s.kind, s.label, s.wall_ms});
-                   });
+  head_results.setup = session.setup(head.config, measure_base ? "head" : "");
   std::unique_ptr<BaseDatabase> base_db;
   if (measure_base) {
     base_db = std::make_unique<BaseDatabase>(*provider, head.config.database.name + "_base");
     try {
-      setup::run_setup(
-          base.config.setup, {base_db->info(), base.config.base_dir, provider->client_bindir()},
-          [&](const setup::StepResult& s) {
-            progress.line(fmt::format("setup base: {} ({:.0f} ms)", s.label, s.wall_ms));
-            base_results.setup.push_back({s.kind, s.label, s.wall_ms});
-          });
+      base_results.setup = session.setup(base.config, "base", base_db->info());
     } catch (const Error& e) {
       if (e.code() != ExitCode::gate_failed) throw;
       throw Error(ExitCode::infrastructure, "setup (base " + short_sha(commits.base) + ")",
@@ -412,9 +387,9 @@ Outcome run_ab(const Options& options) {
   }
 
   measure::RunContext head_ctx;
-  head_ctx.provider = provider.get();
+  head_ctx.provider = provider;
   head_ctx.base_dir = head.config.base_dir;
-  head_ctx.work_dir = work.path() / "head";
+  head_ctx.work_dir = session.work_dir() / "head";
   head_ctx.out_dir = out;
   head_ctx.self_exe = measure::self_executable();
   // Candidates never go into the worktree (it is removed): always to <out>/snapshots/.
@@ -424,7 +399,7 @@ Outcome run_ab(const Options& options) {
   if (measure_base) head_ctx.label = "head: ";
   measure::RunContext base_ctx = head_ctx;
   base_ctx.base_dir = base.config.base_dir;
-  base_ctx.work_dir = work.path() / "base";
+  base_ctx.work_dir = session.work_dir() / "base";
   base_ctx.out_dir = out / "base";
   base_ctx.check_snapshots = false;
   base_ctx.label = "base: ";
@@ -447,21 +422,20 @@ Outcome run_ab(const Options& options) {
       if (base_m) base_m->run_once();
       head_m.run_once();
     }
+    // A stage error may quote a command's stderr or a server message: no password in results
+    // and none printed.
     if (base_m) {
       base_results.stages.push_back(base_m->finish());
-      const auto& b = base_results.stages.back();
+      auto& b = base_results.stages.back();
+      b.error = util::mask_secrets(b.error);
       if (b.failed()) progress.line(fmt::format("base: stage {} failed: {}", b.name, b.error));
     }
     head_results.stages.push_back(head_m.finish());
-    // A stage error may quote a command's stderr or a server message: no password in results.
     head_results.stages.back().error = util::mask_secrets(head_results.stages.back().error);
-    if (!base_results.stages.empty()) {
-      base_results.stages.back().error = util::mask_secrets(base_results.stages.back().error);
-    }
     progress.stage_end(head_results.stages.back());
   }
   base_db.reset();
-  provider->stop();
+  session.stop();
 
   head_results.diagnoses = gate::diagnose(head_results, head.config.setup_analyzes());
   head_results.finished_at = measure::utc_now();

@@ -16,7 +16,7 @@
 #include "cli/commands.hpp"
 #include "cli/comment_command.hpp"
 #include "cli/explain_command.hpp"
-#include "db/db_command.hpp"
+#include "cli/db_command.hpp"
 #include "measure/probe.hpp"
 #include "util/error.hpp"
 #include "util/secrets.hpp"
@@ -195,7 +195,7 @@ std::vector<Subcommand> subcommands() {
          add_config_option(sub, *config);
          return [action, config] {
            require_config(*config);
-           return db::run_db(*action, *config);
+           return run_db(*action, *config);
          };
        }},
       {"probe", "one measured process (internal)",

@@ -19,7 +19,7 @@
 #include "diff/diff.hpp"
 #include "gate/gate.hpp"
 #include "gate/merge.hpp"
-#include "measure/job.hpp"
+#include "session/run.hpp"
 #include "report/results_json.hpp"
 #include "report/outputs.hpp"
 #include "snapshot/snapshot.hpp"
@@ -154,9 +154,9 @@ int run_accept(const AcceptArgs& args) {
 }
 
 int run_run(const RunArgs& args) {
-  measure::JobOptions options;
+  session::JobOptions options;
   if (!args.shard.empty()) {
-    std::tie(options.shard_index, options.shard_count) = measure::parse_shard(args.shard);
+    std::tie(options.shard_index, options.shard_count) = session::parse_shard(args.shard);
   }
   // The baseline is read and checked before measuring: a bad file fails in a second, not after
   // minutes of cold runs.
@@ -184,7 +184,7 @@ int run_run(const RunArgs& args) {
   ::signal(SIGPIPE, SIG_IGN);
   std::filesystem::path out = args.out;
   report::clear_outputs(out, args.stages.empty() && args.shard.empty());
-  measure::Results results = measure::run_job(cfg, options);
+  measure::Results results = session::run_job(cfg, options);
   util::throw_if_interrupted();  // a SIGINT/SIGTERM while the server stopped: no results
   std::optional<Error> gate_error;  // thrown once results.json is written
   if (base) {

@@ -7,11 +7,10 @@
 #include <nlohmann/json.hpp>
 
 #include "config/config.hpp"
-#include "db/provider.hpp"
 #include "gate/diagnose.hpp"
 #include "measure/runner.hpp"
 #include "report/table.hpp"
-#include "setup/setup.hpp"
+#include "session/session.hpp"
 #include "util/error.hpp"
 #include "util/process.hpp"
 #include "util/suggest.hpp"
@@ -84,15 +83,12 @@ int run_explain(const ExplainArgs& args) {
                                              stage.name));
   }
   util::install_interrupt_handlers();
-  auto provider = db::make_provider(cfg.database);
-  provider->start();
-  setup::run_setup(cfg.setup, {provider->connection_info(), cfg.base_dir, provider->client_bindir()},
-                   [](const setup::StepResult& r) {
-                     std::cerr << fmt::format("coldgate: setup {} ({:.0f} ms)\n", r.label, r.wall_ms);
-                   });
-  if (stage.cold == config::ColdMode::restart) provider->restart();
-  measure::StagePlan plan = measure::explain_stage(stage, provider->connection_info());
-  provider->stop();
+  session::Session session(cfg.database, "coldgate-explain-",
+                           [](const std::string& line) { std::cerr << "coldgate: " << line << '\n'; });
+  session.setup(cfg);
+  if (stage.cold == config::ColdMode::restart) session.provider().restart();
+  measure::StagePlan plan = measure::explain_stage(stage, session.provider().connection_info());
+  session.stop();
 
   if (args.json) {
     std::cout << plan.json << '\n';

@@ -459,5 +459,39 @@ TEST_F(AbTest, ASigkilledAbLeavesNothingOnceTheNextOneStarts) {
             std::string::npos);
 }
 
+// ab keeps run's promise on secrets: the server's password and secret environment values
+// that stages quote are masked in stdout, stderr and every file ab writes, both sides'.
+TEST_F(AbTest, TheServerPasswordAndSecretValuesAreMaskedInEveryOutput) {
+  constexpr const char* k_token = "ghp_AbTestToken0123456789abcdef";
+  std::string config = slurp(dir / "coldgate.yaml");
+  config.replace(config.find("gate:"), 0,
+                 "  - name: leaky\n"
+                 "    command: 'echo \"pw=$PGPASSWORD url=$DATABASE_URL token=$GITHUB_TOKEN\" >&2; "
+                 "exit 3'\n");
+  run_git(dir.path(), {"checkout", "-q", "-b", "leaky-base"});
+  dir.write("coldgate.yaml", config);
+  run_git(dir.path(), {"commit", "-q", "-am", "a stage that quotes secrets"});
+  run_git(dir.path(), {"checkout", "-q", "-b", "leaky-head"});
+  commit_stage("leaky-head", 0.06, "head");
+  auto r = ab({"--base", "leaky-base"}, {std::string("GITHUB_TOKEN=") + k_token});
+  EXPECT_EQ(r.exit_code, 1) << r.err;  // the leaky stage fails on head
+  measure::Results head = results();
+  measure::Results base = results("coldgate-out/base/results.json");
+  for (const measure::Results* side : {&head, &base}) {
+    ASSERT_EQ(side->stages.size(), 2u);
+    // The leak happened and was masked: a test that cannot fail would find no "***".
+    EXPECT_NE(side->stages[1].error.find("pw=*** url=postgresql://"), std::string::npos)
+        << side->stages[1].error;
+    EXPECT_NE(side->stages[1].error.find("token=***"), std::string::npos) << side->stages[1].error;
+  }
+  // The URL's password field is masked too, and the token is in no output at all.
+  EXPECT_NE(head.stages[1].error.find(":***@"), std::string::npos) << head.stages[1].error;
+  std::vector<std::pair<std::string, std::string>> all{{"stdout", r.out}, {"stderr", r.err}};
+  for (const auto& e : fs::recursive_directory_iterator(dir / "coldgate-out")) {
+    if (e.is_regular_file()) all.emplace_back(e.path().string(), slurp(e.path()));
+  }
+  for (const auto& [name, text] : all) EXPECT_EQ(text.find(k_token), std::string::npos) << name;
+}
+
 }  // namespace
 }  // namespace coldgate::ab

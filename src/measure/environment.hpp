@@ -2,36 +2,11 @@
 
 #include <filesystem>
 #include <string>
-#include <string_view>
-#include <utility>
 #include <vector>
 
-#include "config/config.hpp"
-#include "measure/progress.hpp"
 #include "measure/results.hpp"
 
 namespace coldgate::measure {
-
-/// How `coldgate run` runs the stages of a config.
-struct JobOptions {
-  std::vector<std::string> stages;        // --stage: only these (empty: all)
-  std::filesystem::path out_dir = "coldgate-out";
-  bool ci = false;                        // never write under snapshots/; candidates to out_dir
-  bool update_snapshots = false;          // write candidates over committed snapshots (local)
-  std::string accept_command = "coldgate accept";  // as messages should spell it (with -c FILE)
-  ProgressStyle progress = ProgressStyle::plain;
-  int shard_index = 1;                    // --shard I/N: run the I-th stage and every N-th after
-  int shard_count = 1;                    //   it (1-based, config order, after --stage)
-};
-
-/// `--shard I/N` as {I, N}; throws Error(usage) unless I and N are integers with 1 ≤ I ≤ N.
-std::pair<int, int> parse_shard(std::string_view text);
-
-/// The main job: starts the configured server (provider), runs the setup steps, measures every
-/// selected stage in config order, checks snapshots, stops the server. A failing stage does not
-/// stop the others. Throws Error: usage (unknown --stage, with a hint), gate_failed (a setup
-/// step failed), infrastructure (server did not start or came not back), interrupted.
-Results run_job(const config::Config& config, const JobOptions& options);
 
 /// The environment block: host, CPUs, CPU model (/proc/cpuinfo), kernel (uname), OS
 /// (/etc/os-release); the caller adds the server's part.

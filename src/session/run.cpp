@@ -1,0 +1,144 @@
+#include "session/run.hpp"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <charconv>
+#include <iostream>
+#include <set>
+
+#include "gate/diagnose.hpp"
+#include "measure/environment.hpp"
+#include "measure/runner.hpp"
+#include "session/session.hpp"
+#include "snapshot/snapshot.hpp"
+#include "util/error.hpp"
+#include "util/fs.hpp"
+#include "util/process.hpp"
+#include "util/secrets.hpp"
+#include "util/suggest.hpp"
+
+namespace coldgate::session {
+namespace fs = std::filesystem;
+using namespace coldgate::measure;
+namespace {
+
+std::string shown(const fs::path& p) { return util::display_path(p); }
+
+std::vector<config::Stage> shard(std::vector<config::Stage> stages, int index, int count) {
+  if (count < 1 || index < 1 || index > count) {
+    throw usage_error("--shard", fmt::format("shard {}/{} does not exist", index, count));
+  }
+  std::vector<config::Stage> out;
+  for (std::size_t i = static_cast<std::size_t>(index - 1); i < stages.size();
+       i += static_cast<std::size_t>(count)) {
+    out.push_back(std::move(stages[i]));
+  }
+  return out;
+}
+
+std::vector<config::Stage> selected(const config::Config& cfg, const std::vector<std::string>& names) {
+  if (names.empty()) return cfg.stages;
+  std::vector<std::string> known;
+  for (const auto& s : cfg.stages) known.push_back(s.name);
+  std::vector<config::Stage> out;
+  std::set<std::string> wanted;
+  for (const auto& n : names) {
+    if (std::find(known.begin(), known.end(), n) == known.end()) {
+      std::string hint = util::did_you_mean(n, known);
+      if (hint.empty()) {
+        std::string all;
+        for (const auto& k : known) all += (all.empty() ? "" : ", ") + k;
+        hint = fmt::format(" (its stages: {})", all);
+      }
+      throw usage_error("--stage", fmt::format("no stage '{}' in {}{}", n, shown(cfg.file), hint));
+    }
+    wanted.insert(n);
+  }
+  for (const auto& s : cfg.stages) {
+    if (wanted.count(s.name)) out.push_back(s);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::pair<int, int> parse_shard(std::string_view text) {
+  auto number = [](std::string_view t, int& value) {
+    auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), value);
+    return !t.empty() && ec == std::errc() && end == t.data() + t.size();
+  };
+  auto slash = text.find('/');
+  int index = 0;
+  int count = 0;
+  if (slash == std::string_view::npos || !number(text.substr(0, slash), index) ||
+      !number(text.substr(slash + 1), count)) {
+    throw usage_error("--shard", fmt::format("expected I/N such as 2/4 (the I-th of N shards), got '{}'", text));
+  }
+  if (count < 1 || index < 1 || index > count) {
+    throw usage_error("--shard", fmt::format("'{}': I must be between 1 and N (N ≥ 1), e.g. 1/{}", text,
+                                             std::max(count, 1)));
+  }
+  return {index, count};
+}
+
+Results run_job(const config::Config& cfg, const JobOptions& options) {
+  util::install_interrupt_handlers();
+  std::vector<config::Stage> stages =
+      shard(selected(cfg, options.stages), options.shard_index, options.shard_count);
+
+  Results results;
+  results.tool_version = COLDGATE_VERSION;
+  results.started_at = utc_now();
+  results.config = shown(cfg.file);
+  results.title = cfg.report.title;
+  results.git = git_info(cfg.base_dir, options.out_dir);
+  results.ci_run_url = ci_run_url();
+
+  Progress progress(options.progress, std::cerr, static_cast<int>(stages.size()));
+  Session session(cfg.database, "coldgate-run-", [&](const std::string& line) { progress.line(line); });
+  results.environment = session.environment();
+  results.setup = session.setup(cfg);
+
+  RunContext ctx;
+  ctx.provider = &session.provider();
+  ctx.base_dir = cfg.base_dir;
+  ctx.work_dir = session.work_dir();
+  ctx.out_dir = options.out_dir;
+  ctx.self_exe = self_executable();
+  ctx.snapshots.mode = options.ci ? snapshot::Mode::ci : snapshot::Mode::local;
+  ctx.snapshots.out_dir = options.out_dir;
+  ctx.snapshots.update = options.update_snapshots && !options.ci;
+  ctx.snapshots.accept_command = options.accept_command;
+  ctx.progress = &progress;
+
+  int index = 0;
+  for (const auto& stage : stages) {
+    progress.stage_start(++index, stage.name);
+    results.stages.push_back(run_stage(stage, ctx));
+    // A stage error may quote a command's stderr or a server message: no password in results.
+    results.stages.back().error = util::mask_secrets(results.stages.back().error);
+    progress.stage_end(results.stages.back());
+  }
+  session.stop();
+
+  if (options.stages.empty()) {
+    std::vector<snapshot::Claim> claims;
+    std::set<fs::path> dirs;
+    for (const auto& s : cfg.stages) {
+      if (!s.snapshot) continue;
+      claims.push_back({s.name, s.snapshot->path, s.snapshot->canon});
+      dirs.insert(s.snapshot->path.parent_path());
+    }
+    std::set<std::string> obsolete;  // nested snapshot folders would list a file twice
+    for (const auto& dir : dirs) {
+      for (const auto& p : snapshot::find_obsolete(dir, claims)) obsolete.insert(shown(p));
+    }
+    results.obsolete_snapshots.assign(obsolete.begin(), obsolete.end());
+  }
+  results.diagnoses = gate::diagnose(results, cfg.setup_analyzes());
+  results.finished_at = utc_now();
+  return results;
+}
+
+}  // namespace coldgate::session
