@@ -29,7 +29,7 @@ namespace {
 // Adds a subcommand's options to `sub` and returns what runs when it was the one parsed.
 using Register = std::function<std::function<int()>(CLI::App& sub)>;
 
-// One row of the subcommand table (shared/DESIGN.md "Command line").
+// One row of the subcommand table (docs/architecture.md "Command line").
 struct Subcommand {
   const char* name;
   const char* summary;

@@ -162,6 +162,43 @@ int major_version(const Environment& e) {
   return e.postgres_version_num / 100;
 }
 
+GateThresholds recorded(const config::Gate& g) {
+  GateThresholds t;
+  t.max_ratio = g.max_ratio;
+  t.warn_ratio = g.warn_ratio;
+  t.min_delta_ms = static_cast<double>(g.min_delta.count());
+  t.min_delta_bytes = static_cast<double>(g.min_delta_bytes);
+  t.metrics = g.metrics;
+  t.require_same_environment = g.require_same_environment;
+  return t;
+}
+
+// How the two sides of one stage were measured differently: cold mode, runs, warm, kind, and
+// each setting that differs (a setting is reported but is usually the change under test).
+void measured_differently(const StageResult& head, const StageResult& base,
+                          std::vector<MeasurementDifference>& out) {
+  auto differ = [&](const char* field, const std::string& b, const std::string& h) {
+    if (b != h) out.push_back({head.name, field, b, h});
+  };
+  differ("kind", base.kind, head.kind);
+  differ("cold", base.cold_mode, head.cold_mode);
+  differ("runs", std::to_string(base.runs), std::to_string(head.runs));
+  differ("warm", std::to_string(base.warm), std::to_string(head.warm));
+  std::set<std::string> names;
+  for (const auto& [k, v] : base.settings) names.insert(k);
+  for (const auto& [k, v] : head.settings) names.insert(k);
+  for (const auto& name : names) {
+    auto b = base.settings.find(name);
+    auto h = head.settings.find(name);
+    std::string bv = b == base.settings.end() ? "" : b->second;
+    std::string hv = h == head.settings.end() ? "" : h->second;
+    if (bv != hv) out.push_back({head.name, "settings." + name, bv, hv});
+  }
+}
+
+// A measurement that makes timings incomparable (not a setting: that is what a change tunes).
+bool is_method(const MeasurementDifference& d) { return d.field.rfind("settings.", 0) != 0; }
+
 }  // namespace
 
 const config::Gate& Thresholds::for_stage(const std::string& stage) const {
@@ -235,13 +272,29 @@ GateResult compare(const Results& head, const Results& base, const std::string& 
   g.base_git = base.git;
   g.base_measured_at = base.finished_at;
   g.base_host = base.environment.host;
+  g.thresholds = recorded(thresholds.defaults);
+  for (const auto& [stage, gate] : thresholds.stages) {
+    if (GateThresholds t = recorded(gate); !(t == g.thresholds)) g.stage_thresholds[stage] = t;
+  }
+  for (const auto& h : head.stages) {
+    if (const StageResult* b = find_stage(base, h.name)) {
+      measured_differently(h, *b, g.measurement_differences);
+    }
+  }
   std::size_t significant = 0;
   g.environment_differences =
       environment_differences(base.environment, head.environment, &significant);
-  if (significant > 0 && thresholds.defaults.require_same_environment) {
+  std::size_t methods = static_cast<std::size_t>(std::count_if(
+      g.measurement_differences.begin(), g.measurement_differences.end(), is_method));
+  if ((significant > 0 || methods > 0) && thresholds.defaults.require_same_environment) {
     std::string list;
     for (std::size_t i = 0; i < significant; ++i)
       list += (i ? "; " : "") + g.environment_differences[i];
+    for (const auto& d : g.measurement_differences) {
+      if (!is_method(d)) continue;
+      list += fmt::format("{}stage {} {}: {} → {}", list.empty() ? "" : "; ", d.stage, d.field,
+                          d.base, d.head);
+    }
     throw Error(
         ExitCode::infrastructure, baseline_name,
         fmt::format("measured in another environment ({}) and gate.require_same_environment "

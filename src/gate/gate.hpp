@@ -35,7 +35,7 @@ std::vector<std::string> environment_differences(const measure::Environment& bas
                                                  const measure::Environment& head,
                                                  std::size_t* significant = nullptr);
 
-/// Head results against a baseline (shared/DESIGN.md "The gate"): stages matched by name,
+/// Head results against a baseline (docs/architecture.md "The gate"): stages matched by name,
 /// metrics by name. Per gated metric the medians of the COLD samples are compared (warm ones
 /// only for a metric that has no cold samples: warm repetitions skip process start and
 /// connect, so pooling them would mix two distributions): `regression` when ratio ≥ max_ratio,

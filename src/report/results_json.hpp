@@ -7,7 +7,7 @@
 
 namespace coldgate::report {
 
-/// results.json text (schema coldgate-results/1, shared/DESIGN.md "Results JSON"): pretty,
+/// results.json text (schema coldgate-results/1, docs/architecture.md "Results JSON"): pretty,
 /// stable member order, every raw sample; ends with a newline.
 std::string to_json(const measure::Results& results);
 

@@ -351,3 +351,64 @@ TEST(Gate, VerdictWithAGateSaysNoRegressionAndCountsSlower) {
 
 }  // namespace
 }  // namespace coldgate::gate
+
+namespace coldgate::gate {
+namespace {
+
+// A stage measured with `cold: process` on one side and `cold: restart` on the other is not
+// silently gated: the difference is in the gate block, and an error under
+// require_same_environment. A changed setting is recorded but is the change under test.
+TEST(GateCompare, HowEachSideWasMeasuredIsComparedAndRecorded) {
+  Results head = one("wall_ms", ms({100, 101}));
+  Results base = one("wall_ms", ms({100, 102}));
+  head.stages[0].kind = base.stages[0].kind = "sql";
+  head.stages[0].cold_mode = "restart";
+  base.stages[0].cold_mode = "process";
+  head.stages[0].runs = 2;
+  base.stages[0].runs = 5;
+  head.stages[0].warm = base.stages[0].warm = 0;
+  head.stages[0].settings = {{"jit", "off"}};
+  Thresholds t;
+  t.stages["s"].max_ratio = 4;
+  GateResult g = compare(head, base, "base.json", t);
+  ASSERT_EQ(g.measurement_differences.size(), 3u);
+  EXPECT_EQ(g.measurement_differences[0].field, "cold");
+  EXPECT_EQ(g.measurement_differences[0].base, "process");
+  EXPECT_EQ(g.measurement_differences[0].head, "restart");
+  EXPECT_EQ(g.measurement_differences[1].field, "runs");
+  EXPECT_EQ(g.measurement_differences[2].field, "settings.jit");
+  EXPECT_EQ(g.measurement_differences[2].base, "");
+  EXPECT_EQ(g.measurement_differences[2].head, "off");
+  // The thresholds used are recorded: the shared gate, and the stage whose own gate differs.
+  EXPECT_EQ(g.thresholds.max_ratio, 10);
+  EXPECT_EQ(g.thresholds.min_delta_ms, 20);
+  ASSERT_EQ(g.stage_thresholds.count("s"), 1u);
+  EXPECT_EQ(g.stage_thresholds.at("s").max_ratio, 4);
+  // Both survive results.json.
+  head.gate = g;
+  Results again = report::from_json(report::to_json(head), "again.json");
+  ASSERT_TRUE(again.gate);
+  EXPECT_EQ(again.gate->measurement_differences.size(), 3u);
+  EXPECT_EQ(again.gate->measurement_differences[0].head, "restart");
+  EXPECT_EQ(again.gate->stage_thresholds.at("s").max_ratio, 4);
+  EXPECT_EQ(again.stages[0].settings, (std::map<std::string, std::string>{{"jit", "off"}}));
+
+  t.defaults.require_same_environment = true;
+  try {
+    compare(head, base, "base.json", t);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::infrastructure);
+    EXPECT_NE(e.message().find("stage s cold: process → restart; stage s runs: 5 → 2"),
+              std::string::npos)
+        << e.message();
+    EXPECT_EQ(e.message().find("settings.jit"), std::string::npos) << e.message();
+  }
+  // Only a setting differs: recorded, and no error even when the environment must match.
+  head.stages[0].cold_mode = "process";
+  head.stages[0].runs = 5;
+  EXPECT_EQ(compare(head, base, "base.json", t).measurement_differences.size(), 1u);
+}
+
+}  // namespace
+}  // namespace coldgate::gate
