@@ -222,17 +222,25 @@ inline Results passing_base() {
   return r;
 }
 
-inline Results passing() {
-  Results base = passing_base();
+// Head results of CI run `run` over `base`: passing_base's four stages, `load` first and
+// orders-report returning `orders_rows`.
+inline Results shop_head(const Results& base, const std::string& run, StageResult load,
+                         double orders_rows) {
   Results r;
   common(r, "Start-up");
   r.git.base = base.git.commit;
-  r.git.dirty = {"M sql/orders_report.sql", "?? sql/new_index.sql"};
-  r.ci_run_url = "https://github.com/acme/shop/actions/runs/9876543210";
-  r.stages.push_back(load_stage(1.01, "match"));
-  r.stages.push_back(rows_stage("orders-report", 85, 1200));
+  r.ci_run_url = "https://github.com/acme/shop/actions/runs/" + run;
+  r.stages.push_back(std::move(load));
+  r.stages.push_back(rows_stage("orders-report", 85, orders_rows));
   r.stages.push_back(rows_stage("customer-search", 12.4, 40));
   r.stages.push_back(command_stage("shop-client", 305));
+  return r;
+}
+
+inline Results passing() {
+  Results base = passing_base();
+  Results r = shop_head(base, "9876543210", load_stage(1.01, "match"), 1200);
+  r.git.dirty = {"M sql/orders_report.sql", "?? sql/new_index.sql"};
   r.diagnoses.push_back({"orders-report",
                          "never_analyzed",
                          "table `public.orders` was never analyzed — run `ANALYZE public.orders` "
@@ -262,18 +270,11 @@ inline Results failing_base() {
 
 inline Results failing() {
   Results base = failing_base();
-  Results r;
-  common(r, "Start-up");
-  r.git.base = base.git.commit;
-  r.ci_run_url = "https://github.com/acme/shop/actions/runs/9876543211";
   StageResult load = load_stage(3.1, "changed");
   load.snapshot = changed_snapshot(
       "/home/runner/work/shop/shop/coldgate-out/ab/head/snapshots/config-load.json",
       "/tmp/coldgate-ab-3f2a/coldgate-out/snapshots/config-load.json.new");
-  r.stages.push_back(load);
-  r.stages.push_back(rows_stage("orders-report", 85, 1250));
-  r.stages.push_back(rows_stage("customer-search", 12.4, 40));
-  r.stages.push_back(command_stage("shop-client", 305));
+  Results r = shop_head(base, "9876543211", std::move(load), 1250);
   r.stages.push_back(jit_stage(0.3));
   StageResult export_stage = command_stage("report-export", 0);
   export_stage.metrics.clear();
