@@ -260,7 +260,7 @@ std::optional<double> cold_wall(const StageResult* s) {
   return median(m->cold);
 }
 
-// The changed stages with a cold wall median on both sides, the gate's medians first.
+// The changed stages with a cold wall median on both sides (the gate's medians where it has them).
 std::vector<Bar> changed_bars(const Comparison& c) {
   std::vector<Bar> bars;
   for (const auto& st : c.results().stages) {
@@ -270,7 +270,13 @@ std::vector<Bar> changed_bars(const Comparison& c) {
     std::optional<double> after = v ? v->head_median : std::nullopt;
     if (!before) before = cold_wall(c.base_stage(st.name));
     if (!after) after = cold_wall(&st);
-    if (before && after) bars.push_back({st.name, *after, before, c.rank(st.name)});
+    // Stages whose wall time itself changed first, then by how urgent their other changes are.
+    int wall = !v                           ? 3
+               : v->verdict == "regression" ? 0
+               : v->verdict == "slower"     ? 1
+               : v->verdict == "faster"     ? 2
+                                            : 3;
+    if (before && after) bars.push_back({st.name, *after, before, wall * 4 + c.rank(st.name)});
   }
   return bars;
 }
@@ -457,8 +463,8 @@ std::string assemble(const std::string& head, const std::vector<Section>& sectio
 }
 
 std::string more_note(std::size_t n, const Section& s, const std::string& full_name) {
-  return fmt::format("\n_… {} more {} in {}._\n", n, n == 1 ? s.what_one : s.what_many,
-                     md_code(full_name));
+  return fmt::format("\n_… {} more {} in {}._\n", format_value(static_cast<double>(n), "count"),
+                     n == 1 ? s.what_one : s.what_many, md_code(full_name));
 }
 
 // Two passes over the sections, each keeping a prefix of its rank-sorted items: first only
@@ -603,9 +609,9 @@ Markdown markdown(const Results& r, const Results* base, const std::string& full
     return md;
   }
   md.cut = true;
-  // Errors and diffs before the long tables here: thousands of unchanged stages must not crowd
-  // out why the gate failed.
-  md.report = cut_report(head, {changes, errors, diffs, timings, unchanged, diagnoses, chart, more},
+  // Errors, diffs, diagnoses and the chart before the long tables here: thousands of unchanged
+  // stages must not crowd out why the gate failed.
+  md.report = cut_report(head, {changes, errors, diffs, diagnoses, chart, timings, unchanged, more},
                          foot, full_name, max_bytes);
   return md;
 }
