@@ -374,8 +374,11 @@ std::string commits_line(const Results& r) {
   }
   commits += r.git.commit.empty() ? "head (not a git checkout)"
                                   : "head " + commit(r.git.commit, r.git.branch);
-  if (!r.git.dirty.empty())
-    commits += " + " + plural(r.git.dirty.size(), "uncommitted change", "uncommitted changes");
+  // run measures the working tree with its edits; ab measures the commit and leaves them out.
+  if (!r.git.dirty.empty()) {
+    std::string changes = plural(r.git.dirty.size(), "uncommitted change", "uncommitted changes");
+    commits += r.git.dirty_measured ? " + " + changes : " (" + changes + " not measured)";
+  }
   // A baseline file the user gave is theirs to name; the cache's or ab's are internal.
   if (r.gate && r.gate->base_source == BaseSource::file && !r.gate->baseline.empty())
     commits += ", baseline " + md_code(capped(r.gate->baseline, 300));
@@ -412,9 +415,9 @@ std::string dirty_block(const GitInfo& git) {
     list += capped(one_line(git.dirty[i]), k_dirty_line_bytes) + "\n";
   if (git.dirty.size() > k_dirty_lines)
     list += fmt::format("… and {} more\n", git.dirty.size() - k_dirty_lines);
-  return fmt::format("\n<details><summary>{}</summary>\n\n{}\n</details>\n",
+  return fmt::format("\n<details><summary>{}{}</summary>\n\n{}\n</details>\n",
                      plural(git.dirty.size(), "uncommitted change", "uncommitted changes"),
-                     md_fence(list));
+                     git.dirty_measured ? "" : ", not measured", md_fence(list));
 }
 
 std::string footer(const Results& r) {

@@ -80,7 +80,7 @@ int rank_of(const std::string& verdict) {
 }
 
 // Where a row of the table of changes goes: the order the reader should meet them in.
-enum class Kind { regression, slower, faster, failed, snapshot, added_or_removed };
+enum class Kind { regression, slower, faster, failed, snapshot, measured, added_or_removed };
 
 Kind kind_of(const std::string& verdict) {
   if (verdict == "regression") return Kind::regression;
@@ -167,6 +167,32 @@ ChangeRow obsolete_row(const std::string& path) {
           "—",
           "⚠️ obsolete",
           md_code(path, true) + ": no stage claims it"};
+}
+
+// How the stage was measured unlike its base (gate.measurement_differences), one row: a
+// different method makes the timings incomparable as they stand; a changed setting is usually
+// the change under test (`jit: "off"`), so it is named, not alarmed.
+std::optional<ChangeRow> measured_row(const std::string& stage,
+                                      const std::vector<const MeasurementDifference*>& diffs) {
+  if (diffs.empty()) return std::nullopt;
+  std::string before;
+  std::string after;
+  bool method = false;
+  for (const MeasurementDifference* d : diffs) {
+    method = method || d->field.rfind("settings.", 0) != 0;
+    before += (before.empty() ? "" : ", ") + d->field + " " + (d->base.empty() ? "—" : d->base);
+    after += (after.empty() ? "" : ", ") + d->field + " " + (d->head.empty() ? "—" : d->head);
+  }
+  return ChangeRow{Kind::measured,
+                   2,
+                   md_text(stage),
+                   "measured",
+                   md_text(before),
+                   md_text(after),
+                   method ? "⚠️ measured differently" : "⚙️ settings changed",
+                   method ? why_cell("the two sides were not measured alike: compare the timings "
+                                     "with care (gate.require_same_environment makes this an error)")
+                          : why_cell("the stage's settings differ between base and head")};
 }
 
 // The rows of the stage's listed verdicts; a new / removed stage without any gets one row.
@@ -300,6 +326,10 @@ Comparison::Comparison(const Results& r, const Results* base) : m_results(r) {
     m_verdicts[v.stage].push_back(&v);
     if (v.verdict != "same") note(v.stage, rank_of(v.verdict));
   }
+  for (const auto& d : r.gate->measurement_differences) {
+    m_differences[d.stage].push_back(&d);
+    note(d.stage, 2);
+  }
   std::set<std::string> head_stages;
   for (const auto& s : r.stages) head_stages.insert(s.name);
   auto whole = [&](const std::string& stage) {
@@ -336,6 +366,13 @@ const MetricVerdict* Comparison::verdict(const std::string& stage,
   return nullptr;
 }
 
+const std::vector<const MeasurementDifference*>& Comparison::measurement_differences(
+    const std::string& stage) const {
+  static const std::vector<const MeasurementDifference*> none;
+  auto it = m_differences.find(stage);
+  return it == m_differences.end() ? none : it->second;
+}
+
 const StageResult* Comparison::base_stage(const std::string& name) const {
   auto it = m_base_stages.find(name);
   return it == m_base_stages.end() ? nullptr : it->second;
@@ -360,6 +397,7 @@ MetricsTable changes_table(const Comparison& c) {
     if (s.failed()) rows.push_back(failed_row(s));
     add_metric_rows(c, s.name, &s, rows);
     if (s.snapshot && s.snapshot->status != "match") rows.push_back(snapshot_row(s));
+    if (auto row = measured_row(s.name, c.measurement_differences(s.name))) rows.push_back(*row);
   }
   for (const auto& name : c.removed_stages()) add_metric_rows(c, name, nullptr, rows);
   for (const auto& path : r.obsolete_snapshots) rows.push_back(obsolete_row(path));

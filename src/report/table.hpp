@@ -58,8 +58,11 @@ class Comparison {
   const measure::MetricVerdict* verdict(const std::string& stage, const std::string& metric) const;
   /// The baseline's stage called `name`, or nullptr.
   const measure::StageResult* base_stage(const std::string& name) const;
+  /// How `stage` was measured unlike its base (gate.measurement_differences); empty: alike.
+  const std::vector<const measure::MeasurementDifference*>& measurement_differences(
+      const std::string& stage) const;
   /// True when the stage is in the table of changes: failed, a snapshot other than match, a
-  /// verdict other than same, or new / removed.
+  /// verdict other than same, measured unlike its base, or new / removed.
   bool changed(const std::string& stage) const { return m_rank.count(stage) > 0; }
   /// The most urgent rank (TableRow::rank) of the stage's changes; 3 when unchanged.
   int rank(const std::string& stage) const;
@@ -76,6 +79,7 @@ class Comparison {
   const measure::Results& m_results;
   std::map<std::string, std::vector<const measure::MetricVerdict*>> m_verdicts;
   std::map<std::string, const measure::StageResult*> m_base_stages;
+  std::map<std::string, std::vector<const measure::MeasurementDifference*>> m_differences;
   std::map<std::string, int> m_rank;                  // changed stages only
   std::map<std::string, std::string> m_stage_metric;  // new / removed stage → its one row's metric
   std::vector<std::string> m_removed;

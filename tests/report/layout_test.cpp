@@ -125,6 +125,31 @@ TEST(ReportLayout, ChangesComeMostUrgentFirstEachWithWhy) {
   EXPECT_EQ(table(md, k_changes_header)[0][3], "744.0 ms (716.1 ms – 781.2 ms)") << "min – max";
 }
 
+// A stage measured unlike its base is named beside it in the table of changes, and a changed
+// setting (the fix under test) is named as such.
+TEST(ReportLayout, AStageMeasuredUnlikeItsBaseIsNamedBesideIt) {
+  Results base = passing_base();
+  Results r = passing();
+  ASSERT_TRUE(r.gate);
+  const std::string stage = r.stages.front().name;
+  r.gate->measurement_differences = {{stage, "cold", "process", "restart"},
+                                     {stage, "runs", "5", "3"}};
+  std::string md = report(r, &base);
+  auto rows = table(md, k_changes_header);
+  ASSERT_EQ(rows.size(), 1u) << md;
+  EXPECT_EQ(rows[0][0], stage);
+  EXPECT_EQ(rows[0][1], "measured");
+  EXPECT_EQ(rows[0][2], "cold process, runs 5");
+  EXPECT_EQ(rows[0][3], "cold restart, runs 3");
+  EXPECT_EQ(rows[0][4], "⚠️ measured differently");
+  r.gate->measurement_differences = {{stage, "settings.jit", "", "off"}};
+  rows = table(report(r, &base), k_changes_header);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0][2], "settings.jit —");
+  EXPECT_EQ(rows[0][3], "settings.jit off");
+  EXPECT_EQ(rows[0][4], "⚙️ settings changed");
+}
+
 TEST(ReportLayout, UnchangedStagesFoldIntoOneDetails) {
   Results base = failing_base();
   std::string md = report(failing(), &base);
@@ -249,6 +274,12 @@ TEST(ReportLayout, UncommittedChangesAreCountedAndListedCapped) {
   EXPECT_NE(md.find("+ 30 uncommitted changes"), std::string::npos);
   EXPECT_NE(md.find("M sql/19.sql\n… and 10 more\n```"), std::string::npos);
   EXPECT_EQ(md.find("M sql/20.sql"), std::string::npos);
+  // ab measured the commit, not the edits: the report says they were left out.
+  r.git.dirty_measured = false;
+  md = report(r, &base);
+  EXPECT_NE(md.find("`5d6e7f8` (`feature/faster-load`) (30 uncommitted changes not measured)\n"),
+            std::string::npos);
+  EXPECT_NE(md.find("<summary>30 uncommitted changes, not measured</summary>"), std::string::npos);
 }
 
 TEST(ReportLayout, FortyStagesShowTheRegressionsFirstAndStayShort) {
