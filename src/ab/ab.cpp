@@ -157,10 +157,10 @@ std::vector<std::optional<config::Stage>> base_stages(const config::Config& head
   return out;
 }
 
-measure::Results new_results(const std::string& config_name, const config::Config& cfg,
-                             const measure::Environment& env, const std::string& commit,
+results::Results new_results(const std::string& config_name, const config::Config& cfg,
+                             const results::Environment& env, const std::string& commit,
                              const std::string& branch) {
-  measure::Results r;
+  results::Results r;
   r.tool_version = COLDGATE_VERSION;
   r.started_at = measure::utc_now();
   r.config = config_name;
@@ -171,7 +171,7 @@ measure::Results new_results(const std::string& config_name, const config::Confi
   return r;
 }
 
-bool all_ran(const measure::Results& r) {
+bool all_ran(const results::Results& r) {
   return std::none_of(r.stages.begin(), r.stages.end(), [](const auto& s) { return s.failed(); });
 }
 
@@ -193,7 +193,7 @@ std::string replaced(std::string text, const std::string& from, const std::strin
 // Paths in head's results point into its worktree, which is gone after the run: name them as
 // the checkout's own (snapshots/x.json, not coldgate-out/ab/head/snapshots/x.json), and move
 // pending candidates (<out>/snapshots/<worktree>/…) to where `coldgate run --ci` puts them.
-void strip_worktree(measure::Results& r, const fs::path& worktree) {
+void strip_worktree(results::Results& r, const fs::path& worktree) {
   const std::string prefix = util::display_path(worktree) + "/";
   for (auto& s : r.stages) {
     if (!s.snapshot) continue;
@@ -309,7 +309,7 @@ Outcome run_ab(const Options& options) {
   session::Session session(head.config.database, "coldgate-ab-",
                            [&](const std::string& line) { progress.line(line); });
   db::Provider* provider = &session.provider();
-  const measure::Environment env = session.environment();
+  const results::Environment env = session.environment();
   const std::string print = fingerprint(env, head_text);
 
   // The base: from the cache, else measured alongside head.
@@ -352,7 +352,7 @@ Outcome run_ab(const Options& options) {
     }
   }
 
-  measure::Results head_results =
+  results::Results head_results =
       new_results(config_name, head.config, env, commits.head, commits.head_branch);
   if (measure_base || outcome.base) head_results.git.base = commits.base;
   head_results.no_baseline = no_baseline;
@@ -369,7 +369,7 @@ Outcome run_ab(const Options& options) {
                                 short_sha(commits.head)));
     }
   }
-  measure::Results base_results =
+  results::Results base_results =
       new_results(config_name, base.config, env, commits.base, commits.base_branch);
 
   // Each side's data from its own setup steps, in its own database on the one server.
@@ -460,7 +460,7 @@ Outcome run_ab(const Options& options) {
       head_results.gate = gate::compare(head_results, *outcome.base, outcome.baseline,
                                         gate::Thresholds::from(head.config));
       head_results.gate->base_source =
-          measure_base ? measure::BaseSource::interleaved : measure::BaseSource::cache;
+          measure_base ? results::BaseSource::interleaved : results::BaseSource::cache;
     } catch (const Error& e) {
       outcome.gate_error = e;
     }

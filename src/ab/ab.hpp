@@ -6,7 +6,7 @@
 
 #include "ab/git.hpp"
 #include "measure/progress.hpp"
-#include "measure/results.hpp"
+#include "results/results.hpp"
 #include "util/error.hpp"
 
 namespace coldgate::ab {
@@ -27,8 +27,8 @@ struct Options {
 
 /// What `coldgate ab` measured.
 struct Outcome {
-  measure::Results head;                 // head's results, with the gate block when there is a base
-  std::optional<measure::Results> base;  // base's results (measured or cached); nullopt: none
+  results::Results head;                 // head's results, with the gate block when there is a base
+  std::optional<results::Results> base;  // base's results (measured or cached); nullopt: none
   std::string baseline;  // where base's results are: <out>/base/results.json or a cache file
   std::string note;      // one line, printed as progress: cache hit, no baseline and why
   /// gate::compare's error (require_same_environment), or the missing base without

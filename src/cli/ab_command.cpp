@@ -9,7 +9,7 @@
 #include "gate/gate.hpp"
 #include "measure/progress.hpp"
 #include "report/outputs.hpp"
-#include "report/results_json.hpp"
+#include "results/json.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 
@@ -34,7 +34,7 @@ int run_ab(const AbArgs& args) {
   ab::Outcome outcome = ab::run_ab(options);
   // Both sides' results beside each other, a cached base included.
   if (outcome.base)
-    util::write_file_atomic(out / "base" / "results.json", report::to_json(*outcome.base));
+    util::write_file_atomic(out / "base" / "results.json", results::to_json(*outcome.base));
   report::write_outputs(outcome.head, outcome.base ? &*outcome.base : nullptr, out, std::cout);
   if (!outcome.head.no_baseline.empty()) {
     std::cerr << "coldgate: no baseline: nothing was compared — measured head only ("

@@ -7,12 +7,13 @@
 #include <limits>
 #include <set>
 
+#include "results/format.hpp"
 #include "util/error.hpp"
 
 namespace coldgate::gate {
 namespace {
 
-using namespace coldgate::measure;
+using namespace coldgate::results;
 
 std::size_t count_status(const Results& r, std::string_view status) {
   return static_cast<std::size_t>(
@@ -43,18 +44,11 @@ std::string plural(std::size_t n, std::string_view word) {
   return fmt::format("{} {}{}", n, word, n == 1 ? "" : "s");
 }
 
-// "812 ms", "12.0 MiB", "3": enough for a reason line (the report formats its own table).
+// A reason's amount in the report's own format (results/format): "812.0 ms", "12.0 MiB", "3".
 std::string amount(double v, Quantity q) {
-  if (q == Quantity::time_ms)
-    return v < 10 ? fmt::format("{:.3g} ms", v) : fmt::format("{:.0f} ms", v);
-  if (q == Quantity::size_bytes) return fmt::format("{:.1f} MiB", v / (1024.0 * 1024.0));
-  return fmt::format("{:g}", v);
-}
-
-// "10.4×", "123×", "0.45×": three significant figures at most.
-std::string times(double ratio) {
-  if (ratio >= 100) return fmt::format("{:.0f}×", ratio);
-  return ratio >= 1 ? fmt::format("{:.1f}×", ratio) : fmt::format("{:.2f}×", ratio);
+  return format_value(v, q == Quantity::time_ms      ? "ms"
+                         : q == Quantity::size_bytes ? "bytes"
+                                                     : "count");
 }
 
 // One verdict from the two sides' samples (both non-empty).
@@ -81,7 +75,7 @@ MetricVerdict judge(const std::string& stage, const std::string& name, const Met
   const double delta = h - b;
   const double head_min = *std::min_element(hs.begin(), hs.end());
   const double base_max = *std::max_element(bs.begin(), bs.end());
-  const std::string ratio_text = b > 0 ? times(ratio) : fmt::format("from 0 to {}", amount(h, q));
+  const std::string ratio_text = b > 0 ? format_ratio(ratio) : fmt::format("from 0 to {}", amount(h, q));
 
   // Below the absolute floor a difference is noise whatever its ratio: a 0.16 → 0.40 ms
   // execution is 2.5× but says nothing, and must get neither a badge nor an annotation.
@@ -89,7 +83,7 @@ MetricVerdict judge(const std::string& stage, const std::string& name, const Met
     if (b <= 0 && h <= 0) {
       v.reason = "0 on both sides";
     } else if (b > 0 && ratio < g.warn_ratio && ratio > 1 / g.warn_ratio) {
-      v.reason = fmt::format("{} within warn_ratio {:g}", times(ratio), g.warn_ratio);
+      v.reason = fmt::format("{} within warn_ratio {:g}", format_ratio(ratio), g.warn_ratio);
     } else {
       v.reason = fmt::format("{}, but the difference of {} is under min_delta {}", ratio_text,
                              amount(std::fabs(delta), q), amount(floor, q));
@@ -114,9 +108,9 @@ MetricVerdict judge(const std::string& stage, const std::string& name, const Met
     v.reason = fmt::format("{} ≥ warn_ratio {:g}", ratio_text, g.warn_ratio);
   } else if (ratio <= 1 / g.warn_ratio) {
     v.verdict = "faster";
-    v.reason = fmt::format("{} ≤ 1/warn_ratio", times(ratio));
+    v.reason = fmt::format("{} ≤ 1/warn_ratio", format_ratio(ratio));
   } else {
-    v.reason = b > 0 ? fmt::format("{} within warn_ratio {:g}", times(ratio), g.warn_ratio)
+    v.reason = b > 0 ? fmt::format("{} within warn_ratio {:g}", format_ratio(ratio), g.warn_ratio)
                      : "0 on both sides";
   }
   return v;
@@ -368,7 +362,7 @@ std::string verdict(const Results& r) {
       if (m.verdict != "regression") continue;
       ++n;
       names += fmt::format("{}{} {} {}", names.empty() ? "" : ", ", m.stage, m.metric,
-                           m.ratio ? times(*m.ratio) : "from 0");
+                           m.ratio ? format_ratio(*m.ratio) : "from 0");
     }
     if (n > 0) parts.push_back(fmt::format("{} ({})", plural(n, "regression"), names));
   }

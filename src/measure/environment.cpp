@@ -13,6 +13,7 @@
 #include "util/process.hpp"
 
 namespace coldgate::measure {
+using namespace coldgate::results;
 namespace fs = std::filesystem;
 namespace {
 

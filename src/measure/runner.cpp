@@ -22,6 +22,7 @@
 #include "util/process.hpp"
 
 namespace coldgate::measure {
+using namespace coldgate::results;
 namespace fs = std::filesystem;
 namespace {
 

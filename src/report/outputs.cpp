@@ -8,7 +8,7 @@
 #include "report/github.hpp"
 #include "report/junit.hpp"
 #include "report/report.hpp"
-#include "report/results_json.hpp"
+#include "results/json.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 
@@ -32,7 +32,7 @@ void append_step_summary(const std::string& path, const std::string& markdown) {
 
 }  // namespace
 
-void write_outputs(const measure::Results& results, const measure::Results* base,
+void write_outputs(const results::Results& results, const results::Results* base,
                    const std::filesystem::path& out_dir, std::ostream& out) {
   util::write_file_atomic(out_dir / "results.json", to_json(results));
   std::filesystem::path full_path = out_dir / "report-full.md";

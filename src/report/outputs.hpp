@@ -3,7 +3,7 @@
 #include <filesystem>
 #include <ostream>
 
-#include "measure/results.hpp"
+#include "results/results.hpp"
 
 namespace coldgate::report {
 
@@ -14,7 +14,7 @@ namespace coldgate::report {
 /// the report is printed between `::stop-commands::` markers and followed by the annotations
 /// (report::annotations). `base` is the baseline results when there is one, else null. Throws
 /// Error(infrastructure) naming the file when a write fails.
-void write_outputs(const measure::Results& results, const measure::Results* base,
+void write_outputs(const results::Results& results, const results::Results* base,
                    const std::filesystem::path& out_dir, std::ostream& out);
 
 /// Removes from `out_dir` what `run` and `ab` write there, so that nothing an earlier run left

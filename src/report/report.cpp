@@ -13,7 +13,7 @@
 namespace coldgate::report {
 namespace {
 
-using namespace coldgate::measure;
+using namespace coldgate::results;
 
 // A whole row or block of a section; a cut report drops or shortens items, never splits them
 // mid-Markdown. `body` (when not empty) is a fenced code block between `text` and `after` that

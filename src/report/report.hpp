@@ -5,7 +5,7 @@
 #include <string_view>
 #include <vector>
 
-#include "measure/results.hpp"
+#include "results/results.hpp"
 
 namespace coldgate::report {
 
@@ -34,7 +34,7 @@ std::string marker_key(const std::string& title);
 /// `base` may be null. All text from data is escaped (report/escape.hpp). When the whole is
 /// longer than `max_bytes`, `report` is a cut version that keeps the verdict, the regressions,
 /// failures and changed snapshots first and names `full_name` for the rest.
-Markdown markdown(const measure::Results& results, const measure::Results* base,
+Markdown markdown(const results::Results& results, const results::Results* base,
                   const std::string& full_name = "coldgate-out/report-full.md",
                   std::size_t max_bytes = k_max_report_bytes);
 

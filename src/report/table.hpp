@@ -6,16 +6,11 @@
 #include <string_view>
 #include <vector>
 
-#include "measure/results.hpp"
+#include "results/format.hpp"
+#include "results/results.hpp"
 
 namespace coldgate::report {
 
-/// A value with its unit for humans: ms as "812 ms" / "1.91 s", bytes as "12.3 MiB", counts
-/// as integers with thousands separators ("1,404").
-std::string format_value(double value, const std::string& unit);
-
-/// A head/base ratio for humans: "10.4×", "2.31×", "0.41×", "123×".
-std::string format_ratio(double ratio);
 
 /// "median (min – max)" of `samples` in `unit`, the median alone for one sample or when min and
 /// max read the same; `median` overrides the computed one (the gate's); "—" for no samples.
@@ -46,20 +41,20 @@ struct MetricsTable {
 class Comparison {
  public:
   /// `base` (may be null) gives the baseline's cold runs for min – max; it must outlive this.
-  Comparison(const measure::Results& results, const measure::Results* base);
+  Comparison(const results::Results& results, const results::Results* base);
 
   /// The head results.
-  const measure::Results& results() const { return m_results; }
+  const results::Results& results() const { return m_results; }
   /// True when the results carry a gate (a baseline was compared).
   bool gated() const { return m_results.gate.has_value(); }
   /// The gate's verdicts for `stage` in gate order; empty without a gate.
-  const std::vector<const measure::MetricVerdict*>& verdicts(const std::string& stage) const;
+  const std::vector<const results::MetricVerdict*>& verdicts(const std::string& stage) const;
   /// The verdict of `metric` in `stage`, or nullptr: the metric is not gated.
-  const measure::MetricVerdict* verdict(const std::string& stage, const std::string& metric) const;
+  const results::MetricVerdict* verdict(const std::string& stage, const std::string& metric) const;
   /// The baseline's stage called `name`, or nullptr.
-  const measure::StageResult* base_stage(const std::string& name) const;
+  const results::StageResult* base_stage(const std::string& name) const;
   /// How `stage` was measured unlike its base (gate.measurement_differences); empty: alike.
-  const std::vector<const measure::MeasurementDifference*>& measurement_differences(
+  const std::vector<const results::MeasurementDifference*>& measurement_differences(
       const std::string& stage) const;
   /// True when the stage is in the table of changes: failed, a snapshot other than match, a
   /// verdict other than same, measured unlike its base, or new / removed.
@@ -76,10 +71,10 @@ class Comparison {
  private:
   void note(const std::string& stage, int rank);
 
-  const measure::Results& m_results;
-  std::map<std::string, std::vector<const measure::MetricVerdict*>> m_verdicts;
-  std::map<std::string, const measure::StageResult*> m_base_stages;
-  std::map<std::string, std::vector<const measure::MeasurementDifference*>> m_differences;
+  const results::Results& m_results;
+  std::map<std::string, std::vector<const results::MetricVerdict*>> m_verdicts;
+  std::map<std::string, const results::StageResult*> m_base_stages;
+  std::map<std::string, std::vector<const results::MeasurementDifference*>> m_differences;
   std::map<std::string, int> m_rank;                  // changed stages only
   std::map<std::string, std::string> m_stage_metric;  // new / removed stage → its one row's metric
   std::vector<std::string> m_removed;
@@ -94,7 +89,7 @@ MetricsTable changes_table(const Comparison& comparison);
 
 /// Without a gate: the time metrics (`_ms`) and peak_rss_bytes of every stage, `| Stage |
 /// Metric | Cold median (min – max) | Warm median (min – max) |`, a failed stage as one row.
-MetricsTable head_table(const measure::Results& results);
+MetricsTable head_table(const results::Results& results);
 
 /// With a gate: one row per unchanged stage, `| Stage | Gated metrics: median before → after |`;
 /// no rows without a gate.

@@ -21,6 +21,7 @@
 namespace coldgate::session {
 namespace fs = std::filesystem;
 using namespace coldgate::measure;
+using namespace coldgate::results;
 namespace {
 
 std::string shown(const fs::path& p) { return util::display_path(p); }

@@ -8,7 +8,7 @@
 
 #include "config/config.hpp"
 #include "measure/progress.hpp"
-#include "measure/results.hpp"
+#include "results/results.hpp"
 
 namespace coldgate::session {
 
@@ -31,6 +31,6 @@ std::pair<int, int> parse_shard(std::string_view text);
 /// selected stage in config order, checks snapshots, stops the server. A failing stage does not
 /// stop the others. Throws Error: usage (unknown --stage, with a hint), gate_failed (a setup
 /// step failed), infrastructure (server did not start or came not back), interrupted.
-measure::Results run_job(const config::Config& config, const JobOptions& options);
+results::Results run_job(const config::Config& config, const JobOptions& options);
 
 }  // namespace coldgate::session

@@ -36,9 +36,9 @@ void Session::stop() noexcept {
   if (m_provider) m_provider->stop();
 }
 
-std::vector<measure::SetupResult> Session::setup(const config::Config& cfg, const std::string& who,
+std::vector<results::SetupResult> Session::setup(const config::Config& cfg, const std::string& who,
                                                  const std::optional<db::ConnectionInfo>& target) {
-  std::vector<measure::SetupResult> out;
+  std::vector<results::SetupResult> out;
   setup::run_setup(cfg.setup,
                    {target ? *target : m_provider->connection_info(), cfg.base_dir,
                     m_provider->client_bindir()},

@@ -10,7 +10,7 @@
 #include "config/config.hpp"
 #include "db/connection_info.hpp"
 #include "db/provider.hpp"
-#include "measure/results.hpp"
+#include "results/results.hpp"
 #include "util/fs.hpp"
 
 namespace coldgate::session {
@@ -39,12 +39,12 @@ class Session {
   /// This run's own temp folder (removed with the session).
   const std::filesystem::path& work_dir() const { return m_work.path(); }
   /// Host (measure::host_environment), provider, and the server's version and settings.
-  const measure::Environment& environment() const { return m_environment; }
+  const results::Environment& environment() const { return m_environment; }
 
   /// Runs `cfg`'s setup steps, from `cfg.base_dir`, into `target` (the provider's own database
   /// when nullopt), saying each as "setup <who>: <label> (N ms)" ("setup <label> (N ms)" when
   /// `who` is empty). Returns the steps as run. Throws as setup::run_setup.
-  std::vector<measure::SetupResult> setup(const config::Config& cfg, const std::string& who = "",
+  std::vector<results::SetupResult> setup(const config::Config& cfg, const std::string& who = "",
                                           const std::optional<db::ConnectionInfo>& target = {});
 
   /// Stops the server now; the destructor does it otherwise. Never throws.
@@ -54,7 +54,7 @@ class Session {
   util::TempDir m_work;                  // declared first: removed after the server stopped
   Say m_say;
   std::unique_ptr<db::Provider> m_provider;
-  measure::Environment m_environment;
+  results::Environment m_environment;
 };
 
 }  // namespace coldgate::session

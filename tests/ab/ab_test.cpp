@@ -7,7 +7,7 @@
 #include <optional>
 
 #include "ab/git.hpp"
-#include "report/results_json.hpp"
+#include "results/json.hpp"
 #include "support/support.hpp"
 #include "util/error.hpp"
 #include "util/process.hpp"
@@ -105,10 +105,10 @@ struct AbTest : ::testing::Test {
     }
     return run_coldgate(args, dir.path(), "", env);
   }
-  measure::Results results(const std::string& file = "coldgate-out/results.json") {
-    return report::from_json(slurp(dir / file), file);
+  results::Results results(const std::string& file = "coldgate-out/results.json") {
+    return results::from_json(slurp(dir / file), file);
   }
-  std::string verdict(const measure::Results& r, const std::string& metric) {
+  std::string verdict(const results::Results& r, const std::string& metric) {
     if (!r.gate) return "(no gate)";
     for (const auto& m : r.gate->metrics) {
       if (m.stage == "load" && m.metric == metric) return m.verdict;
@@ -124,7 +124,7 @@ TEST_F(AbTest, EachPullRequestOfTheStackIsGatedAgainstTheBranchBelowIt) {
   run_git(dir.path(), {"checkout", "-q", "feature-1"});
   auto first = ab({"--base", "base"});
   ASSERT_EQ(first.exit_code, 1) << first.out << first.err;
-  measure::Results r = results();
+  results::Results r = results();
   EXPECT_EQ(r.git.commit, sha["feature-1"]);
   EXPECT_EQ(r.git.branch, "feature-1");
   EXPECT_EQ(r.git.base, sha["base"]);
@@ -133,7 +133,7 @@ TEST_F(AbTest, EachPullRequestOfTheStackIsGatedAgainstTheBranchBelowIt) {
   EXPECT_EQ(r.gate->base_git.branch, "base");
   EXPECT_EQ(r.gate->baseline, "coldgate-out/base/results.json");
   EXPECT_EQ(verdict(r, "query_ms"), "regression");
-  measure::Results base = results("coldgate-out/base/results.json");
+  results::Results base = results("coldgate-out/base/results.json");
   EXPECT_EQ(base.git.commit, sha["base"]);
   ASSERT_EQ(base.stages.size(), 1u);
   ASSERT_EQ(r.stages.size(), 1u);
@@ -202,7 +202,7 @@ TEST_F(AbTest, AnUnknownBaseIsReportedAsNoBaselineAndExits3UnlessAllowed) {
             std::string::npos)
       << unknown.err;
   {
-    measure::Results r = results();
+    results::Results r = results();
     EXPECT_FALSE(r.gate);
     EXPECT_NE(r.no_baseline.find("base 'no-such-branch' is not a commit"), std::string::npos)
         << r.no_baseline;
@@ -218,7 +218,7 @@ TEST_F(AbTest, AnUnknownBaseIsReportedAsNoBaselineAndExits3UnlessAllowed) {
   ASSERT_EQ(alone.exit_code, 0) << alone.out << alone.err;
   EXPECT_NE(alone.err.find("no baseline: base 'no-such-branch'"), std::string::npos)
       << alone.err;
-  measure::Results r = results();
+  results::Results r = results();
   EXPECT_EQ(r.git.commit, sha["base"]);
   EXPECT_FALSE(r.gate);
   EXPECT_FALSE(fs::exists(dir / "coldgate-out/base/results.json"));
@@ -257,7 +257,7 @@ TEST_F(AbTest, ABaseWithoutTheConfigRunsHeadAloneWhenNoBaselineIsAllowed) {
                            " has no coldgate.yaml (--allow-no-baseline: head runs alone)"),
             std::string::npos)
       << alone.err;
-  measure::Results r = report::from_json(slurp(repo / "coldgate-out/results.json"), "results.json");
+  results::Results r = results::from_json(slurp(repo / "coldgate-out/results.json"), "results.json");
   EXPECT_FALSE(r.gate);
   EXPECT_TRUE(r.git.base.empty()) << r.git.base;
   ASSERT_EQ(r.stages.size(), 1u);
@@ -358,7 +358,7 @@ TEST_F(AbTest, UncommittedChangesAreNamedAndAnErrorInCiMode) {
   EXPECT_NE(local.err.find("warning: 2 uncommitted changes in the checkout, not measured"),
             std::string::npos)
       << local.err;
-  measure::Results r = results();
+  results::Results r = results();
   EXPECT_EQ(r.git.dirty, (std::vector<std::string>{"M stage.sql", "?? notes.txt"}));
   EXPECT_FALSE(r.git.dirty_measured);
   EXPECT_EQ(verdict(r, "query_ms"), "faster");  // the commit was measured, not the edit
@@ -377,7 +377,7 @@ TEST_F(AbTest, ARecordedBranchTipIsTheCachedBaseOfTheNextPullRequest) {
   ASSERT_EQ(record.exit_code, 0) << record.err;
   EXPECT_NE(record.err.find("recorded for the cache, nothing compared"), std::string::npos)
       << record.err;
-  measure::Results recorded = results();
+  results::Results recorded = results();
   EXPECT_FALSE(recorded.gate);
   EXPECT_TRUE(recorded.no_baseline.empty()) << recorded.no_baseline;
   EXPECT_EQ(recorded.git.commit, sha["feature-1"]);
@@ -391,16 +391,16 @@ TEST_F(AbTest, ARecordedBranchTipIsTheCachedBaseOfTheNextPullRequest) {
   ASSERT_EQ(pr.exit_code, 0) << pr.err;
   EXPECT_NE(pr.err.find("from the cache"), std::string::npos) << pr.err;
   EXPECT_EQ(pr.err.find("base: cold run"), std::string::npos) << pr.err;
-  measure::Results r = results();
+  results::Results r = results();
   ASSERT_TRUE(r.gate);
-  EXPECT_EQ(r.gate->base_source, measure::BaseSource::cache);
+  EXPECT_EQ(r.gate->base_source, results::BaseSource::cache);
   EXPECT_EQ(r.gate->base_measured_at, recorded.finished_at);
   EXPECT_EQ(r.gate->base_host, recorded.environment.host);
   EXPECT_EQ(verdict(r, "query_ms"), "faster");
 
   auto interleaved = ab({"--base", "feature-1", "--no-cache"});
   ASSERT_EQ(interleaved.exit_code, 0) << interleaved.err;
-  EXPECT_EQ(results().gate->base_source, measure::BaseSource::interleaved);
+  EXPECT_EQ(results().gate->base_source, results::BaseSource::interleaved);
 
   EXPECT_EQ(ab({"--record", "--no-cache"}).exit_code, 2);
   EXPECT_EQ(ab({"--record", "--base", "base"}).exit_code, 2);
@@ -475,9 +475,9 @@ TEST_F(AbTest, TheServerPasswordAndSecretValuesAreMaskedInEveryOutput) {
   commit_stage("leaky-head", 0.06, "head");
   auto r = ab({"--base", "leaky-base"}, {std::string("GITHUB_TOKEN=") + k_token});
   EXPECT_EQ(r.exit_code, 1) << r.err;  // the leaky stage fails on head
-  measure::Results head = results();
-  measure::Results base = results("coldgate-out/base/results.json");
-  for (const measure::Results* side : {&head, &base}) {
+  results::Results head = results();
+  results::Results base = results("coldgate-out/base/results.json");
+  for (const results::Results* side : {&head, &base}) {
     ASSERT_EQ(side->stages.size(), 2u);
     // The leak happened and was masked: a test that cannot fail would find no "***".
     EXPECT_NE(side->stages[1].error.find("pw=*** url=postgresql://"), std::string::npos)

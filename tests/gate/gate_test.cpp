@@ -6,14 +6,14 @@
 #include <cmath>
 #include <limits>
 
-#include "report/results_json.hpp"
+#include "results/json.hpp"
 #include "support/support.hpp"
 #include "util/error.hpp"
 
 namespace coldgate::gate {
 namespace {
 
-using namespace coldgate::measure;
+using namespace coldgate::results;
 
 Results two_stages() {
   Results r;
@@ -47,7 +47,7 @@ TEST(Gate, VerdictCountsFailuresAndPasses) {
 
 Results fixture(const std::string& name) {
   auto path = testing::source_dir() / "tests/gate/fixtures" / name;
-  return report::from_json(testing::slurp(path), name);
+  return results::from_json(testing::slurp(path), name);
 }
 
 // One line per verdict: what the golden file holds.
@@ -97,7 +97,7 @@ TEST(GateCompare, FixturesGiveTheGoldenVerdicts) {
   EXPECT_FALSE(passed(head));
   EXPECT_EQ(head.gate->base_git.commit, "1111111111111111111111111111111111111111");
   // The gate block survives results.json.
-  Results again = report::from_json(report::to_json(head), "again.json");
+  Results again = results::from_json(results::to_json(head), "again.json");
   ASSERT_TRUE(again.gate);
   EXPECT_EQ(lines(*again.gate), lines(*head.gate));
 }
@@ -107,18 +107,18 @@ TEST(GateCompare, TenTimesSlowerIsARegressionOnlyWithTheDeltaAndApartRanges) {
       single_verdict(one("wall_ms", ms({1000, 1040, 1080})), one("wall_ms", ms({95, 100, 105})));
   EXPECT_EQ(v.verdict, "regression");
   EXPECT_DOUBLE_EQ(*v.ratio, 10.4);
-  EXPECT_EQ(v.reason, "10.4× ≥ max_ratio 10, +940 ms ≥ min_delta 20 ms, ranges apart");
+  EXPECT_EQ(v.reason, "10.4× ≥ max_ratio 10, +940.0 ms ≥ min_delta 20.0 ms, ranges apart");
   // Just below the ratio: slower.
   EXPECT_EQ(single_verdict(one("wall_ms", ms({990})), one("wall_ms", ms({100}))).verdict, "slower");
   // 12× but only +11 ms: noise under the floor, same.
   v = single_verdict(one("wall_ms", ms({12})), one("wall_ms", ms({1})));
   EXPECT_EQ(v.verdict, "same");
-  EXPECT_EQ(v.reason, "12.0×, but the difference of 11 ms is under min_delta 20 ms");
+  EXPECT_EQ(v.reason, "12.0×, but the difference of 11.0 ms is under min_delta 20.0 ms");
   // Overlapping ranges: the head's fastest run is not slower than the base's slowest.
   v = single_verdict(one("wall_ms", ms({1500, 1500, 1500})), one("wall_ms", ms({100, 100, 2000})));
   EXPECT_EQ(v.verdict, "slower");
   EXPECT_EQ(v.reason,
-            "15.0× but the ranges overlap (fastest head run 1500 ms ≤ slowest base run 2000 ms)");
+            "15.0× but the ranges overlap (fastest head run 1.50 s ≤ slowest base run 2.00 s)");
 }
 
 TEST(GateCompare, WarnRatioGivesSlowerAndFasterElseSame) {
@@ -136,12 +136,12 @@ TEST(GateCompare, ZeroBaseMedianHasNoRatioAndNeverDividesByZero) {
   EXPECT_FALSE(v.ratio);
   v = single_verdict(one("connect_ms", ms({0.4, 0.5})), one("connect_ms", ms({0, 0})));
   EXPECT_EQ(v.verdict, "same");  // infinitely slower, but far below min_delta
-  EXPECT_EQ(v.reason, "from 0 to 0.45 ms, but the difference of 0.45 ms is under min_delta 20 ms");
+  EXPECT_EQ(v.reason, "from 0 to 0.45 ms, but the difference of 0.45 ms is under min_delta 20.0 ms");
   EXPECT_FALSE(v.ratio);
   v = single_verdict(one("jit_total_ms", ms({700, 710})), one("jit_total_ms", ms({0, 0})));
   EXPECT_EQ(v.verdict, "regression");
   EXPECT_FALSE(v.ratio);
-  EXPECT_EQ(v.reason, "from 0 to 705 ms ≥ max_ratio 10, +705 ms ≥ min_delta 20 ms, ranges apart");
+  EXPECT_EQ(v.reason, "from 0 to 705.0 ms ≥ max_ratio 10, +705.0 ms ≥ min_delta 20.0 ms, ranges apart");
   // Head at 0 from a positive base: faster, once past the floor.
   EXPECT_EQ(single_verdict(one("wall_ms", ms({0})), one("wall_ms", ms({50}))).verdict, "faster");
   EXPECT_EQ(single_verdict(one("wall_ms", ms({0})), one("wall_ms", ms({5}))).verdict, "same");
@@ -160,7 +160,7 @@ TEST(GateCompare, TheNoiseFloorHoldsForSlowerAndFasterToo) {
   auto v = single_verdict(one("query_ms", ms({3.1, 3.4, 3.9})), one("query_ms", ms({1.1, 1.22, 1.3})));
   EXPECT_EQ(v.verdict, "same");
   EXPECT_NEAR(*v.ratio, 3.40 / 1.22, 1e-9);
-  EXPECT_EQ(v.reason, "2.8×, but the difference of 2.18 ms is under min_delta 20 ms");
+  EXPECT_EQ(v.reason, "2.79×, but the difference of 2.18 ms is under min_delta 20.0 ms");
   EXPECT_EQ(single_verdict(one("execution_ms", ms({0.16})), one("execution_ms", ms({0.40})))
                 .verdict,
             "same");
@@ -301,7 +301,7 @@ TEST(GateCompare, BadFixturesFailWithClearMessages) {
             "wrong-schema.json: not a coldgate-results/1 file (its \"schema\" member differs)");
   EXPECT_EQ(error("not-json.json"),
             "not-json.json: not valid JSON (expected a coldgate results file)");
-  // JSON has no NaN (writers print it as null); null and 1e999 stop report::from_json already.
+  // JSON has no NaN (writers print it as null); null and 1e999 stop results::from_json already.
   EXPECT_EQ(error("null-sample.json"),
             "null-sample.json: stage 'steady' metric wall_ms: cold sample 1 is null, not a number "
             "(NaN and infinity are written as null)");
@@ -386,7 +386,7 @@ TEST(GateCompare, HowEachSideWasMeasuredIsComparedAndRecorded) {
   EXPECT_EQ(g.stage_thresholds.at("s").max_ratio, 4);
   // Both survive results.json.
   head.gate = g;
-  Results again = report::from_json(report::to_json(head), "again.json");
+  Results again = results::from_json(results::to_json(head), "again.json");
   ASSERT_TRUE(again.gate);
   EXPECT_EQ(again.gate->measurement_differences.size(), 3u);
   EXPECT_EQ(again.gate->measurement_differences[0].head, "restart");

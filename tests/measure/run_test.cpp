@@ -7,10 +7,11 @@
 #include <set>
 #include <sstream>
 
-#include "report/results_json.hpp"
+#include "results/json.hpp"
 #include "support/support.hpp"
 
 namespace coldgate::measure {
+using namespace coldgate::results;
 namespace {
 
 using testing::TempDir;
@@ -41,7 +42,7 @@ struct RunTest : ::testing::Test {
     return run_coldgate(stages, dir.path(), "", {"CI="}).exit_code;
   }
   Results results() {
-    return report::from_json(slurp(dir / "coldgate-out/results.json"), "results.json");
+    return results::from_json(slurp(dir / "coldgate-out/results.json"), "results.json");
   }
   const StageResult& stage(const Results& r, const std::string& name) {
     for (const auto& s : r.stages) {

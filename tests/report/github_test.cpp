@@ -5,7 +5,7 @@
 namespace coldgate::report {
 namespace {
 
-using namespace coldgate::measure;
+using namespace coldgate::results;
 
 TEST(Github, EscapesDataAndPropertiesAsTheRunnerExpects) {
   EXPECT_EQ(escape_command_data("50% done\r\n::set-env name=x::y"),

@@ -11,7 +11,7 @@
 namespace coldgate::report {
 namespace {
 
-using namespace coldgate::measure;
+using namespace coldgate::results;
 using namespace coldgate::report::fixtures;
 
 constexpr std::string_view k_changes_header = "| Stage | Metric | Before | After | Change | Why |";

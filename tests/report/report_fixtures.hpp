@@ -10,11 +10,11 @@
 #include <string>
 #include <vector>
 
-#include "measure/results.hpp"
+#include "results/results.hpp"
 
 namespace coldgate::report::fixtures {
 
-using namespace coldgate::measure;
+using namespace coldgate::results;
 
 inline void common(Results& r, const std::string& title) {
   r.tool_version = "0.1.0";

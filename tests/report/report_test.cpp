@@ -9,7 +9,7 @@
 #include "report/junit.hpp"
 #include "report/outputs.hpp"
 #include "report/report_fixtures.hpp"
-#include "report/results_json.hpp"
+#include "results/json.hpp"
 #include "support/support.hpp"
 #include "util/fs.hpp"
 
@@ -20,7 +20,7 @@
 namespace coldgate::report {
 namespace {
 
-using namespace coldgate::measure;
+using namespace coldgate::results;
 using namespace coldgate::report::fixtures;
 using coldgate::testing::slurp;
 

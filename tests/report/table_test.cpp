@@ -5,7 +5,7 @@
 namespace coldgate::report {
 namespace {
 
-using namespace coldgate::measure;
+using namespace coldgate::results;
 
 TEST(Table, FormatsValuesWithUnits) {
   EXPECT_EQ(format_value(0.4213, "ms"), "0.42 ms");

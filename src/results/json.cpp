@@ -1,4 +1,4 @@
-#include "report/results_json.hpp"
+#include "results/json.hpp"
 
 #include <fmt/core.h>
 
@@ -7,11 +7,10 @@
 
 #include "util/error.hpp"
 
-namespace coldgate::report {
+namespace coldgate::results {
 namespace {
 
 using nlohmann::ordered_json;
-using namespace coldgate::measure;
 
 // Integers print without a fraction; other values as nlohmann's shortest round-trip double.
 ordered_json number(double v) {
@@ -388,4 +387,4 @@ Results from_json(std::string_view text, const std::string& source) {
   return r;
 }
 
-}  // namespace coldgate::report
+}  // namespace coldgate::results

@@ -3,16 +3,16 @@
 #include <string>
 #include <string_view>
 
-#include "measure/results.hpp"
+#include "results/results.hpp"
 
-namespace coldgate::report {
+namespace coldgate::results {
 
 /// results.json text (schema coldgate-results/1, docs/architecture.md "Results JSON"): pretty,
 /// stable member order, every raw sample; ends with a newline.
-std::string to_json(const measure::Results& results);
+std::string to_json(const Results& results);
 
 /// Reads results.json text; throws Error(usage) with `source` and the JSON path of what is
 /// wrong (not JSON, another schema, a member of the wrong type).
-measure::Results from_json(std::string_view text, const std::string& source);
+Results from_json(std::string_view text, const std::string& source);
 
-}  // namespace coldgate::report
+}  // namespace coldgate::results

@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-namespace coldgate::measure {
+namespace coldgate::results {
 
 /// Schema name written into results.json (docs/architecture.md "Results JSON").
 inline constexpr std::string_view k_results_schema = "coldgate-results/1";
@@ -205,4 +205,4 @@ double median(std::vector<double> samples);
 /// The metrics of a stage in report order: known names first in this order, then the rest.
 const std::vector<std::string_view>& known_metric_order();
 
-}  // namespace coldgate::measure
+}  // namespace coldgate::results
