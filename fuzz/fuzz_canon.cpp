@@ -1,4 +1,4 @@
-// libFuzzer target for the canonicalizer (shared/DESIGN.md "Canonical JSON"). Properties, on
+// libFuzzer target for the canonicalizer (docs/architecture.md "Canonical JSON"). Properties, on
 // every input the canonicalizer accepts (anything else must be a coldgate::Error(usage)):
 //  1. idempotent: canon(canon(x)) == canon(x), and is_canonical(canon(x));
 //  2. layout-blind: canon(compact(x)) == canon(pretty(x)) == canon(x), where compact/pretty

@@ -1,4 +1,4 @@
-// libFuzzer target: report::from_json (the results.json reader) on any bytes yields Results or
+// libFuzzer target: results::from_json (the results.json reader) on any bytes yields Results or
 // a coldgate::Error(usage) naming the source; a Results it accepts serializes and reads back
 // to the same text (to_json ∘ from_json is a fixed point after one round).
 #include <cstddef>
@@ -7,15 +7,15 @@
 #include <string>
 #include <string_view>
 
-#include "report/results_json.hpp"
+#include "results/json.hpp"
 #include "util/error.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   namespace report = coldgate::report;
   try {
-    const std::string once = report::to_json(report::from_json(text, "fuzz.json"));
-    const std::string twice = report::to_json(report::from_json(once, "fuzz-again.json"));
+    const std::string once = results::to_json(results::from_json(text, "fuzz.json"));
+    const std::string twice = results::to_json(results::from_json(once, "fuzz-again.json"));
     if (once != twice) std::abort();
   } catch (const coldgate::Error& e) {
     if (e.code() != coldgate::ExitCode::usage) std::abort();

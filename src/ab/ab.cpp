@@ -12,11 +12,12 @@
 #include "db/provider.hpp"
 #include "gate/diagnose.hpp"
 #include "gate/gate.hpp"
-#include "measure/job.hpp"
+#include "measure/environment.hpp"
+#include "session/session.hpp"
 #include "measure/runner.hpp"
-#include "setup/setup.hpp"
 #include "util/fs.hpp"
 #include "util/process.hpp"
+#include "util/secrets.hpp"
 
 namespace coldgate::ab {
 namespace fs = std::filesystem;
@@ -156,10 +157,10 @@ std::vector<std::optional<config::Stage>> base_stages(const config::Config& head
   return out;
 }
 
-measure::Results new_results(const std::string& config_name, const config::Config& cfg,
-                             const measure::Environment& env, const std::string& commit,
+results::Results new_results(const std::string& config_name, const config::Config& cfg,
+                             const results::Environment& env, const std::string& commit,
                              const std::string& branch) {
-  measure::Results r;
+  results::Results r;
   r.tool_version = COLDGATE_VERSION;
   r.started_at = measure::utc_now();
   r.config = config_name;
@@ -170,7 +171,7 @@ measure::Results new_results(const std::string& config_name, const config::Confi
   return r;
 }
 
-bool all_ran(const measure::Results& r) {
+bool all_ran(const results::Results& r) {
   return std::none_of(r.stages.begin(), r.stages.end(), [](const auto& s) { return s.failed(); });
 }
 
@@ -192,7 +193,7 @@ std::string replaced(std::string text, const std::string& from, const std::strin
 // Paths in head's results point into its worktree, which is gone after the run: name them as
 // the checkout's own (snapshots/x.json, not coldgate-out/ab/head/snapshots/x.json), and move
 // pending candidates (<out>/snapshots/<worktree>/…) to where `coldgate run --ci` puts them.
-void strip_worktree(measure::Results& r, const fs::path& worktree) {
+void strip_worktree(results::Results& r, const fs::path& worktree) {
   const std::string prefix = util::display_path(worktree) + "/";
   for (auto& s : r.stages) {
     if (!s.snapshot) continue;
@@ -216,6 +217,39 @@ void strip_worktree(measure::Results& r, const fs::path& worktree) {
   }
 }
 
+// The commits to measure, checked: a base that was named but cannot be had leaves
+// commits.base empty with base_error saying why (head is then measured alone and reported);
+// no base named at all is an error unless allow_no_baseline.
+Commits commits_to_measure(const fs::path& dir, const Options& options, const fs::path& out) {
+  BaseRequest refs = options.refs;
+  refs.allow_missing_base = true;
+  refs.want_base = !options.record;
+  Commits commits = resolve_commits(dir, refs);
+  if (refs.want_base && commits.base.empty() && commits.base_source.empty() &&
+      !options.allow_no_baseline) {
+    throw Error(ExitCode::infrastructure, "--base", commits.base_error);
+  }
+  if (!commits.base.empty() && commits.base == commits.head) {
+    throw usage_error("--base", fmt::format("nothing to compare: base and head are both {} (is "
+                                            "the base branch already at head?)",
+                                            commits.head.substr(0, 7)));
+  }
+  if (commits.head_is_checkout && options.ci) {
+    auto dirty = measure::uncommitted_changes(commits.repo, out);
+    if (!dirty.empty()) {
+      std::string list;
+      for (std::size_t i = 0; i < dirty.size() && i < 5; ++i) list += (i ? ", " : "") + dirty[i];
+      if (dirty.size() > 5) list += fmt::format(", … ({} in all)", dirty.size());
+      throw usage_error(commits.repo.string(),
+                        fmt::format("uncommitted changes ({}): coldgate ab measures commits, so "
+                                    "in CI mode the checkout must be clean; commit them, or add "
+                                    "build outputs to .gitignore",
+                                    list));
+    }
+  }
+  return commits;
+}
+
 }  // namespace
 
 Outcome run_ab(const Options& options) {
@@ -229,9 +263,14 @@ Outcome run_ab(const Options& options) {
                         "config file not found; pass -c FILE (a path inside the checkout)");
     }
   }
-  BaseRequest refs = options.refs;
-  refs.allow_missing_base = options.allow_no_baseline;
-  Commits commits = resolve_commits(config_file.parent_path(), refs);
+  if (options.record && !options.use_cache) {
+    throw usage_error("--record", "stores head's results in the cache: it cannot go with --no-cache");
+  }
+  if (options.record && !options.refs.base.empty()) {
+    throw usage_error("--record", "measures head alone: it takes no --base");
+  }
+  const fs::path out = resolved(options.out_dir);
+  Commits commits = commits_to_measure(config_file.parent_path(), options, out);
   const fs::path repo = resolved(commits.repo);
   fs::path rel = config_file.lexically_relative(repo);
   if (rel.empty() || *rel.begin() == "..") {
@@ -239,7 +278,6 @@ Outcome run_ab(const Options& options) {
                       "the config is not inside the git checkout " + repo.string());
   }
 
-  const fs::path out = resolved(options.out_dir);
   const fs::path cache_dir = out / "cache";
   const std::string config_name = util::display_path(options.config);
 
@@ -258,7 +296,9 @@ Outcome run_ab(const Options& options) {
   measure::Progress progress(options.progress, std::cerr,
                              static_cast<int>(head.config.stages.size()));
   progress.line(
-      commits.base.empty()
+      options.record ? fmt::format("head {}: recorded for the cache, nothing compared",
+                                   short_sha(commits.head))
+      : commits.base.empty()
           ? fmt::format("head {} — no baseline: {}", short_sha(commits.head), commits.base_error)
           : fmt::format("base {} (merge-base with {}, from {}) → head {}{}",
                         short_sha(commits.base), commits.base_ref, commits.base_source,
@@ -266,18 +306,10 @@ Outcome run_ab(const Options& options) {
                         commits.head_branch.empty() ? "" : " (" + commits.head_branch + ")"));
 
   // One server for both sides: drift of the machine hits both alike.
-  auto provider = db::make_provider(head.config.database);
-  measure::Environment env = measure::host_environment();
-  env.provider = provider->name();
-  auto t0 = std::chrono::steady_clock::now();
-  provider->start();
-  db::ServerInfo server = provider->server_info();
-  env.postgres_version = server.version;
-  env.postgres_version_num = server.version_num;
-  env.postgres_settings = server.settings;
-  progress.line(
-      fmt::format("PostgreSQL {} ({}) ready in {:.1f} s", server.version, provider->name(),
-                  std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()));
+  session::Session session(head.config.database, "coldgate-ab-",
+                           [&](const std::string& line) { progress.line(line); });
+  db::Provider* provider = &session.provider();
+  const results::Environment env = session.environment();
   const std::string print = fingerprint(env, head_text);
 
   // The base: from the cache, else measured alongside head.
@@ -296,8 +328,10 @@ Outcome run_ab(const Options& options) {
       measure_base = false;
     }
   }
-  if (commits.base.empty()) {
-    outcome.note = "no baseline: " + commits.base_error;
+  std::string no_baseline;  // why nothing is compared although a base was asked for
+  if (commits.base.empty() && !options.record) {
+    no_baseline = commits.base_error;
+    outcome.note = "no baseline: " + no_baseline;
   }
 
   build(head, out / "ab" / "head-build.log", progress);
@@ -306,8 +340,9 @@ Outcome run_ab(const Options& options) {
     std::error_code ec;
     if (options.allow_no_baseline && !fs::exists(base.worktree->path() / rel, ec)) {
       // The pull request that adds coldgate: its base has nothing to measure.
-      outcome.note = fmt::format("no baseline: base {} has no {} (--allow-no-baseline: head runs alone)",
-                                 short_sha(commits.base), rel.string());
+      no_baseline = fmt::format("base {} has no {} (--allow-no-baseline: head runs alone)",
+                                short_sha(commits.base), rel.string());
+      outcome.note = "no baseline: " + no_baseline;
       progress.line(outcome.note);
       measure_base = false;
       base.worktree.reset();
@@ -317,29 +352,33 @@ Outcome run_ab(const Options& options) {
     }
   }
 
-  measure::Results head_results =
+  results::Results head_results =
       new_results(config_name, head.config, env, commits.head, commits.head_branch);
   if (measure_base || outcome.base) head_results.git.base = commits.base;
-  measure::Results base_results =
+  head_results.no_baseline = no_baseline;
+  head_results.ci_run_url = measure::ci_run_url();
+  if (commits.head_is_checkout) {
+    // ab measures the commit: edits of the checkout are left out, and the report says so.
+    head_results.git.dirty = measure::uncommitted_changes(repo, out);
+    head_results.git.dirty_measured = false;
+    if (!head_results.git.dirty.empty()) {
+      progress.line(fmt::format("warning: {} uncommitted change{} in the checkout, not measured "
+                                "(ab measures commit {})",
+                                head_results.git.dirty.size(),
+                                head_results.git.dirty.size() == 1 ? "" : "s",
+                                short_sha(commits.head)));
+    }
+  }
+  results::Results base_results =
       new_results(config_name, base.config, env, commits.base, commits.base_branch);
 
   // Each side's data from its own setup steps, in its own database on the one server.
-  setup::run_setup(head.config.setup,
-                   {provider->connection_info(), head.config.base_dir, provider->client_bindir()},
-                   [&](const setup::StepResult& s) {
-                     progress.line(fmt::format("setup head: {} ({:.0f} ms)", s.label, s.wall_ms));
-                     head_results.setup.push_back({s.kind, s.label, s.wall_ms});
-                   });
+  head_results.setup = session.setup(head.config, measure_base ? "head" : "");
   std::unique_ptr<BaseDatabase> base_db;
   if (measure_base) {
     base_db = std::make_unique<BaseDatabase>(*provider, head.config.database.name + "_base");
     try {
-      setup::run_setup(
-          base.config.setup, {base_db->info(), base.config.base_dir, provider->client_bindir()},
-          [&](const setup::StepResult& s) {
-            progress.line(fmt::format("setup base: {} ({:.0f} ms)", s.label, s.wall_ms));
-            base_results.setup.push_back({s.kind, s.label, s.wall_ms});
-          });
+      base_results.setup = session.setup(base.config, "base", base_db->info());
     } catch (const Error& e) {
       if (e.code() != ExitCode::gate_failed) throw;
       throw Error(ExitCode::infrastructure, "setup (base " + short_sha(commits.base) + ")",
@@ -347,11 +386,10 @@ Outcome run_ab(const Options& options) {
     }
   }
 
-  util::TempDir work("coldgate-ab-");
   measure::RunContext head_ctx;
-  head_ctx.provider = provider.get();
+  head_ctx.provider = provider;
   head_ctx.base_dir = head.config.base_dir;
-  head_ctx.work_dir = work.path() / "head";
+  head_ctx.work_dir = session.work_dir() / "head";
   head_ctx.out_dir = out;
   head_ctx.self_exe = measure::self_executable();
   // Candidates never go into the worktree (it is removed): always to <out>/snapshots/.
@@ -361,7 +399,7 @@ Outcome run_ab(const Options& options) {
   if (measure_base) head_ctx.label = "head: ";
   measure::RunContext base_ctx = head_ctx;
   base_ctx.base_dir = base.config.base_dir;
-  base_ctx.work_dir = work.path() / "base";
+  base_ctx.work_dir = session.work_dir() / "base";
   base_ctx.out_dir = out / "base";
   base_ctx.check_snapshots = false;
   base_ctx.label = "base: ";
@@ -384,16 +422,20 @@ Outcome run_ab(const Options& options) {
       if (base_m) base_m->run_once();
       head_m.run_once();
     }
+    // A stage error may quote a command's stderr or a server message: no password in results
+    // and none printed.
     if (base_m) {
       base_results.stages.push_back(base_m->finish());
-      const auto& b = base_results.stages.back();
+      auto& b = base_results.stages.back();
+      b.error = util::mask_secrets(b.error);
       if (b.failed()) progress.line(fmt::format("base: stage {} failed: {}", b.name, b.error));
     }
     head_results.stages.push_back(head_m.finish());
+    head_results.stages.back().error = util::mask_secrets(head_results.stages.back().error);
     progress.stage_end(head_results.stages.back());
   }
   base_db.reset();
-  provider->stop();
+  session.stop();
 
   head_results.diagnoses = gate::diagnose(head_results, head.config.setup_analyzes());
   head_results.finished_at = measure::utc_now();
@@ -417,9 +459,14 @@ Outcome run_ab(const Options& options) {
     try {
       head_results.gate = gate::compare(head_results, *outcome.base, outcome.baseline,
                                         gate::Thresholds::from(head.config));
+      head_results.gate->base_source =
+          measure_base ? results::BaseSource::interleaved : results::BaseSource::cache;
     } catch (const Error& e) {
       outcome.gate_error = e;
     }
+  } else if (!head_results.no_baseline.empty() && !options.allow_no_baseline) {
+    outcome.gate_error = Error(ExitCode::infrastructure, commits.base_source,
+                               "no baseline: nothing was compared — " + head_results.no_baseline);
   }
   outcome.head = std::move(head_results);
   return outcome;

@@ -6,7 +6,7 @@
 
 #include "ab/git.hpp"
 #include "measure/progress.hpp"
-#include "measure/results.hpp"
+#include "results/results.hpp"
 #include "util/error.hpp"
 
 namespace coldgate::ab {
@@ -15,19 +15,24 @@ namespace coldgate::ab {
 struct Options {
   std::filesystem::path config = "coldgate.yaml";  // -c, in the current checkout
   BaseRequest refs;                                // --base, --head
-  bool allow_no_baseline = false;  // measure head alone when the base cannot be resolved
+  /// A base that cannot be had (not fetched, no merge-base) still gets head measured and a
+  /// report that says nothing was compared; this makes that outcome pass instead of exit 3.
+  bool allow_no_baseline = false;
   bool use_cache = true;           // --no-cache: always measure the base
+  bool record = false;             // --record: measure head alone and store it in the cache
+  bool ci = false;                 // CI mode: uncommitted changes of the checkout are an error
   std::filesystem::path out_dir = "coldgate-out";
   measure::ProgressStyle progress = measure::ProgressStyle::plain;
 };
 
 /// What `coldgate ab` measured.
 struct Outcome {
-  measure::Results head;                 // head's results, with the gate block when there is a base
-  std::optional<measure::Results> base;  // base's results (measured or cached); nullopt: none
+  results::Results head;                 // head's results, with the gate block when there is a base
+  std::optional<results::Results> base;  // base's results (measured or cached); nullopt: none
   std::string baseline;  // where base's results are: <out>/base/results.json or a cache file
   std::string note;      // one line, printed as progress: cache hit, no baseline and why
-  /// gate::compare's error (require_same_environment): thrown once the outputs are written.
+  /// gate::compare's error (require_same_environment), or the missing base without
+  /// allow_no_baseline (exit 3): thrown once the outputs are written.
   std::optional<Error> gate_error;
 };
 
@@ -37,9 +42,12 @@ struct Outcome {
 /// every stage of head's config interleaved — base cold run 1, head cold run 1, base run 2, … —
 /// checks head's snapshots (never base's), gates head against base and caches each side's
 /// results by commit and fingerprint() in <out>/cache/. A cached base is not measured again.
-/// Worktrees are removed on every exit path. Throws Error: usage (no config in head, bad refs),
-/// infrastructure (base not resolvable without allow_no_baseline, base build or setup failed,
-/// server), gate_failed (head's build or setup failed), interrupted.
+/// Worktrees are removed on every exit path. A named base that cannot be resolved leaves head
+/// measured alone with results.no_baseline saying why (and gate_error exit 3 unless
+/// allow_no_baseline). Throws Error: usage (no config in head, bad refs, base and head one
+/// commit, uncommitted changes in CI mode), infrastructure (no base named at all without
+/// allow_no_baseline, base build or setup failed, server), gate_failed (head's build or setup
+/// failed), interrupted.
 Outcome run_ab(const Options& options);
 
 }  // namespace coldgate::ab

@@ -2,14 +2,14 @@
 
 #include <fmt/core.h>
 
-#include "report/results_json.hpp"
+#include "results/json.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 
 namespace coldgate::ab {
 namespace fs = std::filesystem;
 
-std::string fingerprint(const measure::Environment& e, const std::string& config_text) {
+std::string fingerprint(const results::Environment& e, const std::string& config_text) {
   std::string key = fmt::format(
       "coldgate {}\nprovider {}\npostgres major {}\ncpu {}\ncpus {}\n"
       "kernel {}\nconfig {}\n",
@@ -25,19 +25,19 @@ fs::path cache_file(const fs::path& dir, const std::string& commit,
   return dir / (commit + "-" + fingerprint + ".json");
 }
 
-std::optional<measure::Results> load_cached(const fs::path& file) {
+std::optional<results::Results> load_cached(const fs::path& file) {
   std::error_code ec;
   if (!fs::is_regular_file(file, ec)) return std::nullopt;
   try {
-    return report::from_json(util::read_file(file), file.string());
+    return results::from_json(util::read_file(file), file.string());
   } catch (const Error& e) {
     if (e.code() == ExitCode::interrupted) throw;
     return std::nullopt;
   }
 }
 
-void store_cached(const fs::path& file, const measure::Results& results) {
-  util::write_file_atomic(file, report::to_json(results));
+void store_cached(const fs::path& file, const results::Results& results) {
+  util::write_file_atomic(file, results::to_json(results));
 }
 
 }  // namespace coldgate::ab

@@ -87,6 +87,8 @@ Commits resolve_commits(const fs::path& dir, const BaseRequest& request) {
     c.head_branch = env("GITHUB_HEAD_REF").empty() ? env("CI_MERGE_REQUEST_SOURCE_BRANCH_NAME")
                                                    : env("GITHUB_HEAD_REF");
   }
+  c.head_is_checkout = commit_of(c.repo, "HEAD") == head;
+  if (!request.want_base) return c;
   try {
     resolve_base(c, request);
   } catch (const Error& e) {
@@ -94,7 +96,7 @@ Commits resolve_commits(const fs::path& dir, const BaseRequest& request) {
     c.base.clear();
     c.base_ref.clear();
     c.base_branch.clear();
-    c.base_error = e.message();
+    c.base_error = e.what();  // the place (--base, GITHUB_BASE_REF) is base_source
   }
   return c;
 }

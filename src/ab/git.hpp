@@ -18,6 +18,7 @@ struct BaseRequest {
   std::string base;                 // --base REF ("" = from the CI environment)
   std::string head = "HEAD";        // --head REF
   bool allow_missing_base = false;  // --allow-no-baseline: an unresolvable base is not an error
+  bool want_base = true;            // false (--record): head only, no base resolved
 };
 
 /// The two commits `coldgate ab` compares.
@@ -30,6 +31,7 @@ struct Commits {
   std::string base_branch;     // base_ref without a leading "origin/"
   std::string base_source;  // "--base", "GITHUB_BASE_REF" or "CI_MERGE_REQUEST_TARGET_BRANCH_NAME"
   std::string base_error;   // why there is no base (allow_missing_base); base is then ""
+  bool head_is_checkout = false;  // head is the checkout's HEAD: its uncommitted edits matter
 };
 
 /// Resolves head (`request.head`) and the base: `--base REF` as given; else GITHUB_BASE_REF,

@@ -1,6 +1,6 @@
 // Redaction and sorting of a parsed Document, bottom-up with an explicit stack.
 //
-// Order of array elements (shared/DESIGN.md): across kinds null < false < true < number <
+// Order of array elements (docs/architecture.md "Canonical JSON"): across kinds null < false < true < number <
 // string < array < object; numbers by exact value; strings by bytes (= code points); arrays by
 // the byte order of their compact canonical text (no whitespace, e.g. `[1,"a"]`); objects by
 // their identity value (the first `identity` member present, compared with this same order),

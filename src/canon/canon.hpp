@@ -8,7 +8,7 @@
 
 namespace coldgate::canon {
 
-/// How a document is canonicalized (shared/DESIGN.md, "Canonical JSON"). Paths are JSON Pointer
+/// How a document is canonicalized (docs/architecture.md "Canonical JSON"). Paths are JSON Pointer
 /// patterns (RFC 6901) whose segments may be `*` (any one member name or array index) or `**`
 /// (any number of segments, including none), e.g. `/log`, `/items/*/tags`, `/**/updated_at`.
 struct Options {

@@ -11,7 +11,7 @@
 namespace coldgate::canon {
 
 /// JSON value kinds, in the canonical cross-type order null < false < true < number < string <
-/// array < object (shared/DESIGN.md).
+/// array < object (docs/architecture.md "Canonical JSON").
 enum class Kind : std::uint8_t { null, false_, true_, number, string, array, object };
 
 /// One JSON value, 16 bytes. A container's children are contiguous in Document::nodes, so a
@@ -77,7 +77,7 @@ Document parse_document_reference(std::string_view json, const Options& options,
                                   std::string_view source);
 
 /// Applies `ordered` and `redact` and sorts every object and unordered array bottom-up, in
-/// place (shared/DESIGN.md order). Throws Error(usage) on a duplicate member name (`where` =
+/// place (docs/architecture.md "Canonical JSON" order). Throws Error(usage) on a duplicate member name (`where` =
 /// `<source>: byte N` of the second occurrence, found by re-reading `json`).
 void arrange_document(Document& document, const Options& options, std::string_view json,
                       std::string_view source);

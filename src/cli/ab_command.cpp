@@ -9,7 +9,7 @@
 #include "gate/gate.hpp"
 #include "measure/progress.hpp"
 #include "report/outputs.hpp"
-#include "report/results_json.hpp"
+#include "results/json.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 
@@ -23,21 +23,23 @@ int run_ab(const AbArgs& args) {
   options.allow_no_baseline = args.allow_no_baseline;
   options.use_cache = !args.no_cache;
   options.out_dir = args.out;
-  options.progress = measure::detect_progress_style(ci_mode(args.ci));
+  options.record = args.record;
+  options.ci = ci_mode(args.ci);
+  options.progress = measure::detect_progress_style(options.ci);
   ::signal(SIGPIPE, SIG_IGN);  // a reader that quits early must not kill us before clean-up
 
   // What an earlier run left must not pass for this run's output if this one stops early.
   std::filesystem::path out = args.out;
-  std::error_code ec;
-  for (const char* name :
-       {"results.json", "base/results.json", "report.md", "report-full.md", "junit.xml"}) {
-    std::filesystem::remove(out / name, ec);
-  }
+  report::clear_outputs(out, true);
   ab::Outcome outcome = ab::run_ab(options);
   // Both sides' results beside each other, a cached base included.
   if (outcome.base)
-    util::write_file_atomic(out / "base" / "results.json", report::to_json(*outcome.base));
+    util::write_file_atomic(out / "base" / "results.json", results::to_json(*outcome.base));
   report::write_outputs(outcome.head, outcome.base ? &*outcome.base : nullptr, out, std::cout);
+  if (!outcome.head.no_baseline.empty()) {
+    std::cerr << "coldgate: no baseline: nothing was compared — measured head only ("
+              << outcome.head.no_baseline << ")\n";
+  }
   std::cerr << "coldgate: " << gate::verdict(outcome.head) << "; results in "
             << (out / "results.json").string() << '\n';
   if (outcome.gate_error) throw *outcome.gate_error;

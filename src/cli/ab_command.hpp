@@ -14,7 +14,9 @@ struct AbArgs {
       "coldgate-out";              // --out: results.json, base/results.json, report.md, ab/, cache/
   bool allow_no_baseline = false;  // measure head alone when the base cannot be resolved
   bool no_cache = false;           // always measure the base, never read or write <out>/cache/
-  std::optional<bool> ci;          // progress style only: snapshots are always checked as in CI
+  bool record = false;             // measure head alone and store it in <out>/cache/
+  std::optional<bool> ci;  // progress style, and uncommitted changes are an error; snapshots are
+                           // always checked as in CI
 };
 
 /// Interleaved A/B of two commits (ab::run_ab): writes <out>/results.json (head, with the gate

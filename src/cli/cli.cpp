@@ -16,7 +16,7 @@
 #include "cli/commands.hpp"
 #include "cli/comment_command.hpp"
 #include "cli/explain_command.hpp"
-#include "db/db_command.hpp"
+#include "cli/db_command.hpp"
 #include "measure/probe.hpp"
 #include "util/error.hpp"
 #include "util/secrets.hpp"
@@ -29,7 +29,7 @@ namespace {
 // Adds a subcommand's options to `sub` and returns what runs when it was the one parsed.
 using Register = std::function<std::function<int()>(CLI::App& sub)>;
 
-// One row of the subcommand table (shared/DESIGN.md "Command line").
+// One row of the subcommand table (docs/architecture.md "Command line").
 struct Subcommand {
   const char* name;
   const char* summary;
@@ -165,8 +165,12 @@ std::vector<Subcommand> subcommands() {
          sub.add_option("--out", args->out, "folder for results, report, worktrees (ab/) and cache/")
              ->capture_default_str();
          sub.add_flag("--allow-no-baseline", args->allow_no_baseline,
-                      "measure head alone when the base cannot be resolved (else exit 3)");
+                      "pass when the base cannot be had: head is measured alone and the report "
+                      "says nothing was compared (else exit 3)");
          sub.add_flag("--no-cache", args->no_cache, "measure the base even when <out>/cache/ has it");
+         sub.add_flag("--record", args->record,
+                      "measure head alone and store it in <out>/cache/, the base of later pull "
+                      "requests (a branch push in CI)");
          add_ci_flags(sub, args->ci);
          return [args] { return run_ab(*args); };
        }},
@@ -191,7 +195,7 @@ std::vector<Subcommand> subcommands() {
          add_config_option(sub, *config);
          return [action, config] {
            require_config(*config);
-           return db::run_db(*action, *config);
+           return run_db(*action, *config);
          };
        }},
       {"probe", "one measured process (internal)",

@@ -19,8 +19,8 @@
 #include "diff/diff.hpp"
 #include "gate/gate.hpp"
 #include "gate/merge.hpp"
-#include "measure/job.hpp"
-#include "report/results_json.hpp"
+#include "session/run.hpp"
+#include "results/json.hpp"
 #include "report/outputs.hpp"
 #include "snapshot/snapshot.hpp"
 #include "util/error.hpp"
@@ -154,15 +154,15 @@ int run_accept(const AcceptArgs& args) {
 }
 
 int run_run(const RunArgs& args) {
-  measure::JobOptions options;
+  session::JobOptions options;
   if (!args.shard.empty()) {
-    std::tie(options.shard_index, options.shard_count) = measure::parse_shard(args.shard);
+    std::tie(options.shard_index, options.shard_count) = session::parse_shard(args.shard);
   }
   // The baseline is read and checked before measuring: a bad file fails in a second, not after
   // minutes of cold runs.
-  std::optional<measure::Results> base;
+  std::optional<results::Results> base;
   if (!args.baseline.empty()) {
-    base = report::from_json(util::read_file(args.baseline), args.baseline);
+    base = results::from_json(util::read_file(args.baseline), args.baseline);
     gate::check_samples(*base, args.baseline);
   }
   auto cfg = load_config(args.config);
@@ -182,36 +182,19 @@ int run_run(const RunArgs& args) {
   // Results may be piped to a reader that quits early (`coldgate run | head`): a failed write
   // must not kill us before the server is stopped.
   ::signal(SIGPIPE, SIG_IGN);
-  // What an earlier run left must not pass for this run's output if this one stops early.
   std::filesystem::path out = args.out;
-  std::error_code ec;
-  for (const char* name : {"results.json", "report.md", "report-full.md", "junit.xml"}) {
-    std::filesystem::remove(out / name, ec);
-  }
-  if (std::filesystem::is_directory(out / "explain", ec)) {
-    for (const auto& entry : std::filesystem::directory_iterator(out / "explain", ec)) {
-      if (entry.path().extension() == ".json") std::filesystem::remove(entry.path(), ec);
-    }
-  }
-  // Temp files of a write a SIGKILLed run did not finish (write_file_atomic: FILE.tmp-XXXXXX).
-  for (const auto& dir : {out, out / "explain"}) {
-    for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
-      std::string name = entry.path().filename().string();
-      auto pos = name.rfind(".tmp-");
-      if (pos != std::string::npos && name.size() == pos + 11) std::filesystem::remove(entry.path(), ec);
-    }
-  }
-  measure::Results results = measure::run_job(cfg, options);
+  report::clear_outputs(out, args.stages.empty() && args.shard.empty());
+  results::Results results = session::run_job(cfg, options);
   util::throw_if_interrupted();  // a SIGINT/SIGTERM while the server stopped: no results
   std::optional<Error> gate_error;  // thrown once results.json is written
   if (base) {
     // Stages of the config this run skipped (--stage, --shard) were not measured, not removed.
-    std::erase_if(base->stages, [&](const measure::StageResult& b) {
+    std::erase_if(base->stages, [&](const results::StageResult& b) {
       bool in_config = std::any_of(cfg.stages.begin(), cfg.stages.end(),
                                    [&](const config::Stage& s) { return s.name == b.name; });
       return in_config &&
              std::none_of(results.stages.begin(), results.stages.end(),
-                          [&](const measure::StageResult& h) { return h.name == b.name; });
+                          [&](const results::StageResult& h) { return h.name == b.name; });
     });
     if (results.git.base.empty()) results.git.base = base->git.commit;
     try {
@@ -253,8 +236,8 @@ std::optional<config::Config> optional_config(const std::string& path) {
   return std::nullopt;
 }
 
-measure::Results read_results(const std::string& path) {
-  measure::Results r = report::from_json(util::read_file(path), path);
+results::Results read_results(const std::string& path) {
+  results::Results r = results::from_json(util::read_file(path), path);
   gate::check_samples(r, path);
   return r;
 }
@@ -262,8 +245,8 @@ measure::Results read_results(const std::string& path) {
 }  // namespace
 
 int run_compare(const CompareArgs& args) {
-  measure::Results base = read_results(args.base);
-  measure::Results head = read_results(args.head);
+  results::Results base = read_results(args.base);
+  results::Results head = read_results(args.head);
   gate::Thresholds thresholds;  // built-in defaults without a config
   if (auto cfg = optional_config(args.config)) thresholds = gate::Thresholds::from(*cfg);
   if (head.git.base.empty()) head.git.base = base.git.commit;
@@ -285,8 +268,8 @@ int run_merge(const MergeArgs& args) {
   if (auto cfg = optional_config(args.config)) {
     for (const auto& s : cfg->stages) options.stage_order.push_back(s.name);
   }
-  measure::Results merged = gate::merge(inputs, options);
-  util::write_file_atomic(args.output, report::to_json(merged));
+  results::Results merged = gate::merge(inputs, options);
+  util::write_file_atomic(args.output, results::to_json(merged));
   bool any_gate = std::any_of(inputs.begin(), inputs.end(), [](const auto& i) { return i.second.gate.has_value(); });
   if (any_gate && !merged.gate) {
     std::cerr << "coldgate: merge: gate blocks left out (not every file has one against the same "

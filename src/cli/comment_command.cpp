@@ -10,7 +10,7 @@
 #include "forge/forge.hpp"
 #include "gate/gate.hpp"
 #include "report/report.hpp"
-#include "report/results_json.hpp"
+#include "results/json.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 
@@ -82,8 +82,8 @@ int run_comment(const CommentArgs& args) {
   std::string passing_note;
   if (mode == "on-change") {
     std::filesystem::path results_file = out / "results.json";
-    measure::Results results =
-        report::from_json(util::read_file(results_file), util::display_path(results_file));
+    results::Results results =
+        results::from_json(util::read_file(results_file), util::display_path(results_file));
     create = !gate::passed(results);
     if (!create) passing_note = " (the gate passes: only an existing comment is updated)";
   }

@@ -7,11 +7,10 @@
 #include <nlohmann/json.hpp>
 
 #include "config/config.hpp"
-#include "db/provider.hpp"
 #include "gate/diagnose.hpp"
 #include "measure/runner.hpp"
-#include "report/table.hpp"
-#include "setup/setup.hpp"
+#include "results/format.hpp"
+#include "session/session.hpp"
 #include "util/error.hpp"
 #include "util/process.hpp"
 #include "util/suggest.hpp"
@@ -21,7 +20,7 @@ namespace {
 
 using nlohmann::json;
 
-std::string ms(double v) { return report::format_value(v, "ms"); }
+std::string ms(double v) { return results::format_value(v, "ms"); }
 
 double num(const json& node, const char* key) {
   auto it = node.find(key);
@@ -84,44 +83,41 @@ int run_explain(const ExplainArgs& args) {
                                              stage.name));
   }
   util::install_interrupt_handlers();
-  auto provider = db::make_provider(cfg.database);
-  provider->start();
-  setup::run_setup(cfg.setup, {provider->connection_info(), cfg.base_dir, provider->client_bindir()},
-                   [](const setup::StepResult& r) {
-                     std::cerr << fmt::format("coldgate: setup {} ({:.0f} ms)\n", r.label, r.wall_ms);
-                   });
-  if (stage.cold == config::ColdMode::restart) provider->restart();
-  measure::StagePlan plan = measure::explain_stage(stage, provider->connection_info());
-  provider->stop();
+  session::Session session(cfg.database, "coldgate-explain-",
+                           [](const std::string& line) { std::cerr << "coldgate: " << line << '\n'; });
+  session.setup(cfg);
+  if (stage.cold == config::ColdMode::restart) session.provider().restart();
+  measure::StagePlan plan = measure::explain_stage(stage, session.provider().connection_info());
+  session.stop();
 
   if (args.json) {
     std::cout << plan.json << '\n';
     return 0;
   }
-  const measure::Explain& e = plan.explain;
+  const results::Explain& e = plan.explain;
   std::string settings;
   for (const auto& [k, v] : stage.settings) settings += (settings.empty() ? "" : ", ") + k + "=" + v;
   std::string out = fmt::format("stage {}{}\n", stage.name,
                                 settings.empty() ? "" : " (settings: " + settings + ")");
   out += fmt::format("Planning {} · Execution {} · estimated total cost {}\n", ms(e.planning_ms),
-                     ms(e.execution_ms), report::format_value(std::round(e.total_cost), "count"));
+                     ms(e.execution_ms), results::format_value(std::round(e.total_cost), "count"));
   if (e.jit) {
     out += fmt::format("JIT: {} functions · generation {} · inlining {} · optimization {} · "
                        "emission {} · total {} (jit_above_cost {})\n",
-                       report::format_value(e.jit_functions, "count"), ms(e.jit_generation_ms),
+                       results::format_value(e.jit_functions, "count"), ms(e.jit_generation_ms),
                        ms(e.jit_inlining_ms), ms(e.jit_optimization_ms), ms(e.jit_emission_ms),
                        ms(e.jit_total_ms),
-                       report::format_value(std::round(e.jit_above_cost), "count"));
+                       results::format_value(std::round(e.jit_above_cost), "count"));
   } else {
     out += fmt::format("JIT: did not fire (cost {} ≤ jit_above_cost {}, or jit is off)\n",
-                       report::format_value(std::round(e.total_cost), "count"),
-                       report::format_value(std::round(e.jit_above_cost), "count"));
+                       results::format_value(std::round(e.total_cost), "count"),
+                       results::format_value(std::round(e.jit_above_cost), "count"));
   }
   json doc = json::parse(plan.json);
   out += "\n" + render_plan(doc.at(0).at("Plan"));
 
-  measure::Results one;
-  measure::StageResult sr;
+  results::Results one;
+  results::StageResult sr;
   sr.name = stage.name;
   sr.explain = e;
   one.stages.push_back(sr);

@@ -109,7 +109,7 @@ struct Report {
   bool comment = false;            // post the PR comment after `run`
 };
 
-/// A whole validated `coldgate.yaml` (`version: 1`, shared/DESIGN.md "Config").
+/// A whole validated `coldgate.yaml` (`version: 1`, docs/architecture.md "Config").
 struct Config {
   std::filesystem::path file;      // the config file, absolute
   std::filesystem::path base_dir;  // its folder: relative paths in it resolve here

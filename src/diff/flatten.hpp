@@ -28,7 +28,7 @@ struct SubtreeSize {
   std::size_t children = 0;
 };
 
-/// Reads canonical text (shared/DESIGN.md, "Canonical JSON") node by node in document order.
+/// Reads canonical text (docs/architecture.md "Canonical JSON") node by node in document order.
 /// Stops at the first line that does not have the canonical shape; ok() then says so.
 class Flattener {
  public:

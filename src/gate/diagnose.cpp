@@ -5,15 +5,15 @@
 #include <algorithm>
 #include <cmath>
 
-#include "report/table.hpp"
+#include "results/format.hpp"
 
 namespace coldgate::gate {
 namespace {
 
-using namespace coldgate::measure;
+using namespace coldgate::results;
 
-std::string ms(double v) { return report::format_value(v, "ms"); }
-std::string count(double v) { return report::format_value(v, "count"); }
+std::string ms(double v) { return results::format_value(v, "ms"); }
+std::string count(double v) { return results::format_value(v, "count"); }
 
 }  // namespace
 

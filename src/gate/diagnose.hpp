@@ -2,7 +2,7 @@
 
 #include <vector>
 
-#include "measure/results.hpp"
+#include "results/results.hpp"
 
 namespace coldgate::gate {
 
@@ -18,6 +18,6 @@ inline constexpr double k_planning_floor_ms = 1.0;
 /// - `never_analyzed`: tables the plan reads that were never analyzed (reported only when
 ///   `setup_analyzes` is false: an `analyze:` setup step would have covered them);
 /// - `planning_exceeds_execution`: planning_ms > execution_ms (and ≥ k_planning_floor_ms).
-std::vector<measure::Diagnosis> diagnose(const measure::Results& results, bool setup_analyzes);
+std::vector<results::Diagnosis> diagnose(const results::Results& results, bool setup_analyzes);
 
 }  // namespace coldgate::gate

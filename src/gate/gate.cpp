@@ -7,12 +7,13 @@
 #include <limits>
 #include <set>
 
+#include "results/format.hpp"
 #include "util/error.hpp"
 
 namespace coldgate::gate {
 namespace {
 
-using namespace coldgate::measure;
+using namespace coldgate::results;
 
 std::size_t count_status(const Results& r, std::string_view status) {
   return static_cast<std::size_t>(
@@ -43,18 +44,11 @@ std::string plural(std::size_t n, std::string_view word) {
   return fmt::format("{} {}{}", n, word, n == 1 ? "" : "s");
 }
 
-// "812 ms", "12.0 MiB", "3": enough for a reason line (the report formats its own table).
+// A reason's amount in the report's own format (results/format): "812.0 ms", "12.0 MiB", "3".
 std::string amount(double v, Quantity q) {
-  if (q == Quantity::time_ms)
-    return v < 10 ? fmt::format("{:.3g} ms", v) : fmt::format("{:.0f} ms", v);
-  if (q == Quantity::size_bytes) return fmt::format("{:.1f} MiB", v / (1024.0 * 1024.0));
-  return fmt::format("{:g}", v);
-}
-
-// "10.4×", "123×", "0.45×": three significant figures at most.
-std::string times(double ratio) {
-  if (ratio >= 100) return fmt::format("{:.0f}×", ratio);
-  return ratio >= 1 ? fmt::format("{:.1f}×", ratio) : fmt::format("{:.2f}×", ratio);
+  return format_value(v, q == Quantity::time_ms      ? "ms"
+                         : q == Quantity::size_bytes ? "bytes"
+                                                     : "count");
 }
 
 // One verdict from the two sides' samples (both non-empty).
@@ -81,22 +75,31 @@ MetricVerdict judge(const std::string& stage, const std::string& name, const Met
   const double delta = h - b;
   const double head_min = *std::min_element(hs.begin(), hs.end());
   const double base_max = *std::max_element(bs.begin(), bs.end());
-  const std::string ratio_text = b > 0 ? times(ratio) : fmt::format("from 0 to {}", amount(h, q));
+  const std::string ratio_text = b > 0 ? format_ratio(ratio) : fmt::format("from 0 to {}", amount(h, q));
 
+  // Below the absolute floor a difference is noise whatever its ratio: a 0.16 → 0.40 ms
+  // execution is 2.5× but says nothing, and must get neither a badge nor an annotation.
+  if (std::fabs(delta) < floor) {
+    if (b <= 0 && h <= 0) {
+      v.reason = "0 on both sides";
+    } else if (b > 0 && ratio < g.warn_ratio && ratio > 1 / g.warn_ratio) {
+      v.reason = fmt::format("{} within warn_ratio {:g}", format_ratio(ratio), g.warn_ratio);
+    } else {
+      v.reason = fmt::format("{}, but the difference of {} is under min_delta {}", ratio_text,
+                             amount(std::fabs(delta), q), amount(floor, q));
+    }
+    return v;
+  }
   if (ratio >= g.max_ratio) {
-    bool big = delta >= floor && delta > 0;
-    bool apart = head_min > base_max;
-    if (big && apart) {
+    if (head_min > base_max) {
       v.verdict = "regression";
       v.reason = fmt::format("{} ≥ max_ratio {:g}, +{} ≥ min_delta {}, ranges apart", ratio_text,
                              g.max_ratio, amount(delta, q), amount(floor, q));
       return v;
     }
+    // Past the floor (checked above) but the two sides' runs overlap: not proven, only slower.
     v.verdict = "slower";
-    v.reason =
-        !big ? fmt::format("{} but +{} < min_delta {}", ratio_text, amount(delta, q),
-                           amount(floor, q))
-             : fmt::format("{} but the ranges overlap (fastest head run {} ≤ slowest base run {})",
+    v.reason = fmt::format("{} but the ranges overlap (fastest head run {} ≤ slowest base run {})",
                            ratio_text, amount(head_min, q), amount(base_max, q));
     return v;
   }
@@ -105,9 +108,9 @@ MetricVerdict judge(const std::string& stage, const std::string& name, const Met
     v.reason = fmt::format("{} ≥ warn_ratio {:g}", ratio_text, g.warn_ratio);
   } else if (ratio <= 1 / g.warn_ratio) {
     v.verdict = "faster";
-    v.reason = fmt::format("{} ≤ 1/warn_ratio", times(ratio));
+    v.reason = fmt::format("{} ≤ 1/warn_ratio", format_ratio(ratio));
   } else {
-    v.reason = b > 0 ? fmt::format("{} within warn_ratio {:g}", times(ratio), g.warn_ratio)
+    v.reason = b > 0 ? fmt::format("{} within warn_ratio {:g}", format_ratio(ratio), g.warn_ratio)
                      : "0 on both sides";
   }
   return v;
@@ -152,6 +155,43 @@ int major_version(const Environment& e) {
   if (e.postgres_version_num >= 100000) return e.postgres_version_num / 10000;
   return e.postgres_version_num / 100;
 }
+
+GateThresholds recorded(const config::Gate& g) {
+  GateThresholds t;
+  t.max_ratio = g.max_ratio;
+  t.warn_ratio = g.warn_ratio;
+  t.min_delta_ms = static_cast<double>(g.min_delta.count());
+  t.min_delta_bytes = static_cast<double>(g.min_delta_bytes);
+  t.metrics = g.metrics;
+  t.require_same_environment = g.require_same_environment;
+  return t;
+}
+
+// How the two sides of one stage were measured differently: cold mode, runs, warm, kind, and
+// each setting that differs (a setting is reported but is usually the change under test).
+void measured_differently(const StageResult& head, const StageResult& base,
+                          std::vector<MeasurementDifference>& out) {
+  auto differ = [&](const char* field, const std::string& b, const std::string& h) {
+    if (b != h) out.push_back({head.name, field, b, h});
+  };
+  differ("kind", base.kind, head.kind);
+  differ("cold", base.cold_mode, head.cold_mode);
+  differ("runs", std::to_string(base.runs), std::to_string(head.runs));
+  differ("warm", std::to_string(base.warm), std::to_string(head.warm));
+  std::set<std::string> names;
+  for (const auto& [k, v] : base.settings) names.insert(k);
+  for (const auto& [k, v] : head.settings) names.insert(k);
+  for (const auto& name : names) {
+    auto b = base.settings.find(name);
+    auto h = head.settings.find(name);
+    std::string bv = b == base.settings.end() ? "" : b->second;
+    std::string hv = h == head.settings.end() ? "" : h->second;
+    if (bv != hv) out.push_back({head.name, "settings." + name, bv, hv});
+  }
+}
+
+// A measurement that makes timings incomparable (not a setting: that is what a change tunes).
+bool is_method(const MeasurementDifference& d) { return d.field.rfind("settings.", 0) != 0; }
 
 }  // namespace
 
@@ -224,13 +264,31 @@ GateResult compare(const Results& head, const Results& base, const std::string& 
   GateResult g;
   g.baseline = baseline_name;
   g.base_git = base.git;
+  g.base_measured_at = base.finished_at;
+  g.base_host = base.environment.host;
+  g.thresholds = recorded(thresholds.defaults);
+  for (const auto& [stage, gate] : thresholds.stages) {
+    if (GateThresholds t = recorded(gate); !(t == g.thresholds)) g.stage_thresholds[stage] = t;
+  }
+  for (const auto& h : head.stages) {
+    if (const StageResult* b = find_stage(base, h.name)) {
+      measured_differently(h, *b, g.measurement_differences);
+    }
+  }
   std::size_t significant = 0;
   g.environment_differences =
       environment_differences(base.environment, head.environment, &significant);
-  if (significant > 0 && thresholds.defaults.require_same_environment) {
+  std::size_t methods = static_cast<std::size_t>(std::count_if(
+      g.measurement_differences.begin(), g.measurement_differences.end(), is_method));
+  if ((significant > 0 || methods > 0) && thresholds.defaults.require_same_environment) {
     std::string list;
     for (std::size_t i = 0; i < significant; ++i)
       list += (i ? "; " : "") + g.environment_differences[i];
+    for (const auto& d : g.measurement_differences) {
+      if (!is_method(d)) continue;
+      list += fmt::format("{}stage {} {}: {} → {}", list.empty() ? "" : "; ", d.stage, d.field,
+                          d.base, d.head);
+    }
     throw Error(
         ExitCode::infrastructure, baseline_name,
         fmt::format("measured in another environment ({}) and gate.require_same_environment "
@@ -304,7 +362,7 @@ std::string verdict(const Results& r) {
       if (m.verdict != "regression") continue;
       ++n;
       names += fmt::format("{}{} {} {}", names.empty() ? "" : ", ", m.stage, m.metric,
-                           m.ratio ? times(*m.ratio) : "from 0");
+                           m.ratio ? format_ratio(*m.ratio) : "from 0");
     }
     if (n > 0) parts.push_back(fmt::format("{} ({})", plural(n, "regression"), names));
   }

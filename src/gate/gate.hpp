@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "config/config.hpp"
-#include "measure/results.hpp"
+#include "results/results.hpp"
 
 namespace coldgate::gate {
 
@@ -25,22 +25,23 @@ bool is_gated(const config::Gate& gate, const std::string& metric);
 
 /// Throws Error(usage) naming `source`, stage and metric when a sample is NaN or infinite, or
 /// negative in a time (`ms`) or size (`bytes`) metric.
-void check_samples(const measure::Results& results, const std::string& source);
+void check_samples(const results::Results& results, const std::string& source);
 
 /// The environment fields that differ between `base` and `head`, as "field: base → head":
 /// first those that make timings incomparable (PostgreSQL major version, provider, CPU model),
 /// then, suffixed " (info)", CPU count, kernel and PostgreSQL minor version. Returns how many
 /// of the first kind there are through `significant` when given.
-std::vector<std::string> environment_differences(const measure::Environment& base,
-                                                 const measure::Environment& head,
+std::vector<std::string> environment_differences(const results::Environment& base,
+                                                 const results::Environment& head,
                                                  std::size_t* significant = nullptr);
 
-/// Head results against a baseline (shared/DESIGN.md "The gate"): stages matched by name,
+/// Head results against a baseline (docs/architecture.md "The gate"): stages matched by name,
 /// metrics by name. Per gated metric the medians of the COLD samples are compared (warm ones
 /// only for a metric that has no cold samples: warm repetitions skip process start and
 /// connect, so pooling them would mix two distributions): `regression` when ratio ≥ max_ratio,
 /// head − base ≥ min_delta (min_delta_bytes for bytes) and head's fastest run > base's slowest;
-/// `slower` ≥ warn_ratio; `faster` ≤ 1/warn_ratio; else `same`; `new` / `removed` where one
+/// `slower` ≥ warn_ratio; `faster` ≤ 1/warn_ratio; else `same` — and `same` whenever |head −
+/// base| < min_delta (the noise floor holds for every verdict); `new` / `removed` where one
 /// side lacks the stage or metric (or the baseline's stage failed). A base median of 0 has no
 /// ratio (nullopt): head 0 is `same`, head > 0 counts as infinitely slower (still below
 /// min_delta never a regression). Stages that failed in head get no metric verdicts: the
@@ -48,15 +49,15 @@ std::vector<std::string> environment_differences(const measure::Environment& bas
 /// for bad samples (see check_samples, head named "head results") and
 /// Error(infrastructure) (exit 3) when require_same_environment is set and the PostgreSQL major
 /// version, provider or CPU model differ.
-measure::GateResult compare(const measure::Results& head, const measure::Results& base,
+results::GateResult compare(const results::Results& head, const results::Results& base,
                             const std::string& baseline_name, const Thresholds& thresholds);
 
 /// True when the run passes: no failed stage, every snapshot `match` (or `updated`), and no
 /// `regression` in results.gate.
-bool passed(const measure::Results& results);
+bool passed(const results::Results& results);
 
 /// The one-line verdict: "passed: 5 stages, 5 snapshots match" or "failed: 1 regression
 /// (config-load wall_ms 10.4×), 1 snapshot changed (config-load)".
-std::string verdict(const measure::Results& results);
+std::string verdict(const results::Results& results);
 
 }  // namespace coldgate::gate

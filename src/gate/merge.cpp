@@ -11,7 +11,7 @@
 namespace coldgate::gate {
 namespace {
 
-using namespace coldgate::measure;
+using namespace coldgate::results;
 
 std::string short_commit(const std::string& commit) {
   return commit.empty() ? "(none)" : commit.substr(0, 12);

@@ -4,12 +4,12 @@
 #include <utility>
 #include <vector>
 
-#include "measure/results.hpp"
+#include "results/results.hpp"
 
 namespace coldgate::gate {
 
 /// One results file to merge: its name as given (for messages) and its contents.
-using NamedResults = std::pair<std::string, measure::Results>;
+using NamedResults = std::pair<std::string, results::Results>;
 
 /// How merge() joins results.
 struct MergeOptions {
@@ -24,6 +24,6 @@ struct MergeOptions {
 /// baseline (else none). Throws Error(usage) naming the files: no input, a stage in two files,
 /// and — unless options.force — different commits or environments (PostgreSQL major version,
 /// provider, CPU model).
-measure::Results merge(const std::vector<NamedResults>& inputs, const MergeOptions& options);
+results::Results merge(const std::vector<NamedResults>& inputs, const MergeOptions& options);
 
 }  // namespace coldgate::gate

@@ -8,10 +8,11 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "measure/results.hpp"
+#include "results/results.hpp"
 #include "util/error.hpp"
 
 namespace coldgate::measure {
+using namespace coldgate::results;
 namespace {
 
 bool valid_name(const std::string& name) {

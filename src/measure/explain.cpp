@@ -8,6 +8,7 @@
 #include "util/error.hpp"
 
 namespace coldgate::measure {
+using namespace coldgate::results;
 namespace {
 
 using nlohmann::json;

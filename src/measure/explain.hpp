@@ -4,7 +4,7 @@
 #include <string_view>
 #include <vector>
 
-#include "measure/results.hpp"
+#include "results/results.hpp"
 
 namespace coldgate::measure {
 
@@ -17,7 +17,7 @@ inline constexpr std::string_view k_explain_prefix =
 /// {"Generation", "Inlining", "Optimization", "Emission", "Total"}} in ms (PostgreSQL docs,
 /// "Using EXPLAIN"; PostgreSQL 17 makes "Generation" an object with its own "Total", also read).
 /// Throws Error(infrastructure) with `where` when the text is not such a document.
-Explain parse_explain(std::string_view json, const std::string& where);
+results::Explain parse_explain(std::string_view json, const std::string& where);
 
 /// Names of the tables the plan reads ("Relation Name" of every node, sorted, unique), from
 /// EXPLAIN (FORMAT JSON) text; empty when the text is not such a plan.

@@ -5,9 +5,10 @@
 
 #include <cstdlib>
 
-#include "measure/results.hpp"
+#include "results/results.hpp"
 
 namespace coldgate::measure {
+using namespace coldgate::results;
 
 ProgressStyle detect_progress_style(bool ci) {
   const char* gha = std::getenv("GITHUB_ACTIONS");

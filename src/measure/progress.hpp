@@ -8,9 +8,11 @@
 #include <string_view>
 #include <thread>
 
-namespace coldgate::measure {
-
+namespace coldgate::results {
 struct StageResult;
+}  // namespace coldgate::results
+
+namespace coldgate::measure {
 
 /// How progress is shown on stderr: one line rewritten in place on a terminal; plain lines
 /// elsewhere (CI logs), wrapped in `::group::`/`::endgroup::` under GitHub Actions.
@@ -38,7 +40,7 @@ class Progress {
   /// A cold run finished after `wall_ms` milliseconds; `label` names the side ("base: ").
   void run_done(int run, int runs, double wall_ms, std::string_view label = {});
   /// The current stage ended with `result`.
-  void stage_end(const StageResult& result);
+  void stage_end(const results::StageResult& result);
 
  private:
   void status(const std::string& text);  // tty: rewrite the line; else nothing

@@ -16,12 +16,13 @@
 #include "measure/command_metrics.hpp"
 #include "measure/explain.hpp"
 #include "measure/probe.hpp"
-#include "setup/setup.hpp"
+#include "db/catalog.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 #include "util/process.hpp"
 
 namespace coldgate::measure {
+using namespace coldgate::results;
 namespace fs = std::filesystem;
 namespace {
 
@@ -318,7 +319,7 @@ StagePlan explain_stage(const config::Stage& stage, const db::ConnectionInfo& da
   plan.explain = parse_explain(plan.json, where);
   plan.explain.jit_above_cost = jit_above_cost;
   std::vector<std::string> relations = plan_relations(plan.json);
-  if (!relations.empty()) plan.explain.never_analyzed = setup::never_analyzed_tables(conn, relations);
+  if (!relations.empty()) plan.explain.never_analyzed = db::never_analyzed_tables(conn, relations);
   return plan;
 }
 
@@ -329,6 +330,7 @@ StageMeasurer::StageMeasurer(const config::Stage& stage, const RunContext& conte
   m_result.cold_mode = stage.cold == config::ColdMode::restart ? "restart" : "process";
   m_result.runs = stage.runs;
   m_result.warm = stage.warm;
+  m_result.settings = stage.settings;
   if (!stage.is_command()) m_query = stage_query(stage);
 }
 

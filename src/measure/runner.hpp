@@ -6,7 +6,7 @@
 #include "config/config.hpp"
 #include "db/connection_info.hpp"
 #include "measure/progress.hpp"
-#include "measure/results.hpp"
+#include "results/results.hpp"
 #include "snapshot/snapshot.hpp"
 
 namespace coldgate::db {
@@ -38,7 +38,7 @@ struct RunContext {
 /// or invalid snapshot document) ends the stage with StageResult::error. Throws Error only for
 /// what stops the whole run: interrupt (Error(interrupted)), a server that does not come back
 /// after a restart (infrastructure).
-StageResult run_stage(const config::Stage& stage, const RunContext& context);
+results::StageResult run_stage(const config::Stage& stage, const RunContext& context);
 
 /// run_stage() one cold run at a time, so that `coldgate ab` can interleave the cold runs of two
 /// commits: `while (!m.done()) m.run_once(); return m.finish();` is run_stage(). Keeps copies of
@@ -53,12 +53,12 @@ class StageMeasurer {
   void run_once();
   /// The EXPLAIN run (SQL stages) and the snapshot check (unless context.check_snapshots is
   /// false); returns the stage's result. Call once, after done(). Throws as run_stage() does.
-  StageResult finish();
+  results::StageResult finish();
 
  private:
   config::Stage m_stage;
   RunContext m_ctx;
-  StageResult m_result;
+  results::StageResult m_result;
   std::string m_query;            // SQL stages: the query text, read once
   int m_run = 0;                  // cold runs made so far
   std::string m_first_candidate;  // canonical text of cold run 1
@@ -68,7 +68,7 @@ class StageMeasurer {
 
 /// A stage's plan from one EXPLAIN run.
 struct StagePlan {
-  Explain explain;   // the split, jit_above_cost and never-analyzed tables filled in
+  results::Explain explain;   // the split, jit_above_cost and never-analyzed tables filled in
   std::string json;  // the whole EXPLAIN (ANALYZE, BUFFERS, TIMING, FORMAT JSON) output
 };
 

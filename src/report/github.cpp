@@ -10,7 +10,7 @@
 namespace coldgate::report {
 namespace {
 
-using namespace coldgate::measure;
+using namespace coldgate::results;
 
 std::string command(std::string_view level, std::string_view file, std::string_view title,
                     std::string_view message) {

@@ -3,7 +3,7 @@
 #include <string>
 #include <string_view>
 
-#include "measure/results.hpp"
+#include "results/results.hpp"
 
 namespace coldgate::report {
 
@@ -20,7 +20,7 @@ std::string escape_command_property(std::string_view text);
 /// failed stage and snapshot that is not match/updated (with `file=<snapshot path>`),
 /// `::warning` per slower metric and for an environment that differs from the baseline.
 /// Empty when there is nothing to flag.
-std::string annotations(const measure::Results& results);
+std::string annotations(const results::Results& results);
 
 /// A fresh random token for `::stop-commands::<token>` … `::<token>::`, which keeps the
 /// runner from reading workflow commands in the report's data while it is printed (GitHub

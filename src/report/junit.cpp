@@ -11,7 +11,7 @@
 namespace coldgate::report {
 namespace {
 
-using namespace coldgate::measure;
+using namespace coldgate::results;
 
 constexpr std::size_t k_max_message_bytes = 1'000;
 

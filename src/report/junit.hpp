@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "measure/results.hpp"
+#include "results/results.hpp"
 
 namespace coldgate::report {
 
@@ -14,6 +14,6 @@ namespace coldgate::report {
 /// per snapshot, and a `run` testcase with `<error>` when the stage failed. A regression or a
 /// snapshot that is not match/updated is a `<failure>` with the message; slower/faster/new/removed
 /// pass with the verdict in `<system-out>`. All text XML-escaped; ends with a newline.
-std::string junit_xml(const measure::Results& results);
+std::string junit_xml(const results::Results& results);
 
 }  // namespace coldgate::report

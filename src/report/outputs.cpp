@@ -8,7 +8,7 @@
 #include "report/github.hpp"
 #include "report/junit.hpp"
 #include "report/report.hpp"
-#include "report/results_json.hpp"
+#include "results/json.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 
@@ -32,7 +32,7 @@ void append_step_summary(const std::string& path, const std::string& markdown) {
 
 }  // namespace
 
-void write_outputs(const measure::Results& results, const measure::Results* base,
+void write_outputs(const results::Results& results, const results::Results* base,
                    const std::filesystem::path& out_dir, std::ostream& out) {
   util::write_file_atomic(out_dir / "results.json", to_json(results));
   std::filesystem::path full_path = out_dir / "report-full.md";
@@ -58,6 +58,35 @@ void write_outputs(const measure::Results& results, const measure::Results* base
     out << md.report;
   }
   if (!out.flush()) throw Error(ExitCode::infrastructure, "stdout", "write failed");
+}
+
+void clear_outputs(const std::filesystem::path& out_dir, bool whole_run) noexcept {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  for (const char* name : {"results.json", "base/results.json", "report.md", "report-full.md",
+                           "junit.xml", "pr-number"}) {
+    fs::remove(out_dir / name, ec);
+  }
+  auto remove_matching = [&](const fs::path& dir, auto&& matches) {
+    if (!fs::is_directory(dir, ec)) return;
+    std::vector<fs::path> doomed;  // not while iterating: removal may invalidate the iterator
+    for (const auto& entry : fs::directory_iterator(dir, ec)) {
+      if (matches(entry.path().filename().string())) doomed.push_back(entry.path());
+    }
+    for (const auto& p : doomed) fs::remove(p, ec);
+  };
+  // write_file_atomic's temp files are FILE.tmp-XXXXXX.
+  auto unfinished = [](const std::string& name) {
+    auto pos = name.rfind(".tmp-");
+    return pos != std::string::npos && name.size() == pos + 11;
+  };
+  for (const auto& dir : {out_dir, out_dir / "base", out_dir / "explain"}) {
+    remove_matching(dir, unfinished);
+  }
+  remove_matching(out_dir / "explain",
+                  [](const std::string& name) { return name.ends_with(".json"); });
+  remove_matching(out_dir / "ab", [](const std::string& name) { return name.ends_with("-build.log"); });
+  if (whole_run) fs::remove_all(out_dir / "snapshots", ec);
 }
 
 }  // namespace coldgate::report

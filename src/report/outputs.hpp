@@ -3,7 +3,7 @@
 #include <filesystem>
 #include <ostream>
 
-#include "measure/results.hpp"
+#include "results/results.hpp"
 
 namespace coldgate::report {
 
@@ -14,7 +14,15 @@ namespace coldgate::report {
 /// the report is printed between `::stop-commands::` markers and followed by the annotations
 /// (report::annotations). `base` is the baseline results when there is one, else null. Throws
 /// Error(infrastructure) naming the file when a write fails.
-void write_outputs(const measure::Results& results, const measure::Results* base,
+void write_outputs(const results::Results& results, const results::Results* base,
                    const std::filesystem::path& out_dir, std::ostream& out);
+
+/// Removes from `out_dir` what `run` and `ab` write there, so that nothing an earlier run left
+/// (a plan of another base, a stale pr-number) passes for this run's output if this one stops
+/// early: results.json, base/results.json, report.md, report-full.md, junit.xml, pr-number,
+/// explain/*.json, ab/*-build.log and unfinished `*.tmp-XXXXXX` files; also the CI-mode
+/// snapshot candidates under snapshots/ when `whole_run` (a `--stage`/`--shard` run keeps the
+/// other stages' pending candidates). cache/ and anything else stay. Never throws.
+void clear_outputs(const std::filesystem::path& out_dir, bool whole_run) noexcept;
 
 }  // namespace coldgate::report

@@ -3,7 +3,8 @@
 #include <fmt/core.h>
 
 #include <algorithm>
-#include <map>
+#include <functional>
+#include <optional>
 
 #include "gate/gate.hpp"
 #include "report/escape.hpp"
@@ -12,7 +13,7 @@
 namespace coldgate::report {
 namespace {
 
-using namespace coldgate::measure;
+using namespace coldgate::results;
 
 // A whole row or block of a section; a cut report drops or shortens items, never splits them
 // mid-Markdown. `body` (when not empty) is a fenced code block between `text` and `after` that
@@ -38,92 +39,177 @@ struct Section {
 
 // Caps for the parts that have no items: a verdict naming thousands of stages, a long footer.
 constexpr std::size_t k_max_line_bytes = 4'000;
+constexpr std::size_t k_max_footer_line_bytes = 1'000;
 constexpr std::size_t k_chart_stages = 20;
+// Uncommitted changes listed in the footer (`git status --porcelain` lines), and how long each.
+constexpr std::size_t k_dirty_lines = 20;
+constexpr std::size_t k_dirty_line_bytes = 200;
 
 std::string capped(std::string text, std::size_t max) {
   if (text.size() <= max) return text;
   return std::string(utf8_prefix(text, max)) + " …";
 }
 
+// `text` as valid UTF-8 on one line: a file name may hold a newline.
+std::string one_line(std::string_view text) {
+  std::string out = valid_utf8(text);
+  std::replace(out.begin(), out.end(), '\n', ' ');
+  return out;
+}
+
 std::string short_sha(const std::string& sha) {
   return sha.substr(0, 7);
 }
 
+std::string plural(std::size_t n, std::string_view one, std::string_view many) {
+  return fmt::format("{} {}", format_value(static_cast<double>(n), "count"), n == 1 ? one : many);
+}
+
+// "base from cache, measured 2026-11-30 on another runner: not interleaved", or "" when the
+// base was measured in this run (or given as a file).
+std::string cache_note(const Results& r) {
+  if (!r.gate || r.gate->base_source != BaseSource::cache) return "";
+  const GateResult& g = *r.gate;
+  std::string date = g.base_measured_at.substr(0, g.base_measured_at.find('T'));
+  std::string runner;
+  if (!g.base_host.empty())
+    runner = g.base_host == r.environment.host ? " on this runner" : " on another runner";
+  std::string note = "base from cache";
+  if (!date.empty() || !runner.empty()) note += ", measured";
+  if (!date.empty()) note += " " + md_text(capped(date, 40));
+  return "ℹ️ " + note + runner + ": not interleaved";
+}
+
 std::string top(const Results& r) {
+  std::string out = fmt::format("<!-- coldgate:report:{} -->\n## {}\n\n", marker_key(r.title),
+                                md_text(capped(r.title, 200)));
+  if (!r.no_baseline.empty()) {
+    out +=
+        fmt::format("⚠️ **no baseline: nothing was compared — measured head only** ({})\n\n",
+                    md_text(capped(r.no_baseline, k_max_line_bytes)));
+  }
   std::string verdict = capped(gate::verdict(r), k_max_line_bytes);
-  return fmt::format("<!-- coldgate:report:{} -->\n## {}\n\n{} **{}**\n", marker_key(r.title),
-                     md_text(capped(r.title, 200)), gate::passed(r) ? "✅" : "❌", md_text(verdict));
+  out += fmt::format("{} **{}**\n", gate::passed(r) ? "✅" : "❌", md_text(verdict));
+  if (std::string note = cache_note(r); !note.empty()) out += "\n" + note + "\n";
+  return out;
 }
 
-Section table_section(const Results& r, const Results* base) {
-  MetricsTable t = metrics_table(r, base);
-  Section s{
-      "\n" + t.header, {}, t.legend.empty() ? "" : "\n" + t.legend, "table row", "table rows"};
-  for (auto& row : t.rows) s.items.push_back({std::move(row.text), row.rank});
+// A section of whole rows (table rows, `<details>` blocks) between `head` and `tail`.
+Section rows_section(std::string head, std::vector<TableRow> rows, std::string tail,
+                     std::string what_one, std::string what_many) {
+  Section s{std::move(head), {}, std::move(tail), std::move(what_one), std::move(what_many)};
+  for (auto& row : rows) s.items.push_back({std::move(row.text), row.rank});
   return s;
 }
 
-Section failures_section(const Results& r) {
-  Section s{"", {}, "", "failed stage", "failed stages"};
+Section table_section(MetricsTable t, std::string what_one, std::string what_many) {
+  return rows_section("\n" + t.header, std::move(t.rows), t.legend.empty() ? "" : "\n" + t.legend,
+                      std::move(what_one), std::move(what_many));
+}
+
+// Every unchanged stage in one closed `<details>`: one line to read past.
+Section unchanged_section(const Comparison& c) {
+  MetricsTable t = unchanged_table(c);
+  std::string head =
+      fmt::format("\n<details><summary>{}</summary>\n\n{}",
+                  plural(t.rows.size(), "stage unchanged", "stages unchanged"), t.header);
+  return rows_section(std::move(head), std::move(t.rows), "\n</details>\n", "unchanged stage",
+                      "unchanged stages");
+}
+
+// The per-stage `<details>` of more_metrics, themselves in one closed `<details>`.
+Section more_metrics_section(const Comparison& c) {
+  std::vector<TableRow> rows = more_metrics(c);
+  std::string head = fmt::format("\n<details><summary>More metrics of {}</summary>\n",
+                                 plural(rows.size(), "stage", "stages"));
+  return rows_section(std::move(head), std::move(rows), "\n</details>\n", "stage's metrics",
+                      "stages' metrics");
+}
+
+// A failed stage's whole error, open and verbatim: the table of changes has its first line,
+// escaped and capped; the rest (a server's message, a command's stderr) is what the reader
+// needs next.
+Section errors_section(const Results& r) {
+  Section s{"", {}, "", "failed stage's error", "failed stages' errors"};
   for (const auto& st : r.stages) {
-    if (!st.failed()) continue;
-    s.items.push_back({fmt::format("\n### {}: failed\n\n", md_text(st.name)), 1, st.error, "", ""});
+    std::string_view error = st.error;
+    while (!error.empty() && error.back() == '\n') error.remove_suffix(1);
+    if (error.empty()) continue;
+    s.items.push_back({fmt::format("\n<details open><summary>{}: error</summary>\n\n",
+                                   summary_text(capped(st.name, 200))),
+                       1, std::string(error), "", "\n</details>\n"});
   }
   return s;
 }
 
-std::string status_icon(const std::string& status) {
-  if (status == "match") return "✅";
-  if (status == "updated") return "📝";
-  return "❌";
+// "1 path differs: …", "12 paths differ: …": the diff's count line, which the snapshot's message
+// (in the table of changes) already gives. "0 paths differ" says more than the message: kept.
+bool is_count_line(std::string_view line) {
+  std::size_t digits = line.find_first_not_of("0123456789,");
+  if (digits == 0 || digits == std::string_view::npos || line.starts_with("0 ")) return false;
+  std::string_view rest = line.substr(digits);
+  return rest.starts_with(" path differs: ") || rest.starts_with(" paths differ: ");
 }
 
-Section snapshot_table_section(const Results& r) {
-  Section s{"\n| Stage | Snapshot | Status | Candidate |\n|---|---|---|---|\n",
-            {},
-            "",
-            "snapshot",
-            "snapshots"};
-  for (const auto& st : r.stages) {
-    if (!st.snapshot) continue;
-    const SnapshotResult& sn = *st.snapshot;
-    s.items.push_back(
-        {fmt::format("| {} | {} | {} {} | {} |\n", md_text(st.name), md_code(sn.path, true),
-                     status_icon(sn.status), md_text(sn.status),
-                     sn.pending.empty() ? "—" : md_code(sn.pending, true)),
-         sn.status == "match" || sn.status == "updated" ? 3 : 1});
+// A diff header label ("snapshots/x.json", "snapshots/x.json (updated)") through repo_path.
+std::string relabel(std::string_view label, const std::vector<std::string>& anchors) {
+  std::string_view note;
+  if (std::size_t open = label.rfind(" (");
+      open != std::string_view::npos && label.ends_with(')')) {
+    note = label.substr(open);
+    label = label.substr(0, open);
   }
-  for (const auto& path : r.obsolete_snapshots) {
-    s.items.push_back({fmt::format("| — | {} | ⚠️ obsolete (no stage claims it) | — |\n",
-                                   md_code(path, true)),
-                       2});
-  }
-  if (s.items.empty()) s.head.clear();
-  return s;
+  return repo_path(label, anchors) + std::string(note);
 }
 
-Section snapshot_details_section(const Results& r) {
+// The snapshot's diff as the report shows it: without the count line, the header's paths and
+// the cap note's full-diff path repository-relative.
+std::string report_diff(const SnapshotResult& sn) {
+  // The snapshot and its candidate as the results name them: a label ending in one of them.
+  std::vector<std::string> anchors = {repo_path(sn.path), repo_path(sn.pending)};
+  std::string out;
+  bool in_header = true;  // before the first hunk: `--- ` and `+++ ` lines are labels there
+  std::string_view diff = sn.diff;
+  for (std::size_t pos = 0, n = 0; pos < diff.size(); ++n) {
+    std::size_t end = std::min(diff.find('\n', pos), diff.size());
+    std::string_view line = diff.substr(pos, end - pos);
+    pos = end + 1;
+    if (n == 0 && is_count_line(line)) continue;
+    if (out.empty() && line.empty()) continue;
+    if (line.starts_with("@@")) in_header = false;
+    std::size_t full = line.find("; full diff: ");
+    if (in_header && (line.starts_with("--- ") || line.starts_with("+++ "))) {
+      out += std::string(line.substr(0, 4)) + relabel(line.substr(4), anchors);
+    } else if (line.starts_with("… diff cut at") && full != std::string_view::npos) {
+      out += std::string(line.substr(0, full + 13)) + repo_path(line.substr(full + 13), anchors);
+    } else {
+      out += line;
+    }
+    out += '\n';
+  }
+  return out;
+}
+
+// Each snapshot diff once, closed: the table of changes says what changed and why.
+Section diffs_section(const Results& r) {
   Section s{"", {}, "", "snapshot diff", "snapshot diffs"};
   for (const auto& st : r.stages) {
-    if (!st.snapshot || st.snapshot->status == "match") continue;
+    if (!st.snapshot || st.snapshot->status == "match" || st.snapshot->diff.empty()) continue;
     const SnapshotResult& sn = *st.snapshot;
-    std::string text = fmt::format("\n### {}: snapshot {}\n\n{}\n", md_text(st.name),
-                                   md_text(sn.status), md_text(sn.message));
-    int rank = sn.status == "updated" ? 3 : 1;
-    if (sn.diff.empty()) {
-      s.items.push_back({std::move(text), rank});
-      continue;
-    }
-    std::string first_line = sn.diff.substr(0, sn.diff.find('\n'));
-    text += fmt::format("\n<details><summary>{}</summary>\n\n", html_text(first_line));
-    s.items.push_back({std::move(text), rank, sn.diff, "diff", "\n</details>\n"});
+    std::string what =
+        sn.status == "nondeterministic" ? "diff of two cold runs" : "diff of " + repo_path(sn.path);
+    s.items.push_back({fmt::format("\n<details><summary>{}: {}</summary>\n\n",
+                                   summary_text(capped(st.name, 200)), summary_text(what)),
+                       sn.status == "updated" ? 3 : 1, report_diff(sn), "diff", "\n</details>\n"});
   }
   return s;
 }
 
-Section diagnoses_section(const Results& r) {
+// With a gate, only the changed stages' diagnoses: the others were there before the change.
+Section diagnoses_section(const Comparison& c) {
   Section s{"\n### Diagnoses\n\n", {}, "", "diagnosis", "diagnoses"};
-  for (const auto& d : r.diagnoses) {
+  for (const auto& d : c.results().diagnoses) {
+    if (c.gated() && !c.changed(d.stage)) continue;
     s.items.push_back(
         {fmt::format("- **{}**: {}\n", md_text(d.stage), md_with_code(d.message)), 2});
   }
@@ -133,9 +219,9 @@ Section diagnoses_section(const Results& r) {
 
 // Mermaid takes a quoted label up to the next `"`; `#` starts an entity code, backticks could
 // touch the fence: none of them get through.
-std::string chart_label(std::string_view name, std::string_view suffix) {
+std::string chart_label(std::string_view name) {
   std::string out;
-  for (char c : valid_utf8(capped(std::string(name), 40) + std::string(suffix))) {
+  for (char c : valid_utf8(capped(std::string(name), 40))) {
     switch (c) {
       case '"':
       case '`':
@@ -161,92 +247,125 @@ std::string chart_label(std::string_view name, std::string_view suffix) {
   return "\"" + out + "\"";
 }
 
-// One bar series over interleaved "before"/"after" categories: Mermaid draws several `bar`
-// series at the same x (overlapping in older releases, stacked in newer ones), which would
-// hide one of the two medians.
-Section chart_section(const Results& r, const Results* base) {
-  struct Bar {
-    std::string stage;
-    std::optional<double> before;
-    std::optional<double> after;
-  };
-  // Indexes, not scans: a run may have thousands of stages.
-  std::map<std::string, const MetricVerdict*> verdicts;
-  if (r.gate) {
-    for (const auto& v : r.gate->metrics) {
-      if (v.metric == "wall_ms") verdicts.emplace(v.stage, &v);
-    }
+struct Bar {
+  std::string stage;
+  double after = 0;
+  std::optional<double> before;
+  int rank = 3;
+};
+
+std::optional<double> cold_wall(const StageResult* s) {
+  const Metric* m = s ? s->find("wall_ms") : nullptr;
+  if (!m || m->cold.empty()) return std::nullopt;
+  return median(m->cold);
+}
+
+// The changed stages with a cold wall median on both sides (the gate's medians where it has them).
+std::vector<Bar> changed_bars(const Comparison& c) {
+  std::vector<Bar> bars;
+  for (const auto& st : c.results().stages) {
+    if (!c.changed(st.name)) continue;
+    const MetricVerdict* v = c.verdict(st.name, "wall_ms");
+    std::optional<double> before = v ? v->base_median : std::nullopt;
+    std::optional<double> after = v ? v->head_median : std::nullopt;
+    if (!before) before = cold_wall(c.base_stage(st.name));
+    if (!after) after = cold_wall(&st);
+    // Stages whose wall time itself changed first, then by how urgent their other changes are.
+    int wall = !v                           ? 3
+               : v->verdict == "regression" ? 0
+               : v->verdict == "slower"     ? 1
+               : v->verdict == "faster"     ? 2
+                                            : 3;
+    if (before && after) bars.push_back({st.name, *after, before, wall * 4 + c.rank(st.name)});
   }
-  std::map<std::string, const Metric*> base_walls;
-  if (base) {
-    for (const auto& bs : base->stages) {
-      const Metric* bm = bs.find("wall_ms");
-      if (bm && !bm->cold.empty()) base_walls.emplace(bs.name, bm);
-    }
-  }
+  return bars;
+}
+
+std::vector<Bar> head_bars(const Results& r) {
   std::vector<Bar> bars;
   for (const auto& st : r.stages) {
-    const Metric* m = st.find("wall_ms");
-    if (!m || m->cold.empty()) continue;
-    Bar b{st.name, std::nullopt, median(m->cold)};
-    if (r.gate) {
-      if (auto it = verdicts.find(st.name); it != verdicts.end()) {
-        b.before = it->second->base_median;
-        if (it->second->head_median) b.after = it->second->head_median;
-      }
-      if (auto it = base_walls.find(st.name); !b.before && it != base_walls.end()) {
-        b.before = median(it->second->cold);
-      }
-    }
-    bars.push_back(std::move(b));
+    if (auto wall = cold_wall(&st)) bars.push_back({st.name, *wall, std::nullopt, 3});
   }
+  return bars;
+}
+
+// The first k_chart_stages bars by `better`, kept in stage order.
+std::vector<Bar> first_bars(std::vector<Bar> bars,
+                            const std::function<bool(const Bar&, const Bar&)>& better) {
+  if (bars.size() <= k_chart_stages) return bars;
+  std::vector<std::size_t> order(bars.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return better(bars[a], bars[b]); });
+  order.resize(k_chart_stages);
+  std::sort(order.begin(), order.end());
+  std::vector<Bar> kept;
+  for (std::size_t i : order) kept.push_back(std::move(bars[i]));
+  return kept;
+}
+
+// After (head) as bars and before (base) as a line over the same stages: two `bar` series at
+// one x overlap in GitHub's Mermaid. Colours in series order: bar blue, line red. A line of one
+// point draws nothing, so one changed stage gets no chart (its row has both medians).
+Section chart_section(const Comparison& c) {
   Section s{"", {}, "", "chart", "charts"};
+  std::vector<Bar> bars = c.gated() ? changed_bars(c) : head_bars(c.results());
+  std::size_t all = bars.size();
+  if (c.gated() && all < 2) return s;
   if (bars.empty()) return s;
-  std::string note;
-  if (bars.size() > k_chart_stages) {
-    // Keep the slowest stages, in stage order.
-    std::vector<double> afters;
-    for (const auto& b : bars) afters.push_back(b.after.value_or(0));
-    std::nth_element(afters.begin(), afters.begin() + (k_chart_stages - 1), afters.end(),
-                     std::greater<>());
-    double threshold = afters[k_chart_stages - 1];
-    std::vector<Bar> kept;
-    for (auto& b : bars) {
-      if (kept.size() < k_chart_stages && b.after.value_or(0) >= threshold) kept.push_back(b);
-    }
-    note = fmt::format("The {} slowest of {} stages.\n\n", kept.size(), bars.size());
-    bars = std::move(kept);
-  }
+  bars = c.gated() ? first_bars(std::move(bars),
+                                [](const Bar& a, const Bar& b) { return a.rank < b.rank; })
+                   : first_bars(std::move(bars),
+                                [](const Bar& a, const Bar& b) { return a.after > b.after; });
   std::string labels;
-  std::string values;
-  auto add = [&](const std::string& stage, std::string_view suffix, double value) {
-    labels += (labels.empty() ? "" : ", ") + chart_label(stage, suffix);
-    values += (values.empty() ? "" : ", ") + fmt::format("{:.1f}", value);
-  };
+  std::string afters;
+  std::string befores;
   for (const auto& b : bars) {
-    if (r.gate) {
-      // A new stage has no "before" bar rather than a bar of 0.
-      if (b.before) add(b.stage, " before", *b.before);
-      if (b.after) add(b.stage, " after", *b.after);
-    } else {
-      add(b.stage, "", b.after.value_or(0));
-    }
+    labels += (labels.empty() ? "" : ", ") + chart_label(b.stage);
+    afters += (afters.empty() ? "" : ", ") + fmt::format("{:.1f}", b.after);
+    if (b.before) befores += (befores.empty() ? "" : ", ") + fmt::format("{:.1f}", *b.before);
   }
   std::string chart = fmt::format(
-      "xychart-beta\n    title \"Cold wall time per stage ({})\"\n    x-axis [{}]\n"
-      "    y-axis \"ms\"\n    bar [{}]\n",
-      r.gate ? "median, before and after" : "median", labels, values);
-  s.items.push_back({"\n### Cold wall time\n\n" + note, 3, chart, "mermaid", ""});
+      "%%{{init: {{\"themeVariables\": {{\"xyChart\": {{\"plotColorPalette\": \"#1f77b4, "
+      "#d62728\"}}}}}}}}%%\nxychart-beta\n    title \"Cold wall time ({})\"\n    x-axis [{}]\n"
+      "    y-axis \"ms\"\n    bar [{}]\n{}",
+      c.gated() ? "median of the changed stages" : "median", labels, afters,
+      c.gated() ? "    line [" + befores + "]\n" : "");
+  std::string note;
+  if (bars.size() < all) {
+    note = fmt::format("The {} {} stages.\n\n", bars.size(),
+                       c.gated() ? fmt::format("most urgent of {} changed", all)
+                                 : fmt::format("slowest of {}", all));
+  }
+  std::string legend = c.gated() ? "\n🟦 bars: after (head) · 🟥 line: before (base)\n" : "";
+  s.items.push_back({"\n### Cold wall time\n\n" + note, 3, chart, "mermaid", legend});
   return s;
 }
 
-std::string footer(const Results& r) {
-  std::string out = "\n---\n\n";
+// `url` as a Markdown link destination: http(s) only, and every character that could end the
+// link, the line or the destination percent-encoded; "" for any other scheme.
+std::string link_url(std::string_view url) {
+  if (!url.starts_with("https://") && !url.starts_with("http://")) return "";
+  std::string out;
+  // `@` too: the same in a query, and it cannot read as a mention.
+  for (char ch : url.substr(0, url.find('#'))) {
+    auto c = static_cast<unsigned char>(ch);
+    if (c <= 0x20 || c >= 0x7f ||
+        std::string_view("<>()[]\"'`\\|*_~@").find(ch) != std::string_view::npos) {
+      out += fmt::format("%{:02X}", c);
+    } else {
+      out += ch;
+    }
+  }
+  return out;
+}
+
+std::string commits_line(const Results& r) {
   std::string base_commit =
       r.gate && !r.gate->base_git.commit.empty() ? r.gate->base_git.commit : r.git.base;
   auto commit = [](const std::string& sha, const std::string& branch) {
     std::string s = md_code(short_sha(sha));
-    if (!branch.empty()) s += " (" + md_code(branch) + ")";
+    if (!branch.empty()) s += " (" + md_code(capped(branch, 200)) + ")";
     return s;
   };
   std::string commits;
@@ -255,9 +374,25 @@ std::string footer(const Results& r) {
   }
   commits += r.git.commit.empty() ? "head (not a git checkout)"
                                   : "head " + commit(r.git.commit, r.git.branch);
-  if (r.gate && !r.gate->baseline.empty()) commits += ", baseline " + md_code(r.gate->baseline);
-  out += "- Commits: " + commits + "\n";
-  const Environment& e = r.environment;
+  // run measures the working tree with its edits; ab measures the commit and leaves them out.
+  if (!r.git.dirty.empty()) {
+    std::string changes = plural(r.git.dirty.size(), "uncommitted change", "uncommitted changes");
+    commits += r.git.dirty_measured ? " + " + changes : " (" + changes + " not measured)";
+  }
+  // A baseline file the user gave is theirs to name; the cache's or ab's are internal.
+  if (r.gate && r.gate->base_source == BaseSource::file && !r.gate->baseline.empty())
+    commits += ", baseline " + md_code(capped(r.gate->baseline, 300));
+  return "- Commits: " + commits + "\n";
+}
+
+std::string ci_line(const Results& r) {
+  if (r.ci_run_url.empty()) return "";
+  std::string url = link_url(r.ci_run_url);
+  if (url.empty()) return "- CI run: " + md_code(capped(r.ci_run_url, 300)) + "\n";
+  return fmt::format("- CI: [run]({0}) · artifact [coldgate-out]({0}#artifacts)\n", url);
+}
+
+std::string environment_line(const Environment& e) {
   std::vector<std::string> env;
   if (!e.postgres_version.empty()) env.push_back("PostgreSQL " + md_text(e.postgres_version));
   if (!e.provider.empty()) env.push_back(md_text(e.provider) + " provider");
@@ -267,19 +402,41 @@ std::string footer(const Results& r) {
   }
   if (!e.kernel.empty()) env.push_back(md_text(e.kernel));
   if (!e.os.empty()) env.push_back(md_text(e.os));
-  std::string env_line;
-  for (const auto& part : env) env_line += (env_line.empty() ? "" : " · ") + part;
-  if (!env_line.empty()) out += "- Environment: " + env_line + "\n";
+  std::string line;
+  for (const auto& part : env) line += (line.empty() ? "" : " · ") + part;
+  return line.empty() ? "" : "- Environment: " + line + "\n";
+}
+
+// The uncommitted changes named on the commits line, listed (capped) in a closed block.
+std::string dirty_block(const GitInfo& git) {
+  if (git.dirty.empty()) return "";
+  std::string list;
+  for (std::size_t i = 0; i < git.dirty.size() && i < k_dirty_lines; ++i)
+    list += capped(one_line(git.dirty[i]), k_dirty_line_bytes) + "\n";
+  if (git.dirty.size() > k_dirty_lines)
+    list += fmt::format("… and {} more\n", git.dirty.size() - k_dirty_lines);
+  return fmt::format("\n<details><summary>{}{}</summary>\n\n{}\n</details>\n",
+                     plural(git.dirty.size(), "uncommitted change", "uncommitted changes"),
+                     git.dirty_measured ? "" : ", not measured", md_fence(list));
+}
+
+std::string footer(const Results& r) {
+  auto line = [](std::string text) {
+    return text.size() <= k_max_footer_line_bytes ? text
+                                                  : capped(text, k_max_footer_line_bytes) + "\n";
+  };
+  std::string out = "\n---\n\n" + line(commits_line(r)) + line(ci_line(r)) +
+                    line(environment_line(r.environment));
   if (r.gate && !r.gate->environment_differences.empty()) {
     std::string diffs;
     for (const auto& d : r.gate->environment_differences)
       diffs += (diffs.empty() ? "" : "; ") + md_text(d);
-    out += "- ⚠️ **Environment differs from the baseline**: " + diffs + "\n";
+    out += line("- ⚠️ **Environment differs from the baseline**: " + diffs + "\n");
   }
-  out += fmt::format("- coldgate {}{}{}\n", md_text(r.tool_version),
-                     r.config.empty() ? "" : " · " + md_code(r.config),
-                     r.finished_at.empty() ? "" : " · " + md_text(r.finished_at));
-  return capped(out, k_max_line_bytes) + (out.size() > k_max_line_bytes ? "\n" : "");
+  out += line(fmt::format("- coldgate {}{}{}\n", md_text(r.tool_version),
+                          r.config.empty() ? "" : " · " + md_code(r.config),
+                          r.finished_at.empty() ? "" : " · " + md_text(r.finished_at)));
+  return out + dirty_block(r.git);
 }
 
 // `item` within `budget` bytes: its code block shortened at a line boundary, or "" when even
@@ -309,8 +466,8 @@ std::string assemble(const std::string& head, const std::vector<Section>& sectio
 }
 
 std::string more_note(std::size_t n, const Section& s, const std::string& full_name) {
-  return fmt::format("\n_… {} more {} in {}._\n", n, n == 1 ? s.what_one : s.what_many,
-                     md_code(full_name));
+  return fmt::format("\n_… {} more {} in {}._\n", format_value(static_cast<double>(n), "count"),
+                     n == 1 ? s.what_one : s.what_many, md_code(full_name));
 }
 
 // Two passes over the sections, each keeping a prefix of its rank-sorted items: first only
@@ -319,11 +476,12 @@ std::string more_note(std::size_t n, const Section& s, const std::string& full_n
 std::string cut_report(const std::string& head, std::vector<Section> sections,
                        const std::string& foot, const std::string& full_name,
                        std::size_t max_bytes) {
-  std::string top = head + fmt::format(
-                               "\n> [!NOTE]\n> This report was cut to stay under {} characters; "
-                               "regressions, failures and "
-                               "changed snapshots come first. The whole report is {}.\n",
-                               format_value(static_cast<double>(max_bytes), "count"), md_code(full_name));
+  std::string top =
+      head + fmt::format(
+                 "\n> [!NOTE]\n> This report was cut to stay under {} characters; "
+                 "regressions, failures and "
+                 "changed snapshots come first. The whole report is {}.\n",
+                 format_value(static_cast<double>(max_bytes), "count"), md_code(full_name));
   std::size_t used = top.size() + foot.size();
   for (auto& s : sections) {
     std::stable_sort(s.items.begin(), s.items.end(),
@@ -394,10 +552,10 @@ std::string marker_key(const std::string& title) {
 std::string cut_markdown(std::string_view text, std::size_t max_bytes,
                          const std::string& full_name) {
   if (text.size() <= max_bytes) return std::string(text);
-  std::string note = fmt::format("\n> [!NOTE]\n> This report was cut to stay under {} characters. "
-                                 "The whole report is {}.\n",
-                                 format_value(static_cast<double>(max_bytes), "count"),
-                                 md_code(full_name));
+  std::string note = fmt::format(
+      "\n> [!NOTE]\n> This report was cut to stay under {} characters. "
+      "The whole report is {}.\n",
+      format_value(static_cast<double>(max_bytes), "count"), md_code(full_name));
   // Room for the note and for closing what the cut leaves open (a fence of at most 64
   // backticks, a few `</details>`).
   std::size_t room = max_bytes > note.size() + 256 ? max_bytes - note.size() - 256 : 0;
@@ -435,25 +593,48 @@ std::string cut_markdown(std::string_view text, std::size_t max_bytes,
 
 Markdown markdown(const Results& r, const Results* base, const std::string& full_name,
                   std::size_t max_bytes) {
+  Comparison c(r, base);
   std::string head = top(r);
   std::string foot = footer(r);
-  Section table = table_section(r, base);
-  Section failures = failures_section(r);
-  Section snapshots = snapshot_table_section(r);
-  Section details = snapshot_details_section(r);
-  Section diagnoses = diagnoses_section(r);
-  Section chart = chart_section(r, base);
+  Section changes = table_section(changes_table(c), "change", "changes");
+  Section timings = c.gated() ? Section{} : table_section(head_table(r), "table row", "table rows");
+  Section unchanged = unchanged_section(c);
+  Section errors = errors_section(r);
+  Section diffs = diffs_section(r);
+  Section diagnoses = diagnoses_section(c);
+  Section chart = chart_section(c);
+  Section more = more_metrics_section(c);
   Markdown md;
-  md.full = assemble(head, {table, failures, snapshots, details, diagnoses, chart}, foot);
+  md.full =
+      assemble(head, {changes, timings, unchanged, errors, diffs, diagnoses, chart, more}, foot);
   if (md.full.size() <= max_bytes) {
     md.report = md.full;
     return md;
   }
   md.cut = true;
-  // Failures before the table here: a table of many regressions must not crowd them out.
-  md.report = cut_report(head, {failures, table, snapshots, details, diagnoses, chart}, foot,
-                         full_name, max_bytes);
+  // Errors, diffs, diagnoses and the chart before the long tables here: thousands of unchanged
+  // stages must not crowd out why the gate failed.
+  md.report = cut_report(head, {changes, errors, diffs, diagnoses, chart, timings, unchanged, more},
+                         foot, full_name, max_bytes);
   return md;
+}
+
+std::string repo_path(std::string_view path, const std::vector<std::string>& anchors) {
+  for (std::string_view worktree : {"coldgate-out/ab/head/", "coldgate-out/ab/base/"}) {
+    std::size_t pos = path.rfind(worktree);
+    if (pos != std::string_view::npos && (pos == 0 || path[pos - 1] == '/'))
+      return std::string(path.substr(pos + worktree.size()));
+  }
+  if (!path.starts_with('/')) return std::string(path);
+  for (std::string_view anchor : anchors) {
+    if (!anchor.empty() && !anchor.starts_with('/') && path.size() > anchor.size() &&
+        path.ends_with(anchor) && path[path.size() - anchor.size() - 1] == '/') {
+      return std::string(anchor);
+    }
+  }
+  if (std::size_t out = path.rfind("/coldgate-out/"); out != std::string_view::npos)
+    return std::string(path.substr(out + 1));
+  return "…/" + std::string(path.substr(path.rfind('/') + 1));
 }
 
 }  // namespace coldgate::report

@@ -3,8 +3,9 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <vector>
 
-#include "measure/results.hpp"
+#include "results/results.hpp"
 
 namespace coldgate::report {
 
@@ -23,21 +24,31 @@ struct Markdown {
 /// [A-Za-z0-9._] replaced by one `-` (so it cannot end the HTML comment); "coldgate" if empty.
 std::string marker_key(const std::string& title);
 
-/// The Markdown report: the hidden marker `<!-- coldgate:report:<key> -->`, title, one-line
-/// verdict (gate::verdict), the metrics table (see metrics_table; `base` may be null), failed
-/// stages' errors, snapshot statuses with diffs in `<details>`, diagnoses, a Mermaid
-/// `xychart-beta` bar chart of cold wall_ms medians per stage, and a footer with the commits
-/// and the environment. All text from data is escaped (report/escape.hpp). When the whole is
+/// The Markdown report, read top-down in the order a reviewer needs it: the hidden marker
+/// `<!-- coldgate:report:<key> -->` and title; a warning when nothing was compared
+/// (results.no_baseline); the verdict (gate::verdict), with a note when the base came from the
+/// cache; the table of what changed (changes_table), every unchanged stage folded in one
+/// `<details>`; errors and snapshot diffs; diagnoses of the changed stages (all without a
+/// gate); a Mermaid chart of the changed stages' cold wall time before and after; the other
+/// metrics per stage in `<details>`; a footer with the commits, the CI run and the environment.
+/// `base` may be null. All text from data is escaped (report/escape.hpp). When the whole is
 /// longer than `max_bytes`, `report` is a cut version that keeps the verdict, the regressions,
 /// failures and changed snapshots first and names `full_name` for the rest.
-Markdown markdown(const measure::Results& results, const measure::Results* base,
+Markdown markdown(const results::Results& results, const results::Results* base,
                   const std::string& full_name = "coldgate-out/report-full.md",
                   std::size_t max_bytes = k_max_report_bytes);
 
 /// `text` (an already written report.md) cut to at most `max_bytes` bytes for a PR comment: at
 /// a line boundary that is also a UTF-8 boundary, closing a code fence or `<details>` left open,
-/// followed by the cut note of `markdown` naming `full_name`. Returns `text` unchanged when it fits.
+/// followed by the cut note of `markdown` naming `full_name`. Returns `text` unchanged when it
+/// fits.
 std::string cut_markdown(std::string_view text, std::size_t max_bytes,
                          const std::string& full_name);
+
+/// `path` as the reader's checkout names it: the part after a throwaway `ab` worktree
+/// (`coldgate-out/ab/head/`, `coldgate-out/ab/base/`); an absolute path as the first of
+/// `anchors` (relative paths) it ends with, else from its last `coldgate-out/` on, else `…/` and
+/// its file name. Other relative paths are returned as given.
+std::string repo_path(std::string_view path, const std::vector<std::string>& anchors = {});
 
 }  // namespace coldgate::report

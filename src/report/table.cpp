@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
 #include <set>
 
 #include "report/escape.hpp"
@@ -12,30 +11,39 @@
 namespace coldgate::report {
 namespace {
 
-using namespace coldgate::measure;
+using namespace coldgate::results;
 
-std::string with_separators(long long v) {
-  std::string digits = std::to_string(v < 0 ? -v : v);
+// A cell of free text (a reason, a message, an error) stays one short line: the table is read
+// at a glance, the whole text is in results.json.
+constexpr std::size_t k_max_why_bytes = 300;
+
+// md_text with `[` and `]` as character references rather than backslash escapes: free text
+// (a server's error quoting a value) then holds no `](url)` at all, escaped or not.
+std::string cell_text(std::string_view text) {
   std::string out;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
+  for (std::size_t start = 0; start <= text.size();) {
+    std::size_t bracket = std::min(text.find_first_of("[]", start), text.size());
+    out += md_text(text.substr(start, bracket - start));
+    if (bracket == text.size()) break;
+    out += text[bracket] == '[' ? "&#91;" : "&#93;";
+    start = bracket + 1;
   }
-  return v < 0 ? "-" + out : out;
+  return out;
 }
 
-// "median (min – max)" of `samples`; `median_override` is the median the gate compared.
-std::string summary(const std::vector<double>& samples, const std::string& unit,
-                    std::optional<double> median_override = std::nullopt) {
-  if (samples.empty()) return median_override ? format_value(*median_override, unit) : "—";
-  double med = median_override ? *median_override : median(samples);
-  if (samples.size() == 1) return format_value(med, unit);
-  auto [lo, hi] = std::minmax_element(samples.begin(), samples.end());
-  return fmt::format("{} ({} – {})", format_value(med, unit), format_value(*lo, unit),
-                     format_value(*hi, unit));
+// The first line of `text`, at most k_max_why_bytes, for a table cell (escaped).
+std::string why_cell(std::string_view text) {
+  std::string_view line = text.substr(0, text.find('\n'));
+  if (line.empty()) return "—";
+  if (line.size() <= k_max_why_bytes) return cell_text(line);
+  return cell_text(utf8_prefix(line, k_max_why_bytes)) + " …";
 }
 
-// Metrics the table leaves to results.json: the JIT phases (jit_total_ms sums them), and every
+bool is_time_metric(std::string_view name) {
+  return name.ends_with("_ms") || name == "peak_rss_bytes";
+}
+
+// Metrics the tables leave to results.json: the JIT phases (jit_total_ms sums them), and every
 // JIT row when JIT did not fire.
 bool shown_in_table(const StageResult& s, const std::string& name) {
   if (name == "jit_generation_ms" || name == "jit_inlining_ms" || name == "jit_optimization_ms" ||
@@ -46,19 +54,12 @@ bool shown_in_table(const StageResult& s, const std::string& name) {
   return true;
 }
 
-// The gate's verdicts by stage, in their order: a run may have thousands of stages.
-std::map<std::string, std::vector<const MetricVerdict*>> by_stage(const GateResult& g) {
-  std::map<std::string, std::vector<const MetricVerdict*>> out;
-  for (const auto& v : g.metrics) out[v.stage].push_back(&v);
-  return out;
-}
-
-const MetricVerdict* find_verdict(const std::vector<const MetricVerdict*>& verdicts,
-                                  const std::string& metric) {
-  for (const MetricVerdict* v : verdicts) {
-    if (v->metric == metric) return v;
-  }
-  return nullptr;
+// The median the gate would read: the cold samples' (warm ones' when there are no cold).
+std::optional<double> gated_median(const Metric* m) {
+  if (!m) return std::nullopt;
+  if (!m->cold.empty()) return median(m->cold);
+  if (!m->warm.empty()) return median(m->warm);
+  return std::nullopt;
 }
 
 int rank_of(const std::string& verdict) {
@@ -68,149 +69,366 @@ int rank_of(const std::string& verdict) {
   return 3;
 }
 
-std::string change_cell(const MetricVerdict* v, std::optional<double> base_med,
-                        std::optional<double> head_med) {
-  if (!v) {
-    // Not gated: the ratio for information, without a verdict.
-    if (base_med && head_med && *base_med > 0) return format_ratio(*head_med / *base_med);
-    return "—";
-  }
-  std::string ratio = v->ratio ? format_ratio(*v->ratio) + " " : "";
-  if (v->verdict == "regression") return "🔴 " + ratio + "regression";
-  if (v->verdict == "slower") return "🟠 " + ratio + "slower";
-  if (v->verdict == "faster") return "🟢 " + ratio + "faster";
-  if (v->verdict == "same") return v->ratio ? format_ratio(*v->ratio) : "same";
-  return ratio + md_text(v->verdict);
+// Where a row of the table of changes goes: the order the reader should meet them in.
+enum class Kind { regression, slower, faster, failed, snapshot, measured, added_or_removed };
+
+Kind kind_of(const std::string& verdict) {
+  if (verdict == "regression") return Kind::regression;
+  if (verdict == "slower") return Kind::slower;
+  if (verdict == "faster") return Kind::faster;
+  return Kind::added_or_removed;
 }
 
-void no_baseline_rows(const Results& r, MetricsTable& t) {
+// A row of the table of changes, its cells escaped Markdown; before / after only with a gate.
+struct ChangeRow {
+  Kind kind;
+  int rank;
+  std::string stage;
+  std::string metric;
+  std::string before;
+  std::string after;
+  std::string change;
+  std::string why;
+
+  std::string text(bool compared) const {
+    if (!compared) return fmt::format("| {} | {} | {} | {} |\n", stage, metric, change, why);
+    return fmt::format("| {} | {} | {} | {} | {} | {} |\n", stage, metric, before, after, change,
+                       why);
+  }
+};
+
+std::string change_cell(const MetricVerdict& v, bool whole_stage) {
+  std::string ratio = v.ratio ? format_ratio(*v.ratio) + " " : "";
+  if (v.verdict == "regression") return "🔴 " + ratio + "regression";
+  if (v.verdict == "slower") return "🟠 " + ratio + "slower";
+  if (v.verdict == "faster") return "🟢 " + ratio + "faster";
+  if (v.verdict == "new") return whole_stage ? "🆕 new stage" : "🆕 new";
+  if (v.verdict == "removed") return whole_stage ? "➖ removed stage" : "➖ removed";
+  return md_text(v.verdict);
+}
+
+// The reason a new / removed row needs when the gate gives none.
+std::string default_why(const MetricVerdict& v, bool whole_stage) {
+  if (v.verdict == "new") return whole_stage ? "not in the base" : "no base sample";
+  if (v.verdict == "removed") return whole_stage ? "not in head" : "no head sample";
+  return "";
+}
+
+ChangeRow metric_row(const Comparison& c, const std::string& stage, const StageResult* head,
+                     const MetricVerdict& v) {
+  const StageResult* bs = c.base_stage(stage);
+  const Metric* base_m = bs ? bs->find(v.metric) : nullptr;
+  const Metric* head_m = head ? head->find(v.metric) : nullptr;
+  std::string unit = head_m ? head_m->unit : base_m ? base_m->unit : v.unit;
+  std::string before = base_m ? format_samples(base_m->cold, unit, v.base_median)
+                              : format_samples({}, unit, v.base_median);
+  std::string after = head_m ? format_samples(head_m->cold, unit, v.head_median)
+                             : format_samples({}, unit, v.head_median);
+  bool whole = c.whole_stage(stage);
+  std::string why = v.reason.empty() ? default_why(v, whole) : v.reason;
+  return {kind_of(v.verdict), rank_of(v.verdict), md_text(stage),        md_text(v.metric),
+          md_text(before),    md_text(after),     change_cell(v, whole), why_cell(why)};
+}
+
+ChangeRow failed_row(const StageResult& s) {
+  return {Kind::failed, 0, md_text(s.name), "—", "—", "—", "❌ failed", why_cell(s.error)};
+}
+
+ChangeRow snapshot_row(const StageResult& s) {
+  const SnapshotResult& sn = *s.snapshot;
+  bool updated = sn.status == "updated";
+  std::string why = sn.message.empty() ? "snapshot " + sn.status : sn.message;
+  return {Kind::snapshot,
+          updated ? 2 : 0,
+          md_text(s.name),
+          "snapshot",
+          "—",
+          "—",
+          (updated ? "📝 " : "❌ ") + md_text(sn.status),
+          why_cell(why)};
+}
+
+ChangeRow obsolete_row(const std::string& path) {
+  return {Kind::snapshot,
+          2,
+          "—",
+          "snapshot",
+          "—",
+          "—",
+          "⚠️ obsolete",
+          md_code(path, true) + ": no stage claims it"};
+}
+
+// How the stage was measured unlike its base (gate.measurement_differences), one row: a
+// different method makes the timings incomparable as they stand; a changed setting is usually
+// the change under test (`jit: "off"`), so it is named, not alarmed.
+std::optional<ChangeRow> measured_row(const std::string& stage,
+                                      const std::vector<const MeasurementDifference*>& diffs) {
+  if (diffs.empty()) return std::nullopt;
+  std::string before;
+  std::string after;
+  bool method = false;
+  for (const MeasurementDifference* d : diffs) {
+    method = method || d->field.rfind("settings.", 0) != 0;
+    before += (before.empty() ? "" : ", ") + d->field + " " + (d->base.empty() ? "—" : d->base);
+    after += (after.empty() ? "" : ", ") + d->field + " " + (d->head.empty() ? "—" : d->head);
+  }
+  return ChangeRow{Kind::measured,
+                   2,
+                   md_text(stage),
+                   "measured",
+                   md_text(before),
+                   md_text(after),
+                   method ? "⚠️ measured differently" : "⚙️ settings changed",
+                   method ? why_cell("the two sides were not measured alike: compare the timings "
+                                     "with care (gate.require_same_environment makes this an error)")
+                          : why_cell("the stage's settings differ between base and head")};
+}
+
+// The rows of the stage's listed verdicts; a new / removed stage without any gets one row.
+void add_metric_rows(const Comparison& c, const std::string& stage, const StageResult* head,
+                     std::vector<ChangeRow>& rows) {
+  std::size_t before = rows.size();
+  for (const MetricVerdict* v : c.verdicts(stage)) {
+    if (c.listed(stage, v->metric)) rows.push_back(metric_row(c, stage, head, *v));
+  }
+  if (rows.size() > before || !c.whole_stage(stage)) return;
+  rows.push_back({Kind::added_or_removed, 2, md_text(stage), "—", "—", "—",
+                  head ? "🆕 new stage" : "➖ removed stage",
+                  head ? "not in the base" : "not in head"});
+}
+
+// "wall_ms 2.40 s → 2.41 s": a gated metric of an unchanged stage, medians only.
+std::string before_after(const MetricVerdict& v) {
+  auto side = [&](std::optional<double> x) { return x ? format_value(*x, v.unit) : "—"; };
+  return fmt::format("{} {} → {}", md_text(v.metric), md_text(side(v.base_median)),
+                     md_text(side(v.head_median)));
+}
+
+// One list line of more_metrics with a gate: medians before → after, ratio, and why it is not
+// in the table of changes.
+std::string gated_line(const Comparison& c, const StageResult& s, const std::string& name,
+                       const Metric& m) {
+  const MetricVerdict* v = c.verdict(s.name, name);
+  const StageResult* bs = c.base_stage(s.name);
+  std::optional<double> before = v ? v->base_median : gated_median(bs ? bs->find(name) : nullptr);
+  std::optional<double> after = v ? v->head_median : gated_median(&m);
+  std::string note = v ? md_text(v->verdict) : "not gated";
+  if (before && after && *before > 0) note = format_ratio(*after / *before) + ", " + note;
+  return fmt::format("- {}: {} → {} ({})\n", md_text(name),
+                     md_text(before ? format_value(*before, m.unit) : "—"),
+                     md_text(after ? format_value(*after, m.unit) : "—"), note);
+}
+
+// One list line of more_metrics without a gate: cold and warm summaries.
+std::string head_line(const std::string& name, const Metric& m) {
+  std::string out = "- " + md_text(name) + ": " + md_text(format_samples(m.cold, m.unit));
+  if (!m.warm.empty()) out += ", warm " + md_text(format_samples(m.warm, m.unit));
+  return out + "\n";
+}
+
+// The metrics of `s` that more_metrics lists, as its lines.
+std::string more_lines(const Comparison& c, const StageResult& s, std::size_t& count) {
+  std::string lines;
+  for (const auto& [name, m] : s.metrics) {
+    if (!shown_in_table(s, name) || (m.cold.empty() && m.warm.empty())) continue;
+    if (!c.gated()) {
+      if (is_time_metric(name)) continue;
+      lines += head_line(name, m);
+    } else {
+      // Unchanged stages show their gated metrics in unchanged_table.
+      if (c.listed(s.name, name) || (c.verdict(s.name, name) && !c.changed(s.name))) continue;
+      lines += gated_line(c, s, name, m);
+    }
+    ++count;
+  }
+  return lines;
+}
+
+}  // namespace
+
+std::string summary_text(std::string_view text) {
+  std::string out;
+  for (char c : html_text(text)) {
+    if (c == '[') {
+      out += "&#91;";
+    } else if (c == ']') {
+      out += "&#93;";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string format_samples(const std::vector<double>& samples, const std::string& unit,
+                           std::optional<double> median_override) {
+  if (samples.empty()) return median_override ? format_value(*median_override, unit) : "—";
+  std::string med = format_value(median_override ? *median_override : median(samples), unit);
+  auto [lo, hi] = std::minmax_element(samples.begin(), samples.end());
+  std::string low = format_value(*lo, unit);
+  std::string high = format_value(*hi, unit);
+  // "1,404 (1,404 – 1,404)" says nothing the median does not.
+  if (low == high) return med;
+  return fmt::format("{} ({} – {})", med, low, high);
+}
+
+Comparison::Comparison(const Results& r, const Results* base) : m_results(r) {
+  if (base) {
+    for (const auto& s : base->stages) m_base_stages.emplace(s.name, &s);
+  }
+  for (const auto& s : r.stages) {
+    if (s.failed()) note(s.name, 0);
+    if (s.snapshot && s.snapshot->status != "match")
+      note(s.name, s.snapshot->status == "updated" ? 2 : 0);
+  }
+  if (!r.gate) return;
+  for (const auto& v : r.gate->metrics) {
+    m_verdicts[v.stage].push_back(&v);
+    if (v.verdict != "same") note(v.stage, rank_of(v.verdict));
+  }
+  for (const auto& d : r.gate->measurement_differences) {
+    m_differences[d.stage].push_back(&d);
+    note(d.stage, 2);
+  }
+  std::set<std::string> head_stages;
+  for (const auto& s : r.stages) head_stages.insert(s.name);
+  auto whole = [&](const std::string& stage) {
+    const auto& vs = verdicts(stage);
+    auto wall = std::find_if(vs.begin(), vs.end(),
+                             [](const MetricVerdict* v) { return v->metric == "wall_ms"; });
+    m_stage_metric[stage] = wall != vs.end() ? "wall_ms" : vs.empty() ? "" : vs.front()->metric;
+    note(stage, 2);
+  };
+  for (const auto& name : r.gate->stages_new) whole(name);
+  for (const auto& name : r.gate->stages_removed) {
+    if (head_stages.count(name)) continue;
+    whole(name);
+    m_removed.push_back(name);
+  }
+}
+
+void Comparison::note(const std::string& stage, int rank) {
+  auto [it, added] = m_rank.emplace(stage, rank);
+  if (!added) it->second = std::min(it->second, rank);
+}
+
+const std::vector<const MetricVerdict*>& Comparison::verdicts(const std::string& stage) const {
+  static const std::vector<const MetricVerdict*> none;
+  auto it = m_verdicts.find(stage);
+  return it == m_verdicts.end() ? none : it->second;
+}
+
+const MetricVerdict* Comparison::verdict(const std::string& stage,
+                                         const std::string& metric) const {
+  for (const MetricVerdict* v : verdicts(stage)) {
+    if (v->metric == metric) return v;
+  }
+  return nullptr;
+}
+
+const std::vector<const MeasurementDifference*>& Comparison::measurement_differences(
+    const std::string& stage) const {
+  static const std::vector<const MeasurementDifference*> none;
+  auto it = m_differences.find(stage);
+  return it == m_differences.end() ? none : it->second;
+}
+
+const StageResult* Comparison::base_stage(const std::string& name) const {
+  auto it = m_base_stages.find(name);
+  return it == m_base_stages.end() ? nullptr : it->second;
+}
+
+int Comparison::rank(const std::string& stage) const {
+  auto it = m_rank.find(stage);
+  return it == m_rank.end() ? 3 : it->second;
+}
+
+bool Comparison::listed(const std::string& stage, const std::string& metric) const {
+  const MetricVerdict* v = verdict(stage, metric);
+  if (!v || v->verdict == "same") return false;
+  auto it = m_stage_metric.find(stage);
+  return it == m_stage_metric.end() || it->second == metric;
+}
+
+MetricsTable changes_table(const Comparison& c) {
+  const Results& r = c.results();
+  std::vector<ChangeRow> rows;
+  for (const auto& s : r.stages) {
+    if (s.failed()) rows.push_back(failed_row(s));
+    add_metric_rows(c, s.name, &s, rows);
+    if (s.snapshot && s.snapshot->status != "match") rows.push_back(snapshot_row(s));
+    if (auto row = measured_row(s.name, c.measurement_differences(s.name))) rows.push_back(*row);
+  }
+  for (const auto& name : c.removed_stages()) add_metric_rows(c, name, nullptr, rows);
+  for (const auto& path : r.obsolete_snapshots) rows.push_back(obsolete_row(path));
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const ChangeRow& a, const ChangeRow& b) { return a.kind < b.kind; });
+  MetricsTable t;
+  if (rows.empty()) return t;
+  if (c.gated()) {
+    t.header = "| Stage | Metric | Before | After | Change | Why |\n|---|---|---:|---:|---|---|\n";
+    t.legend =
+        "Before / after: median of the cold runs (min – max); change: after ÷ before, judged by "
+        "the gate's thresholds (🔴 fails the gate).\n";
+  } else {
+    // Nothing was compared: no before, after or change to show.
+    t.header = "| Stage | What | Status | Why |\n|---|---|---|---|\n";
+  }
+  for (const auto& row : rows) t.rows.push_back({row.text(c.gated()), row.rank});
+  return t;
+}
+
+MetricsTable head_table(const Results& r) {
+  MetricsTable t;
   t.header =
       "| Stage | Metric | Cold median (min – max) | Warm median (min – max) |\n"
       "|---|---|---:|---:|\n";
   for (const auto& s : r.stages) {
     bool any = false;
     for (const auto& [name, m] : s.metrics) {
-      if (!shown_in_table(s, name) || (m.cold.empty() && m.warm.empty())) continue;
-      t.rows.push_back(
-          {fmt::format("| {} | {} | {} | {} |\n", md_text(s.name), md_text(name),
-                       md_text(summary(m.cold, m.unit)), md_text(summary(m.warm, m.unit))),
-           3});
+      if (!is_time_metric(name) || !shown_in_table(s, name) || (m.cold.empty() && m.warm.empty()))
+        continue;
+      t.rows.push_back({fmt::format("| {} | {} | {} | {} |\n", md_text(s.name), md_text(name),
+                                    md_text(format_samples(m.cold, m.unit)),
+                                    md_text(format_samples(m.warm, m.unit))),
+                        3});
       any = true;
     }
-    if (!any) t.rows.push_back({fmt::format("| {} | — | failed | — |\n", md_text(s.name)), 1});
-  }
-}
-
-void baseline_rows(const Results& r, const Results* base, MetricsTable& t) {
-  const GateResult& g = *r.gate;
-  t.header = "| Stage | Metric | Before | After | Change |\n|---|---|---:|---:|---|\n";
-  t.legend =
-      "Before / after: median of the cold runs (min – max). Change: after ÷ before; "
-      "🔴 regression, 🟠 slower, 🟢 faster by the gate's thresholds; a bare ratio is "
-      "within them or not gated.\n";
-  auto row = [&](const std::string& stage, const std::string& name, const Metric* head_m,
-                 const Metric* base_m, const MetricVerdict* v) {
-    std::string unit = head_m ? head_m->unit : base_m ? base_m->unit : v ? v->unit : "";
-    std::optional<double> base_med = v ? v->base_median : std::nullopt;
-    std::optional<double> head_med = v ? v->head_median : std::nullopt;
-    if (!v && base_m && !base_m->cold.empty()) base_med = median(base_m->cold);
-    if (!v && head_m && !head_m->cold.empty()) head_med = median(head_m->cold);
-    std::string before = base_m     ? summary(base_m->cold, unit, base_med)
-                         : base_med ? format_value(*base_med, unit)
-                                    : "—";
-    std::string after = head_m     ? summary(head_m->cold, unit, head_med)
-                        : head_med ? format_value(*head_med, unit)
-                                   : "—";
-    t.rows.push_back(
-        {fmt::format("| {} | {} | {} | {} | {} |\n", md_text(stage), md_text(name), md_text(before),
-                     md_text(after), change_cell(v, base_med, head_med)),
-         v ? rank_of(v->verdict) : 3});
-  };
-  auto verdicts = by_stage(g);
-  std::map<std::string, const StageResult*> base_stages;
-  if (base) {
-    for (const auto& s : base->stages) base_stages.emplace(s.name, &s);
-  }
-  auto base_stage = [&](const std::string& name) -> const StageResult* {
-    auto it = base_stages.find(name);
-    return it == base_stages.end() ? nullptr : it->second;
-  };
-  for (const auto& s : r.stages) {
-    const StageResult* bs = base_stage(s.name);
-    const auto& stage_verdicts = verdicts[s.name];
-    bool any = false;
-    for (const auto& [name, m] : s.metrics) {
-      if (!shown_in_table(s, name) || (m.cold.empty() && m.warm.empty())) continue;
-      row(s.name, name, &m, bs ? bs->find(name) : nullptr, find_verdict(stage_verdicts, name));
-      any = true;
-    }
-    // Gated metrics the head lacks (removed from a stage that still exists).
-    for (const MetricVerdict* v : stage_verdicts) {
-      if (!s.find(v->metric)) {
-        row(s.name, v->metric, nullptr, bs ? bs->find(v->metric) : nullptr, v);
-        any = true;
-      }
-    }
-    if (s.failed()) {
-      t.rows.push_back({fmt::format("| {} | — | — | failed | ❌ failed |\n", md_text(s.name)), 1});
-    } else if (!any) {
-      t.rows.push_back({fmt::format("| {} | — | — | — | — |\n", md_text(s.name)), 3});
-    }
-  }
-  // Stages only the baseline has.
-  std::set<std::string> head_stages;
-  for (const auto& s : r.stages) head_stages.insert(s.name);
-  for (const auto& name : g.stages_removed) {
-    if (head_stages.count(name)) continue;
-    bool any = false;
-    const StageResult* bs = base_stage(name);
-    for (const MetricVerdict* v : verdicts[name]) {
-      row(name, v->metric, nullptr, bs ? bs->find(v->metric) : nullptr, v);
-      any = true;
-    }
-    if (!any) t.rows.push_back({fmt::format("| {} | — | — | — | removed |\n", md_text(name)), 2});
-  }
-}
-
-}  // namespace
-
-std::string format_value(double v, const std::string& unit) {
-  if (unit == "ms") {
-    if (std::fabs(v) >= 1000) return fmt::format("{:.2f} s", v / 1000);
-    if (std::fabs(v) >= 10) return fmt::format("{:.1f} ms", v);
-    return fmt::format("{:.2f} ms", v);
-  }
-  if (unit == "bytes") {
-    const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    int i = 0;
-    double x = v;
-    while (std::fabs(x) >= 1024 && i < 4) {
-      x /= 1024;
-      ++i;
-    }
-    return i == 0 ? fmt::format("{:.0f} B", x) : fmt::format("{:.1f} {}", x, units[i]);
-  }
-  std::string number = v == std::floor(v) && std::fabs(v) < 1e15
-                           ? with_separators(static_cast<long long>(v))
-                           : fmt::format("{:.2f}", v);
-  if (unit.empty() || unit == "count") return number;
-  return number + " " + unit;
-}
-
-std::string format_ratio(double ratio) {
-  if (ratio >= 100) return fmt::format("{:.0f}×", ratio);
-  if (ratio >= 10) return fmt::format("{:.1f}×", ratio);
-  return fmt::format("{:.2f}×", ratio);
-}
-
-MetricsTable metrics_table(const Results& r, const Results* base) {
-  MetricsTable t;
-  if (r.gate) {
-    baseline_rows(r, base, t);
-  } else {
-    no_baseline_rows(r, t);
+    if (!any && s.failed())
+      t.rows.push_back({fmt::format("| {} | — | ❌ failed | — |\n", md_text(s.name)), 3});
   }
   return t;
+}
+
+MetricsTable unchanged_table(const Comparison& c) {
+  MetricsTable t;
+  if (!c.gated()) return t;
+  t.header = "| Stage | Gated metrics: median before → after |\n|---|---|\n";
+  for (const auto& s : c.results().stages) {
+    if (c.changed(s.name)) continue;
+    std::string cells;
+    for (const MetricVerdict* v : c.verdicts(s.name)) {
+      if (!shown_in_table(s, v->metric)) continue;
+      cells += (cells.empty() ? "" : " · ") + before_after(*v);
+    }
+    t.rows.push_back(
+        {fmt::format("| {} | {} |\n", md_text(s.name), cells.empty() ? "—" : cells), 3});
+  }
+  return t;
+}
+
+std::vector<TableRow> more_metrics(const Comparison& c) {
+  std::vector<TableRow> out;
+  for (const auto& s : c.results().stages) {
+    std::size_t count = 0;
+    std::string lines = more_lines(c, s, count);
+    if (count == 0) continue;
+    out.push_back({fmt::format("\n<details><summary>{}: {} metric{}</summary>\n\n{}\n</details>\n",
+                               summary_text(s.name), count, count == 1 ? "" : "s", lines),
+                   3});
+  }
+  return out;
 }
 
 }  // namespace coldgate::report

@@ -1,40 +1,102 @@
 #pragma once
 
+#include <map>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
-#include "measure/results.hpp"
+#include "results/format.hpp"
+#include "results/results.hpp"
 
 namespace coldgate::report {
 
-/// A value with its unit for humans: ms as "812 ms" / "1.91 s", bytes as "12.3 MiB", counts
-/// as integers with thousands separators ("1,404").
-std::string format_value(double value, const std::string& unit);
 
-/// A head/base ratio for humans: "10.4×", "2.31×", "0.41×", "123×".
-std::string format_ratio(double ratio);
+/// "median (min – max)" of `samples` in `unit`, the median alone for one sample or when min and
+/// max read the same; `median` overrides the computed one (the gate's); "—" for no samples.
+std::string format_samples(const std::vector<double>& samples, const std::string& unit,
+                           std::optional<double> median = std::nullopt);
 
-/// One Markdown table row (ends with a newline) and how urgent it is: 0 regression, 1 failed
-/// stage or slower, 2 faster / new / removed, 3 the rest. A cut report keeps the urgent ones.
+/// Text for a `<summary>` element: html_text, and `[` `]` as character references so that
+/// a renderer reading Markdown inside the summary line finds no link in it.
+std::string summary_text(std::string_view text);
+
+/// One Markdown row or block (ends with a newline) and how urgent it is: 0 what fails the gate
+/// (regression, failed stage, snapshot not matching), 1 slower, 2 faster / new / removed /
+/// updated or obsolete snapshot, 3 the rest. A cut report keeps the urgent ones.
 struct TableRow {
   std::string text;
   int rank = 3;
 };
 
-/// The metrics table of a report: header lines, one row per stage and shown metric, and a
-/// legend line (may be empty), all Markdown with data escaped.
+/// A Markdown table: header lines, rows, and a legend line (may be empty); data escaped.
 struct MetricsTable {
   std::string header;
   std::vector<TableRow> rows;
   std::string legend;
 };
 
-/// The metrics table for `results`. Without results.gate: `| Stage | Metric | Cold median
-/// (min – max) | Warm median (min – max) |`. With it: `| Stage | Metric | Before | After |
-/// Change |`, medians as the gate compared them (MetricVerdict), min – max of the cold runs
-/// from `base` (may be null: the median alone) and the head, Change as ratio with 🔴 regression /
-/// 🟠 slower / 🟢 faster (or new / removed), plus rows for stages only the baseline has.
-/// JIT phases are folded into jit_total_ms; JIT rows are left out when JIT did not fire.
-MetricsTable metrics_table(const measure::Results& results, const measure::Results* base);
+/// A run's stages and the gate's verdicts indexed by stage for one report (a run may have
+/// thousands of stages: lookups, not scans), and which stages changed.
+class Comparison {
+ public:
+  /// `base` (may be null) gives the baseline's cold runs for min – max; it must outlive this.
+  Comparison(const results::Results& results, const results::Results* base);
+
+  /// The head results.
+  const results::Results& results() const { return m_results; }
+  /// True when the results carry a gate (a baseline was compared).
+  bool gated() const { return m_results.gate.has_value(); }
+  /// The gate's verdicts for `stage` in gate order; empty without a gate.
+  const std::vector<const results::MetricVerdict*>& verdicts(const std::string& stage) const;
+  /// The verdict of `metric` in `stage`, or nullptr: the metric is not gated.
+  const results::MetricVerdict* verdict(const std::string& stage, const std::string& metric) const;
+  /// The baseline's stage called `name`, or nullptr.
+  const results::StageResult* base_stage(const std::string& name) const;
+  /// How `stage` was measured unlike its base (gate.measurement_differences); empty: alike.
+  const std::vector<const results::MeasurementDifference*>& measurement_differences(
+      const std::string& stage) const;
+  /// True when the stage is in the table of changes: failed, a snapshot other than match, a
+  /// verdict other than same, measured unlike its base, or new / removed.
+  bool changed(const std::string& stage) const { return m_rank.count(stage) > 0; }
+  /// The most urgent rank (TableRow::rank) of the stage's changes; 3 when unchanged.
+  int rank(const std::string& stage) const;
+  /// True when the table of changes has a row for `metric` of `stage`.
+  bool listed(const std::string& stage, const std::string& metric) const;
+  /// True when the stage is new or removed as a whole: one row stands for all its metrics.
+  bool whole_stage(const std::string& stage) const { return m_stage_metric.count(stage) > 0; }
+  /// Stages only the baseline has, in gate order.
+  const std::vector<std::string>& removed_stages() const { return m_removed; }
+
+ private:
+  void note(const std::string& stage, int rank);
+
+  const results::Results& m_results;
+  std::map<std::string, std::vector<const results::MetricVerdict*>> m_verdicts;
+  std::map<std::string, const results::StageResult*> m_base_stages;
+  std::map<std::string, std::vector<const results::MeasurementDifference*>> m_differences;
+  std::map<std::string, int> m_rank;                  // changed stages only
+  std::map<std::string, std::string> m_stage_metric;  // new / removed stage → its one row's metric
+  std::vector<std::string> m_removed;
+};
+
+/// What changed, most urgent first: regressions, slower, faster, failed stages, snapshots not
+/// matching (and obsolete ones), then new / removed stages and metrics; `| Stage | Metric |
+/// Before | After | Change | Why |` with before / after as median (min – max) of the cold runs
+/// and Why the gate's reason, the snapshot's message or the error's first line. No header and
+/// no rows when nothing changed.
+MetricsTable changes_table(const Comparison& comparison);
+
+/// Without a gate: the time metrics (`_ms`) and peak_rss_bytes of every stage, `| Stage |
+/// Metric | Cold median (min – max) | Warm median (min – max) |`, a failed stage as one row.
+MetricsTable head_table(const results::Results& results);
+
+/// With a gate: one row per unchanged stage, `| Stage | Gated metrics: median before → after |`;
+/// no rows without a gate.
+MetricsTable unchanged_table(const Comparison& comparison);
+
+/// Per stage, a `<details>` block listing the metrics the tables above leave out: not gated
+/// (no verdict), or `same` in a changed stage; without a gate all but the time metrics.
+std::vector<TableRow> more_metrics(const Comparison& comparison);
 
 }  // namespace coldgate::report

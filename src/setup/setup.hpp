@@ -41,10 +41,6 @@ std::vector<StepResult> run_setup(const std::vector<config::SetupStep>& steps,
 /// Runs one step; see run_setup().
 StepResult run_step(const config::SetupStep& step, const Context& context);
 
-/// Tables (schema.name) that were never analyzed: pg_stat_user_tables with last_analyze and
-/// last_autoanalyze null — their plans run on default statistics. With `relnames`, only tables
-/// of those names (in any schema), e.g. the relations of a plan.
-std::vector<std::string> never_analyzed_tables(db::Connection& conn,
-                                               const std::vector<std::string>& relnames = {});
+
 
 }  // namespace coldgate::setup

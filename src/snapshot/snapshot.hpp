@@ -9,7 +9,7 @@
 
 namespace coldgate::snapshot {
 
-/// State of one stage's snapshot after a run (shared/DESIGN.md, module 7).
+/// State of one stage's snapshot after a run (docs/architecture.md "Snapshot statuses").
 enum class Status { match, changed, missing, obsolete, malformed, nondeterministic };
 
 /// "match", "changed", … as written in results and reports.

@@ -5,7 +5,7 @@
 
 namespace coldgate {
 
-/// Process exit codes of the command line, as in shared/DESIGN.md ("Exit codes").
+/// Process exit codes of the command line, as in docs/architecture.md ("Exit codes").
 enum class ExitCode : int {
   ok = 0,              // pass
   gate_failed = 1,     // the gate says no: snapshot, regression, failed stage

@@ -2,11 +2,12 @@
 // pg_sleep) ← feature-2 (fixed again), measured by the real binary on the local provider.
 #include <gtest/gtest.h>
 
+#include <csignal>
 #include <cstdlib>
 #include <optional>
 
 #include "ab/git.hpp"
-#include "report/results_json.hpp"
+#include "results/json.hpp"
 #include "support/support.hpp"
 #include "util/error.hpp"
 #include "util/process.hpp"
@@ -104,10 +105,10 @@ struct AbTest : ::testing::Test {
     }
     return run_coldgate(args, dir.path(), "", env);
   }
-  measure::Results results(const std::string& file = "coldgate-out/results.json") {
-    return report::from_json(slurp(dir / file), file);
+  results::Results results(const std::string& file = "coldgate-out/results.json") {
+    return results::from_json(slurp(dir / file), file);
   }
-  std::string verdict(const measure::Results& r, const std::string& metric) {
+  std::string verdict(const results::Results& r, const std::string& metric) {
     if (!r.gate) return "(no gate)";
     for (const auto& m : r.gate->metrics) {
       if (m.stage == "load" && m.metric == metric) return m.verdict;
@@ -123,7 +124,7 @@ TEST_F(AbTest, EachPullRequestOfTheStackIsGatedAgainstTheBranchBelowIt) {
   run_git(dir.path(), {"checkout", "-q", "feature-1"});
   auto first = ab({"--base", "base"});
   ASSERT_EQ(first.exit_code, 1) << first.out << first.err;
-  measure::Results r = results();
+  results::Results r = results();
   EXPECT_EQ(r.git.commit, sha["feature-1"]);
   EXPECT_EQ(r.git.branch, "feature-1");
   EXPECT_EQ(r.git.base, sha["base"]);
@@ -132,7 +133,7 @@ TEST_F(AbTest, EachPullRequestOfTheStackIsGatedAgainstTheBranchBelowIt) {
   EXPECT_EQ(r.gate->base_git.branch, "base");
   EXPECT_EQ(r.gate->baseline, "coldgate-out/base/results.json");
   EXPECT_EQ(verdict(r, "query_ms"), "regression");
-  measure::Results base = results("coldgate-out/base/results.json");
+  results::Results base = results("coldgate-out/base/results.json");
   EXPECT_EQ(base.git.commit, sha["base"]);
   ASSERT_EQ(base.stages.size(), 1u);
   ASSERT_EQ(r.stages.size(), 1u);
@@ -187,13 +188,26 @@ TEST_F(AbTest, EachPullRequestOfTheStackIsGatedAgainstTheBranchBelowIt) {
   EXPECT_EQ(results("coldgate-out/base/results.json").git.commit, sha["feature-1"]);
 }
 
-TEST_F(AbTest, AnUnknownBaseFailsWithExit3UnlessNoBaselineIsAllowed) {
+// A base that was named but cannot be had is no silent pass: head is measured and reported with
+// "no baseline" first, and the run exits 3 unless --allow-no-baseline.
+TEST_F(AbTest, AnUnknownBaseIsReportedAsNoBaselineAndExits3UnlessAllowed) {
   auto unknown = ab({"--base", "no-such-branch"});
   EXPECT_EQ(unknown.exit_code, 3) << unknown.err;
-  EXPECT_NE(unknown.err.find("coldgate: error: --base: base 'no-such-branch' is not a commit"),
+  EXPECT_NE(unknown.err.find("coldgate: no baseline: nothing was compared — measured head only "
+                             "(base 'no-such-branch' is not a commit"),
             std::string::npos)
       << unknown.err;
-  EXPECT_FALSE(fs::exists(dir / "coldgate-out/results.json"));
+  EXPECT_NE(unknown.err.find("coldgate: error: --base: no baseline: nothing was compared — base "
+                             "'no-such-branch' is not a commit"),
+            std::string::npos)
+      << unknown.err;
+  {
+    results::Results r = results();
+    EXPECT_FALSE(r.gate);
+    EXPECT_NE(r.no_baseline.find("base 'no-such-branch' is not a commit"), std::string::npos)
+        << r.no_baseline;
+    EXPECT_NE(slurp(dir / "coldgate-out/report.md").find("no baseline"), std::string::npos);
+  }
 
   auto none = ab({});
   EXPECT_EQ(none.exit_code, 3) << none.err;
@@ -202,9 +216,9 @@ TEST_F(AbTest, AnUnknownBaseFailsWithExit3UnlessNoBaselineIsAllowed) {
   run_git(dir.path(), {"checkout", "-q", "base"});
   auto alone = ab({"--base", "no-such-branch", "--allow-no-baseline"});
   ASSERT_EQ(alone.exit_code, 0) << alone.out << alone.err;
-  EXPECT_NE(alone.err.find("no baseline: --base: base 'no-such-branch'"), std::string::npos)
+  EXPECT_NE(alone.err.find("no baseline: base 'no-such-branch'"), std::string::npos)
       << alone.err;
-  measure::Results r = results();
+  results::Results r = results();
   EXPECT_EQ(r.git.commit, sha["base"]);
   EXPECT_FALSE(r.gate);
   EXPECT_FALSE(fs::exists(dir / "coldgate-out/base/results.json"));
@@ -243,7 +257,7 @@ TEST_F(AbTest, ABaseWithoutTheConfigRunsHeadAloneWhenNoBaselineIsAllowed) {
                            " has no coldgate.yaml (--allow-no-baseline: head runs alone)"),
             std::string::npos)
       << alone.err;
-  measure::Results r = report::from_json(slurp(repo / "coldgate-out/results.json"), "results.json");
+  results::Results r = results::from_json(slurp(repo / "coldgate-out/results.json"), "results.json");
   EXPECT_FALSE(r.gate);
   EXPECT_TRUE(r.git.base.empty()) << r.git.base;
   ASSERT_EQ(r.stages.size(), 1u);
@@ -301,6 +315,182 @@ TEST_F(AbTest, AShallowCloneWithoutTheMergeBaseSaysToFetchTheHistory) {
   Commits c = resolve_commits(clone / "repo", allowed);
   EXPECT_EQ(c.base, "");
   EXPECT_NE(c.base_error.find("shallow clone"), std::string::npos) << c.base_error;
+}
+
+}  // namespace
+}  // namespace coldgate::ab
+
+namespace coldgate::ab {
+namespace {
+
+// A stack where feature-2 was merged into feature-1's branch name: --base feature-2 --head
+// feature-1 after both point at one commit resolves base and head to the same commit.
+TEST_F(AbTest, BaseAndHeadOnOneCommitIsAnErrorNotAPass) {
+  auto same = ab({"--base", "feature-2", "--head", "feature-2"});
+  EXPECT_EQ(same.exit_code, 2) << same.err;
+  EXPECT_NE(same.err.find("nothing to compare: base and head are both " +
+                          sha["feature-2"].substr(0, 7)),
+            std::string::npos)
+      << same.err;
+  // feature-1 is an ancestor of feature-2: their merge-base is feature-1 itself.
+  auto ancestor = ab({"--base", "feature-2", "--head", "feature-1"});
+  EXPECT_EQ(ancestor.exit_code, 2) << ancestor.err;
+  EXPECT_NE(ancestor.err.find("nothing to compare: base and head are both " +
+                              sha["feature-1"].substr(0, 7)),
+            std::string::npos)
+      << ancestor.err;
+  EXPECT_FALSE(fs::exists(dir / "coldgate-out/results.json"));
+}
+
+// ab measures commits: an edit of the checkout is named (not measured), and an error in CI.
+TEST_F(AbTest, UncommittedChangesAreNamedAndAnErrorInCiMode) {
+  dir.write("stage.sql", "SELECT pg_sleep(5);\n");  // would be a regression if it were measured
+  dir.write("notes.txt", "untracked\n");
+  auto ci = ab({"--base", "feature-1", "--ci"});
+  EXPECT_EQ(ci.exit_code, 2) << ci.err;
+  EXPECT_NE(ci.err.find("uncommitted changes (M stage.sql, ?? notes.txt)"), std::string::npos)
+      << ci.err;
+  EXPECT_NE(ci.err.find("in CI mode the checkout must be clean"), std::string::npos) << ci.err;
+  EXPECT_FALSE(fs::exists(dir / "coldgate-out/results.json"));
+
+  auto local = ab({"--base", "feature-1"});
+  ASSERT_EQ(local.exit_code, 0) << local.err;
+  EXPECT_NE(local.err.find("warning: 2 uncommitted changes in the checkout, not measured"),
+            std::string::npos)
+      << local.err;
+  results::Results r = results();
+  EXPECT_EQ(r.git.dirty, (std::vector<std::string>{"M stage.sql", "?? notes.txt"}));
+  EXPECT_FALSE(r.git.dirty_measured);
+  EXPECT_EQ(verdict(r, "query_ms"), "faster");  // the commit was measured, not the edit
+  // coldgate's own --out folder is never an uncommitted change, though git does not ignore it.
+  fs::remove(dir / "notes.txt");
+  run_git(dir.path(), {"checkout", "-q", "--", "stage.sql"});
+  auto ok = ab({"--base", "feature-1", "--ci", "--out", "out-here"});
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+  EXPECT_TRUE(results("out-here/results.json").git.dirty.empty());
+}
+
+// The push of a branch tip records it; the pull request stacked on that branch then takes
+// its base from the cache, and the report says it was not interleaved.
+TEST_F(AbTest, ARecordedBranchTipIsTheCachedBaseOfTheNextPullRequest) {
+  auto record = ab({"--record", "--head", "feature-1"});
+  ASSERT_EQ(record.exit_code, 0) << record.err;
+  EXPECT_NE(record.err.find("recorded for the cache, nothing compared"), std::string::npos)
+      << record.err;
+  results::Results recorded = results();
+  EXPECT_FALSE(recorded.gate);
+  EXPECT_TRUE(recorded.no_baseline.empty()) << recorded.no_baseline;
+  EXPECT_EQ(recorded.git.commit, sha["feature-1"]);
+  bool cached = false;
+  for (const auto& e : fs::directory_iterator(dir / "coldgate-out/cache")) {
+    cached = cached || e.path().filename().string().rfind(sha["feature-1"] + "-", 0) == 0;
+  }
+  EXPECT_TRUE(cached);
+
+  auto pr = ab({"--base", "feature-1"});  // checkout is at feature-2
+  ASSERT_EQ(pr.exit_code, 0) << pr.err;
+  EXPECT_NE(pr.err.find("from the cache"), std::string::npos) << pr.err;
+  EXPECT_EQ(pr.err.find("base: cold run"), std::string::npos) << pr.err;
+  results::Results r = results();
+  ASSERT_TRUE(r.gate);
+  EXPECT_EQ(r.gate->base_source, results::BaseSource::cache);
+  EXPECT_EQ(r.gate->base_measured_at, recorded.finished_at);
+  EXPECT_EQ(r.gate->base_host, recorded.environment.host);
+  EXPECT_EQ(verdict(r, "query_ms"), "faster");
+
+  auto interleaved = ab({"--base", "feature-1", "--no-cache"});
+  ASSERT_EQ(interleaved.exit_code, 0) << interleaved.err;
+  EXPECT_EQ(results().gate->base_source, results::BaseSource::interleaved);
+
+  EXPECT_EQ(ab({"--record", "--no-cache"}).exit_code, 2);
+  EXPECT_EQ(ab({"--record", "--base", "base"}).exit_code, 2);
+}
+
+// Outputs an earlier run left (a plan of another base, a pr-number, a candidate) do not pass
+// for this run's; the cache and files that are not coldgate's stay.
+TEST_F(AbTest, StaleOutputsAreClearedAndNothingElse) {
+  dir.write("coldgate-out/explain/old-stage.json", "{}");
+  dir.write("coldgate-out/pr-number", "41\n");
+  dir.write("coldgate-out/snapshots/snapshots/old.json.new", "{}");
+  dir.write("coldgate-out/report-full.md", "old\n");
+  dir.write("coldgate-out/cache/keep.json", "{}");
+  dir.write("coldgate-out/mine.txt", "not coldgate's\n");
+  auto same = ab({"--base", "feature-2", "--head", "feature-2"});  // stops early: exit 2
+  EXPECT_EQ(same.exit_code, 2) << same.err;
+  for (const char* gone : {"explain/old-stage.json", "pr-number", "snapshots", "report-full.md"}) {
+    EXPECT_FALSE(fs::exists(dir / "coldgate-out" / gone)) << gone;
+  }
+  EXPECT_TRUE(fs::exists(dir / "coldgate-out/cache/keep.json"));
+  EXPECT_TRUE(fs::exists(dir / "coldgate-out/mine.txt"));
+}
+
+// A SIGKILLed ab (here by its own build step) leaves its work folder; the next ab removes it.
+TEST_F(AbTest, ASigkilledAbLeavesNothingOnceTheNextOneStarts) {
+  std::string killer = slurp(dir / "coldgate.yaml");
+  killer.replace(killer.find("build: ["), 0,
+                 "build: [ 'echo $PPID > \"$KILLED_PID_FILE\"; kill -9 $PPID' ]\n#");
+  run_git(dir.path(), {"checkout", "-q", "-b", "killer"});
+  dir.write("coldgate.yaml", killer);
+  run_git(dir.path(), {"commit", "-q", "-am", "a build step that kills coldgate"});
+  const fs::path pid_file = dir / "killed.pid";
+  auto killed = ab({"--base", "feature-1"}, {"KILLED_PID_FILE=" + pid_file.string()});
+  EXPECT_EQ(killed.exit_code, 128 + SIGKILL) << killed.err;
+  std::string pid = slurp(pid_file);
+  while (!pid.empty() && pid.back() == '\n') pid.pop_back();
+  ASSERT_FALSE(pid.empty());
+  // The killed run's work folder: the one whose owner file names its PID.
+  auto left_by_killed = [&] {
+    std::vector<fs::path> found;
+    const char* base = std::getenv("TMPDIR");
+    for (const auto& e : fs::directory_iterator(base && *base ? base : "/tmp")) {
+      if (e.path().filename().string().rfind("coldgate-ab-", 0) != 0) continue;
+      std::error_code ec;
+      if (!fs::exists(e.path() / "owner", ec)) continue;
+      if (slurp(e.path() / "owner").find("owner_pid=" + pid + "\n") == 0) found.push_back(e.path());
+    }
+    return found;
+  };
+  ASSERT_EQ(left_by_killed().size(), 1u);
+  run_git(dir.path(), {"checkout", "-q", "feature-2"});
+  auto next = ab({"--base", "feature-1"});
+  EXPECT_EQ(next.exit_code, 0) << next.err;
+  EXPECT_TRUE(left_by_killed().empty());
+  EXPECT_EQ(run_git(dir.path(), {"worktree", "list", "--porcelain"}).find("coldgate-out/ab"),
+            std::string::npos);
+}
+
+// ab keeps run's promise on secrets: the server's password and secret environment values
+// that stages quote are masked in stdout, stderr and every file ab writes, both sides'.
+TEST_F(AbTest, TheServerPasswordAndSecretValuesAreMaskedInEveryOutput) {
+  constexpr const char* k_token = "ghp_AbTestToken0123456789abcdef";
+  std::string config = slurp(dir / "coldgate.yaml");
+  config.replace(config.find("gate:"), 0,
+                 "  - name: leaky\n"
+                 "    command: 'echo \"pw=$PGPASSWORD url=$DATABASE_URL token=$GITHUB_TOKEN\" >&2; "
+                 "exit 3'\n");
+  run_git(dir.path(), {"checkout", "-q", "-b", "leaky-base"});
+  dir.write("coldgate.yaml", config);
+  run_git(dir.path(), {"commit", "-q", "-am", "a stage that quotes secrets"});
+  run_git(dir.path(), {"checkout", "-q", "-b", "leaky-head"});
+  commit_stage("leaky-head", 0.06, "head");
+  auto r = ab({"--base", "leaky-base"}, {std::string("GITHUB_TOKEN=") + k_token});
+  EXPECT_EQ(r.exit_code, 1) << r.err;  // the leaky stage fails on head
+  results::Results head = results();
+  results::Results base = results("coldgate-out/base/results.json");
+  for (const results::Results* side : {&head, &base}) {
+    ASSERT_EQ(side->stages.size(), 2u);
+    // The leak happened and was masked: a test that cannot fail would find no "***".
+    EXPECT_NE(side->stages[1].error.find("pw=*** url=postgresql://"), std::string::npos)
+        << side->stages[1].error;
+    EXPECT_NE(side->stages[1].error.find("token=***"), std::string::npos) << side->stages[1].error;
+  }
+  // The URL's password field is masked too, and the token is in no output at all.
+  EXPECT_NE(head.stages[1].error.find(":***@"), std::string::npos) << head.stages[1].error;
+  std::vector<std::pair<std::string, std::string>> all{{"stdout", r.out}, {"stderr", r.err}};
+  for (const auto& e : fs::recursive_directory_iterator(dir / "coldgate-out")) {
+    if (e.is_regular_file()) all.emplace_back(e.path().string(), slurp(e.path()));
+  }
+  for (const auto& [name, text] : all) EXPECT_EQ(text.find(k_token), std::string::npos) << name;
 }
 
 }  // namespace

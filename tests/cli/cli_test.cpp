@@ -44,7 +44,7 @@ TEST(Cli, UnknownSubcommandFarFromAllHasNoSuggestion) {
 }
 
 TEST(Cli, EverySubcommandIsBuilt) {
-  // Each command of shared/DESIGN.md answers --help with its own options (no placeholder left).
+  // Each command of docs/architecture.md "Command line" answers --help with its own options (no placeholder left).
   for (const char* sub : {"run", "compare", "accept", "canon", "diff", "explain", "comment", "ab",
                           "merge", "db"}) {
     auto r = run_coldgate({sub, "--help"});

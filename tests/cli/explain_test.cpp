@@ -1,6 +1,10 @@
 // `coldgate explain STAGE`: the real binary on a real PostgreSQL from the local provider.
 #include <gtest/gtest.h>
 
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+
 #include "support/support.hpp"
 
 namespace coldgate::cli {
@@ -8,6 +12,8 @@ namespace {
 
 using testing::TempDir;
 using testing::run_coldgate;
+using testing::slurp;
+namespace fs = std::filesystem;
 
 struct ExplainTest : ::testing::Test {
   void SetUp() override {
@@ -67,6 +73,45 @@ TEST_F(ExplainTest, UnknownOrCommandStageIsAUsageError) {
   EXPECT_EQ(command.exit_code, 2);
   EXPECT_EQ(command.err, "coldgate: error: explain: stage 'cmd' runs a command; EXPLAIN needs a "
                          "SQL stage (sql: or query:)\n");
+}
+
+}  // namespace
+}  // namespace coldgate::cli
+
+namespace coldgate::cli {
+namespace {
+
+// The work folders under $TMPDIR whose owner file names `pid`.
+std::vector<fs::path> work_dirs_of(const std::string& prefix, const std::string& pid) {
+  std::vector<fs::path> found;
+  const char* base = std::getenv("TMPDIR");
+  for (const auto& e : fs::directory_iterator(base && *base ? base : "/tmp")) {
+    std::error_code ec;
+    if (e.path().filename().string().rfind(prefix, 0) != 0 || !fs::exists(e.path() / "owner", ec))
+      continue;
+    if (slurp(e.path() / "owner").rfind("owner_pid=" + pid + "\n", 0) == 0) found.push_back(e.path());
+  }
+  return found;
+}
+
+// explain keeps run's promise: a SIGKILLed explain (here by its own setup step) leaves its
+// marked work folder, and the next explain removes it.
+TEST_F(ExplainTest, ASigkilledExplainLeavesNothingOnceTheNextOneStarts) {
+  dir.write("killer.yaml", "version: 1\n"
+                           "database: { provider: local }\n"
+                           "setup: [ { command: 'echo $PPID > killed.pid; kill -9 $PPID' } ]\n"
+                           "stages:\n"
+                           "  - name: one\n"
+                           "    query: select 1\n");
+  auto killed = run_coldgate({"explain", "one", "-c", "killer.yaml"}, dir.path());
+  EXPECT_EQ(killed.exit_code, 128 + SIGKILL) << killed.err;
+  std::string pid = slurp(dir / "killed.pid");
+  while (!pid.empty() && pid.back() == '\n') pid.pop_back();
+  ASSERT_FALSE(pid.empty());
+  ASSERT_EQ(work_dirs_of("coldgate-explain-", pid).size(), 1u);
+  auto next = run_coldgate({"explain", "total"}, dir.path());
+  EXPECT_EQ(next.exit_code, 0) << next.err;
+  EXPECT_TRUE(work_dirs_of("coldgate-explain-", pid).empty());
 }
 
 }  // namespace

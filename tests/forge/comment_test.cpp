@@ -5,8 +5,8 @@
 #include <filesystem>
 
 #include "forge/fake_forge.hpp"
-#include "measure/results.hpp"
-#include "report/results_json.hpp"
+#include "results/results.hpp"
+#include "results/json.hpp"
 #include "support/support.hpp"
 
 namespace coldgate::forge {
@@ -44,12 +44,12 @@ struct CommentTest : ::testing::Test {
   }
   // results.json whose gate passes, or fails with a failed stage.
   void results(bool pass) {
-    measure::Results r;
-    measure::StageResult s;
+    results::Results r;
+    results::StageResult s;
     s.name = "config-load";
     if (!pass) s.error = "exit code 1";
     r.stages.push_back(s);
-    dir.write("coldgate-out/results.json", report::to_json(r));
+    dir.write("coldgate-out/results.json", results::to_json(r));
   }
   RunResult comment(std::vector<std::string> args = {}, std::vector<std::string> env = {}) {
     args.insert(args.begin(), "comment");

@@ -1,7 +1,7 @@
 // `coldgate compare` and `coldgate merge` end to end on fixture files (no database).
 #include <gtest/gtest.h>
 
-#include "report/results_json.hpp"
+#include "results/json.hpp"
 #include "support/support.hpp"
 
 namespace coldgate::testing {
@@ -22,7 +22,7 @@ TEST(CliCompare, FixturesFailTheGateWithTheVerdictAndWriteResults) {
       "changed (config-load)";
   EXPECT_NE(r.out.find("**" + verdict + "**"), std::string::npos) << r.out;
   EXPECT_EQ(r.err, "coldgate: " + verdict + "; results in out/results.json\n");
-  auto results = report::from_json(slurp(dir / "out/results.json"), "results.json");
+  auto results = results::from_json(slurp(dir / "out/results.json"), "results.json");
   ASSERT_TRUE(results.gate);
   EXPECT_EQ(results.gate->baseline, fixture("base.json"));
   EXPECT_EQ(results.git.base, "1111111111111111111111111111111111111111");
@@ -100,7 +100,7 @@ TEST(CliMerge, JoinsFilesAtomicallyAndRefusesDuplicates) {
   r = run_coldgate({"merge", fixture("base.json"), "-o", "all.json"}, dir.path());
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.err, "coldgate: merged 1 file (11 stages) into all.json\n");
-  EXPECT_EQ(report::from_json(slurp(dir / "all.json"), "all.json").stages.size(), 11u);
+  EXPECT_EQ(results::from_json(slurp(dir / "all.json"), "all.json").stages.size(), 11u);
   r = run_coldgate({"merge", fixture("base.json")}, dir.path());
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("is required"), std::string::npos) << r.err;

@@ -5,7 +5,7 @@
 namespace coldgate::gate {
 namespace {
 
-using namespace coldgate::measure;
+using namespace coldgate::results;
 
 StageResult with_explain(const std::string& name, Explain e) {
   StageResult s;

@@ -2,13 +2,13 @@
 // the local provider.
 #include <gtest/gtest.h>
 
-#include "report/results_json.hpp"
+#include "results/json.hpp"
 #include "support/support.hpp"
 
 namespace coldgate::gate {
 namespace {
 
-using measure::Results;
+using results::Results;
 using testing::run_coldgate;
 using testing::slurp;
 
@@ -25,7 +25,7 @@ struct GateRunTest : ::testing::Test {
     args.insert(args.begin(), "run");
     return run_coldgate(args, dir.path(), "", {"CI=", "GITHUB_ACTIONS="});
   }
-  Results results(const std::string& file) { return report::from_json(slurp(dir / file), file); }
+  Results results(const std::string& file) { return results::from_json(slurp(dir / file), file); }
   testing::TempDir dir;
 };
 

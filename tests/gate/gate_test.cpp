@@ -6,14 +6,14 @@
 #include <cmath>
 #include <limits>
 
-#include "report/results_json.hpp"
+#include "results/json.hpp"
 #include "support/support.hpp"
 #include "util/error.hpp"
 
 namespace coldgate::gate {
 namespace {
 
-using namespace coldgate::measure;
+using namespace coldgate::results;
 
 Results two_stages() {
   Results r;
@@ -47,7 +47,7 @@ TEST(Gate, VerdictCountsFailuresAndPasses) {
 
 Results fixture(const std::string& name) {
   auto path = testing::source_dir() / "tests/gate/fixtures" / name;
-  return report::from_json(testing::slurp(path), name);
+  return results::from_json(testing::slurp(path), name);
 }
 
 // One line per verdict: what the golden file holds.
@@ -97,7 +97,7 @@ TEST(GateCompare, FixturesGiveTheGoldenVerdicts) {
   EXPECT_FALSE(passed(head));
   EXPECT_EQ(head.gate->base_git.commit, "1111111111111111111111111111111111111111");
   // The gate block survives results.json.
-  Results again = report::from_json(report::to_json(head), "again.json");
+  Results again = results::from_json(results::to_json(head), "again.json");
   ASSERT_TRUE(again.gate);
   EXPECT_EQ(lines(*again.gate), lines(*head.gate));
 }
@@ -107,18 +107,18 @@ TEST(GateCompare, TenTimesSlowerIsARegressionOnlyWithTheDeltaAndApartRanges) {
       single_verdict(one("wall_ms", ms({1000, 1040, 1080})), one("wall_ms", ms({95, 100, 105})));
   EXPECT_EQ(v.verdict, "regression");
   EXPECT_DOUBLE_EQ(*v.ratio, 10.4);
-  EXPECT_EQ(v.reason, "10.4× ≥ max_ratio 10, +940 ms ≥ min_delta 20 ms, ranges apart");
+  EXPECT_EQ(v.reason, "10.4× ≥ max_ratio 10, +940.0 ms ≥ min_delta 20.0 ms, ranges apart");
   // Just below the ratio: slower.
   EXPECT_EQ(single_verdict(one("wall_ms", ms({990})), one("wall_ms", ms({100}))).verdict, "slower");
-  // 12× but only +11 ms: slower.
+  // 12× but only +11 ms: noise under the floor, same.
   v = single_verdict(one("wall_ms", ms({12})), one("wall_ms", ms({1})));
-  EXPECT_EQ(v.verdict, "slower");
-  EXPECT_EQ(v.reason, "12.0× but +11 ms < min_delta 20 ms");
+  EXPECT_EQ(v.verdict, "same");
+  EXPECT_EQ(v.reason, "12.0×, but the difference of 11.0 ms is under min_delta 20.0 ms");
   // Overlapping ranges: the head's fastest run is not slower than the base's slowest.
   v = single_verdict(one("wall_ms", ms({1500, 1500, 1500})), one("wall_ms", ms({100, 100, 2000})));
   EXPECT_EQ(v.verdict, "slower");
   EXPECT_EQ(v.reason,
-            "15.0× but the ranges overlap (fastest head run 1500 ms ≤ slowest base run 2000 ms)");
+            "15.0× but the ranges overlap (fastest head run 1.50 s ≤ slowest base run 2.00 s)");
 }
 
 TEST(GateCompare, WarnRatioGivesSlowerAndFasterElseSame) {
@@ -135,21 +135,53 @@ TEST(GateCompare, ZeroBaseMedianHasNoRatioAndNeverDividesByZero) {
   EXPECT_EQ(v.verdict, "same");
   EXPECT_FALSE(v.ratio);
   v = single_verdict(one("connect_ms", ms({0.4, 0.5})), one("connect_ms", ms({0, 0})));
-  EXPECT_EQ(v.verdict, "slower");  // infinitely slower, but far below min_delta
+  EXPECT_EQ(v.verdict, "same");  // infinitely slower, but far below min_delta
+  EXPECT_EQ(v.reason, "from 0 to 0.45 ms, but the difference of 0.45 ms is under min_delta 20.0 ms");
   EXPECT_FALSE(v.ratio);
   v = single_verdict(one("jit_total_ms", ms({700, 710})), one("jit_total_ms", ms({0, 0})));
   EXPECT_EQ(v.verdict, "regression");
   EXPECT_FALSE(v.ratio);
-  EXPECT_EQ(v.reason, "from 0 to 705 ms ≥ max_ratio 10, +705 ms ≥ min_delta 20 ms, ranges apart");
-  // Head at 0 from a positive base: faster.
-  EXPECT_EQ(single_verdict(one("wall_ms", ms({0})), one("wall_ms", ms({5}))).verdict, "faster");
+  EXPECT_EQ(v.reason, "from 0 to 705.0 ms ≥ max_ratio 10, +705.0 ms ≥ min_delta 20.0 ms, ranges apart");
+  // Head at 0 from a positive base: faster, once past the floor.
+  EXPECT_EQ(single_verdict(one("wall_ms", ms({0})), one("wall_ms", ms({50}))).verdict, "faster");
+  EXPECT_EQ(single_verdict(one("wall_ms", ms({0})), one("wall_ms", ms({5}))).verdict, "same");
 }
 
 TEST(GateCompare, SubMillisecondMediansNeverRegress) {
   auto v = single_verdict(one("decode_ms", ms({0.05, 0.06, 0.04})),
                           one("decode_ms", ms({0.001, 0.002, 0.001})));
-  EXPECT_EQ(v.verdict, "slower");
+  EXPECT_EQ(v.verdict, "same");
   EXPECT_NEAR(*v.ratio, 50, 1e-9);
+}
+
+// The noise of ten A/A runs of a sub-millisecond stage: ratios past warn_ratio both ways, but
+// differences under min_delta, so neither a badge nor an annotation.
+TEST(GateCompare, TheNoiseFloorHoldsForSlowerAndFasterToo) {
+  auto v = single_verdict(one("query_ms", ms({3.1, 3.4, 3.9})), one("query_ms", ms({1.1, 1.22, 1.3})));
+  EXPECT_EQ(v.verdict, "same");
+  EXPECT_NEAR(*v.ratio, 3.40 / 1.22, 1e-9);
+  EXPECT_EQ(v.reason, "2.79×, but the difference of 2.18 ms is under min_delta 20.0 ms");
+  EXPECT_EQ(single_verdict(one("execution_ms", ms({0.16})), one("execution_ms", ms({0.40})))
+                .verdict,
+            "same");
+  // Bytes have their own floor (min_delta_bytes, 16 MiB by default).
+  EXPECT_EQ(single_verdict(one("peak_rss_bytes", {"bytes", {30e6}, {}}),
+                           one("peak_rss_bytes", {"bytes", {10e6}, {}}))
+                .verdict,
+            "slower");
+  EXPECT_EQ(single_verdict(one("peak_rss_bytes", {"bytes", {3e6}, {}}),
+                           one("peak_rss_bytes", {"bytes", {1e6}, {}}))
+                .verdict,
+            "same");
+  // Counts have no floor: twice the JIT functions is slower when gated.
+  config::Gate g;
+  g.metrics = {"jit_functions"};
+  Thresholds t;
+  t.defaults = g;
+  EXPECT_EQ(single_verdict(one("jit_functions", {"count", {20}, {}}),
+                           one("jit_functions", {"count", {10}, {}}), t)
+                .verdict,
+            "slower");
 }
 
 TEST(GateCompare, ColdSamplesDecideAndWarmOnesOnlyWithoutCold) {
@@ -169,15 +201,15 @@ TEST(GateCompare, MemoryUsesMinDeltaBytesAndPerStageOverrides) {
   Results head = one("peak_rss_bytes", {"bytes", {11 * mib}, {}});
   Results base = one("peak_rss_bytes", {"bytes", {1 * mib}, {}});
   auto v = single_verdict(head, base);
-  EXPECT_EQ(v.verdict, "slower");
-  EXPECT_EQ(v.reason, "11.0× but +10.0 MiB < min_delta 16.0 MiB");
+  EXPECT_EQ(v.verdict, "same");
+  EXPECT_EQ(v.reason, "11.0×, but the difference of 10.0 MiB is under min_delta 16.0 MiB");
   Thresholds t;
   t.stages["s"].min_delta_bytes = 8ull << 20;
   EXPECT_EQ(single_verdict(head, base, t).verdict, "regression");
   // Another stage keeps the defaults.
   t.stages.clear();
   t.stages["other"].min_delta_bytes = 1;
-  EXPECT_EQ(single_verdict(head, base, t).verdict, "slower");
+  EXPECT_EQ(single_verdict(head, base, t).verdict, "same");
 }
 
 TEST(GateCompare, GateMetricsChoosesWhatIsGated) {
@@ -269,7 +301,7 @@ TEST(GateCompare, BadFixturesFailWithClearMessages) {
             "wrong-schema.json: not a coldgate-results/1 file (its \"schema\" member differs)");
   EXPECT_EQ(error("not-json.json"),
             "not-json.json: not valid JSON (expected a coldgate results file)");
-  // JSON has no NaN (writers print it as null); null and 1e999 stop report::from_json already.
+  // JSON has no NaN (writers print it as null); null and 1e999 stop results::from_json already.
   EXPECT_EQ(error("null-sample.json"),
             "null-sample.json: stage 'steady' metric wall_ms: cold sample 1 is null, not a number "
             "(NaN and infinity are written as null)");
@@ -315,6 +347,67 @@ TEST(Gate, VerdictWithAGateSaysNoRegressionAndCountsSlower) {
   head.gate = compare(head, one("wall_ms", ms({100})), "base.json", {});
   EXPECT_EQ(verdict(head), "passed: 1 stage, 0 snapshots match, no regression (1 slower)");
   EXPECT_TRUE(passed(head));
+}
+
+}  // namespace
+}  // namespace coldgate::gate
+
+namespace coldgate::gate {
+namespace {
+
+// A stage measured with `cold: process` on one side and `cold: restart` on the other is not
+// silently gated: the difference is in the gate block, and an error under
+// require_same_environment. A changed setting is recorded but is the change under test.
+TEST(GateCompare, HowEachSideWasMeasuredIsComparedAndRecorded) {
+  Results head = one("wall_ms", ms({100, 101}));
+  Results base = one("wall_ms", ms({100, 102}));
+  head.stages[0].kind = base.stages[0].kind = "sql";
+  head.stages[0].cold_mode = "restart";
+  base.stages[0].cold_mode = "process";
+  head.stages[0].runs = 2;
+  base.stages[0].runs = 5;
+  head.stages[0].warm = base.stages[0].warm = 0;
+  head.stages[0].settings = {{"jit", "off"}};
+  Thresholds t;
+  t.stages["s"].max_ratio = 4;
+  GateResult g = compare(head, base, "base.json", t);
+  ASSERT_EQ(g.measurement_differences.size(), 3u);
+  EXPECT_EQ(g.measurement_differences[0].field, "cold");
+  EXPECT_EQ(g.measurement_differences[0].base, "process");
+  EXPECT_EQ(g.measurement_differences[0].head, "restart");
+  EXPECT_EQ(g.measurement_differences[1].field, "runs");
+  EXPECT_EQ(g.measurement_differences[2].field, "settings.jit");
+  EXPECT_EQ(g.measurement_differences[2].base, "");
+  EXPECT_EQ(g.measurement_differences[2].head, "off");
+  // The thresholds used are recorded: the shared gate, and the stage whose own gate differs.
+  EXPECT_EQ(g.thresholds.max_ratio, 10);
+  EXPECT_EQ(g.thresholds.min_delta_ms, 20);
+  ASSERT_EQ(g.stage_thresholds.count("s"), 1u);
+  EXPECT_EQ(g.stage_thresholds.at("s").max_ratio, 4);
+  // Both survive results.json.
+  head.gate = g;
+  Results again = results::from_json(results::to_json(head), "again.json");
+  ASSERT_TRUE(again.gate);
+  EXPECT_EQ(again.gate->measurement_differences.size(), 3u);
+  EXPECT_EQ(again.gate->measurement_differences[0].head, "restart");
+  EXPECT_EQ(again.gate->stage_thresholds.at("s").max_ratio, 4);
+  EXPECT_EQ(again.stages[0].settings, (std::map<std::string, std::string>{{"jit", "off"}}));
+
+  t.defaults.require_same_environment = true;
+  try {
+    compare(head, base, "base.json", t);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::infrastructure);
+    EXPECT_NE(e.message().find("stage s cold: process → restart; stage s runs: 5 → 2"),
+              std::string::npos)
+        << e.message();
+    EXPECT_EQ(e.message().find("settings.jit"), std::string::npos) << e.message();
+  }
+  // Only a setting differs: recorded, and no error even when the environment must match.
+  head.stages[0].cold_mode = "process";
+  head.stages[0].runs = 5;
+  EXPECT_EQ(compare(head, base, "base.json", t).measurement_differences.size(), 1u);
 }
 
 }  // namespace

@@ -7,7 +7,7 @@
 namespace coldgate::gate {
 namespace {
 
-using namespace coldgate::measure;
+using namespace coldgate::results;
 
 Results shard(std::vector<std::string> stages, const std::string& started,
               const std::string& finished) {

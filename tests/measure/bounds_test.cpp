@@ -8,12 +8,13 @@
 #include "canon/canon.hpp"
 #include "config/config.hpp"
 #include "measure/explain.hpp"
-#include "report/results_json.hpp"
+#include "results/json.hpp"
 #include "support/cluster.hpp"
 #include "support/support.hpp"
 #include "util/error.hpp"
 
 namespace coldgate::measure {
+using namespace coldgate::results;
 namespace {
 
 namespace fs = std::filesystem;
@@ -38,7 +39,7 @@ struct Bounds : ::testing::Test {
                         {"TEST_DB_URL=" + url});
   }
   std::string error_of(const std::string& stage) {
-    Results r = report::from_json(slurp(dir / "out/results.json"), "results.json");
+    Results r = results::from_json(slurp(dir / "out/results.json"), "results.json");
     for (const auto& s : r.stages)
       if (s.name == stage) return s.error;
     ADD_FAILURE() << "no stage " << stage;
@@ -120,7 +121,7 @@ TEST(BoundsDeep, AMillionLevelsAreAClearErrorInEveryJsonReader) {
   for (const std::string& doc :
        {k_deep_100k, R"({"schema": "coldgate-results/1", "tool": )" + k_deep_100k + "}"}) {
     try {
-      report::from_json(doc, "results.json");
+      results::from_json(doc, "results.json");
       ADD_FAILURE();
     } catch (const Error& e) {
       EXPECT_EQ(e.code(), ExitCode::usage);

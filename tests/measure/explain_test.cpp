@@ -7,6 +7,7 @@
 #include "util/error.hpp"
 
 namespace coldgate::measure {
+using namespace coldgate::results;
 namespace {
 
 // The shape PostgreSQL 15 prints (trimmed plan).

@@ -5,7 +5,7 @@
 namespace coldgate::report {
 namespace {
 
-using namespace coldgate::measure;
+using namespace coldgate::results;
 
 TEST(Github, EscapesDataAndPropertiesAsTheRunnerExpects) {
   EXPECT_EQ(escape_command_data("50% done\r\n::set-env name=x::y"),
@@ -45,6 +45,20 @@ TEST(Github, AnnotatesRegressionsSlowerMetricsSnapshotsAndFailures) {
       "15.8 → 16.1\n"
       "::error file=snapshots/a%2Cb%3Ac.json,title=coldgate%3A snapshot changed::config-load: "
       "snapshot changed: 1 path differs%0Asecond line (candidate: snapshots/a,b:c.json.new)\n");
+}
+
+TEST(Github, OnlyRegressionsAndSlowerMetricsAreAnnotated) {
+  Results r;
+  StageResult s;
+  s.name = "fine";
+  r.stages.push_back(s);
+  r.gate = GateResult{};
+  for (const char* v : {"same", "faster", "new", "removed"})
+    r.gate->metrics.push_back({"fine", "wall_ms", "ms", v, 10, 10.5, 1.05, "within thresholds"});
+  EXPECT_EQ(annotations(r), "");
+  r.gate->metrics.push_back({"fine", "wall_ms", "ms", "slower", 10, 15, 1.5, ""});
+  EXPECT_EQ(annotations(r),
+            "::warning title=coldgate%3A slower::fine wall_ms: slower 1.50× (10.0 ms → 15.0 ms)\n");
 }
 
 TEST(Github, NothingToSayWhenAllIsWell) {

@@ -8,7 +8,8 @@
 
 #include "report/junit.hpp"
 #include "report/outputs.hpp"
-#include "report/results_json.hpp"
+#include "report/report_fixtures.hpp"
+#include "results/json.hpp"
 #include "support/support.hpp"
 #include "util/fs.hpp"
 
@@ -19,224 +20,9 @@
 namespace coldgate::report {
 namespace {
 
-using namespace coldgate::measure;
+using namespace coldgate::results;
+using namespace coldgate::report::fixtures;
 using coldgate::testing::slurp;
-
-void common(Results& r, const std::string& title) {
-  r.tool_version = "0.1.0";
-  r.started_at = "2024-05-01T10:00:00Z";
-  r.finished_at = "2024-05-01T10:01:05Z";
-  r.config = "coldgate.yaml";
-  r.title = title;
-  r.git = {"5d6e7f8a9b0c1d2e3f405162738495a6b7c8d9e0", "feature/faster-load", "", {}};
-  r.environment.host = "ci-runner-1";
-  r.environment.cpus = 2;
-  r.environment.cpu_model = "AMD EPYC 7B13";
-  r.environment.kernel = "Linux 6.1.0-18-amd64";
-  r.environment.os = "Debian GNU/Linux 12 (bookworm)";
-  r.environment.provider = "local";
-  r.environment.postgres_version = "16.4";
-  r.environment.postgres_version_num = 160004;
-}
-
-StageResult jit_stage(double scale) {
-  StageResult s;
-  s.name = "config-load-jit";
-  s.kind = "sql";
-  s.cold_mode = "process";
-  s.runs = 3;
-  s.warm = 1;
-  s.explain = Explain{};
-  s.explain->jit = true;
-  s.explain->execution_ms = 1911 * scale;
-  s.metric("wall_ms", "ms") = {"ms", {2400 * scale, 2380 * scale, 2520 * scale}, {2100 * scale}};
-  s.metric("execution_ms", "ms") = {"ms", {1911 * scale, 1900 * scale, 1950 * scale}, {}};
-  s.metric("jit_functions", "count") = {"count", {1404, 1404, 1404}, {}};
-  s.metric("jit_emission_ms", "ms") = {"ms", {242, 240, 250}, {}};
-  s.metric("jit_total_ms", "ms") = {"ms", {703, 700, 710}, {}};
-  s.snapshot = SnapshotResult{"match", "snapshots/config-load-jit.json", "", "ab12", "", ""};
-  return s;
-}
-
-StageResult load_stage(double scale, const std::string& status) {
-  StageResult s;
-  s.name = "config-load";
-  s.kind = "sql";
-  s.cold_mode = "process";
-  s.runs = 3;
-  s.warm = 0;
-  s.explain = Explain{};
-  s.metric("wall_ms", "ms") = {"ms", {240 * scale, 231 * scale, 252 * scale}, {}};
-  s.metric("cpu_ms", "ms") = {"ms", {100 * scale / 4, 98 * scale / 4, 104 * scale / 4}, {}};
-  s.metric("peak_rss_bytes", "bytes") = {
-      "bytes", {14.1 * 1024 * 1024, 14.2 * 1024 * 1024, 14.0 * 1024 * 1024}, {}};
-  s.metric("jit_total_ms", "ms") = {"ms", {0, 0, 0}, {}};
-  s.snapshot =
-      SnapshotResult{status,
-                     "snapshots/config-load.json",
-                     status == "match" ? "" : "coldgate-out/snapshots/config-load.json.new",
-                     "cd34",
-                     status == "match" ? "" : "snapshot changed: 1 path differs",
-                     status == "match" ? ""
-                                       : "1 path differs: 1 changed, 0 added, 0 removed\n"
-                                         "  /realms/0/name: \"north\" → \"nord\"\n\n"
-                                         "--- snapshots/config-load.json\n"
-                                         "+++ coldgate-out/snapshots/config-load.json.new\n"
-                                         "@@ -2,3 +2,3 @@\n"
-                                         "   \"realms\": [\n"
-                                         "-    {\"name\": \"north\"}\n"
-                                         "+    {\"name\": \"nord\"}\n"
-                                         "   ]\n"};
-  return s;
-}
-
-StageResult command_stage(const std::string& name, double wall) {
-  StageResult s;
-  s.name = name;
-  s.kind = "command";
-  s.cold_mode = "process";
-  s.runs = 2;
-  s.warm = 0;
-  s.metric("wall_ms", "ms") = {"ms", {wall, wall * 1.1}, {}};
-  s.metric("allocated_bytes", "bytes") = {"bytes", {4096, 4096}, {}};
-  return s;
-}
-
-MetricVerdict verdict(const std::string& stage, const std::string& metric, const std::string& unit,
-                      const std::string& v, std::optional<double> base, std::optional<double> head,
-                      const std::string& reason = "") {
-  std::optional<double> ratio;
-  if (base && head && *base > 0) ratio = *head / *base;
-  return {stage, metric, unit, v, base, head, ratio, reason};
-}
-
-Results no_baseline() {
-  Results r;
-  common(r, "Start-up");
-  r.stages.push_back(jit_stage(1));
-  r.stages.push_back(load_stage(1, "changed"));
-  StageResult crash = command_stage("shop-client", 0);
-  crash.metrics.clear();
-  crash.error = "cold run 1/2: killed by SIGSEGV; stderr ends:\nabout to crash";
-  r.stages.push_back(crash);
-  r.obsolete_snapshots = {"snapshots/old.json"};
-  r.diagnoses.push_back({"config-load-jit",
-                         "jit_dominates",
-                         "JIT compiled 1,404 functions in 703 ms of 1.91 s execution (cost "
-                         "estimate 455,863 > jit_above_cost 100,000) — consider "
-                         "`SET LOCAL jit = off` for this query (`settings: {jit: \"off\"}`)",
-                         {{"jit_total_ms", 703}, {"execution_ms", 1911}}});
-  return r;
-}
-
-Results baseline_base() {
-  Results r;
-  common(r, "Start-up");
-  r.git = {"1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d", "main", "", {}};
-  r.environment.postgres_version = "15.8";
-  r.environment.postgres_version_num = 150008;
-  r.stages.push_back(jit_stage(1));
-  r.stages.push_back(load_stage(1, "match"));
-  r.stages.push_back(command_stage("old-stage", 50));
-  return r;
-}
-
-Results baseline() {
-  Results r;
-  common(r, "Start-up");
-  r.git.base = "1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d";
-  r.stages.push_back(jit_stage(0.3));
-  r.stages.push_back(load_stage(10.4, "changed"));
-  r.stages.push_back(command_stage("new-stage", 80));
-  GateResult g;
-  g.baseline = "baseline/results.json";
-  g.base_git = {"1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d", "main", "", {}};
-  g.environment_differences = {"postgres_version: 15.8 → 16.4"};
-  g.metrics = {
-      verdict("config-load-jit", "wall_ms", "ms", "faster", 2400, 720),
-      verdict("config-load-jit", "execution_ms", "ms", "faster", 1911, 573.3),
-      verdict("config-load-jit", "jit_total_ms", "ms", "same", 703, 703),
-      verdict("config-load", "wall_ms", "ms", "regression", 240, 2496,
-              "10.4× ≥ max_ratio 10, +2.26 s ≥ min_delta 20 ms, ranges apart"),
-      verdict("config-load", "cpu_ms", "ms", "slower", 25, 260, "10.4× but +235 ms, ranges apart"),
-      verdict("config-load", "peak_rss_bytes", "bytes", "same", 14.1 * 1024 * 1024,
-              14.1 * 1024 * 1024),
-      verdict("config-load", "jit_total_ms", "ms", "same", 0, 0),
-      verdict("new-stage", "wall_ms", "ms", "new", std::nullopt, 80),
-      verdict("old-stage", "wall_ms", "ms", "removed", 50, std::nullopt),
-  };
-  g.stages_new = {"new-stage"};
-  g.stages_removed = {"old-stage"};
-  r.gate = g;
-  return r;
-}
-
-Results hostile() {
-  Results r;
-  common(r, "Evil --> <b>title</b> @team");
-  r.git.branch = "x`y|z";
-  std::string evil = "a|b <img src=x onerror=alert(1)> @octocat `tick` *bold* [link](http://e)";
-  StageResult s = command_stage(evil, 12);
-  s.error = "cold run 1/2: ERROR: syntax error\n```\n</details>\n@admin please <b>fix</b>\n";
-  s.snapshot = SnapshotResult{"changed",
-                              "snapshots/we|ird`name.json",
-                              "out/we|ird`name.json.new",
-                              "",
-                              "snapshot changed @here <br> | x",
-                              "1 path differs: </summary><script>x</script>\n"
-                              "  /a: \"```\" → \"</details>\"\n\n-```\n+</details>\n"};
-  r.stages.push_back(s);
-  StageResult quote = command_stage("quote\"#x", 3);
-  r.stages.push_back(quote);
-  r.diagnoses.push_back({evil,
-                         "never_analyzed",
-                         "table `public.x` <i>never</i> analyzed — ask @dba | run `ANALYZE`",
-                         {}});
-  GateResult g;
-  g.baseline = "base|line.json";
-  g.base_git = {"<script>", "@main", "", {}};
-  g.environment_differences = {"cpu_model: <b>A</b> → @B | C"};
-  g.metrics = {verdict(evil, "wall_ms", "ms", "regression", 1, 12, "@someone said <so>"),
-               verdict(evil, "weird|metric", "ms", "slower", 1, 3)};
-  r.gate = g;
-  return r;
-}
-
-Results huge(int stages, std::size_t diff_bytes) {
-  Results r;
-  common(r, "Huge");
-  for (int i = 0; i < stages; ++i) {
-    StageResult s;
-    s.name = fmt::format("stage-{:04}", i);
-    s.kind = "sql";
-    s.explain = Explain{};
-    GateResult& g = r.gate ? *r.gate : r.gate.emplace();
-    for (const char* m : {"wall_ms", "cpu_ms", "connect_ms", "query_ms", "decode_ms", "planning_ms",
-                          "execution_ms", "peak_rss_bytes"}) {
-      std::string unit = std::string(m) == "peak_rss_bytes" ? "bytes" : "ms";
-      bool regressed = i % 97 == 96 && std::string(m) == "wall_ms";
-      s.metric(m, unit) = {
-          unit,
-          regressed ? std::vector<double>{2000, 2100, 2200} : std::vector<double>{20, 21, 22},
-          {}};
-      g.metrics.push_back(
-          verdict(s.name, m, unit, regressed ? "regression" : "same", 20, regressed ? 2000 : 21));
-    }
-    if (i == stages - 1) s.error = "cold run 1/5: timed out after 10 min";
-    if (i == stages / 2) {
-      std::string diff = "1 path differs: 1 changed, 0 added, 0 removed\n\n";
-      while (diff.size() < diff_bytes) diff += "-    \"line\": \"old value that is long enough\"\n";
-      s.snapshot = SnapshotResult{"changed",
-                                  "snapshots/big.json",
-                                  "snapshots/big.json.new",
-                                  "",
-                                  "snapshot changed: 1 path differs",
-                                  diff};
-    }
-    r.stages.push_back(std::move(s));
-  }
-  return r;
-}
 
 // --- golden files -------------------------------------------------------------------------
 
@@ -286,6 +72,18 @@ TEST(ReportGolden, Baseline) {
 
 TEST(ReportGolden, Hostile) {
   expect_outputs("hostile", hostile());
+}
+
+TEST(ReportGolden, Passing) {
+  expect_outputs("passing", passing(), passing_base());
+}
+
+TEST(ReportGolden, Failing) {
+  expect_outputs("failing", failing(), failing_base());
+}
+
+TEST(ReportGolden, FortyStages) {
+  expect_outputs("forty", forty(), forty_base());
 }
 
 // --- properties ----------------------------------------------------------------------------
@@ -402,20 +200,34 @@ TEST(Report, HugeRunIsCutUnderTheLimitKeepingRegressionsAndFailures) {
   EXPECT_NE(md.report.find("This report was cut to stay under 65,000 characters"),
             std::string::npos);
   EXPECT_NE(md.report.find("`coldgate-out/report-full.md`"), std::string::npos);
-  // Every regression (the last one is far down the stage list) and the failed stage made it.
+  // Every regression (the last one is far down the stage list) and the failed stage made it,
+  // in the table of changes, before any unchanged stage.
+  std::size_t unchanged = md.report.find("stages unchanged</summary>");
+  ASSERT_NE(unchanged, std::string::npos);
   for (int i = 96; i < 2000; i += 97) {
-    EXPECT_NE(md.report.find(fmt::format("| stage-{:04} | wall_ms | 20.0 ms | 2.00 s (2.00 s – "
-                                         "2.20 s) | 🔴 100× regression |\n",
-                                         i)),
-              std::string::npos)
-        << i;
+    std::size_t row = md.report.find(fmt::format(
+        "| stage-{:04} | wall_ms | 20.0 ms | 2.00 s (2.00 s – 2.20 s) | 🔴 100× regression | — |\n",
+        i));
+    EXPECT_LT(row, unchanged) << i;
   }
-  EXPECT_NE(md.report.find("### stage-1999: failed"), std::string::npos);
-  EXPECT_NE(md.report.find("### stage-1000: snapshot changed"), std::string::npos);
-  EXPECT_NE(md.report.find("more table rows in"), std::string::npos);
+  EXPECT_LT(md.report.find("| stage-1999 | — | — | — | ❌ failed | cold run 1/5: timed out after "
+                           "10 min |\n"),
+            unchanged);
+  EXPECT_LT(md.report.find("| stage-1000 | snapshot | — | — | ❌ changed | snapshot changed: 1 "
+                           "path differs |\n"),
+            unchanged);
+  EXPECT_NE(md.report.find("<summary>stage-1000: diff of snapshots/big.json</summary>"),
+            std::string::npos);
+  EXPECT_NE(md.report.find("_… 1,820 more unchanged stages in"), std::string::npos);
+  // The chart is kept before the folds, of the stages whose wall time regressed.
+  EXPECT_LT(md.report.find("### Cold wall time\n\nThe 20 most urgent of 22 changed stages."),
+            unchanged);
+  EXPECT_NE(md.report.find(", \"stage-1939\"]\n"), std::string::npos);
+  EXPECT_EQ(md.report.find("\"stage-1000\""), std::string::npos) << "its wall time is the same";
   EXPECT_NE(md.report.find("- Commits: "), std::string::npos) << "the footer is kept";
   EXPECT_EQ(md.full.rfind("<!-- coldgate:report:Huge -->", 0), 0u);
-  EXPECT_NE(md.full.find("| stage-1998 | cpu_ms |"), std::string::npos);
+  EXPECT_NE(md.full.find("| stage-1998 | wall_ms 20.0 ms → 21.0 ms · cpu_ms 20.0 ms → 21.0 ms"),
+            std::string::npos);
 }
 
 TEST(Report, AnyLimitIsHonoured) {

@@ -5,7 +5,7 @@
 namespace coldgate::report {
 namespace {
 
-using namespace coldgate::measure;
+using namespace coldgate::results;
 
 TEST(Table, FormatsValuesWithUnits) {
   EXPECT_EQ(format_value(0.4213, "ms"), "0.42 ms");
@@ -25,6 +25,16 @@ TEST(Table, FormatsRatios) {
   EXPECT_EQ(format_ratio(123.4), "123×");
 }
 
+TEST(Table, SamplesAreMedianAndRangeUnlessTheRangeSaysNothing) {
+  EXPECT_EQ(format_samples({100, 90, 110}, "ms"), "100.0 ms (90.0 ms – 110.0 ms)");
+  EXPECT_EQ(format_samples({1404, 1404}, "count"), "1,404");
+  EXPECT_EQ(format_samples({1000.1, 1000.2}, "ms"), "1.00 s");
+  EXPECT_EQ(format_samples({400}, "ms"), "400.0 ms");
+  EXPECT_EQ(format_samples({}, "ms"), "—");
+  EXPECT_EQ(format_samples({}, "ms", 12), "12.0 ms");
+  EXPECT_EQ(format_samples({10, 30}, "ms", 25), "25.0 ms (10.0 ms – 30.0 ms)");
+}
+
 StageResult stage(const std::string& name, std::vector<double> wall) {
   StageResult s;
   s.name = name;
@@ -32,53 +42,136 @@ StageResult stage(const std::string& name, std::vector<double> wall) {
   return s;
 }
 
-TEST(Table, WithoutBaselineColdAndWarmColumns) {
-  Results r;
-  r.stages.push_back(stage("a|b", {400}));
-  r.stages.back().metric("wall_ms", "ms").warm = {300, 310};
-  StageResult failed;
-  failed.name = "crash";
-  failed.error = "boom";
-  r.stages.push_back(failed);
-  MetricsTable t = metrics_table(r, nullptr);
-  EXPECT_EQ(t.header,
-            "| Stage | Metric | Cold median (min – max) | Warm median (min – max) |\n"
-            "|---|---|---:|---:|\n");
-  ASSERT_EQ(t.rows.size(), 2u);
-  EXPECT_EQ(t.rows[0].text, "| a\\|b | wall_ms | 400.0 ms | 305.0 ms (300.0 ms – 310.0 ms) |\n");
-  EXPECT_EQ(t.rows[1].text, "| crash | — | failed | — |\n");
-  EXPECT_EQ(t.legend, "");
+std::vector<std::string> texts(const std::vector<TableRow>& rows) {
+  std::vector<std::string> out;
+  for (const auto& row : rows) out.push_back(row.text);
+  return out;
 }
 
-TEST(Table, WithBaselineMarksEachVerdict) {
+// Head "s" regressed and sped up, "t" gained and lost a metric, "u" is gone, "v" failed, "w"
+// changed its snapshot, "x" is new, "same" did not change.
+struct BaseAndHead {
   Results base;
-  base.stages.push_back(stage("s", {100, 90, 110}));
-  Results r;
+  Results head;
+};
+
+BaseAndHead mixed_run() {
+  BaseAndHead run;
+  run.base.stages.push_back(stage("s", {100, 90, 110}));
+  run.base.stages.push_back(stage("same", {10, 11}));
+  Results& r = run.head;
   r.stages.push_back(stage("s", {1040, 1000, 1100}));
   r.stages.back().metric("cpu_ms", "ms") = {"ms", {50}, {}};
   r.stages.back().metric("rows", "count") = {"count", {7}, {}};
   r.stages.push_back(stage("t", {5}));
+  StageResult v;
+  v.name = "v";
+  v.error = "boom\nsecond line";
+  r.stages.push_back(v);
+  StageResult w = stage("w", {1});
+  w.snapshot = SnapshotResult{"changed",
+                              "snapshots/w.json",
+                              "",
+                              "",
+                              "snapshot changed: 2 paths "
+                              "differ (2 changed, 0 added, 0 removed)",
+                              ""};
+  r.stages.push_back(w);
+  r.stages.push_back(stage("x", {9}));
+  r.stages.push_back(stage("same", {10, 12}));
+  r.stages.back().metric("rows", "count") = {"count", {3, 3}, {}};
   r.gate = GateResult{};
-  r.gate->metrics = {{"s", "wall_ms", "ms", "regression", 100, 1040, 10.4, ""},
+  r.gate->metrics = {{"s", "wall_ms", "ms", "regression", 100, 1040, 10.4, "10.4× ≥ max_ratio 10"},
                      {"s", "cpu_ms", "ms", "faster", 200, 50, 0.25, ""},
                      {"t", "wall_ms", "ms", "new", std::nullopt, 5, std::nullopt, ""},
                      {"t", "query_ms", "ms", "removed", 3, std::nullopt, std::nullopt, ""},
+                     {"w", "wall_ms", "ms", "same", 1, 1, 1, ""},
+                     {"x", "wall_ms", "ms", "new", std::nullopt, 9, std::nullopt, ""},
+                     {"same", "wall_ms", "ms", "same", 10.5, 11, 1.05, ""},
                      {"u", "wall_ms", "ms", "removed", 7, std::nullopt, std::nullopt, ""}};
+  r.gate->stages_new = {"x"};
   r.gate->stages_removed = {"u"};
-  MetricsTable t = metrics_table(r, &base);
-  EXPECT_EQ(t.header, "| Stage | Metric | Before | After | Change |\n|---|---|---:|---:|---|\n");
-  std::vector<std::string> rows;
-  for (const auto& row : t.rows) rows.push_back(row.text);
-  EXPECT_EQ(rows, (std::vector<std::string>{
-                      "| s | wall_ms | 100.0 ms (90.0 ms – 110.0 ms) | 1.04 s (1.00 s – 1.10 s) | "
-                      "🔴 10.4× regression |\n",
-                      "| s | cpu_ms | 200.0 ms | 50.0 ms | 🟢 0.25× faster |\n",
-                      "| s | rows | — | 7 | — |\n", "| t | wall_ms | — | 5.00 ms | new |\n",
-                      "| t | query_ms | 3.00 ms | — | removed |\n",
-                      "| u | wall_ms | 7.00 ms | — | removed |\n"}));
-  EXPECT_EQ(t.rows[0].rank, 0);
-  EXPECT_EQ(t.rows[1].rank, 2);
-  EXPECT_EQ(t.rows[2].rank, 3);
+  return run;
+}
+
+TEST(Table, ChangesComeMostUrgentFirstWithTheirReason) {
+  BaseAndHead run = mixed_run();
+  Comparison c(run.head, &run.base);
+  MetricsTable t = changes_table(c);
+  EXPECT_EQ(t.header,
+            "| Stage | Metric | Before | After | Change | Why |\n|---|---|---:|---:|---|---|\n");
+  EXPECT_EQ(texts(t.rows),
+            (std::vector<std::string>{
+                "| s | wall_ms | 100.0 ms (90.0 ms – 110.0 ms) | 1.04 s (1.00 s – 1.10 s) | 🔴 "
+                "10.4× regression | 10.4× ≥ max_ratio 10 |\n",
+                "| s | cpu_ms | 200.0 ms | 50.0 ms | 🟢 0.25× faster | — |\n",
+                "| v | — | — | — | ❌ failed | boom |\n",
+                "| w | snapshot | — | — | ❌ changed | snapshot changed: 2 paths differ (2 changed, "
+                "0 added, 0 removed) |\n",
+                "| t | wall_ms | — | 5.00 ms | 🆕 new | no base sample |\n",
+                "| t | query_ms | 3.00 ms | — | ➖ removed | no head sample |\n",
+                "| x | wall_ms | — | 9.00 ms | 🆕 new stage | not in the base |\n",
+                "| u | wall_ms | 7.00 ms | — | ➖ removed stage | not in head |\n"}));
+  std::vector<int> ranks;
+  for (const auto& row : t.rows) ranks.push_back(row.rank);
+  EXPECT_EQ(ranks, (std::vector<int>{0, 2, 0, 0, 2, 2, 2, 2}));
+  EXPECT_NE(t.legend, "");
+}
+
+TEST(Table, NothingChangedNoTable) {
+  BaseAndHead run = mixed_run();
+  Results r;
+  r.stages.push_back(run.head.stages.back());
+  r.gate = GateResult{};
+  r.gate->metrics = {{"same", "wall_ms", "ms", "same", 10.5, 11, 1.05, ""}};
+  Comparison c(r, nullptr);
+  EXPECT_TRUE(changes_table(c).rows.empty());
+  EXPECT_EQ(changes_table(c).header, "");
+  EXPECT_FALSE(c.changed("same"));
+  EXPECT_EQ(texts(unchanged_table(c).rows),
+            (std::vector<std::string>{"| same | wall_ms 10.5 ms → 11.0 ms |\n"}));
+}
+
+TEST(Table, UnchangedStagesFoldAndUngatedMetricsGoPerStage) {
+  BaseAndHead run = mixed_run();
+  Comparison c(run.head, &run.base);
+  EXPECT_EQ(texts(unchanged_table(c).rows),
+            (std::vector<std::string>{"| same | wall_ms 10.5 ms → 11.0 ms |\n"}));
+  // w's wall_ms is `same` in a changed stage; s's and same's rows are not gated.
+  EXPECT_EQ(texts(more_metrics(c)),
+            (std::vector<std::string>{
+                "\n<details><summary>s: 1 metric</summary>\n\n- rows: — → 7 (not gated)\n\n"
+                "</details>\n",
+                "\n<details><summary>w: 1 metric</summary>\n\n- wall_ms: 1.00 ms → 1.00 ms "
+                "(1.00×, same)\n\n</details>\n",
+                "\n<details><summary>same: 1 metric</summary>\n\n- rows: — → 3 (not "
+                "gated)\n\n</details>\n"}));
+}
+
+TEST(Table, WithoutAGateTimesInTheTableTheRestPerStage) {
+  Results r;
+  r.stages.push_back(stage("a|b", {400}));
+  r.stages.back().metric("wall_ms", "ms").warm = {300, 310};
+  r.stages.back().metric("rows", "count") = {"count", {7, 7}, {1}};
+  StageResult failed;
+  failed.name = "crash";
+  failed.error = "boom";
+  r.stages.push_back(failed);
+  MetricsTable t = head_table(r);
+  EXPECT_EQ(t.header,
+            "| Stage | Metric | Cold median (min – max) | Warm median (min – max) |\n"
+            "|---|---|---:|---:|\n");
+  EXPECT_EQ(texts(t.rows), (std::vector<std::string>{
+                               "| a\\|b | wall_ms | 400.0 ms | 305.0 ms (300.0 ms – 310.0 ms) |\n",
+                               "| crash | — | ❌ failed | — |\n"}));
+  Comparison c(r, nullptr);
+  EXPECT_EQ(texts(changes_table(c).rows),
+            (std::vector<std::string>{"| crash | — | ❌ failed | boom |\n"}));
+  EXPECT_EQ(changes_table(c).legend, "");
+  EXPECT_TRUE(unchanged_table(c).rows.empty());
+  EXPECT_EQ(texts(more_metrics(c)),
+            (std::vector<std::string>{"\n<details><summary>a|b: 1 metric</summary>\n\n- rows: 7, "
+                                      "warm 1\n\n</details>\n"}));
 }
 
 }  // namespace

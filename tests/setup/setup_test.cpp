@@ -1,4 +1,5 @@
 #include "setup/setup.hpp"
+#include "db/catalog.hpp"
 
 #include <gtest/gtest.h>
 
@@ -186,11 +187,11 @@ TEST_F(SetupTest, AnalyzeAndTablesNeverAnalyzed) {
   auto c = context("setup_analyze");
   db::run_script(c.database, "CREATE TABLE a (x int); CREATE TABLE b (y int);", "seed");
   db::Connection conn(c.database);
-  EXPECT_EQ(never_analyzed_tables(conn), (std::vector<std::string>{"public.a", "public.b"}));
+  EXPECT_EQ(db::never_analyzed_tables(conn), (std::vector<std::string>{"public.a", "public.b"}));
   config::SetupStep s;
   s.kind = Kind::analyze;
   EXPECT_EQ(run_step(s, c).label, "analyze");
-  EXPECT_TRUE(never_analyzed_tables(conn).empty());
+  EXPECT_TRUE(db::never_analyzed_tables(conn).empty());
 }
 
 TEST_F(SetupTest, StepsRunInOrderFromConfig) {

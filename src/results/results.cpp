@@ -1,8 +1,8 @@
-#include "measure/results.hpp"
+#include "results/results.hpp"
 
 #include <algorithm>
 
-namespace coldgate::measure {
+namespace coldgate::results {
 
 Metric& StageResult::metric(const std::string& name, const std::string& unit) {
   for (auto& [n, m] : metrics) {
@@ -57,4 +57,4 @@ const std::vector<std::string_view>& known_metric_order() {
   return order;
 }
 
-}  // namespace coldgate::measure
+}  // namespace coldgate::results

@@ -8,9 +8,9 @@
 
 #include "config/config.hpp"
 #include "measure/progress.hpp"
-#include "measure/results.hpp"
+#include "results/results.hpp"
 
-namespace coldgate::measure {
+namespace coldgate::session {
 
 /// How `coldgate run` runs the stages of a config.
 struct JobOptions {
@@ -19,7 +19,7 @@ struct JobOptions {
   bool ci = false;                        // never write under snapshots/; candidates to out_dir
   bool update_snapshots = false;          // write candidates over committed snapshots (local)
   std::string accept_command = "coldgate accept";  // as messages should spell it (with -c FILE)
-  ProgressStyle progress = ProgressStyle::plain;
+  measure::ProgressStyle progress = measure::ProgressStyle::plain;
   int shard_index = 1;                    // --shard I/N: run the I-th stage and every N-th after
   int shard_count = 1;                    //   it (1-based, config order, after --stage)
 };
@@ -31,17 +31,6 @@ std::pair<int, int> parse_shard(std::string_view text);
 /// selected stage in config order, checks snapshots, stops the server. A failing stage does not
 /// stop the others. Throws Error: usage (unknown --stage, with a hint), gate_failed (a setup
 /// step failed), infrastructure (server did not start or came not back), interrupted.
-Results run_job(const config::Config& config, const JobOptions& options);
+results::Results run_job(const config::Config& config, const JobOptions& options);
 
-/// The environment block: host, CPUs, CPU model (/proc/cpuinfo), kernel (uname), OS
-/// (/etc/os-release); the caller adds the server's part.
-Environment host_environment();
-
-/// Commit and branch of the git checkout holding `dir` ("" each when not a checkout or no git);
-/// GITHUB_HEAD_REF names the branch of a detached pull-request checkout in GitHub Actions.
-GitInfo git_info(const std::filesystem::path& dir);
-
-/// Now as UTC RFC 3339 with seconds: "2026-11-30T01:02:03Z".
-std::string utc_now();
-
-}  // namespace coldgate::measure
+}  // namespace coldgate::session

@@ -1,4 +1,4 @@
-#include "db/db_command.hpp"
+#include "cli/db_command.hpp"
 
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -10,7 +10,10 @@
 #include "support/support.hpp"
 #include "util/error.hpp"
 
-namespace coldgate::db {
+namespace coldgate::cli {
+using db::Connection;
+using db::ConnectionInfo;
+using db::default_cache_dir;
 namespace {
 
 namespace fs = std::filesystem;
@@ -102,4 +105,4 @@ TEST(DbCommand, UnknownActionIsUsageError) {
 }
 
 }  // namespace
-}  // namespace coldgate::db
+}  // namespace coldgate::cli

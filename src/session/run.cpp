@@ -1,22 +1,16 @@
-#include "measure/job.hpp"
+#include "session/run.hpp"
 
 #include <fmt/core.h>
-#include <sys/utsname.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <charconv>
-#include <ctime>
-#include <fstream>
 #include <iostream>
 #include <set>
-#include <thread>
 
-#include "db/cluster_registry.hpp"
-#include "db/provider.hpp"
 #include "gate/diagnose.hpp"
+#include "measure/environment.hpp"
 #include "measure/runner.hpp"
-#include "setup/setup.hpp"
+#include "session/session.hpp"
 #include "snapshot/snapshot.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
@@ -24,46 +18,14 @@
 #include "util/secrets.hpp"
 #include "util/suggest.hpp"
 
-namespace coldgate::measure {
+namespace coldgate::session {
 namespace fs = std::filesystem;
+using namespace coldgate::measure;
+using namespace coldgate::results;
 namespace {
 
 std::string shown(const fs::path& p) { return util::display_path(p); }
 
-std::string first_line_value(const fs::path& file, std::string_view key, char sep) {
-  std::ifstream in(file);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind(key, 0) != 0) continue;
-    auto pos = line.find(sep);
-    if (pos == std::string::npos) continue;
-    std::string v = line.substr(pos + 1);
-    while (!v.empty() && (v.front() == ' ' || v.front() == '\t' || v.front() == '"')) v.erase(0, 1);
-    while (!v.empty() && (v.back() == ' ' || v.back() == '"')) v.pop_back();
-    return v;
-  }
-  return "";
-}
-
-std::string git(const fs::path& dir, std::vector<std::string> args) {
-  if (!util::find_program("git")) return "";
-  args.insert(args.begin(), "git");
-  util::SpawnOptions o;
-  o.argv = std::move(args);
-  o.cwd = dir;
-  try {
-    auto out = util::run(o, std::chrono::seconds(10));
-    if (!out.status.ok()) return "";
-    std::string s = out.out;
-    while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.pop_back();
-    return s;
-  } catch (const Error& e) {
-    if (e.code() == ExitCode::interrupted) throw;
-    return "";
-  }
-}
-
-// Every shard_count-th stage starting at the shard_index-th (1-based).
 std::vector<config::Stage> shard(std::vector<config::Stage> stages, int index, int count) {
   if (count < 1 || index < 1 || index > count) {
     throw usage_error("--shard", fmt::format("shard {}/{} does not exist", index, count));
@@ -121,39 +83,6 @@ std::pair<int, int> parse_shard(std::string_view text) {
   return {index, count};
 }
 
-std::string utc_now() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  ::gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
-Environment host_environment() {
-  Environment e;
-  char host[256] = {};
-  if (::gethostname(host, sizeof host - 1) == 0) e.host = host;
-  e.cpus = static_cast<int>(std::thread::hardware_concurrency());
-  e.cpu_model = first_line_value("/proc/cpuinfo", "model name", ':');
-  utsname u{};
-  if (::uname(&u) == 0) e.kernel = fmt::format("{} {}", u.sysname, u.release);
-  e.os = first_line_value("/etc/os-release", "PRETTY_NAME", '=');
-  return e;
-}
-
-GitInfo git_info(const fs::path& dir) {
-  GitInfo g;
-  g.commit = git(dir, {"rev-parse", "HEAD"});
-  if (g.commit.empty()) return g;
-  g.branch = git(dir, {"rev-parse", "--abbrev-ref", "HEAD"});
-  if (g.branch == "HEAD") {
-    const char* head_ref = std::getenv("GITHUB_HEAD_REF");
-    g.branch = head_ref && *head_ref ? head_ref : "";
-  }
-  return g;
-}
-
 Results run_job(const config::Config& cfg, const JobOptions& options) {
   util::install_interrupt_handlers();
   std::vector<config::Stage> stages =
@@ -164,36 +93,18 @@ Results run_job(const config::Config& cfg, const JobOptions& options) {
   results.started_at = utc_now();
   results.config = shown(cfg.file);
   results.title = cfg.report.title;
-  results.git = git_info(cfg.base_dir);
-  results.environment = host_environment();
+  results.git = git_info(cfg.base_dir, options.out_dir);
+  results.ci_run_url = ci_run_url();
 
   Progress progress(options.progress, std::cerr, static_cast<int>(stages.size()));
-  util::TempDir work("coldgate-run-");
-  db::mark_owner(work.path());  // so the next run removes it should this one be SIGKILLed
-  db::remove_stale_work_dirs(work.path().parent_path(), "coldgate-run-");
-  auto provider = db::make_provider(cfg.database);
-  results.environment.provider = provider->name();
-  auto t0 = std::chrono::steady_clock::now();
-  provider->start();
-  util::add_secret(provider->connection_info().password);  // the local/container random one too
-  db::ServerInfo server = provider->server_info();
-  results.environment.postgres_version = server.version;
-  results.environment.postgres_version_num = server.version_num;
-  results.environment.postgres_settings = server.settings;
-  progress.line(fmt::format(
-      "PostgreSQL {} ({}) ready in {:.1f} s", server.version, provider->name(),
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()));
-
-  setup::run_setup(cfg.setup, {provider->connection_info(), cfg.base_dir, provider->client_bindir()},
-                   [&](const setup::StepResult& s) {
-                     progress.line(fmt::format("setup {} ({:.0f} ms)", s.label, s.wall_ms));
-                     results.setup.push_back({s.kind, s.label, s.wall_ms});
-                   });
+  Session session(cfg.database, "coldgate-run-", [&](const std::string& line) { progress.line(line); });
+  results.environment = session.environment();
+  results.setup = session.setup(cfg);
 
   RunContext ctx;
-  ctx.provider = provider.get();
+  ctx.provider = &session.provider();
   ctx.base_dir = cfg.base_dir;
-  ctx.work_dir = work.path();
+  ctx.work_dir = session.work_dir();
   ctx.out_dir = options.out_dir;
   ctx.self_exe = self_executable();
   ctx.snapshots.mode = options.ci ? snapshot::Mode::ci : snapshot::Mode::local;
@@ -210,7 +121,7 @@ Results run_job(const config::Config& cfg, const JobOptions& options) {
     results.stages.back().error = util::mask_secrets(results.stages.back().error);
     progress.stage_end(results.stages.back());
   }
-  provider->stop();
+  session.stop();
 
   if (options.stages.empty()) {
     std::vector<snapshot::Claim> claims;
@@ -231,4 +142,4 @@ Results run_job(const config::Config& cfg, const JobOptions& options) {
   return results;
 }
 
-}  // namespace coldgate::measure
+}  // namespace coldgate::session

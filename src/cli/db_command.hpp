@@ -3,7 +3,7 @@
 #include <filesystem>
 #include <string>
 
-namespace coldgate::db {
+namespace coldgate::cli {
 
 /// `coldgate db up|down|url [-c FILE]`. Returns the exit code; throws Error.
 ///  up   — starts the configured provider, runs `setup:`, prints the database URL (password
@@ -20,4 +20,4 @@ int run_db(const std::string& action, const std::string& config_path);
 std::filesystem::path db_up_state_path(const std::filesystem::path& cache_dir,
                                        const std::filesystem::path& config_path);
 
-}  // namespace coldgate::db
+}  // namespace coldgate::cli

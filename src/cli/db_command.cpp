@@ -1,4 +1,4 @@
-#include "db/db_command.hpp"
+#include "cli/db_command.hpp"
 
 #include <fmt/core.h>
 #include <signal.h>
@@ -13,13 +13,14 @@
 
 #include "config/config.hpp"
 #include "db/cluster_registry.hpp"
-#include "db/provider.hpp"
-#include "setup/setup.hpp"
+#include "session/session.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 #include "util/process.hpp"
 
-namespace coldgate::db {
+namespace coldgate::cli {
+using db::default_cache_dir;
+using db::process_start_time;
 
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
@@ -80,20 +81,15 @@ int up(const std::string& config_path, const fs::path& state_path) {
   // not kill us before the server is stopped and the state file removed.
   ::signal(SIGPIPE, SIG_IGN);
   config::Config cfg = config::load(config_path);
-  auto provider = make_provider(cfg.database);
-  provider->start();
-  auto steps = setup::run_setup(cfg.setup, {.database = provider->connection_info(),
-                                            .base_dir = cfg.base_dir,
-                                            .client_bindir = provider->client_bindir()});
-  ServerInfo info = provider->server_info();
-  StateFile state(state_path, provider->connection_info().url());
-  std::cout << provider->connection_info().url() << std::endl;
-  std::cerr << fmt::format("coldgate: PostgreSQL {} ({}) ready\n", info.version, provider->name());
-  for (const auto& s : steps)
-    std::cerr << fmt::format("coldgate: setup {} ({:.0f} ms)\n", s.label, s.wall_ms);
+  session::Session session(cfg.database, "coldgate-up-",
+                           [](const std::string& line) { std::cerr << "coldgate: " << line << '\n'; });
+  session.setup(cfg);
+  const std::string url = session.provider().connection_info().url();
+  StateFile state(state_path, url);
+  std::cout << url << std::endl;
   std::cerr << "coldgate: press Ctrl-C (or run `coldgate db down`) to stop it" << std::endl;
   while (util::interrupted() == 0) std::this_thread::sleep_for(50ms);
-  provider->stop();
+  session.stop();
   std::cerr << "coldgate: database stopped" << std::endl;
   return 0;
 }
@@ -134,4 +130,4 @@ int run_db(const std::string& action, const std::string& config_path) {
   throw usage_error("", fmt::format("unknown db action '{}'; use up, down or url", action));
 }
 
-}  // namespace coldgate::db
+}  // namespace coldgate::cli

@@ -8,9 +8,9 @@
 #include <utility>
 #include <vector>
 
-namespace coldgate::measure {
+namespace coldgate::results {
 
-/// Schema name written into results.json (shared/DESIGN.md "Results JSON").
+/// Schema name written into results.json (docs/architecture.md "Results JSON").
 inline constexpr std::string_view k_results_schema = "coldgate-results/1";
 
 /// One metric's raw samples: cold runs (one per fresh process) and warm repetitions apart.
@@ -59,6 +59,7 @@ struct StageResult {
   std::string cold_mode;   // "process" | "restart"
   int runs = 0;            // cold runs asked for
   int warm = 0;            // warm repetitions per cold run asked for
+  std::map<std::string, std::string> settings;  // the stage's `settings:` (SET LOCAL)
   std::string error;       // "" when every run succeeded
   std::optional<SnapshotResult> snapshot;
   std::optional<Explain> explain;
@@ -100,6 +101,9 @@ struct GitInfo {
   /// Uncommitted changes of the checkout when the measured commit is its HEAD, as `git status
   /// --porcelain` lines ("M sql/load.sql", "?? new.sql"); empty: clean, or not measured there.
   std::vector<std::string> dirty;
+  /// `run` measures the working tree, changes included (true); `ab` measures the commit and
+  /// leaves them out (false).
+  bool dirty_measured = true;
 };
 
 /// A finding from the EXPLAIN data and the catalog, with a concrete suggestion
@@ -111,7 +115,7 @@ struct Diagnosis {
   std::map<std::string, double> data;  // the figures behind it (jit_total_ms, execution_ms, …)
 };
 
-/// One gated metric of one stage, head against the baseline (shared/DESIGN.md "The gate").
+/// One gated metric of one stage, head against the baseline (docs/architecture.md "The gate").
 struct MetricVerdict {
   std::string stage;
   std::string metric;
@@ -135,6 +139,27 @@ std::string_view to_string(BaseSource source);
 /// The BaseSource named `text`; nullopt for any other text.
 std::optional<BaseSource> base_source_from(std::string_view text);
 
+/// The thresholds of one gate (config `gate:`, shared or a stage's own), as results.json's
+/// gate.thresholds records them so that a verdict can be checked against what was used.
+struct GateThresholds {
+  double max_ratio = 10;
+  double warn_ratio = 2;
+  double min_delta_ms = 20;
+  double min_delta_bytes = 16 << 20;
+  std::vector<std::string> metrics;  // gated metrics; empty = every _ms and peak_rss_bytes
+  bool require_same_environment = false;
+  bool operator==(const GateThresholds&) const = default;
+};
+
+/// How one stage was measured differently on the two sides ("cold": "process" → "restart",
+/// also runs, warm, settings.<name>): its timings are then not comparable as they stand.
+struct MeasurementDifference {
+  std::string stage;
+  std::string field;  // cold | runs | warm | kind | settings.<name>
+  std::string base;   // "" when the side does not set it
+  std::string head;
+};
+
 /// The gate's outcome for one run against a baseline.
 struct GateResult {
   std::string baseline;              // the baseline results file as given
@@ -147,6 +172,9 @@ struct GateResult {
   BaseSource base_source = BaseSource::file;
   std::string base_measured_at;      // the base results' finished_at (UTC, RFC 3339)
   std::string base_host;             // environment.host of the base results
+  GateThresholds thresholds;         // the shared gate
+  std::map<std::string, GateThresholds> stage_thresholds;  // stages whose own gate differs
+  std::vector<MeasurementDifference> measurement_differences;  // stages measured unlike
 };
 
 /// Everything `coldgate run` measured: written as results.json (schema coldgate-results/1).
@@ -177,4 +205,4 @@ double median(std::vector<double> samples);
 /// The metrics of a stage in report order: known names first in this order, then the rest.
 const std::vector<std::string_view>& known_metric_order();
 
-}  // namespace coldgate::measure
+}  // namespace coldgate::results

@@ -1,4 +1,4 @@
-#include "report/results_json.hpp"
+#include "results/json.hpp"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 namespace coldgate::report {
 namespace {
 
-using namespace coldgate::measure;
+using namespace coldgate::results;
 
 Results sample() {
   Results r;

@@ -1,0 +1,390 @@
+#include "results/json.hpp"
+
+#include <fmt/core.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "util/error.hpp"
+
+namespace coldgate::results {
+namespace {
+
+using nlohmann::ordered_json;
+
+// Integers print without a fraction; other values as nlohmann's shortest round-trip double.
+ordered_json number(double v) {
+  if (std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 9e15) {
+    return static_cast<std::int64_t>(v);
+  }
+  return v;
+}
+
+ordered_json samples(const std::vector<double>& values) {
+  ordered_json a = ordered_json::array();
+  for (double v : values) a.push_back(number(v));
+  return a;
+}
+
+ordered_json or_null(const std::string& s) { return s.empty() ? ordered_json(nullptr) : ordered_json(s); }
+
+ordered_json opt_number(const std::optional<double>& v) {
+  return v ? number(*v) : ordered_json(nullptr);
+}
+
+ordered_json string_map(const std::map<std::string, std::string>& m) {
+  ordered_json o = ordered_json::object();
+  for (const auto& [k, v] : m) o[k] = v;
+  return o;
+}
+
+std::string str(const ordered_json& j, const char* key) {
+  auto it = j.find(key);
+  return it == j.end() || it->is_null() ? std::string() : it->get<std::string>();
+}
+
+// --- writing, one function per section ------------------------------------------------------
+
+ordered_json git_json(const GitInfo& g) {
+  return {{"commit", or_null(g.commit)},
+          {"branch", or_null(g.branch)},
+          {"base", or_null(g.base)},
+          {"dirty", g.dirty},
+          {"dirty_measured", g.dirty_measured}};
+}
+
+ordered_json environment_json(const Environment& e) {
+  return {{"host", e.host},
+          {"cpus", e.cpus},
+          {"cpu_model", e.cpu_model},
+          {"kernel", e.kernel},
+          {"os", e.os},
+          {"provider", e.provider},
+          {"postgres",
+           {{"version", e.postgres_version},
+            {"version_num", e.postgres_version_num},
+            {"settings", string_map(e.postgres_settings)}}}};
+}
+
+ordered_json snapshot_json(const std::optional<SnapshotResult>& snapshot) {
+  if (!snapshot) return nullptr;
+  const auto& sn = *snapshot;
+  return {{"status", sn.status},   {"path", sn.path},
+          {"sha256", sn.sha256},   {"pending", or_null(sn.pending)},
+          {"message", or_null(sn.message)},
+          // The readable diff, so a report made from results files alone (compare, merged
+          // shards) still shows what changed.
+          {"diff", or_null(sn.diff)}};
+}
+
+ordered_json explain_json(const std::optional<Explain>& explain) {
+  if (!explain) return nullptr;
+  return {{"total_cost", number(explain->total_cost)},
+          {"jit", explain->jit},
+          {"jit_above_cost", number(explain->jit_above_cost)},
+          {"never_analyzed", explain->never_analyzed},
+          {"plan", explain->plan_file}};
+}
+
+ordered_json stage_json(const StageResult& s) {
+  ordered_json st;
+  st["name"] = s.name;
+  st["kind"] = s.kind;
+  st["cold"] = s.cold_mode;
+  st["runs"] = s.runs;
+  st["warm"] = s.warm;
+  st["settings"] = string_map(s.settings);
+  st["error"] = or_null(s.error);
+  st["snapshot"] = snapshot_json(s.snapshot);
+  st["explain"] = explain_json(s.explain);
+  ordered_json metrics = ordered_json::object();
+  for (const auto& [name, m] : s.metrics) {
+    metrics[name] = {{"unit", m.unit}, {"cold", samples(m.cold)}, {"warm", samples(m.warm)}};
+  }
+  st["metrics"] = metrics;
+  return st;
+}
+
+ordered_json diagnoses_json(const std::vector<Diagnosis>& diagnoses) {
+  ordered_json out = ordered_json::array();
+  for (const auto& d : diagnoses) {
+    ordered_json data = ordered_json::object();
+    for (const auto& [k, v] : d.data) data[k] = number(v);
+    out.push_back({{"stage", d.stage}, {"kind", d.kind}, {"message", d.message}, {"data", data}});
+  }
+  return out;
+}
+
+ordered_json thresholds_json(const GateThresholds& t) {
+  return {{"max_ratio", number(t.max_ratio)},
+          {"warn_ratio", number(t.warn_ratio)},
+          {"min_delta_ms", number(t.min_delta_ms)},
+          {"min_delta_bytes", number(t.min_delta_bytes)},
+          {"metrics", t.metrics},
+          {"require_same_environment", t.require_same_environment}};
+}
+
+ordered_json gate_json(const std::optional<GateResult>& gate) {
+  if (!gate) return nullptr;
+  const GateResult& g = *gate;
+  ordered_json metrics = ordered_json::array();
+  for (const auto& m : g.metrics) {
+    metrics.push_back({{"stage", m.stage},
+                       {"metric", m.metric},
+                       {"unit", m.unit},
+                       {"verdict", m.verdict},
+                       {"base_median", opt_number(m.base_median)},
+                       {"head_median", opt_number(m.head_median)},
+                       {"ratio", opt_number(m.ratio)},
+                       {"reason", m.reason}});
+  }
+  ordered_json stage_thresholds = ordered_json::object();
+  for (const auto& [stage, t] : g.stage_thresholds) stage_thresholds[stage] = thresholds_json(t);
+  ordered_json differences = ordered_json::array();
+  for (const auto& d : g.measurement_differences) {
+    differences.push_back(
+        {{"stage", d.stage}, {"field", d.field}, {"base", d.base}, {"head", d.head}});
+  }
+  return {{"baseline", g.baseline},
+          {"base_git",
+           {{"commit", or_null(g.base_git.commit)},
+            {"branch", or_null(g.base_git.branch)},
+            {"base", or_null(g.base_git.base)}}},
+          {"base_source", to_string(g.base_source)},
+          {"base_measured_at", or_null(g.base_measured_at)},
+          {"base_host", or_null(g.base_host)},
+          {"thresholds", thresholds_json(g.thresholds)},
+          {"stage_thresholds", stage_thresholds},
+          {"environment_differences", g.environment_differences},
+          {"measurement_differences", differences},
+          {"stages_new", g.stages_new},
+          {"stages_removed", g.stages_removed},
+          {"metrics", metrics}};
+}
+
+// --- reading, one function per section ------------------------------------------------------
+
+GitInfo git_from(const ordered_json& g) {
+  GitInfo out{str(g, "commit"), str(g, "branch"), str(g, "base"), {}, true};
+  if (g.contains("dirty")) out.dirty = g.at("dirty").get<std::vector<std::string>>();
+  if (g.contains("dirty_measured")) out.dirty_measured = g.at("dirty_measured").get<bool>();
+  return out;
+}
+
+Environment environment_from(const ordered_json& e) {
+  Environment out;
+  out.host = str(e, "host");
+  out.cpus = e.at("cpus").get<int>();
+  out.cpu_model = str(e, "cpu_model");
+  out.kernel = str(e, "kernel");
+  out.os = str(e, "os");
+  out.provider = str(e, "provider");
+  const auto& pg = e.at("postgres");
+  out.postgres_version = str(pg, "version");
+  out.postgres_version_num = pg.at("version_num").get<int>();
+  for (const auto& [k, v] : pg.at("settings").items()) {
+    out.postgres_settings[k] = v.get<std::string>();
+  }
+  return out;
+}
+
+Explain explain_from(const ordered_json& ex) {
+  Explain x;
+  x.total_cost = ex.at("total_cost").get<double>();
+  x.jit = ex.at("jit").get<bool>();
+  x.plan_file = str(ex, "plan");
+  if (ex.contains("jit_above_cost")) x.jit_above_cost = ex.at("jit_above_cost").get<double>();
+  if (ex.contains("never_analyzed")) {
+    x.never_analyzed = ex.at("never_analyzed").get<std::vector<std::string>>();
+  }
+  return x;
+}
+
+// A metric's samples; a sample that is not a number (null is how NaN and infinity come out of
+// a JSON writer) is named precisely: the gate cannot compare it.
+std::vector<double> samples_from(const ordered_json& m, const char* phase, const std::string& stage,
+                                 const std::string& name, const std::string& source) {
+  std::vector<double> out;
+  const auto& list = m.at(phase);
+  if (!list.is_array()) {
+    throw usage_error(source, fmt::format("stage '{}' metric {}: \"{}\" is not an array", stage,
+                                          name, phase));
+  }
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    if (!list[i].is_number()) {
+      throw usage_error(source, fmt::format("stage '{}' metric {}: {} sample {} is {}, not a number "
+                                            "(NaN and infinity are written as null)",
+                                            stage, name, phase, i + 1, list[i].dump()));
+    }
+    out.push_back(list[i].get<double>());
+  }
+  return out;
+}
+
+// The EXPLAIN split of a stage is kept as its metrics' first cold samples.
+void explain_figures_from_metrics(StageResult& st) {
+  auto first = [&](const char* n) {
+    const Metric* m = st.find(n);
+    return m && !m->cold.empty() ? m->cold.front() : 0.0;
+  };
+  st.explain->planning_ms = first("planning_ms");
+  st.explain->execution_ms = first("execution_ms");
+  st.explain->jit_functions = first("jit_functions");
+  st.explain->jit_generation_ms = first("jit_generation_ms");
+  st.explain->jit_inlining_ms = first("jit_inlining_ms");
+  st.explain->jit_optimization_ms = first("jit_optimization_ms");
+  st.explain->jit_emission_ms = first("jit_emission_ms");
+  st.explain->jit_total_ms = first("jit_total_ms");
+}
+
+StageResult stage_from(const ordered_json& s, const std::string& source) {
+  StageResult st;
+  st.name = s.at("name").get<std::string>();
+  st.kind = str(s, "kind");
+  st.cold_mode = str(s, "cold");
+  st.runs = s.at("runs").get<int>();
+  st.warm = s.at("warm").get<int>();
+  if (s.contains("settings")) {
+    st.settings = s.at("settings").get<std::map<std::string, std::string>>();
+  }
+  st.error = str(s, "error");
+  if (const auto& sn = s.at("snapshot"); !sn.is_null()) {
+    st.snapshot = SnapshotResult{str(sn, "status"), str(sn, "path"), str(sn, "pending"),
+                                 str(sn, "sha256"), str(sn, "message"), str(sn, "diff")};
+  }
+  if (const auto& ex = s.at("explain"); !ex.is_null()) st.explain = explain_from(ex);
+  for (const auto& item : s.at("metrics").items()) {
+    // Named, not a structured binding: clang 14 (the fuzz build) cannot capture those.
+    const std::string& name = item.key();
+    const auto& m = item.value();
+    Metric metric{m.at("unit").get<std::string>(), samples_from(m, "cold", st.name, name, source),
+                  samples_from(m, "warm", st.name, name, source)};
+    st.metrics.emplace_back(name, std::move(metric));
+  }
+  if (st.explain) explain_figures_from_metrics(st);
+  return st;
+}
+
+GateThresholds thresholds_from(const ordered_json& t) {
+  GateThresholds out;
+  out.max_ratio = t.at("max_ratio").get<double>();
+  out.warn_ratio = t.at("warn_ratio").get<double>();
+  out.min_delta_ms = t.at("min_delta_ms").get<double>();
+  out.min_delta_bytes = t.at("min_delta_bytes").get<double>();
+  out.metrics = t.at("metrics").get<std::vector<std::string>>();
+  out.require_same_environment = t.at("require_same_environment").get<bool>();
+  return out;
+}
+
+GateResult gate_from(const ordered_json& g, const std::string& source) {
+  GateResult x;
+  x.baseline = g.at("baseline").get<std::string>();
+  const auto& bg = g.at("base_git");
+  x.base_git = {str(bg, "commit"), str(bg, "branch"), str(bg, "base"), {}, true};
+  if (std::string named = str(g, "base_source"); !named.empty()) {
+    auto parsed = base_source_from(named);
+    if (!parsed) {
+      throw usage_error(source, fmt::format("gate.base_source is \"{}\" (expected file, "
+                                            "interleaved or cache)",
+                                            named));
+    }
+    x.base_source = *parsed;
+  }
+  x.base_measured_at = str(g, "base_measured_at");
+  x.base_host = str(g, "base_host");
+  if (g.contains("thresholds")) x.thresholds = thresholds_from(g.at("thresholds"));
+  if (g.contains("stage_thresholds")) {
+    for (const auto& item : g.at("stage_thresholds").items()) {
+      x.stage_thresholds[item.key()] = thresholds_from(item.value());
+    }
+  }
+  x.environment_differences = g.at("environment_differences").get<std::vector<std::string>>();
+  if (g.contains("measurement_differences")) {
+    for (const auto& d : g.at("measurement_differences")) {
+      x.measurement_differences.push_back({str(d, "stage"), str(d, "field"), str(d, "base"),
+                                           str(d, "head")});
+    }
+  }
+  x.stages_new = g.at("stages_new").get<std::vector<std::string>>();
+  x.stages_removed = g.at("stages_removed").get<std::vector<std::string>>();
+  auto opt = [](const ordered_json& v) {
+    return v.is_null() ? std::optional<double>() : std::optional<double>(v.get<double>());
+  };
+  for (const auto& m : g.at("metrics")) {
+    x.metrics.push_back({m.at("stage").get<std::string>(), m.at("metric").get<std::string>(),
+                         m.at("unit").get<std::string>(), m.at("verdict").get<std::string>(),
+                         opt(m.at("base_median")), opt(m.at("head_median")), opt(m.at("ratio")),
+                         m.at("reason").get<std::string>()});
+  }
+  return x;
+}
+
+}  // namespace
+
+std::string to_json(const Results& r) {
+  ordered_json doc;
+  doc["schema"] = k_results_schema;
+  doc["tool"] = {{"name", "coldgate"}, {"version", r.tool_version}};
+  doc["title"] = r.title;
+  doc["config"] = r.config;
+  doc["started_at"] = r.started_at;
+  doc["finished_at"] = r.finished_at;
+  doc["git"] = git_json(r.git);
+  doc["no_baseline"] = or_null(r.no_baseline);
+  doc["ci_run_url"] = or_null(r.ci_run_url);
+  doc["environment"] = environment_json(r.environment);
+  ordered_json setup = ordered_json::array();
+  for (const auto& s : r.setup) {
+    setup.push_back({{"kind", s.kind}, {"label", s.label}, {"wall_ms", number(s.wall_ms)}});
+  }
+  doc["setup"] = setup;
+  ordered_json stages = ordered_json::array();
+  for (const auto& s : r.stages) stages.push_back(stage_json(s));
+  doc["stages"] = stages;
+  doc["obsolete_snapshots"] = r.obsolete_snapshots;
+  doc["diagnoses"] = diagnoses_json(r.diagnoses);
+  doc["gate"] = gate_json(r.gate);
+  return doc.dump(2) + "\n";
+}
+
+Results from_json(std::string_view text, const std::string& source) {
+  ordered_json doc = ordered_json::parse(text.begin(), text.end(), nullptr, false);
+  if (doc.is_discarded()) throw usage_error(source, "not valid JSON (expected a coldgate results file)");
+  if (!doc.is_object() || !doc.contains("schema") || doc["schema"] != k_results_schema) {
+    throw usage_error(source, fmt::format("not a {} file (its \"schema\" member differs)",
+                                          k_results_schema));
+  }
+  Results r;
+  try {
+    r.tool_version = doc.at("tool").at("version").get<std::string>();
+    r.title = str(doc, "title");
+    r.config = str(doc, "config");
+    r.started_at = str(doc, "started_at");
+    r.finished_at = str(doc, "finished_at");
+    r.git = git_from(doc.at("git"));
+    r.no_baseline = str(doc, "no_baseline");
+    r.ci_run_url = str(doc, "ci_run_url");
+    r.environment = environment_from(doc.at("environment"));
+    for (const auto& s : doc.at("setup")) {
+      r.setup.push_back({str(s, "kind"), str(s, "label"), s.at("wall_ms").get<double>()});
+    }
+    for (const auto& s : doc.at("stages")) r.stages.push_back(stage_from(s, source));
+    if (doc.contains("obsolete_snapshots")) {
+      r.obsolete_snapshots = doc["obsolete_snapshots"].get<std::vector<std::string>>();
+    }
+    if (doc.contains("diagnoses")) {
+      for (const auto& d : doc["diagnoses"]) {
+        Diagnosis x{d.at("stage").get<std::string>(), d.at("kind").get<std::string>(),
+                    d.at("message").get<std::string>(), {}};
+        for (const auto& [k, v] : d.at("data").items()) x.data[k] = v.get<double>();
+        r.diagnoses.push_back(std::move(x));
+      }
+    }
+    if (doc.contains("gate") && !doc["gate"].is_null()) r.gate = gate_from(doc["gate"], source);
+  } catch (const nlohmann::json::exception& e) {
+    throw usage_error(source, fmt::format("malformed results file: {}", e.what()));
+  }
+  return r;
+}
+
+}  // namespace coldgate::results

@@ -1,0 +1,18 @@
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "results/results.hpp"
+
+namespace coldgate::results {
+
+/// results.json text (schema coldgate-results/1, docs/architecture.md "Results JSON"): pretty,
+/// stable member order, every raw sample; ends with a newline.
+std::string to_json(const Results& results);
+
+/// Reads results.json text; throws Error(usage) with `source` and the JSON path of what is
+/// wrong (not JSON, another schema, a member of the wrong type).
+Results from_json(std::string_view text, const std::string& source);
+
+}  // namespace coldgate::results

@@ -1,0 +1,53 @@
+#include "session/session.hpp"
+
+#include <fmt/core.h>
+
+#include <chrono>
+
+#include "db/cluster_registry.hpp"
+#include "measure/environment.hpp"
+#include "setup/setup.hpp"
+#include "util/secrets.hpp"
+
+namespace coldgate::session {
+
+Session::Session(const config::Database& database, const std::string& work_prefix, Say say)
+    : m_work(work_prefix), m_say(std::move(say)) {
+  db::mark_owner(m_work.path());
+  db::remove_stale_work_dirs(m_work.path().parent_path(), work_prefix);
+  m_provider = db::make_provider(database);
+  m_environment = measure::host_environment();
+  m_environment.provider = m_provider->name();
+  auto t0 = std::chrono::steady_clock::now();
+  m_provider->start();
+  util::add_secret(m_provider->connection_info().password);  // the local/container random one too
+  db::ServerInfo server = m_provider->server_info();
+  m_environment.postgres_version = server.version;
+  m_environment.postgres_version_num = server.version_num;
+  m_environment.postgres_settings = server.settings;
+  m_say(fmt::format(
+      "PostgreSQL {} ({}) ready in {:.1f} s", server.version, m_provider->name(),
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()));
+}
+
+Session::~Session() { stop(); }
+
+void Session::stop() noexcept {
+  if (m_provider) m_provider->stop();
+}
+
+std::vector<results::SetupResult> Session::setup(const config::Config& cfg, const std::string& who,
+                                                 const std::optional<db::ConnectionInfo>& target) {
+  std::vector<results::SetupResult> out;
+  setup::run_setup(cfg.setup,
+                   {target ? *target : m_provider->connection_info(), cfg.base_dir,
+                    m_provider->client_bindir()},
+                   [&](const setup::StepResult& s) {
+                     m_say(fmt::format("setup {}{} ({:.0f} ms)", who.empty() ? "" : who + ": ",
+                                       s.label, s.wall_ms));
+                     out.push_back({s.kind, s.label, s.wall_ms});
+                   });
+  return out;
+}
+
+}  // namespace coldgate::session

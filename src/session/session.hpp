@@ -1,0 +1,60 @@
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/config.hpp"
+#include "db/connection_info.hpp"
+#include "db/provider.hpp"
+#include "results/results.hpp"
+#include "util/fs.hpp"
+
+namespace coldgate::session {
+
+/// One owner of what a command holds while it runs: its work folder under $TMPDIR, marked with
+/// our PID so that the next run removes it after a SIGKILL; the server of the config's provider,
+/// started, its password registered as a secret (util::add_secret: no output shows it), stopped
+/// on every exit path; and the environment block of the results. `run`, `ab` (both sides),
+/// `explain` and `db up` all go through it, so they keep the same promises.
+class Session {
+ public:
+  /// Where progress lines go ("PostgreSQL 15.8 (local) ready in 1.2 s"), without "coldgate: ".
+  using Say = std::function<void(const std::string&)>;
+
+  /// Creates and marks `$TMPDIR/<work_prefix>XXXXXX`, removes such folders whose owner is gone,
+  /// then starts the server. Throws Error(infrastructure) when the folder or the server cannot
+  /// be had, Error(interrupted).
+  Session(const config::Database& database, const std::string& work_prefix, Say say);
+  /// Stops the server (unless stop() did), then removes the work folder.
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  /// The running server's provider.
+  db::Provider& provider() { return *m_provider; }
+  /// This run's own temp folder (removed with the session).
+  const std::filesystem::path& work_dir() const { return m_work.path(); }
+  /// Host (measure::host_environment), provider, and the server's version and settings.
+  const results::Environment& environment() const { return m_environment; }
+
+  /// Runs `cfg`'s setup steps, from `cfg.base_dir`, into `target` (the provider's own database
+  /// when nullopt), saying each as "setup <who>: <label> (N ms)" ("setup <label> (N ms)" when
+  /// `who` is empty). Returns the steps as run. Throws as setup::run_setup.
+  std::vector<results::SetupResult> setup(const config::Config& cfg, const std::string& who = "",
+                                          const std::optional<db::ConnectionInfo>& target = {});
+
+  /// Stops the server now; the destructor does it otherwise. Never throws.
+  void stop() noexcept;
+
+ private:
+  util::TempDir m_work;                  // declared first: removed after the server stopped
+  Say m_say;
+  std::unique_ptr<db::Provider> m_provider;
+  results::Environment m_environment;
+};
+
+}  // namespace coldgate::session

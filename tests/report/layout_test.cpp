@@ -1,0 +1,324 @@
+// The report's layout as a reviewer reads it: verdict first, then only what changed (most
+// urgent first, with why), everything else folded, each diff once, no internal paths.
+#include <fmt/core.h>
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "report/report.hpp"
+#include "report/report_fixtures.hpp"
+
+namespace coldgate::report {
+namespace {
+
+using namespace coldgate::results;
+using namespace coldgate::report::fixtures;
+
+constexpr std::string_view k_changes_header = "| Stage | Metric | Before | After | Change | Why |";
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+std::size_t count(const std::string& text, std::string_view what) {
+  std::size_t n = 0;
+  for (auto pos = text.find(what); pos != std::string::npos; pos = text.find(what, pos + 1)) ++n;
+  return n;
+}
+
+// The cells of a table row, split at the pipes that are not backslash-escaped.
+std::vector<std::string> cells(const std::string& row) {
+  std::vector<std::string> out;
+  std::string cell;
+  for (std::size_t i = 1; i < row.size(); ++i) {
+    if (row[i] == '|' && row[i - 1] != '\\') {
+      out.push_back(cell.substr(1, cell.size() - 2));
+      cell.clear();
+    } else {
+      cell += row[i];
+    }
+  }
+  return out;
+}
+
+// The body rows of the table whose header line starts with `header`.
+std::vector<std::vector<std::string>> table(const std::string& md, std::string_view header) {
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> lines = lines_of(md);
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    if (!lines[i].starts_with(header)) continue;
+    for (std::size_t k = i + 2; k < lines.size() && lines[k].starts_with("|"); ++k)
+      rows.push_back(cells(lines[k]));
+    break;
+  }
+  return rows;
+}
+
+// Column `column` of the table of changes.
+std::vector<std::string> column(const std::string& md, std::size_t column) {
+  std::vector<std::string> out;
+  for (const auto& row : table(md, k_changes_header)) out.push_back(row.at(column));
+  return out;
+}
+
+std::string report(const Results& r, const Results* base = nullptr) {
+  Markdown md = markdown(r, base);
+  EXPECT_FALSE(md.cut);
+  return md.report;
+}
+
+TEST(ReportLayout, NoBaselineWarningIsTheFirstLineThenTheVerdict) {
+  std::vector<std::string> lines = lines_of(report(no_baseline()));
+  ASSERT_GE(lines.size(), 6u);
+  EXPECT_EQ(lines[0], "<!-- coldgate:report:Start-up -->");
+  EXPECT_EQ(lines[1], "## Start-up");
+  EXPECT_EQ(lines[3],
+            "⚠️ **no baseline: nothing was compared — measured head only** (base origin/main "
+            "(1a2b3c4) has no coldgate.yaml: the pull request adds it)");
+  EXPECT_EQ(lines[5].rfind("❌ **failed: 1 stage failed (shop-client)", 0), 0u) << lines[5];
+}
+
+TEST(ReportLayout, VerdictComesRightAfterTheTitle) {
+  Results base = baseline_base();
+  std::vector<std::string> lines = lines_of(report(baseline(), &base));
+  EXPECT_EQ(lines[3].rfind("❌ **failed: 1 regression (config-load wall_ms 10.4×)", 0), 0u);
+  EXPECT_EQ(lines[5].rfind(k_changes_header, 0), 0u) << "the table of changes follows";
+  Results pass = passing_base();
+  EXPECT_EQ(lines_of(report(passing(), &pass))[3],
+            "✅ **passed: 4 stages, 1 snapshot match, no regression**");
+}
+
+TEST(ReportLayout, ABaseFromTheCacheIsSaidBesideTheVerdict) {
+  Results base = failing_base();
+  Results r = failing();
+  std::vector<std::string> lines = lines_of(report(r, &base));
+  EXPECT_EQ(lines[5],
+            "ℹ️ base from cache, measured 2026-11-30 on another runner: not interleaved");
+  r.gate->base_host = r.environment.host;
+  EXPECT_EQ(lines_of(report(r, &base))[5],
+            "ℹ️ base from cache, measured 2026-11-30 on this runner: not interleaved");
+  r.gate->base_host.clear();
+  EXPECT_EQ(lines_of(report(r, &base))[5],
+            "ℹ️ base from cache, measured 2026-11-30: not interleaved");
+  r.gate->base_source = BaseSource::interleaved;
+  EXPECT_EQ(report(r, &base).find("base from cache"), std::string::npos);
+}
+
+TEST(ReportLayout, ChangesComeMostUrgentFirstEachWithWhy) {
+  Results base = failing_base();
+  std::string md = report(failing(), &base);
+  EXPECT_EQ(column(md, 4),
+            (std::vector<std::string>{"🔴 3.10× regression", "🟠 3.10× slower",
+                                      "🟢 0.30× faster", "🟢 0.30× faster", "❌ failed",
+                                      "❌ changed", "🆕 new stage", "➖ removed stage"}));
+  EXPECT_EQ(column(md, 0), (std::vector<std::string>{
+                               "config-load", "config-load", "config-load-jit", "config-load-jit",
+                               "report-export", "config-load", "new-stage", "old-stage"}));
+  std::vector<std::string> why = column(md, 5);
+  EXPECT_EQ(why[0], "3.10× ≥ max_ratio 1.5, +504 ms ≥ min_delta 20 ms, ranges apart");
+  EXPECT_EQ(why[4], "cold run 1/2: exit status 2; stderr ends:") << "the error's first line";
+  EXPECT_EQ(why[5].rfind("snapshot changed: 1 path differs (1 changed, 0 added, 0 removed); ", 0),
+            0u);
+  EXPECT_EQ(table(md, k_changes_header)[0][3], "744.0 ms (716.1 ms – 781.2 ms)") << "min – max";
+}
+
+// A stage measured unlike its base is named beside it in the table of changes, and a changed
+// setting (the fix under test) is named as such.
+TEST(ReportLayout, AStageMeasuredUnlikeItsBaseIsNamedBesideIt) {
+  Results base = passing_base();
+  Results r = passing();
+  ASSERT_TRUE(r.gate);
+  const std::string stage = r.stages.front().name;
+  r.gate->measurement_differences = {{stage, "cold", "process", "restart"},
+                                     {stage, "runs", "5", "3"}};
+  std::string md = report(r, &base);
+  auto rows = table(md, k_changes_header);
+  ASSERT_EQ(rows.size(), 1u) << md;
+  EXPECT_EQ(rows[0][0], stage);
+  EXPECT_EQ(rows[0][1], "measured");
+  EXPECT_EQ(rows[0][2], "cold process, runs 5");
+  EXPECT_EQ(rows[0][3], "cold restart, runs 3");
+  EXPECT_EQ(rows[0][4], "⚠️ measured differently");
+  r.gate->measurement_differences = {{stage, "settings.jit", "", "off"}};
+  rows = table(report(r, &base), k_changes_header);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0][2], "settings.jit —");
+  EXPECT_EQ(rows[0][3], "settings.jit off");
+  EXPECT_EQ(rows[0][4], "⚙️ settings changed");
+}
+
+TEST(ReportLayout, UnchangedStagesFoldIntoOneDetails) {
+  Results base = failing_base();
+  std::string md = report(failing(), &base);
+  std::size_t fold = md.find("<details><summary>3 stages unchanged</summary>");
+  ASSERT_NE(fold, std::string::npos);
+  auto rows = table(md, "| Stage | Gated metrics");
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0][0], "orders-report");
+  EXPECT_EQ(rows[0][1],
+            "wall_ms 84.0 ms → 85.0 ms · cpu_ms 28.0 ms → 28.3 ms · peak_rss_bytes 9.5 MiB → "
+            "9.5 MiB");
+  for (const char* stage : {"orders-report", "customer-search", "shop-client"})
+    EXPECT_GT(md.find(stage), fold) << stage << " is not in the table of changes";
+}
+
+TEST(ReportLayout, MetricsNotGatedStayOutOfTheTableOfChanges) {
+  Results base = failing_base();
+  std::string md = report(failing(), &base);
+  for (const auto& metric : column(md, 1)) {
+    EXPECT_TRUE(metric == "wall_ms" || metric == "cpu_ms" || metric == "execution_ms" ||
+                metric == "snapshot" || metric == "—")
+        << metric;
+  }
+  // rows went 1,200 → 1,250 in orders-report: not gated, so only in that stage's details.
+  std::size_t more = md.find("<details><summary>More metrics of 6 stages</summary>");
+  ASSERT_NE(more, std::string::npos);
+  EXPECT_GT(md.find("<details><summary>orders-report: 1 metric</summary>\n\n- rows: 1,200 → "
+                    "1,250 (1.04×, not gated)\n"),
+            more);
+  EXPECT_GT(md.find("- jit_functions: 1,404 → 1,404 (1.00×, not gated)"), more);
+}
+
+TEST(ReportLayout, WithoutAGateTheTableShowsTimesOnly) {
+  std::string md = report(no_baseline());
+  EXPECT_EQ(md.find(k_changes_header), std::string::npos) << "nothing was compared";
+  EXPECT_EQ(table(md, "| Stage | What | Status | Why |").size(), 3u);
+  auto rows = table(md, "| Stage | Metric | Cold median");
+  ASSERT_EQ(rows.size(), 7u);
+  for (const auto& row : rows) {
+    EXPECT_TRUE(row[1].ends_with("_ms") || row[1] == "peak_rss_bytes" || row[1] == "—") << row[1];
+  }
+  EXPECT_NE(md.find("<details><summary>config-load-jit: 1 metric</summary>\n\n- jit_functions: "
+                    "1,404\n"),
+            std::string::npos);
+  EXPECT_EQ(md.find("stages unchanged"), std::string::npos);
+}
+
+TEST(ReportLayout, EachSnapshotDiffSummaryOnceWithRepositoryPaths) {
+  Results base = failing_base();
+  std::string md = report(failing(), &base);
+  EXPECT_EQ(count(md, "1 path differs"), 1u) << md;
+  EXPECT_EQ(count(md, "<summary>config-load: diff of snapshots/config-load.json</summary>"), 1u);
+  EXPECT_NE(md.find("```diff\n  /realms/0/name: \"north\" → \"nord\"\n\n"
+                    "--- snapshots/config-load.json\n"
+                    "+++ coldgate-out/snapshots/config-load.json.new\n@@ -2,3 +2,3 @@\n"),
+            std::string::npos)
+      << md;
+  for (const char* internal : {"/tmp/", "/home/runner", "coldgate-out/ab/"})
+    EXPECT_EQ(md.find(internal), std::string::npos) << internal;
+}
+
+TEST(ReportLayout, DiagnosesOnlyForStagesThatChanged) {
+  Results base = failing_base();
+  std::string md = report(failing(), &base);
+  EXPECT_NE(md.find("### Diagnoses\n\n- **config-load**: planning took"), std::string::npos);
+  EXPECT_EQ(md.find("public.orders"), std::string::npos) << "orders-report did not change";
+  Results pass = passing_base();
+  EXPECT_EQ(report(passing(), &pass).find("### Diagnoses"), std::string::npos);
+  EXPECT_NE(report(no_baseline()).find("- **config-load-jit**: JIT compiled"), std::string::npos)
+      << "without a gate every diagnosis";
+}
+
+TEST(ReportLayout, ChartShowsTheChangedStagesBeforeAsALineAfterAsBars) {
+  Results base = failing_base();
+  std::string md = report(failing(), &base);
+  EXPECT_NE(md.find("```mermaid\n%%{init: {\"themeVariables\": {\"xyChart\": "
+                    "{\"plotColorPalette\": \"#1f77b4, #d62728\"}}}}%%\nxychart-beta\n"),
+            std::string::npos);
+  EXPECT_NE(md.find("    x-axis [\"config-load\", \"config-load-jit\"]\n    y-axis \"ms\"\n"
+                    "    bar [744.0, 720.0]\n    line [240.0, 2400.0]\n```\n\n"
+                    "🟦 bars: after (head) · 🟥 line: before (base)\n"),
+            std::string::npos)
+      << md;
+  Results pass = passing_base();
+  EXPECT_EQ(report(passing(), &pass).find("xychart"), std::string::npos) << "nothing changed";
+}
+
+TEST(ReportLayout, FooterLinksTheRunAndNamesNoInternalPath) {
+  Results base = failing_base();
+  std::string md = report(failing(), &base);
+  EXPECT_NE(md.find("- CI: [run](https://github.com/acme/shop/actions/runs/9876543211) · "
+                    "artifact [coldgate-out](https://github.com/acme/shop/actions/runs/"
+                    "9876543211#artifacts)\n"),
+            std::string::npos);
+  EXPECT_NE(md.find("- Commits: base `1a2b3c4` (`main`) → head `5d6e7f8` "
+                    "(`feature/faster-load`)\n"),
+            std::string::npos);
+  EXPECT_EQ(md.find("cache/"), std::string::npos) << "the cache file is internal";
+  Results file_base = baseline_base();
+  EXPECT_NE(report(baseline(), &file_base).find(", baseline `baseline/results.json`\n"),
+            std::string::npos)
+      << "a --baseline file the user gave stays named";
+  Results r = failing();
+  r.ci_run_url = "javascript:alert(1)";
+  md = report(r, &base);
+  EXPECT_EQ(md.find("](javascript"), std::string::npos);
+  EXPECT_NE(md.find("- CI run: `javascript:alert(1)`\n"), std::string::npos);
+}
+
+TEST(ReportLayout, UncommittedChangesAreCountedAndListedCapped) {
+  Results base = passing_base();
+  Results r = passing();
+  std::string md = report(r, &base);
+  EXPECT_NE(md.find("→ head `5d6e7f8` (`feature/faster-load`) + 2 uncommitted changes\n"),
+            std::string::npos);
+  EXPECT_NE(md.find("<details><summary>2 uncommitted changes</summary>\n\n```\n"
+                    "M sql/orders_report.sql\n?? sql/new_index.sql\n```\n"),
+            std::string::npos);
+  r.git.dirty.clear();
+  for (int i = 0; i < 30; ++i) r.git.dirty.push_back(fmt::format("M sql/{:02}.sql", i));
+  md = report(r, &base);
+  EXPECT_NE(md.find("+ 30 uncommitted changes"), std::string::npos);
+  EXPECT_NE(md.find("M sql/19.sql\n… and 10 more\n```"), std::string::npos);
+  EXPECT_EQ(md.find("M sql/20.sql"), std::string::npos);
+  // ab measured the commit, not the edits: the report says they were left out.
+  r.git.dirty_measured = false;
+  md = report(r, &base);
+  EXPECT_NE(md.find("`5d6e7f8` (`feature/faster-load`) (30 uncommitted changes not measured)\n"),
+            std::string::npos);
+  EXPECT_NE(md.find("<summary>30 uncommitted changes, not measured</summary>"), std::string::npos);
+}
+
+TEST(ReportLayout, FortyStagesShowTheRegressionsFirstAndStayShort) {
+  Results base = forty_base();
+  std::string md = report(forty(), &base);
+  EXPECT_LT(md.size(), 20'000u);
+  std::vector<std::string> stages = column(md, 0);
+  EXPECT_EQ(stages, (std::vector<std::string>{"stage-14", "stage-22", "stage-27"}));
+  EXPECT_EQ(column(md, 4), std::vector<std::string>(3, "🔴 4.00× regression"));
+  std::size_t fold = md.find("<details><summary>37 stages unchanged</summary>");
+  ASSERT_NE(fold, std::string::npos);
+  EXPECT_LT(md.find("| stage-27 | wall_ms |"), fold);
+  EXPECT_EQ(table(md, "| Stage | Gated metrics").size(), 37u);
+  for (int i = 1; i <= 40; ++i) {
+    std::size_t first = md.find("| " + forty_name(i) + " |");
+    bool regressed = i == 14 || i == 22 || i == 27;
+    EXPECT_EQ(first < fold, regressed) << forty_name(i);
+  }
+  EXPECT_NE(md.find("    x-axis [\"stage-14\", \"stage-22\", \"stage-27\"]\n"), std::string::npos)
+      << "the chart has the changed stages only";
+}
+
+TEST(RepoPath, ShortensWhatIsNotRepositoryRelative) {
+  EXPECT_EQ(repo_path("snapshots/a.json"), "snapshots/a.json");
+  EXPECT_EQ(repo_path("coldgate-out/snapshots/a.json.new"), "coldgate-out/snapshots/a.json.new");
+  EXPECT_EQ(repo_path("coldgate-out/ab/head/snapshots/a.json"), "snapshots/a.json");
+  EXPECT_EQ(repo_path("coldgate-out/ab/base/snapshots/a.json"), "snapshots/a.json");
+  EXPECT_EQ(repo_path("/w/repo/coldgate-out/ab/head/snapshots/a.json"), "snapshots/a.json");
+  EXPECT_EQ(repo_path("/tmp/wt-1/coldgate-out/snapshots/a.json.new"),
+            "coldgate-out/snapshots/a.json.new");
+  EXPECT_EQ(repo_path("/home/runner/work/shop/shop/db/snapshots/a.json",
+                      {"db/snapshots/a.json.new", "db/snapshots/a.json"}),
+            "db/snapshots/a.json");
+  EXPECT_EQ(repo_path("/tmp/t/db/a.json.new", {"db/a.json", "db/a.json.new"}), "db/a.json.new");
+  EXPECT_EQ(repo_path("/home/runner/work/shop/shop/xdb/a.json", {"db/a.json"}), "…/a.json")
+      << "an anchor matches whole path components only";
+  EXPECT_EQ(repo_path("/tmp/x/a.json"), "…/a.json");
+  EXPECT_EQ(repo_path("my-coldgate-out/ab/head/a.json"), "my-coldgate-out/ab/head/a.json");
+}
+
+}  // namespace
+}  // namespace coldgate::report

@@ -1,0 +1,445 @@
+// Results the report tests render: the golden cases (tests/report/golden/<case>.json are
+// written from these) and the large runs of the cut tests. Header-only: the test glob compiles
+// *_test.cpp files only.
+#pragma once
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "results/results.hpp"
+
+namespace coldgate::report::fixtures {
+
+using namespace coldgate::results;
+
+inline void common(Results& r, const std::string& title) {
+  r.tool_version = "0.1.0";
+  r.started_at = "2024-05-01T10:00:00Z";
+  r.finished_at = "2024-05-01T10:01:05Z";
+  r.config = "coldgate.yaml";
+  r.title = title;
+  r.git = {"5d6e7f8a9b0c1d2e3f405162738495a6b7c8d9e0", "feature/faster-load", "", {}};
+  r.environment.host = "ci-runner-1";
+  r.environment.cpus = 2;
+  r.environment.cpu_model = "AMD EPYC 7B13";
+  r.environment.kernel = "Linux 6.1.0-18-amd64";
+  r.environment.os = "Debian GNU/Linux 12 (bookworm)";
+  r.environment.provider = "local";
+  r.environment.postgres_version = "16.4";
+  r.environment.postgres_version_num = 160004;
+}
+
+inline StageResult jit_stage(double scale) {
+  StageResult s;
+  s.name = "config-load-jit";
+  s.kind = "sql";
+  s.cold_mode = "process";
+  s.runs = 3;
+  s.warm = 1;
+  s.explain = Explain{};
+  s.explain->jit = true;
+  s.explain->execution_ms = 1911 * scale;
+  s.metric("wall_ms", "ms") = {"ms", {2400 * scale, 2380 * scale, 2520 * scale}, {2100 * scale}};
+  s.metric("execution_ms", "ms") = {"ms", {1911 * scale, 1900 * scale, 1950 * scale}, {}};
+  s.metric("jit_functions", "count") = {"count", {1404, 1404, 1404}, {}};
+  s.metric("jit_emission_ms", "ms") = {"ms", {242, 240, 250}, {}};
+  s.metric("jit_total_ms", "ms") = {"ms", {703, 700, 710}, {}};
+  s.snapshot = SnapshotResult{"match", "snapshots/config-load-jit.json", "", "ab12", "", ""};
+  return s;
+}
+
+// The snapshot check's message and diff as snapshot::check writes them in CI; `old_path` and
+// `new_path` are the diff's header labels as the run saw them.
+inline SnapshotResult changed_snapshot(const std::string& old_path, const std::string& new_path) {
+  return {"changed",
+          "snapshots/config-load.json",
+          "coldgate-out/snapshots/config-load.json.new",
+          "cd34",
+          "snapshot changed: 1 path differs (1 changed, 0 added, 0 removed); the candidate is "
+          "coldgate-out/snapshots/config-load.json.new in the job's artifacts: review it and "
+          "commit it as snapshots/config-load.json",
+          "1 path differs: 1 changed, 0 added, 0 removed\n"
+          "  /realms/0/name: \"north\" → \"nord\"\n\n"
+          "--- " +
+              old_path +
+              "\n"
+              "+++ " +
+              new_path +
+              "\n"
+              "@@ -2,3 +2,3 @@\n"
+              "   \"realms\": [\n"
+              "-    {\"name\": \"north\"}\n"
+              "+    {\"name\": \"nord\"}\n"
+              "   ]\n"};
+}
+
+inline StageResult load_stage(double scale, const std::string& status) {
+  StageResult s;
+  s.name = "config-load";
+  s.kind = "sql";
+  s.cold_mode = "process";
+  s.runs = 3;
+  s.warm = 0;
+  s.explain = Explain{};
+  s.metric("wall_ms", "ms") = {"ms", {240 * scale, 231 * scale, 252 * scale}, {}};
+  s.metric("cpu_ms", "ms") = {"ms", {100 * scale / 4, 98 * scale / 4, 104 * scale / 4}, {}};
+  s.metric("peak_rss_bytes", "bytes") = {
+      "bytes", {14.1 * 1024 * 1024, 14.2 * 1024 * 1024, 14.0 * 1024 * 1024}, {}};
+  s.metric("jit_total_ms", "ms") = {"ms", {0, 0, 0}, {}};
+  if (status == "match") {
+    s.snapshot = SnapshotResult{"match", "snapshots/config-load.json", "", "cd34", "", ""};
+  } else {
+    s.snapshot = changed_snapshot("snapshots/config-load.json",
+                                  "coldgate-out/snapshots/config-load.json.new");
+  }
+  return s;
+}
+
+inline StageResult command_stage(const std::string& name, double wall) {
+  StageResult s;
+  s.name = name;
+  s.kind = "command";
+  s.cold_mode = "process";
+  s.runs = 2;
+  s.warm = 0;
+  s.metric("wall_ms", "ms") = {"ms", {wall, wall * 1.1}, {}};
+  s.metric("allocated_bytes", "bytes") = {"bytes", {4096, 4096}, {}};
+  return s;
+}
+
+inline MetricVerdict verdict(const std::string& stage, const std::string& metric,
+                             const std::string& unit, const std::string& v,
+                             std::optional<double> base, std::optional<double> head,
+                             const std::string& reason = "") {
+  std::optional<double> ratio;
+  if (base && head && *base > 0) ratio = *head / *base;
+  return {stage, metric, unit, v, base, head, ratio, reason};
+}
+
+// `same` verdicts for every metric of `s` the default gate reads (`_ms`, peak_rss_bytes), from
+// the base stage `b`'s and head's cold medians.
+inline void same_verdicts(GateResult& g, const StageResult& b, const StageResult& s) {
+  for (const auto& [name, m] : s.metrics) {
+    if (!name.ends_with("_ms") && name != "peak_rss_bytes") continue;
+    const Metric* bm = b.find(name);
+    g.metrics.push_back(verdict(s.name, name, m.unit, "same", median(bm->cold), median(m.cold)));
+  }
+}
+
+// `coldgate ab` on a pull request whose base commit lacks the config: head measured alone.
+inline Results no_baseline() {
+  Results r;
+  common(r, "Start-up");
+  r.no_baseline = "base origin/main (1a2b3c4) has no coldgate.yaml: the pull request adds it";
+  r.stages.push_back(jit_stage(1));
+  r.stages.push_back(load_stage(1, "changed"));
+  StageResult crash = command_stage("shop-client", 0);
+  crash.metrics.clear();
+  crash.error = "cold run 1/2: killed by SIGSEGV; stderr ends:\nabout to crash";
+  r.stages.push_back(crash);
+  r.obsolete_snapshots = {"snapshots/old.json"};
+  r.diagnoses.push_back({"config-load-jit",
+                         "jit_dominates",
+                         "JIT compiled 1,404 functions in 703 ms of 1.91 s execution (cost "
+                         "estimate 455,863 > jit_above_cost 100,000) — consider "
+                         "`SET LOCAL jit = off` for this query (`settings: {jit: \"off\"}`)",
+                         {{"jit_total_ms", 703}, {"execution_ms", 1911}}});
+  return r;
+}
+
+inline Results baseline_base() {
+  Results r;
+  common(r, "Start-up");
+  r.git = {"1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d", "main", "", {}};
+  r.environment.postgres_version = "15.8";
+  r.environment.postgres_version_num = 150008;
+  r.stages.push_back(jit_stage(1));
+  r.stages.push_back(load_stage(1, "match"));
+  r.stages.push_back(command_stage("old-stage", 50));
+  return r;
+}
+
+// `coldgate run --baseline baseline/results.json`: the user's file, named in the footer.
+inline Results baseline() {
+  Results r;
+  common(r, "Start-up");
+  r.git.base = "1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d";
+  r.stages.push_back(jit_stage(0.3));
+  r.stages.push_back(load_stage(10.4, "changed"));
+  r.stages.push_back(command_stage("new-stage", 80));
+  GateResult g;
+  g.baseline = "baseline/results.json";
+  g.base_git = {"1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d", "main", "", {}};
+  g.environment_differences = {"postgres_version: 15.8 → 16.4"};
+  g.metrics = {
+      verdict("config-load-jit", "wall_ms", "ms", "faster", 2400, 720),
+      verdict("config-load-jit", "execution_ms", "ms", "faster", 1911, 573.3),
+      verdict("config-load-jit", "jit_total_ms", "ms", "same", 703, 703),
+      verdict("config-load", "wall_ms", "ms", "regression", 240, 2496,
+              "10.4× ≥ max_ratio 10, +2.26 s ≥ min_delta 20 ms, ranges apart"),
+      verdict("config-load", "cpu_ms", "ms", "slower", 25, 260, "10.4× but +235 ms, ranges apart"),
+      verdict("config-load", "peak_rss_bytes", "bytes", "same", 14.1 * 1024 * 1024,
+              14.1 * 1024 * 1024),
+      verdict("config-load", "jit_total_ms", "ms", "same", 0, 0),
+      verdict("new-stage", "wall_ms", "ms", "new", std::nullopt, 80),
+      verdict("old-stage", "wall_ms", "ms", "removed", 50, std::nullopt),
+  };
+  g.stages_new = {"new-stage"};
+  g.stages_removed = {"old-stage"};
+  g.base_source = BaseSource::file;
+  r.gate = g;
+  return r;
+}
+
+inline StageResult rows_stage(const std::string& name, double wall, double rows) {
+  StageResult s;
+  s.name = name;
+  s.kind = "sql";
+  s.cold_mode = "process";
+  s.runs = 3;
+  s.metric("wall_ms", "ms") = {"ms", {wall, wall * 0.97, wall * 1.04}, {}};
+  s.metric("cpu_ms", "ms") = {"ms", {wall / 3, wall / 3.1, wall / 2.9}, {}};
+  s.metric("peak_rss_bytes", "bytes") = {
+      "bytes", {9.5 * 1024 * 1024, 9.6 * 1024 * 1024, 9.5 * 1024 * 1024}, {}};
+  s.metric("rows", "count") = {"count", {rows, rows, rows}, {}};
+  return s;
+}
+
+// An A/A run under `coldgate ab` (base interleaved with head): every verdict `same`, on a dirty
+// checkout in CI.
+inline Results passing_base() {
+  Results r;
+  common(r, "Start-up");
+  r.git = {"1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d", "main", "", {}};
+  r.stages.push_back(load_stage(1, "match"));
+  r.stages.push_back(rows_stage("orders-report", 84, 1200));
+  r.stages.push_back(rows_stage("customer-search", 12.5, 40));
+  r.stages.push_back(command_stage("shop-client", 310));
+  return r;
+}
+
+// Head results of CI run `run` over `base`: passing_base's four stages, `load` first and
+// orders-report returning `orders_rows`.
+inline Results shop_head(const Results& base, const std::string& run, StageResult load,
+                         double orders_rows) {
+  Results r;
+  common(r, "Start-up");
+  r.git.base = base.git.commit;
+  r.ci_run_url = "https://github.com/acme/shop/actions/runs/" + run;
+  r.stages.push_back(std::move(load));
+  r.stages.push_back(rows_stage("orders-report", 85, orders_rows));
+  r.stages.push_back(rows_stage("customer-search", 12.4, 40));
+  r.stages.push_back(command_stage("shop-client", 305));
+  return r;
+}
+
+inline Results passing() {
+  Results base = passing_base();
+  Results r = shop_head(base, "9876543210", load_stage(1.01, "match"), 1200);
+  r.git.dirty = {"M sql/orders_report.sql", "?? sql/new_index.sql"};
+  r.diagnoses.push_back({"orders-report",
+                         "never_analyzed",
+                         "table `public.orders` was never analyzed — run `ANALYZE public.orders` "
+                         "in a setup step",
+                         {}});
+  GateResult g;
+  g.base_git = base.git;
+  g.base_source = BaseSource::interleaved;
+  g.base_host = "ci-runner-1";
+  for (std::size_t i = 0; i < r.stages.size(); ++i) same_verdicts(g, base.stages[i], r.stages[i]);
+  r.gate = g;
+  return r;
+}
+
+// A failing run against ab's cache (measured days ago on another runner): a regression, slower
+// and faster metrics, a failed stage, a changed snapshot whose diff names throwaway paths, a
+// new and a removed stage, and stages that did not change.
+inline Results failing_base() {
+  Results r = passing_base();
+  r.finished_at = "2026-11-30T04:12:09Z";
+  r.environment.host = "ci-runner-7";
+  r.stages.push_back(jit_stage(1));
+  r.stages.push_back(command_stage("report-export", 120));
+  r.stages.push_back(command_stage("old-stage", 50));
+  return r;
+}
+
+inline Results failing() {
+  Results base = failing_base();
+  StageResult load = load_stage(3.1, "changed");
+  load.snapshot = changed_snapshot(
+      "/home/runner/work/shop/shop/coldgate-out/ab/head/snapshots/config-load.json",
+      "/tmp/coldgate-ab-3f2a/coldgate-out/snapshots/config-load.json.new");
+  Results r = shop_head(base, "9876543211", std::move(load), 1250);
+  r.stages.push_back(jit_stage(0.3));
+  StageResult export_stage = command_stage("report-export", 0);
+  export_stage.metrics.clear();
+  export_stage.error =
+      "cold run 1/2: exit status 2; stderr ends:\nexport: relation \"report_rows\" does not "
+      "exist\nLINE 1: select * from report_rows\n";
+  r.stages.push_back(export_stage);
+  r.stages.push_back(command_stage("new-stage", 80));
+  r.diagnoses.push_back({"config-load",
+                         "planning_exceeds_execution",
+                         "planning took 41 ms of 52 ms — consider a prepared statement",
+                         {}});
+  r.diagnoses.push_back({"orders-report",
+                         "never_analyzed",
+                         "table `public.orders` was never analyzed — run `ANALYZE public.orders`",
+                         {}});
+  GateResult g;
+  g.base_git = base.git;
+  g.base_source = BaseSource::cache;
+  g.base_measured_at = base.finished_at;
+  g.base_host = base.environment.host;
+  g.baseline = "coldgate-out/ab/cache/1a2b3c4d.json";
+  g.metrics = {
+      verdict("config-load", "wall_ms", "ms", "regression", 240, 744,
+              "3.10× ≥ max_ratio 1.5, +504 ms ≥ min_delta 20 ms, ranges apart"),
+      verdict("config-load", "cpu_ms", "ms", "slower", 25, 77.5,
+              "3.10× ≥ warn_ratio 1.2 but +52 ms < min_delta 60 ms"),
+      verdict("config-load", "peak_rss_bytes", "bytes", "same", 14.1 * 1024 * 1024,
+              14.1 * 1024 * 1024),
+      verdict("config-load", "jit_total_ms", "ms", "same", 0, 0),
+  };
+  for (std::size_t i = 1; i < 4; ++i) same_verdicts(g, base.stages[i], r.stages[i]);
+  g.metrics.push_back(verdict("config-load-jit", "wall_ms", "ms", "faster", 2400, 720,
+                              "0.30× ≤ 1/warn_ratio 1.2, ranges apart"));
+  g.metrics.push_back(verdict("config-load-jit", "execution_ms", "ms", "faster", 1911, 573.3,
+                              "0.30× ≤ 1/warn_ratio 1.2, ranges apart"));
+  g.metrics.push_back(verdict("config-load-jit", "jit_total_ms", "ms", "same", 703, 703));
+  g.metrics.push_back(verdict("new-stage", "wall_ms", "ms", "new", std::nullopt, 80));
+  g.metrics.push_back(verdict("old-stage", "wall_ms", "ms", "removed", 50, std::nullopt));
+  g.stages_new = {"new-stage"};
+  g.stages_removed = {"old-stage"};
+  r.gate = g;
+  return r;
+}
+
+// 40 stages, `regressed` of them (1-based, in config order) regressed in wall_ms.
+inline const std::vector<int>& forty_regressed() {
+  static const std::vector<int> stages = {14, 22, 27};
+  return stages;
+}
+
+inline std::string forty_name(int i) {
+  return fmt::format("stage-{:02}", i);
+}
+
+inline Results forty_base() {
+  Results r;
+  common(r, "Forty");
+  r.git = {"1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d", "main", "", {}};
+  for (int i = 1; i <= 40; ++i) r.stages.push_back(rows_stage(forty_name(i), 20 + i, 100 * i));
+  return r;
+}
+
+inline Results forty() {
+  Results base = forty_base();
+  Results r;
+  common(r, "Forty");
+  r.git.base = base.git.commit;
+  GateResult g;
+  g.base_git = base.git;
+  g.base_source = BaseSource::interleaved;
+  for (int i = 1; i <= 40; ++i) {
+    const auto& regressed = forty_regressed();
+    bool slow = std::find(regressed.begin(), regressed.end(), i) != regressed.end();
+    StageResult s = rows_stage(forty_name(i), slow ? 4 * (20 + i) : 20 + i, 100 * i);
+    const StageResult& b = base.stages[static_cast<std::size_t>(i - 1)];
+    if (slow) {
+      double before = median(b.find("wall_ms")->cold);
+      double after = median(s.find("wall_ms")->cold);
+      g.metrics.push_back(verdict(s.name, "wall_ms", "ms", "regression", before, after,
+                                  "4.00× ≥ max_ratio 1.5, ranges apart"));
+      for (const char* m : {"cpu_ms", "peak_rss_bytes"}) {
+        g.metrics.push_back(verdict(s.name, m, s.find(m)->unit, "same", median(b.find(m)->cold),
+                                    median(b.find(m)->cold)));
+      }
+    } else {
+      same_verdicts(g, b, s);
+    }
+    r.stages.push_back(std::move(s));
+  }
+  r.gate = g;
+  return r;
+}
+
+inline Results hostile() {
+  Results r;
+  common(r, "Evil --> <b>title</b> @team");
+  r.git.branch = "x`y|z";
+  r.git.dirty = {"?? ```\n</details> @admin <b>x</b>.sql", "M ok.sql"};
+  r.ci_run_url = "https://ci.example/run?a=<b>&c=)](javascript:alert(1)) @admin\n# x";
+  std::string evil = "a|b <img src=x onerror=alert(1)> @octocat `tick` *bold* [link](http://e)";
+  StageResult s = command_stage(evil, 12);
+  s.error = "cold run 1/2: ERROR: syntax error\n```\n</details>\n@admin please <b>fix</b>\n";
+  s.snapshot = SnapshotResult{"changed",
+                              "snapshots/we|ird`name.json",
+                              "out/we|ird`name.json.new",
+                              "",
+                              "snapshot changed @here <br> | x",
+                              "1 path differs: </summary><script>x</script>\n"
+                              "  /a: \"```\" → \"</details>\"\n\n-```\n+</details>\n"};
+  r.stages.push_back(s);
+  StageResult quote = command_stage("quote\"#x", 3);
+  r.stages.push_back(quote);
+  r.diagnoses.push_back({evil,
+                         "never_analyzed",
+                         "table `public.x` <i>never</i> analyzed — ask @dba | run `ANALYZE`",
+                         {}});
+  GateResult g;
+  g.baseline = "base|line.json";
+  g.base_git = {"<script>", "@main", "", {}};
+  g.environment_differences = {"cpu_model: <b>A</b> → @B | C"};
+  g.base_source = BaseSource::cache;
+  g.base_measured_at = "<b>2026</b>-01-01T00:00:00Z";
+  g.base_host = "@evil";
+  g.metrics = {verdict(evil, "wall_ms", "ms", "regression", 1, 12, "@someone said <so>"),
+               verdict(evil, "weird|metric", "ms", "slower", 1, 3),
+               verdict("quote\"#x", "wall_ms", "ms", "faster", 6, 3.15)};
+  r.gate = g;
+  return r;
+}
+
+inline Results huge(int stages, std::size_t diff_bytes) {
+  Results r;
+  common(r, "Huge");
+  for (int i = 0; i < stages; ++i) {
+    StageResult s;
+    s.name = fmt::format("stage-{:04}", i);
+    s.kind = "sql";
+    s.explain = Explain{};
+    GateResult& g = r.gate ? *r.gate : r.gate.emplace();
+    for (const char* m : {"wall_ms", "cpu_ms", "connect_ms", "query_ms", "decode_ms", "planning_ms",
+                          "execution_ms", "peak_rss_bytes"}) {
+      std::string unit = std::string(m) == "peak_rss_bytes" ? "bytes" : "ms";
+      bool regressed = i % 97 == 96 && std::string(m) == "wall_ms";
+      s.metric(m, unit) = {
+          unit,
+          regressed ? std::vector<double>{2000, 2100, 2200} : std::vector<double>{20, 21, 22},
+          {}};
+      g.metrics.push_back(
+          verdict(s.name, m, unit, regressed ? "regression" : "same", 20, regressed ? 2000 : 21));
+    }
+    if (i == stages - 1) s.error = "cold run 1/5: timed out after 10 min";
+    if (i == stages / 2) {
+      std::string diff = "1 path differs: 1 changed, 0 added, 0 removed\n\n";
+      while (diff.size() < diff_bytes) diff += "-    \"line\": \"old value that is long enough\"\n";
+      s.snapshot = SnapshotResult{"changed",
+                                  "snapshots/big.json",
+                                  "snapshots/big.json.new",
+                                  "",
+                                  "snapshot changed: 1 path differs",
+                                  diff};
+    }
+    r.stages.push_back(std::move(s));
+  }
+  return r;
+}
+
+}  // namespace coldgate::report::fixtures
