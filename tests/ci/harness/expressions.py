@@ -81,33 +81,25 @@ class _Parser:
             raise ExpressionError(f"unexpected {self.peek()[1]!r} in {self.text!r}")
         return node
 
-    def or_(self):
-        node = self.and_()
-        while self.peek("||"):
-            self.take()
-            node = ("bin", "||", node, self.and_())
+    def binary(self, ops, operand):
+        """Left-associative `operand (op operand)*` for the operators `ops`."""
+        node = operand()
+        while any(self.peek(op) for op in ops):
+            op = self.take()[1]
+            node = ("bin", op, node, operand())
         return node
+
+    def or_(self):
+        return self.binary(("||",), self.and_)
 
     def and_(self):
-        node = self.eq()
-        while self.peek("&&"):
-            self.take()
-            node = ("bin", "&&", node, self.eq())
-        return node
+        return self.binary(("&&",), self.eq)
 
     def eq(self):
-        node = self.cmp()
-        while self.peek("==") or self.peek("!="):
-            op = self.take()[1]
-            node = ("bin", op, node, self.cmp())
-        return node
+        return self.binary(("==", "!="), self.cmp)
 
     def cmp(self):
-        node = self.unary()
-        while any(self.peek(op) for op in ("<", "<=", ">", ">=")):
-            op = self.take()[1]
-            node = ("bin", op, node, self.unary())
-        return node
+        return self.binary(("<", "<=", ">", ">="), self.unary)
 
     def unary(self):
         if self.peek("!"):
@@ -117,27 +109,21 @@ class _Parser:
 
     def postfix(self):
         node = self.primary()
-        while True:
-            if self.peek("."):
+        while self.peek(".") or self.peek("["):
+            opener = self.take()[1]
+            if self.peek("*"):  # .* and [*]: the object filter
                 self.take()
-                if self.peek("*"):
-                    self.take()
-                    node = ("star", node)
-                else:
-                    kind, name = self.take()
-                    if kind != "name":
-                        raise ExpressionError(f"expected a property name in {self.text!r}")
-                    node = ("prop", node, name)
-            elif self.peek("["):
-                self.take()
-                if self.peek("*"):
-                    self.take()
-                    node = ("star", node)
-                else:
-                    node = ("index", node, self.or_())
-                self.take("]")
+                node = ("star", node)
+            elif opener == ".":
+                kind, name = self.take()
+                if kind != "name":
+                    raise ExpressionError(f"expected a property name in {self.text!r}")
+                node = ("prop", node, name)
             else:
-                return node
+                node = ("index", node, self.or_())
+            if opener == "[":
+                self.take("]")
+        return node
 
     def primary(self):
         kind, value = self.take()
