@@ -241,6 +241,8 @@ def scenario_pass(s):
     job = s.pr_job(pr, "pass", inputs={"comment": "always"})
     s.expect(job, pr, exit_code=0, writes=[("POST", 201)], verdict="✅ **passed")
     s.c.check("passed" in job.summary, "pass: the job summary has the report", job=job)
+    s.c.check("coldgate ab -c coldgate.yaml --head " in job.text() and "--allow-no-baseline" not in job.text(),
+              "pass: coldgate ab gets --head and no --allow-no-baseline by default", job=job)
     # A second push to the same pull request: the same comment is updated.
     s.branch("feature-docs", {"README.md": "# shop\n\nA small shop.\n"}, "docs: small", parent="feature-docs")
     pr = s.pull_request(1, "feature-docs", "main")
@@ -410,6 +412,16 @@ def scenario_stack(s):
               "PR2: the cache step restores feature-1's recorded entry", job=job)
     s.c.check("from the cache" in job.text(), "PR2: coldgate says the base came from the cache", job=job)
     s.c.check("base: cold run" not in job.text(), "PR2: the base is not measured again", job=job)
+
+    # cache: false measures both sides interleaved however the cache stands.
+    job = s.pr_job(pr2, "PR2 again with cache: false", inputs={"comment": "always", "cache": False})
+    s.expect(job, pr2, exit_code=0, writes=[("PATCH", 200)], verdict="✅ **passed",
+             contains=["faster"], not_contains=["base from cache"])
+    s.c.check("--no-cache" in job.text() and "base: cold run" in job.text() and "from the cache" not in job.text(),
+              "PR2 with cache: false: coldgate ab --no-cache measures the base interleaved", job=job)
+    cache_step = s.step(job, "Cache the results")
+    s.c.check(cache_step is not None and cache_step.outcome == "skipped", "PR2 with cache: false: no cache step",
+              f"{cache_step and cache_step.outcome}", job)
 
     job = s.pr_job(pr3, "PR3 feature-3 → feature-2", inputs={"comment": "always"})
     s.expect(job, pr3, exit_code=0, writes=[("POST", 201)], verdict="✅ **passed", contains=["base from cache"])
