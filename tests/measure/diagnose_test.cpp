@@ -1,8 +1,8 @@
-#include "gate/diagnose.hpp"
+#include "measure/diagnose.hpp"
 
 #include <gtest/gtest.h>
 
-namespace coldgate::gate {
+namespace coldgate::measure {
 namespace {
 
 using namespace coldgate::results;
@@ -105,4 +105,4 @@ TEST(Diagnose, FailedStagesAndCommandStagesAreSkipped) {
 }
 
 }  // namespace
-}  // namespace coldgate::gate
+}  // namespace coldgate::measure
