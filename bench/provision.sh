@@ -4,9 +4,8 @@
 # (postgresql-common), with hyperfine in the same run; then server restart time (cold: restart).
 #
 # Usage: bench/provision.sh [RUNS]        (default 20; needs hyperfine, pg_virtualenv, g++)
-# Builds a Release coldgate_core in build-bench/. Until the CLI wires `coldgate db`, a 20-line
-# driver (built here from the library) stands in for `coldgate db up|down`; it calls the very
-# same db::run_db(). The driver's `restart N` mode times LocalProvider::restart() N times.
+# Builds a Release coldgate in build-bench/ and times `coldgate db up|down`; a 20-line driver,
+# built here from the db module's library, times LocalProvider::restart() N times.
 set -euo pipefail
 RUNS=${1:-20}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -15,13 +14,12 @@ WORK=$(mktemp -d /tmp/coldgate-bench-XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 
 cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCOLDGATE_BUILD_TESTS=OFF >/dev/null
-cmake --build "$BUILD" -j2 --target coldgate_core >/dev/null
+cmake --build "$BUILD" -j2 --target coldgate >/dev/null
 
 cat > "$WORK/driver.cpp" <<'CPP'
 #include <chrono>
 #include <iostream>
 #include <string>
-#include "db/db_command.hpp"
 #include "db/local_provider.hpp"
 #include "util/error.hpp"
 int main(int argc, char** argv) try {
@@ -36,22 +34,22 @@ int main(int argc, char** argv) try {
     }
     return 0;
   }
-  return coldgate::db::run_db(action, argc > 2 ? argv[2] : "coldgate.yaml");
+  std::cerr << "usage: cg-restart restart N\n";
+  return 2;
 } catch (const coldgate::Error& e) {
   std::cerr << "coldgate: error: " << e.message() << "\n";
   return static_cast<int>(e.code());
 }
 CPP
 PQXX_FLAGS=$(pkg-config --cflags --libs libpqxx libpq)
-g++ -std=c++20 -O2 -I"$ROOT/src" "$WORK/driver.cpp" "$BUILD/libcoldgate_core.a" -o "$WORK/cg-db" \
+# The db module and those below it, each through its own include root, as the build links them.
+g++ -std=c++20 -O2 -I"$BUILD/modules/db" -I"$BUILD/modules/config" -I"$BUILD/modules/canon" \
+  -I"$BUILD/modules/util" "$WORK/driver.cpp" "$BUILD/libcoldgate_db.a" "$BUILD/libcoldgate_config.a" \
+  "$BUILD/libcoldgate_canon.a" "$BUILD/libcoldgate_util.a" -o "$WORK/cg-db" \
   $PQXX_FLAGS -lfmt -lcrypto -lyaml-cpp -pthread
 
 DRIVER="$WORK/cg-db"
-# The real CLI once `coldgate db` is wired (it then takes -c FILE), else the driver.
-UP="$DRIVER up"; DOWN="$DRIVER down"
-if [ -x "$ROOT/build/coldgate" ] && "$ROOT/build/coldgate" db up --help >/dev/null 2>&1; then
-  UP="$ROOT/build/coldgate db up -c"; DOWN="$ROOT/build/coldgate db down -c"
-fi
+UP="$BUILD/coldgate db up -c"; DOWN="$BUILD/coldgate db down -c"
 echo "db commands: $UP … / $DOWN …"
 
 cat > "$WORK/coldgate.yaml" <<'YAML'

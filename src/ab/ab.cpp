@@ -10,7 +10,7 @@
 #include "config/config.hpp"
 #include "db/connection.hpp"
 #include "db/provider.hpp"
-#include "gate/diagnose.hpp"
+#include "measure/diagnose.hpp"
 #include "gate/gate.hpp"
 #include "measure/environment.hpp"
 #include "session/session.hpp"
@@ -437,11 +437,11 @@ Outcome run_ab(const Options& options) {
   base_db.reset();
   session.stop();
 
-  head_results.diagnoses = gate::diagnose(head_results, head.config.setup_analyzes());
+  head_results.diagnoses = measure::diagnose(head_results, head.config.setup_analyzes());
   head_results.finished_at = measure::utc_now();
   strip_worktree(head_results, head.worktree->path());
   if (measure_base) {
-    base_results.diagnoses = gate::diagnose(base_results, base.config.setup_analyzes());
+    base_results.diagnoses = measure::diagnose(base_results, base.config.setup_analyzes());
     base_results.finished_at = head_results.finished_at;
     outcome.base = std::move(base_results);
     outcome.baseline = util::display_path(out / "base" / "results.json");

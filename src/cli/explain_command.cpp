@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "config/config.hpp"
-#include "gate/diagnose.hpp"
+#include "measure/diagnose.hpp"
 #include "measure/runner.hpp"
 #include "results/format.hpp"
 #include "session/session.hpp"
@@ -121,7 +121,7 @@ int run_explain(const ExplainArgs& args) {
   sr.name = stage.name;
   sr.explain = e;
   one.stages.push_back(sr);
-  auto diagnoses = gate::diagnose(one, cfg.setup_analyzes());
+  auto diagnoses = measure::diagnose(one, cfg.setup_analyzes());
   out += "\nDiagnoses:\n";
   if (diagnoses.empty()) out += "  none\n";
   for (const auto& d : diagnoses) out += fmt::format("  - {}\n", d.message);

@@ -15,7 +15,7 @@ namespace {
 
 using namespace coldgate::results;
 
-std::size_t count_status(const Results& r, std::string_view status) {
+std::size_t count_status(const Results& r, SnapshotStatus status) {
   return static_cast<std::size_t>(
       std::count_if(r.stages.begin(), r.stages.end(),
                     [&](const auto& s) { return s.snapshot && s.snapshot->status == status; }));
@@ -56,7 +56,7 @@ MetricVerdict judge(const std::string& stage, const std::string& name, const Met
                     const Metric& base, const config::Gate& g) {
   const auto& hs = gated_samples(head);
   const auto& bs = gated_samples(base);
-  MetricVerdict v{stage, name, head.unit, "same", median(bs), median(hs), std::nullopt, ""};
+  MetricVerdict v{stage, name, head.unit, Verdict::same, median(bs), median(hs), std::nullopt, ""};
   const double b = *v.base_median;
   const double h = *v.head_median;
   const Quantity q = quantity(name, head.unit);
@@ -92,22 +92,22 @@ MetricVerdict judge(const std::string& stage, const std::string& name, const Met
   }
   if (ratio >= g.max_ratio) {
     if (head_min > base_max) {
-      v.verdict = "regression";
+      v.verdict = Verdict::regression;
       v.reason = fmt::format("{} ≥ max_ratio {:g}, +{} ≥ min_delta {}, ranges apart", ratio_text,
                              g.max_ratio, amount(delta, q), amount(floor, q));
       return v;
     }
     // Past the floor (checked above) but the two sides' runs overlap: not proven, only slower.
-    v.verdict = "slower";
+    v.verdict = Verdict::slower;
     v.reason = fmt::format("{} but the ranges overlap (fastest head run {} ≤ slowest base run {})",
                            ratio_text, amount(head_min, q), amount(base_max, q));
     return v;
   }
   if (ratio >= g.warn_ratio) {
-    v.verdict = "slower";
+    v.verdict = Verdict::slower;
     v.reason = fmt::format("{} ≥ warn_ratio {:g}", ratio_text, g.warn_ratio);
   } else if (ratio <= 1 / g.warn_ratio) {
-    v.verdict = "faster";
+    v.verdict = Verdict::faster;
     v.reason = fmt::format("{} ≤ 1/warn_ratio", format_ratio(ratio));
   } else {
     v.reason = b > 0 ? fmt::format("{} within warn_ratio {:g}", format_ratio(ratio), g.warn_ratio)
@@ -118,7 +118,7 @@ MetricVerdict judge(const std::string& stage, const std::string& name, const Met
 
 MetricVerdict one_sided(const std::string& stage, const std::string& name, const Metric& m,
                         bool in_head, std::string reason) {
-  MetricVerdict v{stage,        name,         m.unit,       in_head ? "new" : "removed",
+  MetricVerdict v{stage,        name,         m.unit,       in_head ? Verdict::added : Verdict::removed,
                   std::nullopt, std::nullopt, std::nullopt, std::move(reason)};
   (in_head ? v.head_median : v.base_median) = median(gated_samples(m));
   return v;
@@ -174,8 +174,8 @@ void measured_differently(const StageResult& head, const StageResult& base,
   auto differ = [&](const char* field, const std::string& b, const std::string& h) {
     if (b != h) out.push_back({head.name, field, b, h});
   };
-  differ("kind", base.kind, head.kind);
-  differ("cold", base.cold_mode, head.cold_mode);
+  differ("kind", std::string(to_string(base.kind)), std::string(to_string(head.kind)));
+  differ("cold", std::string(to_string(base.cold_mode)), std::string(to_string(head.cold_mode)));
   differ("runs", std::to_string(base.runs), std::to_string(head.runs));
   differ("warm", std::to_string(base.warm), std::to_string(head.warm));
   std::set<std::string> names;
@@ -334,10 +334,10 @@ GateResult compare(const Results& head, const Results& base, const std::string& 
 bool passed(const Results& r) {
   bool regression =
       r.gate && std::any_of(r.gate->metrics.begin(), r.gate->metrics.end(),
-                            [](const MetricVerdict& m) { return m.verdict == "regression"; });
+                            [](const MetricVerdict& m) { return m.verdict == Verdict::regression; });
   return !regression && std::none_of(r.stages.begin(), r.stages.end(), [](const StageResult& s) {
     return s.failed() ||
-           (s.snapshot && s.snapshot->status != "match" && s.snapshot->status != "updated");
+           (s.snapshot && !passes(s.snapshot->status));
   });
 }
 
@@ -358,26 +358,28 @@ std::string verdict(const Results& r) {
     std::string names;
     std::size_t n = 0;
     for (const auto& m : r.gate->metrics) {
-      if (m.verdict == "slower") ++slower;
-      if (m.verdict != "regression") continue;
+      if (m.verdict == Verdict::slower) ++slower;
+      if (m.verdict != Verdict::regression) continue;
       ++n;
       names += fmt::format("{}{} {} {}", names.empty() ? "" : ", ", m.stage, m.metric,
                            m.ratio ? format_ratio(*m.ratio) : "from 0");
     }
     if (n > 0) parts.push_back(fmt::format("{} ({})", plural(n, "regression"), names));
   }
-  for (std::string_view status : {"changed", "missing", "malformed", "nondeterministic"}) {
+  for (SnapshotStatus status : {SnapshotStatus::changed, SnapshotStatus::missing,
+                                SnapshotStatus::malformed, SnapshotStatus::nondeterministic}) {
     std::string names;
     for (const auto& s : r.stages) {
       if (s.snapshot && s.snapshot->status == status) names += (names.empty() ? "" : ", ") + s.name;
     }
     if (names.empty()) continue;
     std::size_t n = count_status(r, status);
-    parts.push_back(fmt::format("{} snapshot{} {} ({})", n, n == 1 ? "" : "s", status, names));
+    parts.push_back(
+        fmt::format("{} snapshot{} {} ({})", n, n == 1 ? "" : "s", to_string(status), names));
   }
   if (parts.empty()) {
-    std::size_t snaps = count_status(r, "match");
-    std::size_t updated = count_status(r, "updated");
+    std::size_t snaps = count_status(r, SnapshotStatus::match);
+    std::size_t updated = count_status(r, SnapshotStatus::updated);
     std::string gate_text;
     if (r.gate)
       gate_text = slower ? fmt::format(", no regression ({} slower)", slower) : ", no regression";

@@ -96,7 +96,7 @@ void Progress::stage_end(const StageResult& result) {
   } else {
     const Metric* wall = result.find("wall_ms");
     outcome = fmt::format("done, median wall {:.1f} ms", wall ? median(wall->cold) : 0.0);
-    if (result.snapshot) outcome += ", snapshot " + result.snapshot->status;
+    if (result.snapshot) outcome += ", snapshot " + std::string(to_string(result.snapshot->status));
   }
   line(fmt::format("{}: {} ({:.1f} s elapsed)", prefix(), outcome, elapsed_s()));
   if (m_style == ProgressStyle::github) m_out << "::endgroup::\n" << std::flush;

@@ -26,6 +26,25 @@ using namespace coldgate::results;
 namespace fs = std::filesystem;
 namespace {
 
+// The snapshot module's verdict as results record it (obsolete files are listed apart).
+SnapshotStatus recorded(snapshot::Status status) {
+  switch (status) {
+    case snapshot::Status::match:
+      return SnapshotStatus::match;
+    case snapshot::Status::changed:
+      return SnapshotStatus::changed;
+    case snapshot::Status::malformed:
+      return SnapshotStatus::malformed;
+    case snapshot::Status::nondeterministic:
+      return SnapshotStatus::nondeterministic;
+    case snapshot::Status::missing:
+    case snapshot::Status::obsolete:
+      break;
+  }
+  return SnapshotStatus::missing;
+}
+
+
 // What one cold run left behind besides its metrics.
 struct RunOutcome {
   std::string error;      // "" when the run succeeded
@@ -326,8 +345,8 @@ StagePlan explain_stage(const config::Stage& stage, const db::ConnectionInfo& da
 StageMeasurer::StageMeasurer(const config::Stage& stage, const RunContext& context)
     : m_stage(stage), m_ctx(context) {
   m_result.name = stage.name;
-  m_result.kind = stage.is_command() ? "command" : "sql";
-  m_result.cold_mode = stage.cold == config::ColdMode::restart ? "restart" : "process";
+  m_result.kind = stage.is_command() ? StageKind::command : StageKind::sql;
+  m_result.cold_mode = stage.cold == config::ColdMode::restart ? ColdMode::restart : ColdMode::process;
   m_result.runs = stage.runs;
   m_result.warm = stage.warm;
   m_result.settings = stage.settings;
@@ -405,7 +424,7 @@ StageResult StageMeasurer::finish() {
     auto summary = diff::summarize(m_first_candidate, m_differing, 1);
     std::string where = summary.first.empty() ? "/" : summary.first.front().path;
     std::size_t paths = summary.changed + summary.added + summary.removed;
-    snap.status = "nondeterministic";
+    snap.status = SnapshotStatus::nondeterministic;
     snap.message = fmt::format("cold runs 1 and {} loaded different documents: first difference at "
                                "{} ({} {})",
                                m_differing_run, where.empty() ? "/" : where, paths,
@@ -417,10 +436,10 @@ StageResult StageMeasurer::finish() {
   } else {
     snapshot::Verdict v = snapshot::check({stage.name, stage.snapshot->path, stage.snapshot->canon},
                                           m_first_candidate, ctx.snapshots);
-    snap.status = std::string(snapshot::to_string(v.status));
+    snap.status = recorded(v.status);
     // --update-snapshots wrote the candidate over the snapshot: nothing is left to review.
     if (ctx.snapshots.update && v.status != snapshot::Status::match && v.pending.empty()) {
-      snap.status = "updated";
+      snap.status = SnapshotStatus::updated;
     }
     snap.pending = v.pending.empty() ? "" : shown(v.pending);
     snap.message = v.message;

@@ -69,13 +69,13 @@ std::string annotations(const Results& r) {
   }
   if (r.gate) {
     for (const auto& v : r.gate->metrics) {
-      if (v.verdict != "regression" && v.verdict != "slower") continue;
+      if (v.verdict != Verdict::regression && v.verdict != Verdict::slower) continue;
       std::string message =
-          fmt::format("{} {}: {}{} ({} → {})", v.stage, v.metric, v.verdict,
+          fmt::format("{} {}: {}{} ({} → {})", v.stage, v.metric, to_string(v.verdict),
                       v.ratio ? " " + format_ratio(*v.ratio) : "",
                       value_or_dash(v.base_median, v.unit), value_or_dash(v.head_median, v.unit));
       if (!v.reason.empty()) message += ": " + v.reason;
-      out += command(v.verdict == "regression" ? "error" : "warning", "", "coldgate: " + v.verdict,
+      out += command(v.verdict == Verdict::regression ? "error" : "warning", "", "coldgate: " + std::string(to_string(v.verdict)),
                      message);
     }
     if (!r.gate->environment_differences.empty()) {
@@ -86,12 +86,12 @@ std::string annotations(const Results& r) {
     }
   }
   for (const auto& s : r.stages) {
-    if (!s.snapshot || s.snapshot->status == "match" || s.snapshot->status == "updated") continue;
+    if (!s.snapshot || passes(s.snapshot->status)) continue;
     const SnapshotResult& sn = *s.snapshot;
     std::string message =
-        s.name + ": " + (sn.message.empty() ? "snapshot " + sn.status : sn.message);
+        s.name + ": " + (sn.message.empty() ? "snapshot " + std::string(to_string(sn.status)) : sn.message);
     if (!sn.pending.empty()) message += " (candidate: " + sn.pending + ")";
-    out += command("error", sn.path, "coldgate: snapshot " + sn.status, message);
+    out += command("error", sn.path, "coldgate: snapshot " + std::string(to_string(sn.status)), message);
   }
   return out;
 }

@@ -43,11 +43,11 @@ std::string value_or_dash(std::optional<double> v, const std::string& unit) {
 
 Case verdict_case(const MetricVerdict& v) {
   std::string line =
-      fmt::format("{} {}: {}{} ({} → {})", v.stage, v.metric, v.verdict,
+      fmt::format("{} {}: {}{} ({} → {})", v.stage, v.metric, to_string(v.verdict),
                   v.ratio ? " " + format_ratio(*v.ratio) : "", value_or_dash(v.base_median, v.unit),
                   value_or_dash(v.head_median, v.unit));
   std::string body = v.reason.empty() ? line : line + ": " + v.reason;
-  if (v.verdict == "regression") return {v.metric, "", "failure", "regression", line, body};
+  if (v.verdict == Verdict::regression) return {v.metric, "", "failure", "regression", line, body};
   return {v.metric, "", "", "", "", body};
 }
 
@@ -74,13 +74,13 @@ Suite stage_suite(const StageResult& s, const Results& r, Verdicts& verdicts) {
   }
   if (s.snapshot) {
     const SnapshotResult& sn = *s.snapshot;
-    bool ok = sn.status == "match" || sn.status == "updated";
-    std::string message = sn.message.empty() ? "snapshot " + sn.status : sn.message;
-    std::string body = ok ? "snapshot " + sn.status + ": " + sn.path
+    bool ok = passes(sn.status);
+    std::string message = sn.message.empty() ? "snapshot " + std::string(to_string(sn.status)) : sn.message;
+    std::string body = ok ? "snapshot " + std::string(to_string(sn.status)) + ": " + sn.path
                           : message + (sn.pending.empty() ? "" : "\ncandidate: " + sn.pending) +
                                 (sn.diff.empty() ? "" : "\n\n" + sn.diff);
     suite.cases.push_back(
-        {"snapshot", sn.path, ok ? "" : "failure", "snapshot " + sn.status, message, body});
+        {"snapshot", sn.path, ok ? "" : "failure", "snapshot " + std::string(to_string(sn.status)), message, body});
   }
   return suite;
 }

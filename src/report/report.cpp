@@ -194,13 +194,13 @@ std::string report_diff(const SnapshotResult& sn) {
 Section diffs_section(const Results& r) {
   Section s{"", {}, "", "snapshot diff", "snapshot diffs"};
   for (const auto& st : r.stages) {
-    if (!st.snapshot || st.snapshot->status == "match" || st.snapshot->diff.empty()) continue;
+    if (!st.snapshot || st.snapshot->status == SnapshotStatus::match || st.snapshot->diff.empty()) continue;
     const SnapshotResult& sn = *st.snapshot;
     std::string what =
-        sn.status == "nondeterministic" ? "diff of two cold runs" : "diff of " + repo_path(sn.path);
+        sn.status == SnapshotStatus::nondeterministic ? "diff of two cold runs" : "diff of " + repo_path(sn.path);
     s.items.push_back({fmt::format("\n<details><summary>{}: {}</summary>\n\n",
                                    summary_text(capped(st.name, 200)), summary_text(what)),
-                       sn.status == "updated" ? 3 : 1, report_diff(sn), "diff", "\n</details>\n"});
+                       sn.status == SnapshotStatus::updated ? 3 : 1, report_diff(sn), "diff", "\n</details>\n"});
   }
   return s;
 }
@@ -272,9 +272,9 @@ std::vector<Bar> changed_bars(const Comparison& c) {
     if (!after) after = cold_wall(&st);
     // Stages whose wall time itself changed first, then by how urgent their other changes are.
     int wall = !v                           ? 3
-               : v->verdict == "regression" ? 0
-               : v->verdict == "slower"     ? 1
-               : v->verdict == "faster"     ? 2
+               : v->verdict == Verdict::regression ? 0
+               : v->verdict == Verdict::slower     ? 1
+               : v->verdict == Verdict::faster     ? 2
                                             : 3;
     if (before && after) bars.push_back({st.name, *after, before, wall * 4 + c.rank(st.name)});
   }

@@ -62,20 +62,20 @@ std::optional<double> gated_median(const Metric* m) {
   return std::nullopt;
 }
 
-int rank_of(const std::string& verdict) {
-  if (verdict == "regression") return 0;
-  if (verdict == "slower") return 1;
-  if (verdict == "faster" || verdict == "new" || verdict == "removed") return 2;
+int rank_of(Verdict verdict) {
+  if (verdict == Verdict::regression) return 0;
+  if (verdict == Verdict::slower) return 1;
+  if (verdict == Verdict::faster || verdict == Verdict::added || verdict == Verdict::removed) return 2;
   return 3;
 }
 
 // Where a row of the table of changes goes: the order the reader should meet them in.
 enum class Kind { regression, slower, faster, failed, snapshot, measured, added_or_removed };
 
-Kind kind_of(const std::string& verdict) {
-  if (verdict == "regression") return Kind::regression;
-  if (verdict == "slower") return Kind::slower;
-  if (verdict == "faster") return Kind::faster;
+Kind kind_of(Verdict verdict) {
+  if (verdict == Verdict::regression) return Kind::regression;
+  if (verdict == Verdict::slower) return Kind::slower;
+  if (verdict == Verdict::faster) return Kind::faster;
   return Kind::added_or_removed;
 }
 
@@ -99,18 +99,18 @@ struct ChangeRow {
 
 std::string change_cell(const MetricVerdict& v, bool whole_stage) {
   std::string ratio = v.ratio ? format_ratio(*v.ratio) + " " : "";
-  if (v.verdict == "regression") return "🔴 " + ratio + "regression";
-  if (v.verdict == "slower") return "🟠 " + ratio + "slower";
-  if (v.verdict == "faster") return "🟢 " + ratio + "faster";
-  if (v.verdict == "new") return whole_stage ? "🆕 new stage" : "🆕 new";
-  if (v.verdict == "removed") return whole_stage ? "➖ removed stage" : "➖ removed";
-  return md_text(v.verdict);
+  if (v.verdict == Verdict::regression) return "🔴 " + ratio + "regression";
+  if (v.verdict == Verdict::slower) return "🟠 " + ratio + "slower";
+  if (v.verdict == Verdict::faster) return "🟢 " + ratio + "faster";
+  if (v.verdict == Verdict::added) return whole_stage ? "🆕 new stage" : "🆕 new";
+  if (v.verdict == Verdict::removed) return whole_stage ? "➖ removed stage" : "➖ removed";
+  return md_text(to_string(v.verdict));
 }
 
 // The reason a new / removed row needs when the gate gives none.
 std::string default_why(const MetricVerdict& v, bool whole_stage) {
-  if (v.verdict == "new") return whole_stage ? "not in the base" : "no base sample";
-  if (v.verdict == "removed") return whole_stage ? "not in head" : "no head sample";
+  if (v.verdict == Verdict::added) return whole_stage ? "not in the base" : "no base sample";
+  if (v.verdict == Verdict::removed) return whole_stage ? "not in head" : "no head sample";
   return "";
 }
 
@@ -136,15 +136,15 @@ ChangeRow failed_row(const StageResult& s) {
 
 ChangeRow snapshot_row(const StageResult& s) {
   const SnapshotResult& sn = *s.snapshot;
-  bool updated = sn.status == "updated";
-  std::string why = sn.message.empty() ? "snapshot " + sn.status : sn.message;
+  bool updated = sn.status == SnapshotStatus::updated;
+  std::string why = sn.message.empty() ? "snapshot " + std::string(to_string(sn.status)) : sn.message;
   return {Kind::snapshot,
           updated ? 2 : 0,
           md_text(s.name),
           "snapshot",
           "—",
           "—",
-          (updated ? "📝 " : "❌ ") + md_text(sn.status),
+          (updated ? "📝 " : "❌ ") + md_text(to_string(sn.status)),
           why_cell(why)};
 }
 
@@ -213,7 +213,7 @@ std::string gated_line(const Comparison& c, const StageResult& s, const std::str
   const StageResult* bs = c.base_stage(s.name);
   std::optional<double> before = v ? v->base_median : gated_median(bs ? bs->find(name) : nullptr);
   std::optional<double> after = v ? v->head_median : gated_median(&m);
-  std::string note = v ? md_text(v->verdict) : "not gated";
+  std::string note = v ? md_text(to_string(v->verdict)) : "not gated";
   if (before && after && *before > 0) note = format_ratio(*after / *before) + ", " + note;
   return fmt::format("- {}: {} → {} ({})\n", md_text(name),
                      md_text(before ? format_value(*before, m.unit) : "—"),
@@ -279,13 +279,13 @@ Comparison::Comparison(const Results& r, const Results* base) : m_results(r) {
   }
   for (const auto& s : r.stages) {
     if (s.failed()) note(s.name, 0);
-    if (s.snapshot && s.snapshot->status != "match")
-      note(s.name, s.snapshot->status == "updated" ? 2 : 0);
+    if (s.snapshot && s.snapshot->status != SnapshotStatus::match)
+      note(s.name, s.snapshot->status == SnapshotStatus::updated ? 2 : 0);
   }
   if (!r.gate) return;
   for (const auto& v : r.gate->metrics) {
     m_verdicts[v.stage].push_back(&v);
-    if (v.verdict != "same") note(v.stage, rank_of(v.verdict));
+    if (v.verdict != Verdict::same) note(v.stage, rank_of(v.verdict));
   }
   for (const auto& d : r.gate->measurement_differences) {
     m_differences[d.stage].push_back(&d);
@@ -346,7 +346,7 @@ int Comparison::rank(const std::string& stage) const {
 
 bool Comparison::listed(const std::string& stage, const std::string& metric) const {
   const MetricVerdict* v = verdict(stage, metric);
-  if (!v || v->verdict == "same") return false;
+  if (!v || v->verdict == Verdict::same) return false;
   auto it = m_stage_metric.find(stage);
   return it == m_stage_metric.end() || it->second == metric;
 }
@@ -357,7 +357,7 @@ MetricsTable changes_table(const Comparison& c) {
   for (const auto& s : r.stages) {
     if (s.failed()) rows.push_back(failed_row(s));
     add_metric_rows(c, s.name, &s, rows);
-    if (s.snapshot && s.snapshot->status != "match") rows.push_back(snapshot_row(s));
+    if (s.snapshot && s.snapshot->status != SnapshotStatus::match) rows.push_back(snapshot_row(s));
     if (auto row = measured_row(s.name, c.measurement_differences(s.name))) rows.push_back(*row);
   }
   for (const auto& name : c.removed_stages()) add_metric_rows(c, name, nullptr, rows);

@@ -43,6 +43,17 @@ std::string str(const ordered_json& j, const char* key) {
   return it == j.end() || it->is_null() ? std::string() : it->get<std::string>();
 }
 
+// The enum value that `key` names through `parse`; `fallback` when the member is absent (files
+// of earlier versions); Error(usage) naming the member and what it may be otherwise.
+template <typename T, typename Parse>
+T named(const ordered_json& j, const char* key, Parse parse, T fallback, const std::string& where,
+        std::string_view allowed, const std::string& source) {
+  std::string text = str(j, key);
+  if (text.empty()) return fallback;
+  if (auto v = parse(text)) return *v;
+  throw usage_error(source, fmt::format("{}.{} is \"{}\" (expected {})", where, key, text, allowed));
+}
+
 // --- writing, one function per section ------------------------------------------------------
 
 ordered_json git_json(const GitInfo& g) {
@@ -69,7 +80,7 @@ ordered_json environment_json(const Environment& e) {
 ordered_json snapshot_json(const std::optional<SnapshotResult>& snapshot) {
   if (!snapshot) return nullptr;
   const auto& sn = *snapshot;
-  return {{"status", sn.status},   {"path", sn.path},
+  return {{"status", to_string(sn.status)},   {"path", sn.path},
           {"sha256", sn.sha256},   {"pending", or_null(sn.pending)},
           {"message", or_null(sn.message)},
           // The readable diff, so a report made from results files alone (compare, merged
@@ -89,8 +100,8 @@ ordered_json explain_json(const std::optional<Explain>& explain) {
 ordered_json stage_json(const StageResult& s) {
   ordered_json st;
   st["name"] = s.name;
-  st["kind"] = s.kind;
-  st["cold"] = s.cold_mode;
+  st["kind"] = to_string(s.kind);
+  st["cold"] = to_string(s.cold_mode);
   st["runs"] = s.runs;
   st["warm"] = s.warm;
   st["settings"] = string_map(s.settings);
@@ -132,7 +143,7 @@ ordered_json gate_json(const std::optional<GateResult>& gate) {
     metrics.push_back({{"stage", m.stage},
                        {"metric", m.metric},
                        {"unit", m.unit},
-                       {"verdict", m.verdict},
+                       {"verdict", to_string(m.verdict)},
                        {"base_median", opt_number(m.base_median)},
                        {"head_median", opt_number(m.head_median)},
                        {"ratio", opt_number(m.ratio)},
@@ -240,8 +251,10 @@ void explain_figures_from_metrics(StageResult& st) {
 StageResult stage_from(const ordered_json& s, const std::string& source) {
   StageResult st;
   st.name = s.at("name").get<std::string>();
-  st.kind = str(s, "kind");
-  st.cold_mode = str(s, "cold");
+  st.kind = named(s, "kind", stage_kind_from, StageKind::sql, "stage '" + st.name + "'",
+                  "sql or command", source);
+  st.cold_mode = named(s, "cold", cold_mode_from, ColdMode::process, "stage '" + st.name + "'",
+                       "process or restart", source);
   st.runs = s.at("runs").get<int>();
   st.warm = s.at("warm").get<int>();
   if (s.contains("settings")) {
@@ -249,7 +262,11 @@ StageResult stage_from(const ordered_json& s, const std::string& source) {
   }
   st.error = str(s, "error");
   if (const auto& sn = s.at("snapshot"); !sn.is_null()) {
-    st.snapshot = SnapshotResult{str(sn, "status"), str(sn, "path"), str(sn, "pending"),
+    SnapshotStatus status = named(sn, "status", snapshot_status_from, SnapshotStatus::match,
+                                  "stage '" + st.name + "' snapshot",
+                                  "match, changed, missing, malformed, nondeterministic or updated",
+                                  source);
+    st.snapshot = SnapshotResult{status,           str(sn, "path"),    str(sn, "pending"),
                                  str(sn, "sha256"), str(sn, "message"), str(sn, "diff")};
   }
   if (const auto& ex = s.at("explain"); !ex.is_null()) st.explain = explain_from(ex);
@@ -311,8 +328,10 @@ GateResult gate_from(const ordered_json& g, const std::string& source) {
     return v.is_null() ? std::optional<double>() : std::optional<double>(v.get<double>());
   };
   for (const auto& m : g.at("metrics")) {
+    Verdict verdict = named(m, "verdict", verdict_from, Verdict::same, "gate.metrics[]",
+                            "regression, slower, faster, same, new or removed", source);
     x.metrics.push_back({m.at("stage").get<std::string>(), m.at("metric").get<std::string>(),
-                         m.at("unit").get<std::string>(), m.at("verdict").get<std::string>(),
+                         m.at("unit").get<std::string>(), verdict,
                          opt(m.at("base_median")), opt(m.at("head_median")), opt(m.at("ratio")),
                          m.at("reason").get<std::string>()});
   }

@@ -19,6 +19,63 @@ const Metric* StageResult::find(std::string_view name) const {
   return nullptr;
 }
 
+namespace {
+
+// A value's name from a table of {value, name}; the first entry is the fallback.
+template <typename T, std::size_t N>
+std::string_view name_of(T value, const std::pair<T, std::string_view> (&names)[N]) {
+  for (const auto& [v, name] : names) {
+    if (v == value) return name;
+  }
+  return names[0].second;
+}
+
+template <typename T, std::size_t N>
+std::optional<T> value_of(std::string_view text, const std::pair<T, std::string_view> (&names)[N]) {
+  for (const auto& [v, name] : names) {
+    if (name == text) return v;
+  }
+  return std::nullopt;
+}
+
+constexpr std::pair<SnapshotStatus, std::string_view> k_snapshot_statuses[] = {
+    {SnapshotStatus::match, "match"},
+    {SnapshotStatus::changed, "changed"},
+    {SnapshotStatus::missing, "missing"},
+    {SnapshotStatus::malformed, "malformed"},
+    {SnapshotStatus::nondeterministic, "nondeterministic"},
+    {SnapshotStatus::updated, "updated"}};
+constexpr std::pair<Verdict, std::string_view> k_verdicts[] = {
+    {Verdict::same, "same"},       {Verdict::regression, "regression"},
+    {Verdict::slower, "slower"},   {Verdict::faster, "faster"},
+    {Verdict::added, "new"},       {Verdict::removed, "removed"}};
+constexpr std::pair<StageKind, std::string_view> k_stage_kinds[] = {{StageKind::sql, "sql"},
+                                                                    {StageKind::command, "command"}};
+constexpr std::pair<ColdMode, std::string_view> k_cold_modes[] = {{ColdMode::process, "process"},
+                                                                  {ColdMode::restart, "restart"}};
+
+}  // namespace
+
+std::string_view to_string(SnapshotStatus status) { return name_of(status, k_snapshot_statuses); }
+std::string_view to_string(Verdict verdict) { return name_of(verdict, k_verdicts); }
+std::string_view to_string(StageKind kind) { return name_of(kind, k_stage_kinds); }
+std::string_view to_string(ColdMode mode) { return name_of(mode, k_cold_modes); }
+
+std::optional<SnapshotStatus> snapshot_status_from(std::string_view text) {
+  return value_of(text, k_snapshot_statuses);
+}
+std::optional<Verdict> verdict_from(std::string_view text) { return value_of(text, k_verdicts); }
+std::optional<StageKind> stage_kind_from(std::string_view text) {
+  return value_of(text, k_stage_kinds);
+}
+std::optional<ColdMode> cold_mode_from(std::string_view text) {
+  return value_of(text, k_cold_modes);
+}
+
+bool passes(SnapshotStatus status) {
+  return status == SnapshotStatus::match || status == SnapshotStatus::updated;
+}
+
 std::string_view to_string(BaseSource source) {
   switch (source) {
     case BaseSource::interleaved:

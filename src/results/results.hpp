@@ -13,6 +13,37 @@ namespace coldgate::results {
 /// Schema name written into results.json (docs/architecture.md "Results JSON").
 inline constexpr std::string_view k_results_schema = "coldgate-results/1";
 
+/// A stage's snapshot after the run: byte-identical to the committed file (match); differing
+/// (changed); no committed file (missing); a committed file not in canonical form (malformed);
+/// two cold runs that loaded different documents (nondeterministic); or written over the
+/// committed file by --update-snapshots (updated). docs/architecture.md "Snapshot statuses".
+enum class SnapshotStatus { match, changed, missing, malformed, nondeterministic, updated };
+
+/// A gated metric's verdict, head against base (docs/architecture.md "The gate"); `added` is
+/// written "new" (a C++ keyword): only head has the stage or metric.
+enum class Verdict { regression, slower, faster, same, added, removed };
+
+/// What a stage runs: a SQL query in coldgate's probe, or the user's command.
+enum class StageKind { sql, command };
+
+/// How each cold run is made cold: a fresh process, or a server restart before it as well.
+enum class ColdMode { process, restart };
+
+/// The names results.json and the reports use: "match", "regression", "new", "sql", "restart".
+std::string_view to_string(SnapshotStatus status);
+std::string_view to_string(Verdict verdict);
+std::string_view to_string(StageKind kind);
+std::string_view to_string(ColdMode mode);
+
+/// The value named `text` (as to_string writes it); nullopt for any other text.
+std::optional<SnapshotStatus> snapshot_status_from(std::string_view text);
+std::optional<Verdict> verdict_from(std::string_view text);
+std::optional<StageKind> stage_kind_from(std::string_view text);
+std::optional<ColdMode> cold_mode_from(std::string_view text);
+
+/// True for the snapshot statuses that pass the gate: match, and updated (written locally).
+bool passes(SnapshotStatus status);
+
 /// One metric's raw samples: cold runs (one per fresh process) and warm repetitions apart.
 struct Metric {
   std::string unit;           // "ms", "bytes", "count", or a command's own unit
@@ -42,9 +73,7 @@ struct Explain {
 
 /// A stage's snapshot after the run (see snapshot::Status).
 struct SnapshotResult {
-  /// match | changed | missing | malformed | nondeterministic, or updated (written over the
-  /// committed file by --update-snapshots)
-  std::string status;
+  SnapshotStatus status = SnapshotStatus::match;
   std::string path;      // committed snapshot, relative to the current folder
   std::string pending;   // where the candidate was written; "" for match
   std::string sha256;    // hex SHA-256 of the (first) candidate
@@ -55,8 +84,8 @@ struct SnapshotResult {
 /// One stage's outcome: metrics with all raw samples, its snapshot, or the error that failed it.
 struct StageResult {
   std::string name;
-  std::string kind;        // "sql" | "command"
-  std::string cold_mode;   // "process" | "restart"
+  StageKind kind = StageKind::sql;
+  ColdMode cold_mode = ColdMode::process;
   int runs = 0;            // cold runs asked for
   int warm = 0;            // warm repetitions per cold run asked for
   std::map<std::string, std::string> settings;  // the stage's `settings:` (SET LOCAL)
@@ -120,8 +149,8 @@ struct MetricVerdict {
   std::string stage;
   std::string metric;
   std::string unit;
-  /// regression | slower | faster | same | new (no baseline sample) | removed (no head sample)
-  std::string verdict;
+  /// new (`added`): no baseline sample; removed: no head sample
+  Verdict verdict = Verdict::same;
   std::optional<double> base_median;  // median of the baseline's cold samples (warm when no cold)
   std::optional<double> head_median;
   std::optional<double> ratio;        // head / base; nullopt when a side is missing or base is 0

@@ -7,7 +7,7 @@
 #include <iostream>
 #include <set>
 
-#include "gate/diagnose.hpp"
+#include "measure/diagnose.hpp"
 #include "measure/environment.hpp"
 #include "measure/runner.hpp"
 #include "session/session.hpp"
@@ -137,7 +137,7 @@ Results run_job(const config::Config& cfg, const JobOptions& options) {
     }
     results.obsolete_snapshots.assign(obsolete.begin(), obsolete.end());
   }
-  results.diagnoses = gate::diagnose(results, cfg.setup_analyzes());
+  results.diagnoses = measure::diagnose(results, cfg.setup_analyzes());
   results.finished_at = utc_now();
   return results;
 }

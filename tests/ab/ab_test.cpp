@@ -111,7 +111,7 @@ struct AbTest : ::testing::Test {
   std::string verdict(const results::Results& r, const std::string& metric) {
     if (!r.gate) return "(no gate)";
     for (const auto& m : r.gate->metrics) {
-      if (m.stage == "load" && m.metric == metric) return m.verdict;
+      if (m.stage == "load" && m.metric == metric) return std::string(results::to_string(m.verdict));
     }
     return "(none)";
   }

@@ -32,7 +32,7 @@ struct GateRunTest : ::testing::Test {
 std::string verdict_of(const Results& r, const std::string& stage, const std::string& metric) {
   if (!r.gate) return "no gate block";
   for (const auto& m : r.gate->metrics) {
-    if (m.stage == stage && m.metric == metric) return m.verdict;
+    if (m.stage == stage && m.metric == metric) return std::string(results::to_string(m.verdict));
   }
   return "no verdict";
 }
@@ -63,7 +63,7 @@ TEST_F(GateRunTest, AStageTenTimesSlowerIsARegressionAndAnUnchangedRerunIsNot) {
   EXPECT_NE(same.err.find(", no regression"), std::string::npos) << same.err;
   r = results("same/results.json");
   for (const auto& m : r.gate->metrics)
-    EXPECT_NE(m.verdict, "regression") << m.stage << " " << m.metric << ": " << m.reason;
+    EXPECT_NE(m.verdict, results::Verdict::regression) << m.stage << " " << m.metric << ": " << m.reason;
   // `coldgate compare` of the two files gives the same answer as run --baseline.
   auto compare = run_coldgate({"compare", "base/results.json", "slow/results.json", "--out", "cmp"},
                               dir.path());

@@ -19,11 +19,11 @@ Results two_stages() {
   Results r;
   StageResult a;
   a.name = "config-load-jit";
-  a.snapshot = SnapshotResult{"match", "snapshots/a.json", "", "", "", ""};
+  a.snapshot = SnapshotResult{SnapshotStatus::match, "snapshots/a.json", "", "", "", ""};
   r.stages.push_back(a);
   StageResult b;
   b.name = "config|load";
-  b.snapshot = SnapshotResult{"changed", "snapshots/b.json", "snapshots/b.json.new", "", "", ""};
+  b.snapshot = SnapshotResult{SnapshotStatus::changed, "snapshots/b.json", "snapshots/b.json.new", "", "", ""};
   r.stages.push_back(b);
   return r;
 }
@@ -33,10 +33,10 @@ TEST(Gate, VerdictCountsFailuresAndPasses) {
   EXPECT_EQ(verdict(r), "failed: 1 snapshot changed (config|load)");
   EXPECT_FALSE(passed(r));
 
-  r.stages[1].snapshot->status = "match";
+  r.stages[1].snapshot->status = SnapshotStatus::match;
   EXPECT_EQ(verdict(r), "passed: 2 stages, 2 snapshots match");
   EXPECT_TRUE(passed(r));
-  r.stages[1].snapshot->status = "updated";
+  r.stages[1].snapshot->status = SnapshotStatus::updated;
   EXPECT_EQ(verdict(r), "passed: 2 stages, 1 snapshot match, 1 updated");
   EXPECT_TRUE(passed(r));
   r.stages[0].error = "cold run 1/3: exit status 1";
@@ -56,7 +56,7 @@ std::string lines(const GateResult& g) {
   auto num = [](const std::optional<double>& v) { return v ? fmt::format("{:.10g}", *v) : "-"; };
   for (const auto& m : g.metrics) {
     out +=
-        fmt::format("{} {} {}: {} → {} ({}) {}\n", m.stage, m.metric, m.verdict, num(m.base_median),
+        fmt::format("{} {} {}: {} → {} ({}) {}\n", m.stage, m.metric, to_string(m.verdict), num(m.base_median),
                     num(m.head_median), m.ratio ? fmt::format("{:.3g}", *m.ratio) : "-", m.reason);
   }
   for (const auto& s : g.stages_new) out += "new stage " + s + "\n";
@@ -105,52 +105,52 @@ TEST(GateCompare, FixturesGiveTheGoldenVerdicts) {
 TEST(GateCompare, TenTimesSlowerIsARegressionOnlyWithTheDeltaAndApartRanges) {
   auto v =
       single_verdict(one("wall_ms", ms({1000, 1040, 1080})), one("wall_ms", ms({95, 100, 105})));
-  EXPECT_EQ(v.verdict, "regression");
+  EXPECT_EQ(v.verdict, Verdict::regression);
   EXPECT_DOUBLE_EQ(*v.ratio, 10.4);
   EXPECT_EQ(v.reason, "10.4× ≥ max_ratio 10, +940.0 ms ≥ min_delta 20.0 ms, ranges apart");
   // Just below the ratio: slower.
-  EXPECT_EQ(single_verdict(one("wall_ms", ms({990})), one("wall_ms", ms({100}))).verdict, "slower");
+  EXPECT_EQ(single_verdict(one("wall_ms", ms({990})), one("wall_ms", ms({100}))).verdict, Verdict::slower);
   // 12× but only +11 ms: noise under the floor, same.
   v = single_verdict(one("wall_ms", ms({12})), one("wall_ms", ms({1})));
-  EXPECT_EQ(v.verdict, "same");
+  EXPECT_EQ(v.verdict, Verdict::same);
   EXPECT_EQ(v.reason, "12.0×, but the difference of 11.0 ms is under min_delta 20.0 ms");
   // Overlapping ranges: the head's fastest run is not slower than the base's slowest.
   v = single_verdict(one("wall_ms", ms({1500, 1500, 1500})), one("wall_ms", ms({100, 100, 2000})));
-  EXPECT_EQ(v.verdict, "slower");
+  EXPECT_EQ(v.verdict, Verdict::slower);
   EXPECT_EQ(v.reason,
             "15.0× but the ranges overlap (fastest head run 1.50 s ≤ slowest base run 2.00 s)");
 }
 
 TEST(GateCompare, WarnRatioGivesSlowerAndFasterElseSame) {
-  EXPECT_EQ(single_verdict(one("wall_ms", ms({200})), one("wall_ms", ms({100}))).verdict, "slower");
-  EXPECT_EQ(single_verdict(one("wall_ms", ms({199})), one("wall_ms", ms({100}))).verdict, "same");
-  EXPECT_EQ(single_verdict(one("wall_ms", ms({50})), one("wall_ms", ms({100}))).verdict, "faster");
-  EXPECT_EQ(single_verdict(one("wall_ms", ms({51})), one("wall_ms", ms({100}))).verdict, "same");
+  EXPECT_EQ(single_verdict(one("wall_ms", ms({200})), one("wall_ms", ms({100}))).verdict, Verdict::slower);
+  EXPECT_EQ(single_verdict(one("wall_ms", ms({199})), one("wall_ms", ms({100}))).verdict, Verdict::same);
+  EXPECT_EQ(single_verdict(one("wall_ms", ms({50})), one("wall_ms", ms({100}))).verdict, Verdict::faster);
+  EXPECT_EQ(single_verdict(one("wall_ms", ms({51})), one("wall_ms", ms({100}))).verdict, Verdict::same);
   // A hundred times faster is just faster.
-  EXPECT_EQ(single_verdict(one("wall_ms", ms({1})), one("wall_ms", ms({100}))).verdict, "faster");
+  EXPECT_EQ(single_verdict(one("wall_ms", ms({1})), one("wall_ms", ms({100}))).verdict, Verdict::faster);
 }
 
 TEST(GateCompare, ZeroBaseMedianHasNoRatioAndNeverDividesByZero) {
   auto v = single_verdict(one("jit_total_ms", ms({0, 0})), one("jit_total_ms", ms({0, 0})));
-  EXPECT_EQ(v.verdict, "same");
+  EXPECT_EQ(v.verdict, Verdict::same);
   EXPECT_FALSE(v.ratio);
   v = single_verdict(one("connect_ms", ms({0.4, 0.5})), one("connect_ms", ms({0, 0})));
-  EXPECT_EQ(v.verdict, "same");  // infinitely slower, but far below min_delta
+  EXPECT_EQ(v.verdict, Verdict::same);  // infinitely slower, but far below min_delta
   EXPECT_EQ(v.reason, "from 0 to 0.45 ms, but the difference of 0.45 ms is under min_delta 20.0 ms");
   EXPECT_FALSE(v.ratio);
   v = single_verdict(one("jit_total_ms", ms({700, 710})), one("jit_total_ms", ms({0, 0})));
-  EXPECT_EQ(v.verdict, "regression");
+  EXPECT_EQ(v.verdict, Verdict::regression);
   EXPECT_FALSE(v.ratio);
   EXPECT_EQ(v.reason, "from 0 to 705.0 ms ≥ max_ratio 10, +705.0 ms ≥ min_delta 20.0 ms, ranges apart");
   // Head at 0 from a positive base: faster, once past the floor.
-  EXPECT_EQ(single_verdict(one("wall_ms", ms({0})), one("wall_ms", ms({50}))).verdict, "faster");
-  EXPECT_EQ(single_verdict(one("wall_ms", ms({0})), one("wall_ms", ms({5}))).verdict, "same");
+  EXPECT_EQ(single_verdict(one("wall_ms", ms({0})), one("wall_ms", ms({50}))).verdict, Verdict::faster);
+  EXPECT_EQ(single_verdict(one("wall_ms", ms({0})), one("wall_ms", ms({5}))).verdict, Verdict::same);
 }
 
 TEST(GateCompare, SubMillisecondMediansNeverRegress) {
   auto v = single_verdict(one("decode_ms", ms({0.05, 0.06, 0.04})),
                           one("decode_ms", ms({0.001, 0.002, 0.001})));
-  EXPECT_EQ(v.verdict, "same");
+  EXPECT_EQ(v.verdict, Verdict::same);
   EXPECT_NEAR(*v.ratio, 50, 1e-9);
 }
 
@@ -158,21 +158,21 @@ TEST(GateCompare, SubMillisecondMediansNeverRegress) {
 // differences under min_delta, so neither a badge nor an annotation.
 TEST(GateCompare, TheNoiseFloorHoldsForSlowerAndFasterToo) {
   auto v = single_verdict(one("query_ms", ms({3.1, 3.4, 3.9})), one("query_ms", ms({1.1, 1.22, 1.3})));
-  EXPECT_EQ(v.verdict, "same");
+  EXPECT_EQ(v.verdict, Verdict::same);
   EXPECT_NEAR(*v.ratio, 3.40 / 1.22, 1e-9);
   EXPECT_EQ(v.reason, "2.79×, but the difference of 2.18 ms is under min_delta 20.0 ms");
   EXPECT_EQ(single_verdict(one("execution_ms", ms({0.16})), one("execution_ms", ms({0.40})))
                 .verdict,
-            "same");
+            Verdict::same);
   // Bytes have their own floor (min_delta_bytes, 16 MiB by default).
   EXPECT_EQ(single_verdict(one("peak_rss_bytes", {"bytes", {30e6}, {}}),
                            one("peak_rss_bytes", {"bytes", {10e6}, {}}))
                 .verdict,
-            "slower");
+            Verdict::slower);
   EXPECT_EQ(single_verdict(one("peak_rss_bytes", {"bytes", {3e6}, {}}),
                            one("peak_rss_bytes", {"bytes", {1e6}, {}}))
                 .verdict,
-            "same");
+            Verdict::same);
   // Counts have no floor: twice the JIT functions is slower when gated.
   config::Gate g;
   g.metrics = {"jit_functions"};
@@ -181,19 +181,19 @@ TEST(GateCompare, TheNoiseFloorHoldsForSlowerAndFasterToo) {
   EXPECT_EQ(single_verdict(one("jit_functions", {"count", {20}, {}}),
                            one("jit_functions", {"count", {10}, {}}), t)
                 .verdict,
-            "slower");
+            Verdict::slower);
 }
 
 TEST(GateCompare, ColdSamplesDecideAndWarmOnesOnlyWithoutCold) {
   // Warm repetitions ten times slower, cold ones unchanged: the cold median decides.
   auto v = single_verdict(one("query_ms", ms({11, 10, 12}, {300, 350, 400})),
                           one("query_ms", ms({10, 11, 12}, {3, 3.5, 4})));
-  EXPECT_EQ(v.verdict, "same");
+  EXPECT_EQ(v.verdict, Verdict::same);
   EXPECT_DOUBLE_EQ(*v.base_median, 11);
   // A metric with warm samples only is gated on them.
   v = single_verdict(one("warm_only_ms", ms({}, {300, 350, 400})),
                      one("warm_only_ms", ms({}, {3, 3.5, 4})));
-  EXPECT_EQ(v.verdict, "regression");
+  EXPECT_EQ(v.verdict, Verdict::regression);
 }
 
 TEST(GateCompare, MemoryUsesMinDeltaBytesAndPerStageOverrides) {
@@ -201,15 +201,15 @@ TEST(GateCompare, MemoryUsesMinDeltaBytesAndPerStageOverrides) {
   Results head = one("peak_rss_bytes", {"bytes", {11 * mib}, {}});
   Results base = one("peak_rss_bytes", {"bytes", {1 * mib}, {}});
   auto v = single_verdict(head, base);
-  EXPECT_EQ(v.verdict, "same");
+  EXPECT_EQ(v.verdict, Verdict::same);
   EXPECT_EQ(v.reason, "11.0×, but the difference of 10.0 MiB is under min_delta 16.0 MiB");
   Thresholds t;
   t.stages["s"].min_delta_bytes = 8ull << 20;
-  EXPECT_EQ(single_verdict(head, base, t).verdict, "regression");
+  EXPECT_EQ(single_verdict(head, base, t).verdict, Verdict::regression);
   // Another stage keeps the defaults.
   t.stages.clear();
   t.stages["other"].min_delta_bytes = 1;
-  EXPECT_EQ(single_verdict(head, base, t).verdict, "same");
+  EXPECT_EQ(single_verdict(head, base, t).verdict, Verdict::same);
 }
 
 TEST(GateCompare, GateMetricsChoosesWhatIsGated) {
@@ -221,7 +221,7 @@ TEST(GateCompare, GateMetricsChoosesWhatIsGated) {
   t.defaults.metrics = {"rows"};
   auto v = single_verdict(head, base, t);
   EXPECT_EQ(v.metric, "rows");
-  EXPECT_EQ(v.verdict, "regression");  // counts have no absolute floor
+  EXPECT_EQ(v.verdict, Verdict::regression);  // counts have no absolute floor
   EXPECT_TRUE(is_gated(config::Gate{}, "jit_total_ms"));
   EXPECT_TRUE(is_gated(config::Gate{}, "peak_rss_bytes"));
   EXPECT_FALSE(is_gated(config::Gate{}, "result_bytes"));
@@ -258,7 +258,7 @@ TEST(GateCompare, FailedStagesFailTheGateWhateverTheMetrics) {
   Results ok = one("wall_ms", ms({500}));
   base.stages[0].error = "timeout";
   auto v = single_verdict(ok, base);
-  EXPECT_EQ(v.verdict, "new");
+  EXPECT_EQ(v.verdict, Verdict::added);
   EXPECT_EQ(v.reason, "stage failed in the baseline");
 }
 
@@ -361,9 +361,9 @@ namespace {
 TEST(GateCompare, HowEachSideWasMeasuredIsComparedAndRecorded) {
   Results head = one("wall_ms", ms({100, 101}));
   Results base = one("wall_ms", ms({100, 102}));
-  head.stages[0].kind = base.stages[0].kind = "sql";
-  head.stages[0].cold_mode = "restart";
-  base.stages[0].cold_mode = "process";
+  head.stages[0].kind = base.stages[0].kind = StageKind::sql;
+  head.stages[0].cold_mode = ColdMode::restart;
+  base.stages[0].cold_mode = ColdMode::process;
   head.stages[0].runs = 2;
   base.stages[0].runs = 5;
   head.stages[0].warm = base.stages[0].warm = 0;
@@ -405,7 +405,7 @@ TEST(GateCompare, HowEachSideWasMeasuredIsComparedAndRecorded) {
     EXPECT_EQ(e.message().find("settings.jit"), std::string::npos) << e.message();
   }
   // Only a setting differs: recorded, and no error even when the environment must match.
-  head.stages[0].cold_mode = "process";
+  head.stages[0].cold_mode = ColdMode::process;
   head.stages[0].runs = 5;
   EXPECT_EQ(compare(head, base, "base.json", t).measurement_differences.size(), 1u);
 }

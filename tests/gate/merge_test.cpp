@@ -94,12 +94,12 @@ TEST(GateMerge, KeepsGateBlocksOnlyWhenAllHaveOneAgainstTheSameBaseline) {
   Results a = shard({"a"}, "", "");
   Results b = shard({"b"}, "", "");
   a.gate = GateResult{
-      "base.json", {},      {"kernel: x → y (info)"}, {{"a", "wall_ms", "ms", "same", 1, 1, 1, ""}},
+      "base.json", {},      {"kernel: x → y (info)"}, {{"a", "wall_ms", "ms", Verdict::same, 1, 1, 1, ""}},
       {},          {"gone"}};
   b.gate = GateResult{"base.json",
                       {},
                       {"kernel: x → y (info)"},
-                      {{"b", "wall_ms", "ms", "slower", 1, 3, 3, ""}},
+                      {{"b", "wall_ms", "ms", Verdict::slower, 1, 3, 3, ""}},
                       {},
                       {"gone"}};
   Results r = merge({{"1.json", a}, {"2.json", b}}, {});

@@ -77,9 +77,9 @@ TEST_F(RunTest, SqlStageMeasuresEveryColdRunInItsOwnProcessAndSnapshotsTheDocume
   EXPECT_NE(second.out.find("**passed: 1 stage, 1 snapshot match**"), std::string::npos) << second.out;
   Results r = results();
   const StageResult& s = stage(r, "items");
-  EXPECT_EQ(s.kind, "sql");
+  EXPECT_EQ(s.kind, StageKind::sql);
   ASSERT_TRUE(s.snapshot);
-  EXPECT_EQ(s.snapshot->status, "match");
+  EXPECT_EQ(s.snapshot->status, SnapshotStatus::match);
   for (const char* name : {"wall_ms", "cpu_ms", "peak_rss_bytes", "connect_ms", "query_ms",
                            "decode_ms", "result_bytes", "rows"}) {
     const Metric* m = s.find(name);
@@ -161,7 +161,7 @@ TEST_F(RunTest, ChangedDataFailsWithThePathLevelDiffAndAcceptMakesItPass) {
   EXPECT_NE(changed.out.find("/6/price: 10.5 → 999.25"), std::string::npos) << changed.out;
   EXPECT_NE(changed.out.find("-    \"price\": 10.5\n+    \"price\": 999.25\n"), std::string::npos)
       << changed.out;
-  EXPECT_EQ(results().stages[0].snapshot->status, "changed");
+  EXPECT_EQ(results().stages[0].snapshot->status, SnapshotStatus::changed);
 
   ASSERT_EQ(accept({"items"}), 0);
   auto accepted = run();
@@ -240,7 +240,7 @@ TEST_F(RunTest, CommandStageThatLoadsDifferentDocumentsIsNondeterministic) {
   EXPECT_EQ(r.exit_code, 1);
   Results res = results();
   const auto& snap = *res.stages[0].snapshot;
-  EXPECT_EQ(snap.status, "nondeterministic");
+  EXPECT_EQ(snap.status, SnapshotStatus::nondeterministic);
   EXPECT_EQ(snap.message, "cold runs 1 and 2 loaded different documents: first difference at /run "
                           "(1 path differs)");
   EXPECT_NE(r.out.find("**failed: 1 snapshot nondeterministic (clock)**"), std::string::npos);

@@ -17,7 +17,7 @@ TEST(Github, AnnotatesRegressionsSlowerMetricsSnapshotsAndFailures) {
   Results r;
   StageResult ok;
   ok.name = "config-load";
-  ok.snapshot = SnapshotResult{"changed",
+  ok.snapshot = SnapshotResult{SnapshotStatus::changed,
                                "snapshots/a,b:c.json",
                                "snapshots/a,b:c.json.new",
                                "",
@@ -30,9 +30,9 @@ TEST(Github, AnnotatesRegressionsSlowerMetricsSnapshotsAndFailures) {
   r.stages.push_back(bad);
   r.gate = GateResult{};
   r.gate->metrics.push_back(
-      {"config-load", "wall_ms", "ms", "regression", 240, 2496, 10.4, "10.4× ≥ max_ratio 10"});
-  r.gate->metrics.push_back({"config-load", "cpu_ms", "ms", "slower", 100, 250, 2.5, ""});
-  r.gate->metrics.push_back({"config-load", "peak_rss_bytes", "bytes", "same", 1, 1, 1, ""});
+      {"config-load", "wall_ms", "ms", Verdict::regression, 240, 2496, 10.4, "10.4× ≥ max_ratio 10"});
+  r.gate->metrics.push_back({"config-load", "cpu_ms", "ms", Verdict::slower, 100, 250, 2.5, ""});
+  r.gate->metrics.push_back({"config-load", "peak_rss_bytes", "bytes", Verdict::same, 1, 1, 1, ""});
   r.gate->environment_differences = {"postgres_version: 15.8 → 16.1"};
   EXPECT_EQ(
       annotations(r),
@@ -53,10 +53,10 @@ TEST(Github, OnlyRegressionsAndSlowerMetricsAreAnnotated) {
   s.name = "fine";
   r.stages.push_back(s);
   r.gate = GateResult{};
-  for (const char* v : {"same", "faster", "new", "removed"})
+  for (Verdict v : {Verdict::same, Verdict::faster, Verdict::added, Verdict::removed})
     r.gate->metrics.push_back({"fine", "wall_ms", "ms", v, 10, 10.5, 1.05, "within thresholds"});
   EXPECT_EQ(annotations(r), "");
-  r.gate->metrics.push_back({"fine", "wall_ms", "ms", "slower", 10, 15, 1.5, ""});
+  r.gate->metrics.push_back({"fine", "wall_ms", "ms", Verdict::slower, 10, 15, 1.5, ""});
   EXPECT_EQ(annotations(r),
             "::warning title=coldgate%3A slower::fine wall_ms: slower 1.50× (10.0 ms → 15.0 ms)\n");
 }
@@ -65,7 +65,7 @@ TEST(Github, NothingToSayWhenAllIsWell) {
   Results r;
   StageResult s;
   s.name = "fine";
-  s.snapshot = SnapshotResult{"match", "snapshots/f.json", "", "", "", ""};
+  s.snapshot = SnapshotResult{SnapshotStatus::match, "snapshots/f.json", "", "", "", ""};
   r.stages.push_back(s);
   EXPECT_EQ(annotations(r), "");
   EXPECT_NE(stop_commands_token(), stop_commands_token());

@@ -36,8 +36,8 @@ inline void common(Results& r, const std::string& title) {
 inline StageResult jit_stage(double scale) {
   StageResult s;
   s.name = "config-load-jit";
-  s.kind = "sql";
-  s.cold_mode = "process";
+  s.kind = StageKind::sql;
+  s.cold_mode = ColdMode::process;
   s.runs = 3;
   s.warm = 1;
   s.explain = Explain{};
@@ -48,14 +48,14 @@ inline StageResult jit_stage(double scale) {
   s.metric("jit_functions", "count") = {"count", {1404, 1404, 1404}, {}};
   s.metric("jit_emission_ms", "ms") = {"ms", {242, 240, 250}, {}};
   s.metric("jit_total_ms", "ms") = {"ms", {703, 700, 710}, {}};
-  s.snapshot = SnapshotResult{"match", "snapshots/config-load-jit.json", "", "ab12", "", ""};
+  s.snapshot = SnapshotResult{SnapshotStatus::match, "snapshots/config-load-jit.json", "", "ab12", "", ""};
   return s;
 }
 
 // The snapshot check's message and diff as snapshot::check writes them in CI; `old_path` and
 // `new_path` are the diff's header labels as the run saw them.
 inline SnapshotResult changed_snapshot(const std::string& old_path, const std::string& new_path) {
-  return {"changed",
+  return {SnapshotStatus::changed,
           "snapshots/config-load.json",
           "coldgate-out/snapshots/config-load.json.new",
           "cd34",
@@ -77,11 +77,11 @@ inline SnapshotResult changed_snapshot(const std::string& old_path, const std::s
               "   ]\n"};
 }
 
-inline StageResult load_stage(double scale, const std::string& status) {
+inline StageResult load_stage(double scale, SnapshotStatus status) {
   StageResult s;
   s.name = "config-load";
-  s.kind = "sql";
-  s.cold_mode = "process";
+  s.kind = StageKind::sql;
+  s.cold_mode = ColdMode::process;
   s.runs = 3;
   s.warm = 0;
   s.explain = Explain{};
@@ -90,8 +90,8 @@ inline StageResult load_stage(double scale, const std::string& status) {
   s.metric("peak_rss_bytes", "bytes") = {
       "bytes", {14.1 * 1024 * 1024, 14.2 * 1024 * 1024, 14.0 * 1024 * 1024}, {}};
   s.metric("jit_total_ms", "ms") = {"ms", {0, 0, 0}, {}};
-  if (status == "match") {
-    s.snapshot = SnapshotResult{"match", "snapshots/config-load.json", "", "cd34", "", ""};
+  if (status == SnapshotStatus::match) {
+    s.snapshot = SnapshotResult{SnapshotStatus::match, "snapshots/config-load.json", "", "cd34", "", ""};
   } else {
     s.snapshot = changed_snapshot("snapshots/config-load.json",
                                   "coldgate-out/snapshots/config-load.json.new");
@@ -102,8 +102,8 @@ inline StageResult load_stage(double scale, const std::string& status) {
 inline StageResult command_stage(const std::string& name, double wall) {
   StageResult s;
   s.name = name;
-  s.kind = "command";
-  s.cold_mode = "process";
+  s.kind = StageKind::command;
+  s.cold_mode = ColdMode::process;
   s.runs = 2;
   s.warm = 0;
   s.metric("wall_ms", "ms") = {"ms", {wall, wall * 1.1}, {}};
@@ -112,7 +112,7 @@ inline StageResult command_stage(const std::string& name, double wall) {
 }
 
 inline MetricVerdict verdict(const std::string& stage, const std::string& metric,
-                             const std::string& unit, const std::string& v,
+                             const std::string& unit, Verdict v,
                              std::optional<double> base, std::optional<double> head,
                              const std::string& reason = "") {
   std::optional<double> ratio;
@@ -126,7 +126,7 @@ inline void same_verdicts(GateResult& g, const StageResult& b, const StageResult
   for (const auto& [name, m] : s.metrics) {
     if (!name.ends_with("_ms") && name != "peak_rss_bytes") continue;
     const Metric* bm = b.find(name);
-    g.metrics.push_back(verdict(s.name, name, m.unit, "same", median(bm->cold), median(m.cold)));
+    g.metrics.push_back(verdict(s.name, name, m.unit, Verdict::same, median(bm->cold), median(m.cold)));
   }
 }
 
@@ -136,7 +136,7 @@ inline Results no_baseline() {
   common(r, "Start-up");
   r.no_baseline = "base origin/main (1a2b3c4) has no coldgate.yaml: the pull request adds it";
   r.stages.push_back(jit_stage(1));
-  r.stages.push_back(load_stage(1, "changed"));
+  r.stages.push_back(load_stage(1, SnapshotStatus::changed));
   StageResult crash = command_stage("shop-client", 0);
   crash.metrics.clear();
   crash.error = "cold run 1/2: killed by SIGSEGV; stderr ends:\nabout to crash";
@@ -158,7 +158,7 @@ inline Results baseline_base() {
   r.environment.postgres_version = "15.8";
   r.environment.postgres_version_num = 150008;
   r.stages.push_back(jit_stage(1));
-  r.stages.push_back(load_stage(1, "match"));
+  r.stages.push_back(load_stage(1, SnapshotStatus::match));
   r.stages.push_back(command_stage("old-stage", 50));
   return r;
 }
@@ -169,24 +169,24 @@ inline Results baseline() {
   common(r, "Start-up");
   r.git.base = "1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d";
   r.stages.push_back(jit_stage(0.3));
-  r.stages.push_back(load_stage(10.4, "changed"));
+  r.stages.push_back(load_stage(10.4, SnapshotStatus::changed));
   r.stages.push_back(command_stage("new-stage", 80));
   GateResult g;
   g.baseline = "baseline/results.json";
   g.base_git = {"1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d", "main", "", {}};
   g.environment_differences = {"postgres_version: 15.8 → 16.4"};
   g.metrics = {
-      verdict("config-load-jit", "wall_ms", "ms", "faster", 2400, 720),
-      verdict("config-load-jit", "execution_ms", "ms", "faster", 1911, 573.3),
-      verdict("config-load-jit", "jit_total_ms", "ms", "same", 703, 703),
-      verdict("config-load", "wall_ms", "ms", "regression", 240, 2496,
+      verdict("config-load-jit", "wall_ms", "ms", Verdict::faster, 2400, 720),
+      verdict("config-load-jit", "execution_ms", "ms", Verdict::faster, 1911, 573.3),
+      verdict("config-load-jit", "jit_total_ms", "ms", Verdict::same, 703, 703),
+      verdict("config-load", "wall_ms", "ms", Verdict::regression, 240, 2496,
               "10.4× ≥ max_ratio 10, +2.26 s ≥ min_delta 20 ms, ranges apart"),
-      verdict("config-load", "cpu_ms", "ms", "slower", 25, 260, "10.4× but +235 ms, ranges apart"),
-      verdict("config-load", "peak_rss_bytes", "bytes", "same", 14.1 * 1024 * 1024,
+      verdict("config-load", "cpu_ms", "ms", Verdict::slower, 25, 260, "10.4× but +235 ms, ranges apart"),
+      verdict("config-load", "peak_rss_bytes", "bytes", Verdict::same, 14.1 * 1024 * 1024,
               14.1 * 1024 * 1024),
-      verdict("config-load", "jit_total_ms", "ms", "same", 0, 0),
-      verdict("new-stage", "wall_ms", "ms", "new", std::nullopt, 80),
-      verdict("old-stage", "wall_ms", "ms", "removed", 50, std::nullopt),
+      verdict("config-load", "jit_total_ms", "ms", Verdict::same, 0, 0),
+      verdict("new-stage", "wall_ms", "ms", Verdict::added, std::nullopt, 80),
+      verdict("old-stage", "wall_ms", "ms", Verdict::removed, 50, std::nullopt),
   };
   g.stages_new = {"new-stage"};
   g.stages_removed = {"old-stage"};
@@ -198,8 +198,8 @@ inline Results baseline() {
 inline StageResult rows_stage(const std::string& name, double wall, double rows) {
   StageResult s;
   s.name = name;
-  s.kind = "sql";
-  s.cold_mode = "process";
+  s.kind = StageKind::sql;
+  s.cold_mode = ColdMode::process;
   s.runs = 3;
   s.metric("wall_ms", "ms") = {"ms", {wall, wall * 0.97, wall * 1.04}, {}};
   s.metric("cpu_ms", "ms") = {"ms", {wall / 3, wall / 3.1, wall / 2.9}, {}};
@@ -215,7 +215,7 @@ inline Results passing_base() {
   Results r;
   common(r, "Start-up");
   r.git = {"1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d", "main", "", {}};
-  r.stages.push_back(load_stage(1, "match"));
+  r.stages.push_back(load_stage(1, SnapshotStatus::match));
   r.stages.push_back(rows_stage("orders-report", 84, 1200));
   r.stages.push_back(rows_stage("customer-search", 12.5, 40));
   r.stages.push_back(command_stage("shop-client", 310));
@@ -239,7 +239,7 @@ inline Results shop_head(const Results& base, const std::string& run, StageResul
 
 inline Results passing() {
   Results base = passing_base();
-  Results r = shop_head(base, "9876543210", load_stage(1.01, "match"), 1200);
+  Results r = shop_head(base, "9876543210", load_stage(1.01, SnapshotStatus::match), 1200);
   r.git.dirty = {"M sql/orders_report.sql", "?? sql/new_index.sql"};
   r.diagnoses.push_back({"orders-report",
                          "never_analyzed",
@@ -270,7 +270,7 @@ inline Results failing_base() {
 
 inline Results failing() {
   Results base = failing_base();
-  StageResult load = load_stage(3.1, "changed");
+  StageResult load = load_stage(3.1, SnapshotStatus::changed);
   load.snapshot = changed_snapshot(
       "/home/runner/work/shop/shop/coldgate-out/ab/head/snapshots/config-load.json",
       "/tmp/coldgate-ab-3f2a/coldgate-out/snapshots/config-load.json.new");
@@ -298,22 +298,22 @@ inline Results failing() {
   g.base_host = base.environment.host;
   g.baseline = "coldgate-out/ab/cache/1a2b3c4d.json";
   g.metrics = {
-      verdict("config-load", "wall_ms", "ms", "regression", 240, 744,
+      verdict("config-load", "wall_ms", "ms", Verdict::regression, 240, 744,
               "3.10× ≥ max_ratio 1.5, +504 ms ≥ min_delta 20 ms, ranges apart"),
-      verdict("config-load", "cpu_ms", "ms", "slower", 25, 77.5,
+      verdict("config-load", "cpu_ms", "ms", Verdict::slower, 25, 77.5,
               "3.10× ≥ warn_ratio 1.2 but +52 ms < min_delta 60 ms"),
-      verdict("config-load", "peak_rss_bytes", "bytes", "same", 14.1 * 1024 * 1024,
+      verdict("config-load", "peak_rss_bytes", "bytes", Verdict::same, 14.1 * 1024 * 1024,
               14.1 * 1024 * 1024),
-      verdict("config-load", "jit_total_ms", "ms", "same", 0, 0),
+      verdict("config-load", "jit_total_ms", "ms", Verdict::same, 0, 0),
   };
   for (std::size_t i = 1; i < 4; ++i) same_verdicts(g, base.stages[i], r.stages[i]);
-  g.metrics.push_back(verdict("config-load-jit", "wall_ms", "ms", "faster", 2400, 720,
+  g.metrics.push_back(verdict("config-load-jit", "wall_ms", "ms", Verdict::faster, 2400, 720,
                               "0.30× ≤ 1/warn_ratio 1.2, ranges apart"));
-  g.metrics.push_back(verdict("config-load-jit", "execution_ms", "ms", "faster", 1911, 573.3,
+  g.metrics.push_back(verdict("config-load-jit", "execution_ms", "ms", Verdict::faster, 1911, 573.3,
                               "0.30× ≤ 1/warn_ratio 1.2, ranges apart"));
-  g.metrics.push_back(verdict("config-load-jit", "jit_total_ms", "ms", "same", 703, 703));
-  g.metrics.push_back(verdict("new-stage", "wall_ms", "ms", "new", std::nullopt, 80));
-  g.metrics.push_back(verdict("old-stage", "wall_ms", "ms", "removed", 50, std::nullopt));
+  g.metrics.push_back(verdict("config-load-jit", "jit_total_ms", "ms", Verdict::same, 703, 703));
+  g.metrics.push_back(verdict("new-stage", "wall_ms", "ms", Verdict::added, std::nullopt, 80));
+  g.metrics.push_back(verdict("old-stage", "wall_ms", "ms", Verdict::removed, 50, std::nullopt));
   g.stages_new = {"new-stage"};
   g.stages_removed = {"old-stage"};
   r.gate = g;
@@ -354,10 +354,10 @@ inline Results forty() {
     if (slow) {
       double before = median(b.find("wall_ms")->cold);
       double after = median(s.find("wall_ms")->cold);
-      g.metrics.push_back(verdict(s.name, "wall_ms", "ms", "regression", before, after,
+      g.metrics.push_back(verdict(s.name, "wall_ms", "ms", Verdict::regression, before, after,
                                   "4.00× ≥ max_ratio 1.5, ranges apart"));
       for (const char* m : {"cpu_ms", "peak_rss_bytes"}) {
-        g.metrics.push_back(verdict(s.name, m, s.find(m)->unit, "same", median(b.find(m)->cold),
+        g.metrics.push_back(verdict(s.name, m, s.find(m)->unit, Verdict::same, median(b.find(m)->cold),
                                     median(b.find(m)->cold)));
       }
     } else {
@@ -378,7 +378,7 @@ inline Results hostile() {
   std::string evil = "a|b <img src=x onerror=alert(1)> @octocat `tick` *bold* [link](http://e)";
   StageResult s = command_stage(evil, 12);
   s.error = "cold run 1/2: ERROR: syntax error\n```\n</details>\n@admin please <b>fix</b>\n";
-  s.snapshot = SnapshotResult{"changed",
+  s.snapshot = SnapshotResult{SnapshotStatus::changed,
                               "snapshots/we|ird`name.json",
                               "out/we|ird`name.json.new",
                               "",
@@ -399,9 +399,9 @@ inline Results hostile() {
   g.base_source = BaseSource::cache;
   g.base_measured_at = "<b>2026</b>-01-01T00:00:00Z";
   g.base_host = "@evil";
-  g.metrics = {verdict(evil, "wall_ms", "ms", "regression", 1, 12, "@someone said <so>"),
-               verdict(evil, "weird|metric", "ms", "slower", 1, 3),
-               verdict("quote\"#x", "wall_ms", "ms", "faster", 6, 3.15)};
+  g.metrics = {verdict(evil, "wall_ms", "ms", Verdict::regression, 1, 12, "@someone said <so>"),
+               verdict(evil, "weird|metric", "ms", Verdict::slower, 1, 3),
+               verdict("quote\"#x", "wall_ms", "ms", Verdict::faster, 6, 3.15)};
   r.gate = g;
   return r;
 }
@@ -412,7 +412,7 @@ inline Results huge(int stages, std::size_t diff_bytes) {
   for (int i = 0; i < stages; ++i) {
     StageResult s;
     s.name = fmt::format("stage-{:04}", i);
-    s.kind = "sql";
+    s.kind = StageKind::sql;
     s.explain = Explain{};
     GateResult& g = r.gate ? *r.gate : r.gate.emplace();
     for (const char* m : {"wall_ms", "cpu_ms", "connect_ms", "query_ms", "decode_ms", "planning_ms",
@@ -424,13 +424,13 @@ inline Results huge(int stages, std::size_t diff_bytes) {
           regressed ? std::vector<double>{2000, 2100, 2200} : std::vector<double>{20, 21, 22},
           {}};
       g.metrics.push_back(
-          verdict(s.name, m, unit, regressed ? "regression" : "same", 20, regressed ? 2000 : 21));
+          verdict(s.name, m, unit, regressed ? Verdict::regression : Verdict::same, 20, regressed ? 2000 : 21));
     }
     if (i == stages - 1) s.error = "cold run 1/5: timed out after 10 min";
     if (i == stages / 2) {
       std::string diff = "1 path differs: 1 changed, 0 added, 0 removed\n\n";
       while (diff.size() < diff_bytes) diff += "-    \"line\": \"old value that is long enough\"\n";
-      s.snapshot = SnapshotResult{"changed",
+      s.snapshot = SnapshotResult{SnapshotStatus::changed,
                                   "snapshots/big.json",
                                   "snapshots/big.json.new",
                                   "",

@@ -69,7 +69,7 @@ BaseAndHead mixed_run() {
   v.error = "boom\nsecond line";
   r.stages.push_back(v);
   StageResult w = stage("w", {1});
-  w.snapshot = SnapshotResult{"changed",
+  w.snapshot = SnapshotResult{SnapshotStatus::changed,
                               "snapshots/w.json",
                               "",
                               "",
@@ -81,14 +81,14 @@ BaseAndHead mixed_run() {
   r.stages.push_back(stage("same", {10, 12}));
   r.stages.back().metric("rows", "count") = {"count", {3, 3}, {}};
   r.gate = GateResult{};
-  r.gate->metrics = {{"s", "wall_ms", "ms", "regression", 100, 1040, 10.4, "10.4× ≥ max_ratio 10"},
-                     {"s", "cpu_ms", "ms", "faster", 200, 50, 0.25, ""},
-                     {"t", "wall_ms", "ms", "new", std::nullopt, 5, std::nullopt, ""},
-                     {"t", "query_ms", "ms", "removed", 3, std::nullopt, std::nullopt, ""},
-                     {"w", "wall_ms", "ms", "same", 1, 1, 1, ""},
-                     {"x", "wall_ms", "ms", "new", std::nullopt, 9, std::nullopt, ""},
-                     {"same", "wall_ms", "ms", "same", 10.5, 11, 1.05, ""},
-                     {"u", "wall_ms", "ms", "removed", 7, std::nullopt, std::nullopt, ""}};
+  r.gate->metrics = {{"s", "wall_ms", "ms", Verdict::regression, 100, 1040, 10.4, "10.4× ≥ max_ratio 10"},
+                     {"s", "cpu_ms", "ms", Verdict::faster, 200, 50, 0.25, ""},
+                     {"t", "wall_ms", "ms", Verdict::added, std::nullopt, 5, std::nullopt, ""},
+                     {"t", "query_ms", "ms", Verdict::removed, 3, std::nullopt, std::nullopt, ""},
+                     {"w", "wall_ms", "ms", Verdict::same, 1, 1, 1, ""},
+                     {"x", "wall_ms", "ms", Verdict::added, std::nullopt, 9, std::nullopt, ""},
+                     {"same", "wall_ms", "ms", Verdict::same, 10.5, 11, 1.05, ""},
+                     {"u", "wall_ms", "ms", Verdict::removed, 7, std::nullopt, std::nullopt, ""}};
   r.gate->stages_new = {"x"};
   r.gate->stages_removed = {"u"};
   return run;
@@ -123,7 +123,7 @@ TEST(Table, NothingChangedNoTable) {
   Results r;
   r.stages.push_back(run.head.stages.back());
   r.gate = GateResult{};
-  r.gate->metrics = {{"same", "wall_ms", "ms", "same", 10.5, 11, 1.05, ""}};
+  r.gate->metrics = {{"same", "wall_ms", "ms", Verdict::same, 10.5, 11, 1.05, ""}};
   Comparison c(r, nullptr);
   EXPECT_TRUE(changes_table(c).rows.empty());
   EXPECT_EQ(changes_table(c).header, "");

@@ -24,8 +24,8 @@ Results sample() {
   r.setup = {{"sql", "sql demo/schema.sql", 812.5}};
   StageResult s;
   s.name = "config-load";
-  s.kind = "sql";
-  s.cold_mode = "restart";
+  s.kind = StageKind::sql;
+  s.cold_mode = ColdMode::restart;
   s.runs = 2;
   s.warm = 1;
   s.metric("wall_ms", "ms") = {"ms", {812.25, 790}, {120.5, 118}};
@@ -33,13 +33,13 @@ Results sample() {
   s.explain = Explain{12.5, 1911, 455863.21, true, 1404, 0, 0, 0, 0, 0, "coldgate-out/explain/config-load.json"};
   s.metric("planning_ms", "ms") = {"ms", {12.5}, {}};
   s.metric("execution_ms", "ms") = {"ms", {1911}, {}};
-  s.snapshot = SnapshotResult{"changed", "snapshots/config-load.json", "snapshots/config-load.json.new",
+  s.snapshot = SnapshotResult{SnapshotStatus::changed, "snapshots/config-load.json", "snapshots/config-load.json.new",
                               "ab12", "snapshot changed: 1 path", "diff text"};
   r.stages.push_back(s);
   StageResult f;
   f.name = "broken";
-  f.kind = "command";
-  f.cold_mode = "process";
+  f.kind = StageKind::command;
+  f.cold_mode = ColdMode::process;
   f.runs = 3;
   f.error = "cold run 1/3: exit status 2";
   r.stages.push_back(f);

@@ -1,4 +1,4 @@
-#include "gate/diagnose.hpp"
+#include "measure/diagnose.hpp"
 
 #include <fmt/core.h>
 
@@ -7,7 +7,7 @@
 
 #include "results/format.hpp"
 
-namespace coldgate::gate {
+namespace coldgate::measure {
 namespace {
 
 using namespace coldgate::results;
@@ -60,4 +60,4 @@ std::vector<Diagnosis> diagnose(const Results& results, bool setup_analyzes) {
   return out;
 }
 
-}  // namespace coldgate::gate
+}  // namespace coldgate::measure

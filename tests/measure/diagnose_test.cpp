@@ -1,8 +1,8 @@
-#include "gate/diagnose.hpp"
+#include "measure/diagnose.hpp"
 
 #include <gtest/gtest.h>
 
-namespace coldgate::gate {
+namespace coldgate::measure {
 namespace {
 
 using namespace coldgate::results;
@@ -10,7 +10,7 @@ using namespace coldgate::results;
 StageResult with_explain(const std::string& name, Explain e) {
   StageResult s;
   s.name = name;
-  s.kind = "sql";
+  s.kind = StageKind::sql;
   s.explain = std::move(e);
   return s;
 }
@@ -99,10 +99,10 @@ TEST(Diagnose, FailedStagesAndCommandStagesAreSkipped) {
   r.stages.push_back(failed);
   StageResult command;
   command.name = "cmd";
-  command.kind = "command";
+  command.kind = StageKind::command;
   r.stages.push_back(command);
   EXPECT_TRUE(diagnose(r, false).empty());
 }
 
 }  // namespace
-}  // namespace coldgate::gate
+}  // namespace coldgate::measure

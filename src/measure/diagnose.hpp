@@ -4,7 +4,7 @@
 
 #include "results/results.hpp"
 
-namespace coldgate::gate {
+namespace coldgate::measure {
 
 /// Share of execution_ms spent in JIT above which JIT "dominates" a stage (issue 5: > 50%).
 inline constexpr double k_jit_dominance_share = 0.5;
@@ -20,4 +20,4 @@ inline constexpr double k_planning_floor_ms = 1.0;
 /// - `planning_exceeds_execution`: planning_ms > execution_ms (and ≥ k_planning_floor_ms).
 std::vector<results::Diagnosis> diagnose(const results::Results& results, bool setup_analyzes);
 
-}  // namespace coldgate::gate
+}  // namespace coldgate::measure
