@@ -16,7 +16,6 @@ printed), 2 when the harness cannot replay something.
 import argparse
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile

@@ -13,12 +13,14 @@ import textwrap
 import unittest
 from pathlib import Path
 
+import yaml
+
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from harness.expressions import Evaluator, condition_tree, interpolate  # noqa: E402
 from harness.fake_github import FakeGitHub  # noqa: E402
-from harness.runner import Harness, Job, Scope, git, read_file_command  # noqa: E402
+from harness.runner import Harness, Job, git, read_file_command  # noqa: E402
 
 
 def evaluate(text, **contexts):
@@ -97,7 +99,6 @@ class Runner(unittest.TestCase):
     def composite(self, steps, outputs=None):
         folder = Path(self.tmp.name) / "action"
         folder.mkdir(exist_ok=True)
-        import yaml
         (folder / "action.yml").write_text(yaml.safe_dump({
             "name": "t", "inputs": {"word": {"description": "w", "default": "hi"}},
             "outputs": outputs or {}, "runs": {"using": "composite", "steps": steps}}))
