@@ -252,170 +252,210 @@ Commits commits_to_measure(const fs::path& dir, const Options& options, const fs
 
 }  // namespace
 
-Outcome run_ab(const Options& options) {
-  util::install_interrupt_handlers();
-  Outcome outcome;
-  const fs::path config_file = resolved(options.config);
-  {
-    std::error_code ec;
-    if (!fs::exists(config_file, ec)) {
-      throw usage_error(options.config.string(),
-                        "config file not found; pass -c FILE (a path inside the checkout)");
-    }
+namespace {
+
+// One `coldgate ab` from the refs to the gate, phase by phase; the members are what the phases
+// hand on. Worktrees, the session (server and work folder) and base's database are owned here
+// and go on every exit path.
+class AbRun {
+ public:
+  explicit AbRun(const Options& options) : m_options(options) {}
+  Outcome run();
+
+ private:
+  void resolve();
+  void check_out_head();
+  void start_session();
+  void take_base_from_cache();
+  void prepare_base();
+  void new_results_of_both();
+  void set_up_data();
+  void measure_interleaved();
+  void finish();
+
+  const Options& m_options;
+  Outcome m_outcome;
+  fs::path m_config_file;
+  fs::path m_out;
+  fs::path m_repo;
+  fs::path m_rel;  // the config file relative to the repository root
+  Commits m_commits;
+  Side m_head{"head", "", nullptr, {}, std::nullopt};
+  Side m_base{"base", "", nullptr, {}, std::nullopt};
+  std::string m_head_text;  // head's config file as committed: the fingerprint's part
+  std::unique_ptr<measure::Progress> m_progress;
+  std::unique_ptr<session::Session> m_session;
+  std::string m_print;  // fingerprint of the environment and head's config
+  bool m_measure_base = false;
+  fs::path m_base_cache;
+  std::string m_no_baseline;  // why nothing is compared although a base was asked for
+  results::Results m_head_results;
+  results::Results m_base_results;
+  std::unique_ptr<BaseDatabase> m_base_db;
+};
+
+void AbRun::resolve() {
+  m_config_file = resolved(m_options.config);
+  std::error_code ec;
+  if (!fs::exists(m_config_file, ec)) {
+    throw usage_error(m_options.config.string(),
+                      "config file not found; pass -c FILE (a path inside the checkout)");
   }
-  if (options.record && !options.use_cache) {
+  if (m_options.record && !m_options.use_cache) {
     throw usage_error("--record", "stores head's results in the cache: it cannot go with --no-cache");
   }
-  if (options.record && !options.refs.base.empty()) {
+  if (m_options.record && !m_options.refs.base.empty()) {
     throw usage_error("--record", "measures head alone: it takes no --base");
   }
-  const fs::path out = resolved(options.out_dir);
-  Commits commits = commits_to_measure(config_file.parent_path(), options, out);
-  const fs::path repo = resolved(commits.repo);
-  fs::path rel = config_file.lexically_relative(repo);
-  if (rel.empty() || *rel.begin() == "..") {
-    throw usage_error(options.config.string(),
-                      "the config is not inside the git checkout " + repo.string());
+  m_out = resolved(m_options.out_dir);
+  m_commits = commits_to_measure(m_config_file.parent_path(), m_options, m_out);
+  m_repo = resolved(m_commits.repo);
+  m_rel = m_config_file.lexically_relative(m_repo);
+  if (m_rel.empty() || *m_rel.begin() == "..") {
+    throw usage_error(m_options.config.string(),
+                      "the config is not inside the git checkout " + m_repo.string());
   }
+}
 
-  const fs::path cache_dir = out / "cache";
-  const std::string config_name = util::display_path(options.config);
-
-  Side head{"head", commits.head, nullptr, {}, std::nullopt};
-  head.worktree = std::make_unique<Worktree>(repo, out / "ab" / "head", commits.head);
-  const fs::path head_file = head.worktree->path() / rel;
-  {
-    std::error_code ec;
-    if (!fs::exists(head_file, ec)) {
-      throw usage_error(rel.string(), fmt::format("head {} has no config file {}",
-                                                  short_sha(commits.head), rel.string()));
-    }
+void AbRun::check_out_head() {
+  m_head.commit = m_commits.head;
+  m_head.worktree = std::make_unique<Worktree>(m_repo, m_out / "ab" / "head", m_commits.head);
+  const fs::path head_file = m_head.worktree->path() / m_rel;
+  std::error_code ec;
+  if (!fs::exists(head_file, ec)) {
+    throw usage_error(m_rel.string(), fmt::format("head {} has no config file {}",
+                                                  short_sha(m_commits.head), m_rel.string()));
   }
-  head.config = config::load(head_file);
-  const std::string head_text = util::read_file(head_file);
-  measure::Progress progress(options.progress, std::cerr,
-                             static_cast<int>(head.config.stages.size()));
-  progress.line(
-      options.record ? fmt::format("head {}: recorded for the cache, nothing compared",
-                                   short_sha(commits.head))
-      : commits.base.empty()
-          ? fmt::format("head {} — no baseline: {}", short_sha(commits.head), commits.base_error)
-          : fmt::format("base {} (merge-base with {}, from {}) → head {}{}",
-                        short_sha(commits.base), commits.base_ref, commits.base_source,
-                        short_sha(commits.head),
-                        commits.head_branch.empty() ? "" : " (" + commits.head_branch + ")"));
+  m_head.config = config::load(head_file);
+  m_head_text = util::read_file(head_file);
+  m_progress = std::make_unique<measure::Progress>(
+      m_options.progress, std::cerr, static_cast<int>(m_head.config.stages.size()));
+  const Commits& c = m_commits;
+  m_progress->line(
+      m_options.record ? fmt::format("head {}: recorded for the cache, nothing compared",
+                                     short_sha(c.head))
+      : c.base.empty()
+          ? fmt::format("head {} — no baseline: {}", short_sha(c.head), c.base_error)
+          : fmt::format("base {} (merge-base with {}, from {}) → head {}{}", short_sha(c.base),
+                        c.base_ref, c.base_source, short_sha(c.head),
+                        c.head_branch.empty() ? "" : " (" + c.head_branch + ")"));
+}
 
-  // One server for both sides: drift of the machine hits both alike.
-  session::Session session(head.config.database, "coldgate-ab-",
-                           [&](const std::string& line) { progress.line(line); });
-  db::Provider* provider = &session.provider();
-  const results::Environment env = session.environment();
-  const std::string print = fingerprint(env, head_text);
+// One server for both sides: drift of the machine hits both alike.
+void AbRun::start_session() {
+  m_session = std::make_unique<session::Session>(
+      m_head.config.database, "coldgate-ab-",
+      [this](const std::string& line) { m_progress->line(line); });
+  m_print = fingerprint(m_session->environment(), m_head_text);
+}
 
-  // The base: from the cache, else measured alongside head.
-  Side base{"base", commits.base, nullptr, {}, std::nullopt};
-  bool measure_base = !commits.base.empty();
-  fs::path base_cache = measure_base ? cache_file(cache_dir, commits.base, print) : fs::path();
-  if (measure_base && options.use_cache) {
-    if (auto cached = load_cached(base_cache)) {
-      outcome.base = std::move(*cached);
-      outcome.baseline = util::display_path(base_cache);
-      outcome.note = fmt::format(
-          "base {} from the cache ({}): not measured again; head runs alone "
-          "(--no-cache measures both interleaved)",
-          short_sha(commits.base), util::display_path(base_cache));
-      progress.line(outcome.note);
-      measure_base = false;
-    }
+void AbRun::take_base_from_cache() {
+  m_base.commit = m_commits.base;
+  m_measure_base = !m_commits.base.empty();
+  if (m_commits.base.empty() && !m_options.record) {
+    m_no_baseline = m_commits.base_error;
+    m_outcome.note = "no baseline: " + m_no_baseline;
   }
-  std::string no_baseline;  // why nothing is compared although a base was asked for
-  if (commits.base.empty() && !options.record) {
-    no_baseline = commits.base_error;
-    outcome.note = "no baseline: " + no_baseline;
-  }
+  if (!m_measure_base) return;
+  m_base_cache = cache_file(m_out / "cache", m_commits.base, m_print);
+  if (!m_options.use_cache) return;
+  auto cached = load_cached(m_base_cache);
+  if (!cached) return;
+  m_outcome.base = std::move(*cached);
+  m_outcome.baseline = util::display_path(m_base_cache);
+  m_outcome.note = fmt::format(
+      "base {} from the cache ({}): not measured again; head runs alone "
+      "(--no-cache measures both interleaved)",
+      short_sha(m_commits.base), util::display_path(m_base_cache));
+  m_progress->line(m_outcome.note);
+  m_measure_base = false;
+}
 
-  build(head, out / "ab" / "head-build.log", progress);
-  if (measure_base) {
-    base.worktree = std::make_unique<Worktree>(repo, out / "ab" / "base", commits.base);
-    std::error_code ec;
-    if (options.allow_no_baseline && !fs::exists(base.worktree->path() / rel, ec)) {
-      // The pull request that adds coldgate: its base has nothing to measure.
-      no_baseline = fmt::format("base {} has no {} (--allow-no-baseline: head runs alone)",
-                                short_sha(commits.base), rel.string());
-      outcome.note = "no baseline: " + no_baseline;
-      progress.line(outcome.note);
-      measure_base = false;
-      base.worktree.reset();
-    } else {
-      base.config = side_config(base.worktree->path() / rel, head_text, base);
-      build(base, out / "ab" / "base-build.log", progress);
-    }
+void AbRun::prepare_base() {
+  if (!m_measure_base) return;
+  m_base.worktree = std::make_unique<Worktree>(m_repo, m_out / "ab" / "base", m_commits.base);
+  std::error_code ec;
+  if (m_options.allow_no_baseline && !fs::exists(m_base.worktree->path() / m_rel, ec)) {
+    // The pull request that adds coldgate: its base has nothing to measure.
+    m_no_baseline = fmt::format("base {} has no {} (--allow-no-baseline: head runs alone)",
+                                short_sha(m_commits.base), m_rel.string());
+    m_outcome.note = "no baseline: " + m_no_baseline;
+    m_progress->line(m_outcome.note);
+    m_measure_base = false;
+    m_base.worktree.reset();
+    return;
   }
+  m_base.config = side_config(m_base.worktree->path() / m_rel, m_head_text, m_base);
+  build(m_base, m_out / "ab" / "base-build.log", *m_progress);
+}
 
-  results::Results head_results =
-      new_results(config_name, head.config, env, commits.head, commits.head_branch);
-  if (measure_base || outcome.base) head_results.git.base = commits.base;
-  head_results.no_baseline = no_baseline;
-  head_results.ci_run_url = measure::ci_run_url();
-  if (commits.head_is_checkout) {
+void AbRun::new_results_of_both() {
+  const std::string config_name = util::display_path(m_options.config);
+  const results::Environment& env = m_session->environment();
+  m_head_results =
+      new_results(config_name, m_head.config, env, m_commits.head, m_commits.head_branch);
+  if (m_measure_base || m_outcome.base) m_head_results.git.base = m_commits.base;
+  m_head_results.no_baseline = m_no_baseline;
+  m_head_results.ci_run_url = measure::ci_run_url();
+  if (m_commits.head_is_checkout) {
     // ab measures the commit: edits of the checkout are left out, and the report says so.
-    head_results.git.dirty = measure::uncommitted_changes(repo, out);
-    head_results.git.dirty_measured = false;
-    if (!head_results.git.dirty.empty()) {
-      progress.line(fmt::format("warning: {} uncommitted change{} in the checkout, not measured "
-                                "(ab measures commit {})",
-                                head_results.git.dirty.size(),
-                                head_results.git.dirty.size() == 1 ? "" : "s",
-                                short_sha(commits.head)));
+    auto& dirty = m_head_results.git.dirty;
+    dirty = measure::uncommitted_changes(m_repo, m_out);
+    m_head_results.git.dirty_measured = false;
+    if (!dirty.empty()) {
+      m_progress->line(fmt::format(
+          "warning: {} uncommitted change{} in the checkout, not measured (ab measures commit {})",
+          dirty.size(), dirty.size() == 1 ? "" : "s", short_sha(m_commits.head)));
     }
   }
-  results::Results base_results =
-      new_results(config_name, base.config, env, commits.base, commits.base_branch);
+  m_base_results =
+      new_results(config_name, m_base.config, env, m_commits.base, m_commits.base_branch);
+}
 
-  // Each side's data from its own setup steps, in its own database on the one server.
-  head_results.setup = session.setup(head.config, measure_base ? "head" : "");
-  std::unique_ptr<BaseDatabase> base_db;
-  if (measure_base) {
-    base_db = std::make_unique<BaseDatabase>(*provider, head.config.database.name + "_base");
-    try {
-      base_results.setup = session.setup(base.config, "base", base_db->info());
-    } catch (const Error& e) {
-      if (e.code() != ExitCode::gate_failed) throw;
-      throw Error(ExitCode::infrastructure, "setup (base " + short_sha(commits.base) + ")",
-                  e.message() + "; the base cannot be measured");
-    }
+// Each side's data from its own setup steps, in its own database on the one server.
+void AbRun::set_up_data() {
+  m_head_results.setup = m_session->setup(m_head.config, m_measure_base ? "head" : "");
+  if (!m_measure_base) return;
+  m_base_db = std::make_unique<BaseDatabase>(m_session->provider(),
+                                             m_head.config.database.name + "_base");
+  try {
+    m_base_results.setup = m_session->setup(m_base.config, "base", m_base_db->info());
+  } catch (const Error& e) {
+    if (e.code() != ExitCode::gate_failed) throw;
+    throw Error(ExitCode::infrastructure, "setup (base " + short_sha(m_commits.base) + ")",
+                e.message() + "; the base cannot be measured");
   }
+}
 
+// Base run i, then head run i, stage by stage in head's config order.
+void AbRun::measure_interleaved() {
   measure::RunContext head_ctx;
-  head_ctx.provider = provider;
-  head_ctx.base_dir = head.config.base_dir;
-  head_ctx.work_dir = session.work_dir() / "head";
-  head_ctx.out_dir = out;
+  head_ctx.provider = &m_session->provider();
+  head_ctx.base_dir = m_head.config.base_dir;
+  head_ctx.work_dir = m_session->work_dir() / "head";
+  head_ctx.out_dir = m_out;
   head_ctx.self_exe = measure::self_executable();
   // Candidates never go into the worktree (it is removed): always to <out>/snapshots/.
   head_ctx.snapshots.mode = snapshot::Mode::ci;
-  head_ctx.snapshots.out_dir = out;
-  head_ctx.progress = &progress;
-  if (measure_base) head_ctx.label = "head: ";
+  head_ctx.snapshots.out_dir = m_out;
+  head_ctx.progress = m_progress.get();
+  if (m_measure_base) head_ctx.label = "head: ";
   measure::RunContext base_ctx = head_ctx;
-  base_ctx.base_dir = base.config.base_dir;
-  base_ctx.work_dir = session.work_dir() / "base";
-  base_ctx.out_dir = out / "base";
+  base_ctx.base_dir = m_base.config.base_dir;
+  base_ctx.work_dir = m_session->work_dir() / "base";
+  base_ctx.out_dir = m_out / "base";
   base_ctx.check_snapshots = false;
   base_ctx.label = "base: ";
-  if (base_db) base_ctx.database = base_db->info();
+  if (m_base_db) base_ctx.database = m_base_db->info();
   fs::create_directories(head_ctx.work_dir);
   fs::create_directories(base_ctx.work_dir);
 
-  // Interleaved: base run i, then head run i, stage by stage in head's config order.
-  auto base_stage = measure_base
-                        ? base_stages(head.config, base.config)
-                        : std::vector<std::optional<config::Stage>>(head.config.stages.size());
-  int index = 0;
-  for (std::size_t i = 0; i < head.config.stages.size(); ++i) {
-    const config::Stage& stage = head.config.stages[i];
-    progress.stage_start(++index, stage.name);
-    measure::StageMeasurer head_m(stage, head_ctx);
+  const auto& stages = m_head.config.stages;
+  auto base_stage = m_measure_base ? base_stages(m_head.config, m_base.config)
+                                   : std::vector<std::optional<config::Stage>>(stages.size());
+  for (std::size_t i = 0; i < stages.size(); ++i) {
+    m_progress->stage_start(static_cast<int>(i) + 1, stages[i].name);
+    measure::StageMeasurer head_m(stages[i], head_ctx);
     std::optional<measure::StageMeasurer> base_m;
     if (base_stage[i]) base_m.emplace(*base_stage[i], base_ctx);
     while (!head_m.done() || (base_m && !base_m->done())) {
@@ -425,51 +465,73 @@ Outcome run_ab(const Options& options) {
     // A stage error may quote a command's stderr or a server message: no password in results
     // and none printed.
     if (base_m) {
-      base_results.stages.push_back(base_m->finish());
-      auto& b = base_results.stages.back();
+      auto& b = m_base_results.stages.emplace_back(base_m->finish());
       b.error = util::mask_secrets(b.error);
-      if (b.failed()) progress.line(fmt::format("base: stage {} failed: {}", b.name, b.error));
+      if (b.failed()) m_progress->line(fmt::format("base: stage {} failed: {}", b.name, b.error));
     }
-    head_results.stages.push_back(head_m.finish());
-    head_results.stages.back().error = util::mask_secrets(head_results.stages.back().error);
-    progress.stage_end(head_results.stages.back());
+    auto& h = m_head_results.stages.emplace_back(head_m.finish());
+    h.error = util::mask_secrets(h.error);
+    m_progress->stage_end(h);
   }
-  base_db.reset();
-  session.stop();
+  m_base_db.reset();
+  m_session->stop();
+}
 
-  head_results.diagnoses = measure::diagnose(head_results, head.config.setup_analyzes());
-  head_results.finished_at = measure::utc_now();
-  strip_worktree(head_results, head.worktree->path());
-  if (measure_base) {
-    base_results.diagnoses = measure::diagnose(base_results, base.config.setup_analyzes());
-    base_results.finished_at = head_results.finished_at;
-    outcome.base = std::move(base_results);
-    outcome.baseline = util::display_path(out / "base" / "results.json");
-    if (options.use_cache && all_ran(*outcome.base)) store_cached(base_cache, *outcome.base);
+// Diagnoses, the cache, and head gated against base (measured now or cached).
+void AbRun::finish() {
+  m_head_results.diagnoses = measure::diagnose(m_head_results, m_head.config.setup_analyzes());
+  m_head_results.finished_at = measure::utc_now();
+  strip_worktree(m_head_results, m_head.worktree->path());
+  if (m_measure_base) {
+    m_base_results.diagnoses = measure::diagnose(m_base_results, m_base.config.setup_analyzes());
+    m_base_results.finished_at = m_head_results.finished_at;
+    m_outcome.base = std::move(m_base_results);
+    m_outcome.baseline = util::display_path(m_out / "base" / "results.json");
+    if (m_options.use_cache && all_ran(*m_outcome.base)) store_cached(m_base_cache, *m_outcome.base);
   }
-  if (options.use_cache && all_ran(head_results)) {
-    store_cached(cache_file(cache_dir, commits.head, print), head_results);
+  if (m_options.use_cache && all_ran(m_head_results)) {
+    store_cached(cache_file(m_out / "cache", m_commits.head, m_print), m_head_results);
   }
-
-  if (outcome.base) {
+  if (m_outcome.base) {
     // The base as this run names it, whichever run measured it.
-    outcome.base->git.commit = commits.base;
-    outcome.base->git.branch = commits.base_branch;
-    outcome.base->git.base.clear();
+    m_outcome.base->git.commit = m_commits.base;
+    m_outcome.base->git.branch = m_commits.base_branch;
+    m_outcome.base->git.base.clear();
     try {
-      head_results.gate = gate::compare(head_results, *outcome.base, outcome.baseline,
-                                        gate::Thresholds::from(head.config));
-      head_results.gate->base_source =
-          measure_base ? results::BaseSource::interleaved : results::BaseSource::cache;
+      m_head_results.gate = gate::compare(m_head_results, *m_outcome.base, m_outcome.baseline,
+                                          gate::Thresholds::from(m_head.config));
+      m_head_results.gate->base_source =
+          m_measure_base ? results::BaseSource::interleaved : results::BaseSource::cache;
     } catch (const Error& e) {
-      outcome.gate_error = e;
+      m_outcome.gate_error = e;
     }
-  } else if (!head_results.no_baseline.empty() && !options.allow_no_baseline) {
-    outcome.gate_error = Error(ExitCode::infrastructure, commits.base_source,
-                               "no baseline: nothing was compared — " + head_results.no_baseline);
+  } else if (!m_head_results.no_baseline.empty() && !m_options.allow_no_baseline) {
+    m_outcome.gate_error =
+        Error(ExitCode::infrastructure, m_commits.base_source,
+              "no baseline: nothing was compared — " + m_head_results.no_baseline);
   }
-  outcome.head = std::move(head_results);
-  return outcome;
+  m_outcome.head = std::move(m_head_results);
+}
+
+Outcome AbRun::run() {
+  resolve();
+  check_out_head();
+  start_session();
+  take_base_from_cache();
+  build(m_head, m_out / "ab" / "head-build.log", *m_progress);
+  prepare_base();
+  new_results_of_both();
+  set_up_data();
+  measure_interleaved();
+  finish();
+  return std::move(m_outcome);
+}
+
+}  // namespace
+
+Outcome run_ab(const Options& options) {
+  util::install_interrupt_handlers();
+  return AbRun(options).run();
 }
 
 }  // namespace coldgate::ab

@@ -183,28 +183,7 @@ int run_run(const RunArgs& args) {
   // must not kill us before the server is stopped.
   ::signal(SIGPIPE, SIG_IGN);
   std::filesystem::path out = args.out;
-  report::clear_outputs(out, args.stages.empty() && args.shard.empty());
-  results::Results results = session::run_job(cfg, options);
-  util::throw_if_interrupted();  // a SIGINT/SIGTERM while the server stopped: no results
-  std::optional<Error> gate_error;  // thrown once results.json is written
-  if (base) {
-    // Stages of the config this run skipped (--stage, --shard) were not measured, not removed.
-    std::erase_if(base->stages, [&](const results::StageResult& b) {
-      bool in_config = std::any_of(cfg.stages.begin(), cfg.stages.end(),
-                                   [&](const config::Stage& s) { return s.name == b.name; });
-      return in_config &&
-             std::none_of(results.stages.begin(), results.stages.end(),
-                          [&](const results::StageResult& h) { return h.name == b.name; });
-    });
-    if (results.git.base.empty()) results.git.base = base->git.commit;
-    try {
-      results.gate = gate::compare(results, *base, args.baseline, gate::Thresholds::from(cfg));
-    } catch (const Error& e) {
-      gate_error = e;
-    }
-  }
-  report::write_outputs(results, base ? &*base : nullptr, out, std::cout);
-  util::throw_if_interrupted();  // while writing: each file is whole, but the run was stopped
+  auto [results, gate_error] = session::run(cfg, options, std::move(base), args.baseline, std::cout);
   std::cerr << "coldgate: " << gate::verdict(results) << "; results in "
             << (out / "results.json").string() << '\n';
   int code = gate::passed(results) ? 0 : static_cast<int>(ExitCode::gate_failed);

@@ -40,6 +40,84 @@ std::string config_title(const std::string& path) {
 
 void warn(const std::string& text) { std::cerr << "coldgate: warning: comment: " << text << '\n'; }
 
+// report.md as the comment's body: with the marker of --key (else its own, else the config's
+// report.title) on its first line, cut under the comment limit.
+std::string comment_body(const CommentArgs& args, const std::filesystem::path& out,
+                         std::string& marker) {
+  std::filesystem::path report_file = out / "report.md";
+  std::error_code ec;
+  if (!std::filesystem::exists(report_file, ec)) {
+    throw usage_error(util::display_path(report_file),
+                      "not found: run `coldgate run` (or compare) first, or pass --out DIR");
+  }
+  std::string body = util::read_file(report_file);
+  std::string found = key_of_first_line(body);
+  std::string key = !args.key.empty() ? report::marker_key(args.key)
+                    : !found.empty()  ? found
+                                      : report::marker_key(config_title(args.config));
+  marker = forge::marker_line(key);
+  if (found.empty()) {
+    body = marker + "\n" + body;
+  } else if (found != key) {
+    body = marker + body.substr(body.find('\n') == std::string::npos ? body.size() : body.find('\n'));
+  }
+  if (body.size() > report::k_max_report_bytes) {
+    std::filesystem::path full = out / "report-full.md";
+    body = report::cut_markdown(body, report::k_max_report_bytes,
+                                util::display_path(std::filesystem::exists(full, ec) ? full : report_file));
+  }
+  return body;
+}
+
+// Where the comment goes. Without a forge: an error, a warning with --optional (nullopt), or
+// for --dry-run the requests with "(none)" in place of a missing token.
+std::optional<forge::Target> comment_target(const CommentArgs& args) {
+  forge::TargetOptions options{args.forge, args.token_env, args.pr};
+  try {
+    return forge::resolve_target(options, forge::process_env);
+  } catch (const forge::NotConfigured& e) {
+    if (args.dry_run) {
+      auto env = [&](const std::string& name) -> std::optional<std::string> {
+        auto v = forge::process_env(name);
+        bool token_var = name == (args.token_env.empty() ? "GITHUB_TOKEN" : args.token_env) ||
+                         name == (args.token_env.empty() ? "COLDGATE_GITLAB_TOKEN" : args.token_env);
+        if (token_var && (!v || v->empty())) return std::string("(none)");
+        return v;
+      };
+      try {
+        forge::Target target = forge::resolve_target(options, env);
+        std::cerr << "coldgate: comment: note: " << e.what() << '\n';
+        return target;
+      } catch (const forge::NotConfigured& again) {
+        throw Error(ExitCode::infrastructure, "comment", again.what());
+      }
+    }
+    if (args.optional) {
+      warn(std::string(e.what()) + "; nothing posted");
+      return std::nullopt;
+    }
+    throw Error(ExitCode::infrastructure, "comment",
+                std::string(e.what()) + " (pass --optional to make this a warning)");
+  }
+}
+
+void print_outcome(const forge::Outcome& outcome, const forge::Target& target) {
+  switch (outcome.action) {
+    case forge::Action::created:
+      std::cout << fmt::format("comment created on {}{}\n", target.what,
+                               outcome.url.empty() ? "" : ": " + outcome.url);
+      break;
+    case forge::Action::updated:
+      std::cout << fmt::format("comment {} updated on {}{}\n", outcome.id, target.what,
+                               outcome.url.empty() ? "" : ": " + outcome.url);
+      break;
+    case forge::Action::skipped:
+      std::cout << fmt::format("no comment on {}: the gate passes and none exists yet (--mode on-change)\n",
+                               target.what);
+      break;
+  }
+}
+
 }  // namespace
 
 int run_comment(const CommentArgs& args) {
@@ -52,30 +130,8 @@ int run_comment(const CommentArgs& args) {
     return 0;
   }
   std::filesystem::path out = args.out;
-  std::filesystem::path report_file = out / "report.md";
-  std::error_code ec;
-  if (!std::filesystem::exists(report_file, ec)) {
-    throw usage_error(util::display_path(report_file),
-                      "not found: run `coldgate run` (or compare) first, or pass --out DIR");
-  }
-  std::string body = util::read_file(report_file);
-
-  // The key: --key, else the marker report.md starts with, else the config's report.title.
-  std::string found = key_of_first_line(body);
-  std::string key = !args.key.empty() ? report::marker_key(args.key)
-                    : !found.empty()  ? found
-                                      : report::marker_key(config_title(args.config));
-  std::string marker = forge::marker_line(key);
-  if (found.empty()) {
-    body = marker + "\n" + body;
-  } else if (found != key) {
-    body = marker + body.substr(body.find('\n') == std::string::npos ? body.size() : body.find('\n'));
-  }
-  if (body.size() > report::k_max_report_bytes) {
-    std::filesystem::path full = out / "report-full.md";
-    body = report::cut_markdown(body, report::k_max_report_bytes,
-                                util::display_path(std::filesystem::exists(full, ec) ? full : report_file));
-  }
+  std::string marker;
+  std::string body = comment_body(args, out, marker);
 
   // on-change: a passing gate only updates an existing comment.
   bool create = true;
@@ -88,36 +144,9 @@ int run_comment(const CommentArgs& args) {
     if (!create) passing_note = " (the gate passes: only an existing comment is updated)";
   }
 
-  forge::TargetOptions options{args.forge, args.token_env, args.pr};
-  forge::Target target;
-  try {
-    target = forge::resolve_target(options, forge::process_env);
-  } catch (const forge::NotConfigured& e) {
-    if (args.dry_run) {
-      // Show the requests even without a token: fill the missing variable with a placeholder.
-      std::string missing = e.what();
-      auto env = [&](const std::string& name) -> std::optional<std::string> {
-        auto v = forge::process_env(name);
-        bool token_var = name == (args.token_env.empty() ? "GITHUB_TOKEN" : args.token_env) ||
-                         name == (args.token_env.empty() ? "COLDGATE_GITLAB_TOKEN" : args.token_env);
-        if (token_var && (!v || v->empty())) return std::string("(none)");
-        return v;
-      };
-      try {
-        target = forge::resolve_target(options, env);
-        std::cerr << "coldgate: comment: note: " << missing << '\n';
-      } catch (const forge::NotConfigured& again) {
-        throw Error(ExitCode::infrastructure, "comment", again.what());
-      }
-    } else if (args.optional) {
-      warn(std::string(e.what()) + "; nothing posted");
-      return 0;
-    } else {
-      throw Error(ExitCode::infrastructure, "comment",
-                  std::string(e.what()) + " (pass --optional to make this a warning)");
-    }
-  }
-
+  std::optional<forge::Target> found = comment_target(args);
+  if (!found) return 0;
+  const forge::Target& target = *found;
   if (args.dry_run) {
     std::cout << fmt::format(
         "would GET {} (and following pages) to find the comment with marker {}, then {} {}<id> "
@@ -136,26 +165,10 @@ int run_comment(const CommentArgs& args) {
   policy.max_total_ms = std::max(1L, args.timeout_s) * 1000;
   forge::Log log;
   if (args.verbose) log = [](const std::string& line) { std::cerr << "coldgate: http " << line << '\n'; };
-  forge::Outcome outcome;
   try {
-    outcome = forge::upsert_comment(target, marker, body, create, policy, log);
+    print_outcome(forge::upsert_comment(target, marker, body, create, policy, log), target);
   } catch (const forge::ForkReadOnly& e) {
     warn(e.what());
-    return 0;
-  }
-  switch (outcome.action) {
-    case forge::Action::created:
-      std::cout << fmt::format("comment created on {}{}\n", target.what,
-                               outcome.url.empty() ? "" : ": " + outcome.url);
-      break;
-    case forge::Action::updated:
-      std::cout << fmt::format("comment {} updated on {}{}\n", outcome.id, target.what,
-                               outcome.url.empty() ? "" : ": " + outcome.url);
-      break;
-    case forge::Action::skipped:
-      std::cout << fmt::format("no comment on {}: the gate passes and none exists yet (--mode on-change)\n",
-                               target.what);
-      break;
   }
   return 0;
 }

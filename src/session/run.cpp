@@ -7,7 +7,9 @@
 #include <iostream>
 #include <set>
 
+#include "gate/gate.hpp"
 #include "measure/diagnose.hpp"
+#include "report/outputs.hpp"
 #include "measure/environment.hpp"
 #include "measure/runner.hpp"
 #include "session/session.hpp"
@@ -140,6 +142,32 @@ Results run_job(const config::Config& cfg, const JobOptions& options) {
   results.diagnoses = measure::diagnose(results, cfg.setup_analyzes());
   results.finished_at = utc_now();
   return results;
+}
+
+RunOutcome run(const config::Config& cfg, const JobOptions& options,
+               std::optional<Results> base, const std::string& baseline_name, std::ostream& out) {
+  report::clear_outputs(options.out_dir, options.stages.empty() && options.shard_count == 1);
+  RunOutcome outcome{run_job(cfg, options), std::nullopt};
+  util::throw_if_interrupted();  // a SIGINT/SIGTERM while the server stopped: no results
+  Results& results = outcome.results;
+  if (base) {
+    // Stages of the config this run skipped (--stage, --shard) were not measured, not removed.
+    std::erase_if(base->stages, [&](const StageResult& b) {
+      bool in_config = std::any_of(cfg.stages.begin(), cfg.stages.end(),
+                                   [&](const config::Stage& s) { return s.name == b.name; });
+      return in_config && std::none_of(results.stages.begin(), results.stages.end(),
+                                       [&](const StageResult& h) { return h.name == b.name; });
+    });
+    if (results.git.base.empty()) results.git.base = base->git.commit;
+    try {
+      results.gate = gate::compare(results, *base, baseline_name, gate::Thresholds::from(cfg));
+    } catch (const Error& e) {
+      outcome.gate_error = e;
+    }
+  }
+  report::write_outputs(results, base ? &*base : nullptr, options.out_dir, out);
+  util::throw_if_interrupted();  // while writing: each file is whole, but the run was stopped
+  return outcome;
 }
 
 }  // namespace coldgate::session

@@ -1,6 +1,8 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -8,6 +10,7 @@
 
 #include "config/config.hpp"
 #include "measure/progress.hpp"
+#include "util/error.hpp"
 #include "results/results.hpp"
 
 namespace coldgate::session {
@@ -32,5 +35,19 @@ std::pair<int, int> parse_shard(std::string_view text);
 /// stop the others. Throws Error: usage (unknown --stage, with a hint), gate_failed (a setup
 /// step failed), infrastructure (server did not start or came not back), interrupted.
 results::Results run_job(const config::Config& config, const JobOptions& options);
+
+/// A whole `coldgate run` after argument parsing: clears the outputs it owns in
+/// options.out_dir (report::clear_outputs), runs the job, gates it against `baseline` when given
+/// (its stages that --stage/--shard skipped are not "removed"), and writes results.json,
+/// report.md, junit.xml and the summary (report::write_outputs, the report printed to `out`).
+/// gate::compare's error (require_same_environment) comes back in `gate_error`, to be thrown
+/// once the outputs exist. Throws as run_job, and Error(interrupted) after SIGINT/SIGTERM.
+struct RunOutcome {
+  results::Results results;
+  std::optional<Error> gate_error;
+};
+RunOutcome run(const config::Config& config, const JobOptions& options,
+               std::optional<results::Results> baseline, const std::string& baseline_name,
+               std::ostream& out);
 
 }  // namespace coldgate::session

@@ -23,9 +23,9 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <utility>
 #include <set>
 #include <sstream>
-#include <utility>
 
 #include <fmt/core.h>
 
@@ -202,163 +202,194 @@ Process::Process(const SpawnOptions& options)
   }
 }
 
-void Process::start(const SpawnOptions& options) {
-  const std::string& program = options.argv.front();
-  auto exe = find_program(program);
-  if (!exe) {
-    throw Error(ExitCode::infrastructure, program,
-                program.find('/') == std::string::npos
-                    ? "command not found in PATH"
-                    : "not found or not executable");
-  }
-  // Everything the child needs is prepared before fork: only async-signal-safe calls after it.
-  std::vector<std::string> env_s = build_env(options.env, options.env_unset);
+// Everything a child needs, prepared before fork: only async-signal-safe calls after it.
+struct Launch {
+  const SpawnOptions& options;
+  std::string program;
+  std::string exe;
+  std::vector<std::string> env_s;
   std::vector<char*> envp;
-  for (auto& e : env_s) envp.push_back(e.data());
-  envp.push_back(nullptr);
-  std::vector<std::string> argv_s = options.argv;
+  std::vector<std::string> argv_s;
   std::vector<char*> argv;
-  for (auto& a : argv_s) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  std::string exe_s = exe->string();
-  std::string stdin_s = options.stdin_path.empty() ? "/dev/null" : options.stdin_path.string();
-  std::string stdout_s = options.stdout_path.string();
-  std::string stderr_s = options.stderr_path.string();
-  std::string cwd_s = options.cwd.string();
+  std::string stdin_path;
+  std::string stdout_path;
+  std::string stderr_path;
+  std::string cwd;
+  int out_pipe[2] = {-1, -1};
+  int err_pipe[2] = {-1, -1};
+  int exec_pipe[2] = {-1, -1};  // the fork path's child reports a failed step through it
 
-  int out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1}, exec_pipe[2] = {-1, -1};
-  auto fail = [&](const char* what) {
-    int err = errno;
+  explicit Launch(const SpawnOptions& o) : options(o) {}
+  Launch(const Launch&) = delete;
+  Launch& operator=(const Launch&) = delete;
+  ~Launch() {
     for (int* p : {out_pipe, err_pipe, exec_pipe}) {
       close_fd(p[0]);
       close_fd(p[1]);
     }
-    throw Error(ExitCode::infrastructure, program, fmt::format("{}: {}", what, std::strerror(err)));
-  };
-  if (options.capture_stdout && ::pipe2(out_pipe, O_CLOEXEC) != 0) fail("pipe");
-  if (options.capture_stderr && ::pipe2(err_pipe, O_CLOEXEC) != 0) fail("pipe");
-  if (::pipe2(exec_pipe, O_CLOEXEC) != 0) fail("pipe");
+  }
+  [[noreturn]] void fail(const char* what) const {
+    throw Error(ExitCode::infrastructure, program, fmt::format("{}: {}", what, std::strerror(errno)));
+  }
+};
 
+namespace {
+
+void prepare(Launch& l) {
+  const SpawnOptions& o = l.options;
+  l.program = o.argv.front();
+  auto exe = find_program(l.program);
+  if (!exe) {
+    throw Error(ExitCode::infrastructure, l.program,
+                l.program.find('/') == std::string::npos ? "command not found in PATH"
+                                                         : "not found or not executable");
+  }
+  l.exe = exe->string();
+  l.env_s = build_env(o.env, o.env_unset);
+  for (auto& e : l.env_s) l.envp.push_back(e.data());
+  l.envp.push_back(nullptr);
+  l.argv_s = o.argv;
+  for (auto& a : l.argv_s) l.argv.push_back(a.data());
+  l.argv.push_back(nullptr);
+  l.stdin_path = o.stdin_path.empty() ? "/dev/null" : o.stdin_path.string();
+  l.stdout_path = o.stdout_path.string();
+  l.stderr_path = o.stderr_path.string();
+  l.cwd = o.cwd.string();
+  if (o.capture_stdout && ::pipe2(l.out_pipe, O_CLOEXEC) != 0) l.fail("pipe");
+  if (o.capture_stderr && ::pipe2(l.err_pipe, O_CLOEXEC) != 0) l.fail("pipe");
+  if (::pipe2(l.exec_pipe, O_CLOEXEC) != 0) l.fail("pipe");
+}
+
+// The forked child: each step as posix_spawn's file actions do it, then execve. A failing step
+// reports its number and errno through exec_pipe and exits 127.
+[[noreturn]] void exec_child(const Launch& l) {
+  const SpawnOptions& o = l.options;
+  auto die = [&](int step) {
+    int payload[2] = {step, errno};
+    [[maybe_unused]] ssize_t n = ::write(l.exec_pipe[1], payload, sizeof payload);
+    ::_exit(127);
+  };
+  ::setpgid(0, 0);
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  ::signal(SIGINT, SIG_DFL);
+  ::signal(SIGTERM, SIG_DFL);
+  ::signal(SIGPIPE, SIG_DFL);
+  int in = ::open(l.stdin_path.c_str(), O_RDONLY);
+  if (in < 0 || ::dup2(in, 0) < 0) die(1);
+  if (o.capture_stdout) {
+    if (::dup2(l.out_pipe[1], 1) < 0) die(2);
+  } else if (!l.stdout_path.empty()) {
+    int fd = ::open(l.stdout_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (fd < 0 || ::dup2(fd, 1) < 0) die(2);
+  }
+  if (o.capture_stderr) {
+    if (::dup2(l.err_pipe[1], 2) < 0) die(3);
+  } else if (!l.stderr_path.empty()) {
+    int fd = ::open(l.stderr_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (fd < 0 || ::dup2(fd, 2) < 0) die(3);
+  }
+  if (o.gid) {
+    if (::setgroups(0, nullptr) != 0 || ::setgid(*o.gid) != 0) die(4);
+  }
+  if (o.uid && ::setuid(*o.uid) != 0) die(4);
+  if (!l.cwd.empty() && ::chdir(l.cwd.c_str()) != 0) die(5);
+  ::execve(l.exe.c_str(), l.argv.data(), l.envp.data());
+  die(6);
+}
+
+}  // namespace
+
+void Process::start(const SpawnOptions& options) {
+  Launch launch(options);
+  prepare(launch);
   // Fast path, as ninja's subprocess-posix: posix_spawn, which glibc runs with
   // CLONE_VM|CLONE_VFORK, so starting a child does not copy our page tables (it shows in the
-  // wall time of short stages). It cannot switch users; when it fails, the fork path below
-  // repeats the same steps to name the one that failed.
-  if (!options.uid && !options.gid) {
-    posix_spawn_file_actions_t actions;
-    posix_spawnattr_t attr;
-    ::posix_spawn_file_actions_init(&actions);
-    ::posix_spawnattr_init(&attr);
-    ::posix_spawn_file_actions_addopen(&actions, 0, stdin_s.c_str(), O_RDONLY, 0);
-    if (options.capture_stdout) {
-      ::posix_spawn_file_actions_adddup2(&actions, out_pipe[1], 1);
-    } else if (!stdout_s.empty()) {
-      ::posix_spawn_file_actions_addopen(&actions, 1, stdout_s.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    }
-    if (options.capture_stderr) {
-      ::posix_spawn_file_actions_adddup2(&actions, err_pipe[1], 2);
-    } else if (!stderr_s.empty()) {
-      ::posix_spawn_file_actions_addopen(&actions, 2, stderr_s.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    }
-    if (!cwd_s.empty()) ::posix_spawn_file_actions_addchdir_np(&actions, cwd_s.c_str());
-    sigset_t none, defaults;
-    sigemptyset(&none);
-    sigemptyset(&defaults);
-    for (int sig : {SIGINT, SIGTERM, SIGPIPE}) sigaddset(&defaults, sig);
-    ::posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
-                                          POSIX_SPAWN_SETSIGDEF);
-    ::posix_spawnattr_setpgroup(&attr, 0);
-    ::posix_spawnattr_setsigmask(&attr, &none);
-    ::posix_spawnattr_setsigdefault(&attr, &defaults);
-    m_start = std::chrono::steady_clock::now();
-    pid_t spawned = -1;
-    int rc = ::posix_spawn(&spawned, exe_s.c_str(), &actions, &attr, argv.data(), envp.data());
-    ::posix_spawn_file_actions_destroy(&actions);
-    ::posix_spawnattr_destroy(&attr);
-    if (rc == 0) {
-      ::setpgid(spawned, spawned);  // as below: no race with an early killpg
-      m_pid = spawned;
-      track(m_pid);
-      close_fd(exec_pipe[0]);
-      close_fd(exec_pipe[1]);
-      adopt_pipes(out_pipe, err_pipe);
-      return;
-    }
-  }
+  // wall time of short stages). It cannot switch users; when it fails, the fork path repeats
+  // the same steps to name the one that failed.
+  if (!options.uid && !options.gid && start_spawned(launch)) return;
+  start_forked(launch);
+}
 
+bool Process::start_spawned(Launch& l) {
+  const SpawnOptions& o = l.options;
+  posix_spawn_file_actions_t actions;
+  posix_spawnattr_t attr;
+  ::posix_spawn_file_actions_init(&actions);
+  ::posix_spawnattr_init(&attr);
+  ::posix_spawn_file_actions_addopen(&actions, 0, l.stdin_path.c_str(), O_RDONLY, 0);
+  if (o.capture_stdout) {
+    ::posix_spawn_file_actions_adddup2(&actions, l.out_pipe[1], 1);
+  } else if (!l.stdout_path.empty()) {
+    ::posix_spawn_file_actions_addopen(&actions, 1, l.stdout_path.c_str(),
+                                       O_WRONLY | O_CREAT | O_APPEND, 0644);
+  }
+  if (o.capture_stderr) {
+    ::posix_spawn_file_actions_adddup2(&actions, l.err_pipe[1], 2);
+  } else if (!l.stderr_path.empty()) {
+    ::posix_spawn_file_actions_addopen(&actions, 2, l.stderr_path.c_str(),
+                                       O_WRONLY | O_CREAT | O_APPEND, 0644);
+  }
+  if (!l.cwd.empty()) ::posix_spawn_file_actions_addchdir_np(&actions, l.cwd.c_str());
+  sigset_t none, defaults;
+  sigemptyset(&none);
+  sigemptyset(&defaults);
+  for (int sig : {SIGINT, SIGTERM, SIGPIPE}) sigaddset(&defaults, sig);
+  ::posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
+                                        POSIX_SPAWN_SETSIGDEF);
+  ::posix_spawnattr_setpgroup(&attr, 0);
+  ::posix_spawnattr_setsigmask(&attr, &none);
+  ::posix_spawnattr_setsigdefault(&attr, &defaults);
+  m_start = std::chrono::steady_clock::now();
+  pid_t spawned = -1;
+  int rc = ::posix_spawn(&spawned, l.exe.c_str(), &actions, &attr, l.argv.data(), l.envp.data());
+  ::posix_spawn_file_actions_destroy(&actions);
+  ::posix_spawnattr_destroy(&attr);
+  if (rc != 0) return false;
+  ::setpgid(spawned, spawned);  // as in the fork path: no race with an early killpg
+  m_pid = spawned;
+  track(m_pid);
+  adopt_pipes(l.out_pipe, l.err_pipe);
+  return true;
+}
+
+void Process::start_forked(Launch& l) {
   m_start = std::chrono::steady_clock::now();
   pid_t pid = ::fork();
-  if (pid < 0) fail("fork");
-  if (pid == 0) {
-    // Child: report the failing step's errno through exec_pipe, then _exit.
-    auto die = [&](int step) {
-      int payload[2] = {step, errno};
-      [[maybe_unused]] ssize_t n = ::write(exec_pipe[1], payload, sizeof payload);
-      ::_exit(127);
-    };
-    ::setpgid(0, 0);
-    sigset_t none;
-    sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    ::signal(SIGINT, SIG_DFL);
-    ::signal(SIGTERM, SIG_DFL);
-    ::signal(SIGPIPE, SIG_DFL);
-    int in = ::open(stdin_s.c_str(), O_RDONLY);
-    if (in < 0 || ::dup2(in, 0) < 0) die(1);
-    if (options.capture_stdout) {
-      if (::dup2(out_pipe[1], 1) < 0) die(2);
-    } else if (!stdout_s.empty()) {
-      int fd = ::open(stdout_s.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-      if (fd < 0 || ::dup2(fd, 1) < 0) die(2);
-    }
-    if (options.capture_stderr) {
-      if (::dup2(err_pipe[1], 2) < 0) die(3);
-    } else if (!stderr_s.empty()) {
-      int fd = ::open(stderr_s.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-      if (fd < 0 || ::dup2(fd, 2) < 0) die(3);
-    }
-    if (options.gid) {
-      if (::setgroups(0, nullptr) != 0 || ::setgid(*options.gid) != 0) die(4);
-    }
-    if (options.uid && ::setuid(*options.uid) != 0) die(4);
-    if (!cwd_s.empty() && ::chdir(cwd_s.c_str()) != 0) die(5);
-    ::execve(exe_s.c_str(), argv.data(), envp.data());
-    die(6);
-  }
+  if (pid < 0) l.fail("fork");
+  if (pid == 0) exec_child(l);
   ::setpgid(pid, pid);  // also in the parent: no race with an early killpg
   m_pid = pid;
   track(m_pid);
-  close_fd(exec_pipe[1]);
+  close_fd(l.exec_pipe[1]);
   int payload[2] = {0, 0};
   ssize_t n;
   do {
-    n = ::read(exec_pipe[0], payload, sizeof payload);
+    n = ::read(l.exec_pipe[0], payload, sizeof payload);
   } while (n < 0 && errno == EINTR);
-  close_fd(exec_pipe[0]);
-  if (n == static_cast<ssize_t>(sizeof payload)) {
-    int status = 0;
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    untrack(pid);
-    m_pid = -1;
-    for (int* p : {out_pipe, err_pipe}) {
-      close_fd(p[0]);
-      close_fd(p[1]);
-    }
-    static constexpr const char* k_steps[] = {"", "stdin", "stdout", "stderr", "switch user",
-                                              "working folder", "exec"};
-    std::string what = k_steps[payload[0] >= 1 && payload[0] <= 6 ? payload[0] : 6];
-    if (payload[0] == 5) what += " " + cwd_s;
-    throw Error(ExitCode::infrastructure, program,
-                fmt::format("cannot start ({}): {}", what, std::strerror(payload[1])));
+  if (n != static_cast<ssize_t>(sizeof payload)) {  // exec succeeded: the pipe closed empty
+    adopt_pipes(l.out_pipe, l.err_pipe);
+    return;
   }
-  adopt_pipes(out_pipe, err_pipe);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  untrack(pid);
+  m_pid = -1;
+  static constexpr const char* k_steps[] = {"", "stdin", "stdout", "stderr", "switch user",
+                                            "working folder", "exec"};
+  std::string what = k_steps[payload[0] >= 1 && payload[0] <= 6 ? payload[0] : 6];
+  if (payload[0] == 5) what += " " + l.cwd;
+  throw Error(ExitCode::infrastructure, l.program,
+              fmt::format("cannot start ({}): {}", what, std::strerror(payload[1])));
 }
 
 void Process::adopt_pipes(int out_pipe[2], int err_pipe[2]) {
   close_fd(out_pipe[1]);  // the child's ends: it has its own copies now
   close_fd(err_pipe[1]);
-  m_out_fd = out_pipe[0];
-  m_err_fd = err_pipe[0];
+  m_out_fd = std::exchange(out_pipe[0], -1);  // ours now, not the launch's to close
+  m_err_fd = std::exchange(err_pipe[0], -1);
   for (int fd : {m_out_fd, m_err_fd}) {
     if (fd >= 0) ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
   }

@@ -11,6 +11,8 @@
 
 namespace coldgate::util {
 
+struct Launch;  // what a start needs, prepared before fork (process.cpp)
+
 /// What to start and how. POSIX-only (Linux): the child runs in its own process group so a
 /// timeout or an interrupt can kill everything it started.
 struct SpawnOptions {
@@ -92,6 +94,10 @@ class Process {
   void reset();
   // The constructor's body: spawns the child (posix_spawn, else fork/exec).
   void start(const SpawnOptions& options);
+  // posix_spawn of a prepared launch; false when it could not (the fork path then names why).
+  bool start_spawned(struct Launch& launch);
+  // fork/exec of a prepared launch, switching users when asked; throws naming the failed step.
+  void start_forked(struct Launch& launch);
   // For kill_escaped: kills and reaps the orphans left, then stops being a subreaper.
   void sweep_escaped();
   // After a successful start: closes the child's pipe ends, keeps ours non-blocking.
