@@ -81,9 +81,12 @@ Commits resolve_commits(const fs::path& dir, const BaseRequest& request) {
                       fmt::format("'{}' is not a commit of {}", request.head, c.repo.string()));
   }
   c.head = *head;
-  if (auto b = git(c.repo, {"rev-parse", "--abbrev-ref", request.head}); b && *b != "HEAD") {
+  // A branch name, else (a detached checkout, or --head given as the pull request's head sha
+  // as the GitHub action does) the CI's name for the branch of that head.
+  if (auto b = git(c.repo, {"rev-parse", "--abbrev-ref", request.head});
+      b && !b->empty() && *b != "HEAD") {
     c.head_branch = *b;
-  } else if (request.head == "HEAD") {
+  } else {
     c.head_branch = env("GITHUB_HEAD_REF").empty() ? env("CI_MERGE_REQUEST_SOURCE_BRANCH_NAME")
                                                    : env("GITHUB_HEAD_REF");
   }
@@ -102,6 +105,11 @@ Commits resolve_commits(const fs::path& dir, const BaseRequest& request) {
 }
 
 namespace {
+
+// `ref` as the remote names it: "origin/main" is fetched as "main".
+std::string remote_name(const std::string& ref) {
+  return ref.rfind("origin/", 0) == 0 ? ref.substr(7) : ref;
+}
 
 void resolve_base(Commits& c, const BaseRequest& request) {
   std::string err;
@@ -143,7 +151,7 @@ void resolve_base(Commits& c, const BaseRequest& request) {
                 fmt::format("base '{}' is not a commit of this checkout (tried {}); fetch it "
                             "(git fetch origin {}){} or pass --allow-no-baseline to measure head "
                             "alone",
-                            candidates.back(), tried, candidates.back(), fetch_hint));
+                            candidates.back(), tried, remote_name(candidates.back()), fetch_hint));
   }
   auto merge_base = git(c.repo, {"merge-base", c.head, *base_tip}, &err);
   if (!merge_base) {

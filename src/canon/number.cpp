@@ -82,13 +82,23 @@ Decimal decode(std::string_view text) {
 
 }  // namespace
 
-NumberStatus normalize_number_to(std::string_view text, std::string& out) {
-  // Validate the RFC 8259 grammar: -? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?
+namespace {
+
+// A JSON number's parts as written: sign, integer and fraction digits, decimal exponent.
+struct NumberParts {
+  bool negative = false;
+  std::string_view int_part;
+  std::string_view frac_part;
+  std::int64_t exponent = 0;
+};
+
+// Validates the RFC 8259 grammar, -? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?, and
+// splits the text into its parts.
+NumberStatus parse_parts(std::string_view text, NumberParts& p) {
   std::size_t i = 0;
   const std::size_t size = text.size();
-  bool negative = false;
   if (i < size && text[i] == '-') {
-    negative = true;
+    p.negative = true;
     ++i;
   }
   const std::size_t int_begin = i;
@@ -99,83 +109,101 @@ NumberStatus normalize_number_to(std::string_view text, std::string& out) {
   } else {
     return NumberStatus::invalid;
   }
-  const std::string_view int_part = text.substr(int_begin, i - int_begin);
-  std::string_view frac_part;
+  p.int_part = text.substr(int_begin, i - int_begin);
   if (i < size && text[i] == '.') {
     const std::size_t frac_begin = ++i;
     while (i < size && is_digit(text[i])) ++i;
     if (i == frac_begin) return NumberStatus::invalid;
-    frac_part = text.substr(frac_begin, i - frac_begin);
+    p.frac_part = text.substr(frac_begin, i - frac_begin);
   }
-  std::int64_t exponent = 0;
   if (i < size && (text[i] == 'e' || text[i] == 'E')) {
     ++i;
     bool negative_exponent = false;
     if (i < size && (text[i] == '+' || text[i] == '-')) negative_exponent = text[i++] == '-';
     const std::size_t exp_begin = i;
     for (; i < size && is_digit(text[i]); ++i) {
-      exponent = exponent * 10 + (text[i] - '0');
-      if (exponent > k_max_exponent) return NumberStatus::exponent_out_of_range;
+      p.exponent = p.exponent * 10 + (text[i] - '0');
+      if (p.exponent > k_max_exponent) return NumberStatus::exponent_out_of_range;
     }
     if (i == exp_begin) return NumberStatus::invalid;
-    if (negative_exponent) exponent = -exponent;
+    if (negative_exponent) p.exponent = -p.exponent;
   }
-  if (i != size) return NumberStatus::invalid;
+  return i == size ? NumberStatus::ok : NumberStatus::invalid;
+}
 
-  // Significant digits D (int then frac, no leading/trailing zeros); value = 0.D * 10^n.
-  std::string_view lead_int = int_part.substr(std::min(int_part.find_first_not_of('0'), int_part.size()));
-  std::string_view digits_a = lead_int;  // D is digits_a followed by digits_b
-  std::string_view digits_b = frac_part;
-  std::int64_t n = static_cast<std::int64_t>(lead_int.size()) + exponent;
+// The significant digits D of a number without leading or trailing zeros, as two views
+// (D = a then b, so nothing is copied), and n with value = 0.D × 10^n.
+struct Significand {
+  std::string_view a;
+  std::string_view b;
+  std::int64_t n = 0;
+  std::int64_t size() const { return static_cast<std::int64_t>(a.size() + b.size()); }
+  // Appends D[from, to) to `out`.
+  void append(std::int64_t from, std::int64_t to, std::string& out) const {
+    const auto a_size = static_cast<std::int64_t>(a.size());
+    if (from < a_size) {
+      out.append(a.substr(static_cast<std::size_t>(from),
+                          static_cast<std::size_t>(std::min(to, a_size) - from)));
+    }
+    if (to > a_size) {
+      const std::int64_t b_from = std::max(from, a_size) - a_size;
+      out.append(b.substr(static_cast<std::size_t>(b_from),
+                          static_cast<std::size_t>(to - a_size - b_from)));
+    }
+  }
+};
+
+Significand significand(const NumberParts& p) {
+  std::string_view lead_int =
+      p.int_part.substr(std::min(p.int_part.find_first_not_of('0'), p.int_part.size()));
+  Significand d{lead_int, p.frac_part, static_cast<std::int64_t>(lead_int.size()) + p.exponent};
   if (lead_int.empty()) {
-    const std::size_t frac_lead = std::min(frac_part.find_first_not_of('0'), frac_part.size());
-    digits_b = frac_part.substr(frac_lead);
-    n = exponent - static_cast<std::int64_t>(frac_lead);
+    const std::size_t frac_lead = std::min(p.frac_part.find_first_not_of('0'), p.frac_part.size());
+    d.b = p.frac_part.substr(frac_lead);
+    d.n = p.exponent - static_cast<std::int64_t>(frac_lead);
   }
   // Strip trailing zeros from the concatenation.
-  if (digits_b.empty() || digits_b.find_first_not_of('0') == std::string_view::npos) {
-    digits_b = {};
-    const std::size_t last = digits_a.find_last_not_of('0');
-    digits_a = last == std::string_view::npos ? std::string_view{} : digits_a.substr(0, last + 1);
+  if (d.b.empty() || d.b.find_first_not_of('0') == std::string_view::npos) {
+    d.b = {};
+    const std::size_t last = d.a.find_last_not_of('0');
+    d.a = last == std::string_view::npos ? std::string_view{} : d.a.substr(0, last + 1);
   } else {
-    digits_b = digits_b.substr(0, digits_b.find_last_not_of('0') + 1);
+    d.b = d.b.substr(0, d.b.find_last_not_of('0') + 1);
   }
-  const std::int64_t k = static_cast<std::int64_t>(digits_a.size() + digits_b.size());
+  return d;
+}
+
+}  // namespace
+
+NumberStatus normalize_number_to(std::string_view text, std::string& out) {
+  NumberParts parts;
+  if (NumberStatus status = parse_parts(text, parts); status != NumberStatus::ok) return status;
+  const Significand d = significand(parts);
+  const std::int64_t k = d.size();
+  const std::int64_t n = d.n;
   if (k == 0) {
     out.push_back('0');  // every spelling of zero, including -0 and -0.0e5
     return NumberStatus::ok;
   }
-  if (negative) out.push_back('-');
+  if (parts.negative) out.push_back('-');
   // Thresholds of ECMAScript Number::toString (ECMA-262 §6.1.6.1.20, used by RFC 8785 §3.2.2.3),
   // applied to the exact decimal instead of the shortest double.
-  auto append_digits = [&](std::int64_t from, std::int64_t to) {  // D[from, to)
-    const auto a_size = static_cast<std::int64_t>(digits_a.size());
-    if (from < a_size) {
-      out.append(digits_a.substr(static_cast<std::size_t>(from),
-                                 static_cast<std::size_t>(std::min(to, a_size) - from)));
-    }
-    if (to > a_size) {
-      const std::int64_t b_from = std::max(from, a_size) - a_size;
-      out.append(digits_b.substr(static_cast<std::size_t>(b_from),
-                                 static_cast<std::size_t>(to - a_size - b_from)));
-    }
-  };
   if (k <= n && n <= 21) {
-    append_digits(0, k);
+    d.append(0, k, out);
     append_zeros(n - k, out);
   } else if (0 < n && n <= 21) {
-    append_digits(0, n);
+    d.append(0, n, out);
     out.push_back('.');
-    append_digits(n, k);
+    d.append(n, k, out);
   } else if (-6 < n && n <= 0) {
     out.append("0.");
     append_zeros(-n, out);
-    append_digits(0, k);
+    d.append(0, k, out);
   } else {
-    append_digits(0, 1);
+    d.append(0, 1, out);
     if (k > 1) {
       out.push_back('.');
-      append_digits(1, k);
+      d.append(1, k, out);
     }
     out.push_back('e');
     char buffer[24];

@@ -297,6 +297,7 @@ void prepare(Launch& l) {
   if (!l.cwd.empty() && ::chdir(l.cwd.c_str()) != 0) die(5);
   ::execve(l.exe.c_str(), l.argv.data(), l.envp.data());
   die(6);
+  ::_exit(127);  // die() does not return; the compiler cannot see it through the lambda
 }
 
 }  // namespace
