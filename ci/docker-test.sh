@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The image test: builds the Dockerfile with podman (no registry: the base debian:bookworm-slim
-# is made by ci/base-image.sh), then, in a copy of this checkout mounted at /work as the README's
+# is made by ci/base-image.sh), then, in a copy of this checkout mounted at /work as docs/ci.md's
 # `docker run --rm -v "$PWD":/work coldgate run` does:
 #   1. checks the container runs coldgate as its non-root user;
 #   2. removes the copy's snapshots/*.json and runs the whole demo with --update-snapshots:
@@ -10,7 +10,7 @@
 # Needs root (rootful podman, as ci/test.sh). Removes its containers, the copy and the image;
 # the build stage's layers stay in podman's storage as cache, so a rerun with an unchanged src/
 # skips the compile (the runtime stage's apt-get runs again).
-#   sudo bash ci/docker-test.sh       # timings: README "CI"
+#   sudo bash ci/docker-test.sh       # timings: docs/ci.md "The Docker image"
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -64,7 +64,7 @@ git ls-files -z --cached --others --exclude-standard \
 rm -f "$work"/snapshots/*.json
 chown -R 1000:1000 "$work"
 
-run() {  # podman run with the README's mount; the rest are coldgate's arguments
+run() {  # podman run with docs/ci.md's mount; the rest are coldgate's arguments
   podman run --rm --name "$name" -v "$work":/work "$@"
 }
 

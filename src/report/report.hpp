@@ -13,7 +13,7 @@ namespace coldgate::report {
 /// "Create an issue comment"), and bytes ≥ characters, so a report of this size always posts.
 inline constexpr std::size_t k_max_report_bytes = 65'000;
 
-/// The Markdown report of one run (shared/DESIGN.md "The report").
+/// The Markdown report of one run (docs/architecture.md "The report").
 struct Markdown {
   std::string report;  // at most max_bytes: stdout, $GITHUB_STEP_SUMMARY, the PR comment
   std::string full;    // everything; equals `report` unless `cut`

@@ -2,7 +2,7 @@
 // these tests check what can be checked without them: every YAML file parses, the composite
 // action's inputs, step ids and shells are consistent, its inline scripts are valid bash, the
 // workflows carry the permissions and history they need, the fork-safe pair names each other,
-// and the Dockerfile has the shape the README promises. The image itself: ci/docker-test.sh.
+// and the Dockerfile has the shape docs/ci.md promises. The image itself: ci/docker-test.sh.
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 

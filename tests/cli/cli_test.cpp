@@ -130,7 +130,7 @@ TEST(CliCanon, OutputFileIsWrittenWhole) {
 }
 
 TEST(CliCanon, PatternOptionsTakeOneValueEachSoTheFileMayFollow) {
-  // The README's example: options first, then the file.
+  // docs/commands.md's example: options first, then the file.
   TempDir dir;
   auto in = dir.write("in.json", R"({"log":[3,1],"x":{"updated_at":"t"},"s":[2,1]})");
   auto r = run_coldgate({"canon", "-o", (dir / "out.json").string(), "--ordered", "/log", "--redact",
