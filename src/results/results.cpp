@@ -53,6 +53,10 @@ constexpr std::pair<StageKind, std::string_view> k_stage_kinds[] = {{StageKind::
                                                                     {StageKind::command, "command"}};
 constexpr std::pair<ColdMode, std::string_view> k_cold_modes[] = {{ColdMode::process, "process"},
                                                                   {ColdMode::restart, "restart"}};
+constexpr std::pair<BaseSource, std::string_view> k_base_sources[] = {
+    {BaseSource::file, "file"},
+    {BaseSource::interleaved, "interleaved"},
+    {BaseSource::cache, "cache"}};
 
 }  // namespace
 
@@ -76,23 +80,10 @@ bool passes(SnapshotStatus status) {
   return status == SnapshotStatus::match || status == SnapshotStatus::updated;
 }
 
-std::string_view to_string(BaseSource source) {
-  switch (source) {
-    case BaseSource::interleaved:
-      return "interleaved";
-    case BaseSource::cache:
-      return "cache";
-    case BaseSource::file:
-      break;
-  }
-  return "file";
-}
+std::string_view to_string(BaseSource source) { return name_of(source, k_base_sources); }
 
 std::optional<BaseSource> base_source_from(std::string_view text) {
-  for (BaseSource s : {BaseSource::file, BaseSource::interleaved, BaseSource::cache}) {
-    if (to_string(s) == text) return s;
-  }
-  return std::nullopt;
+  return value_of(text, k_base_sources);
 }
 
 double median(std::vector<double> samples) {
