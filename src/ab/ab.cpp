@@ -10,11 +10,11 @@
 #include "config/config.hpp"
 #include "db/connection.hpp"
 #include "db/provider.hpp"
-#include "measure/diagnose.hpp"
 #include "gate/gate.hpp"
+#include "measure/diagnose.hpp"
 #include "measure/environment.hpp"
-#include "session/session.hpp"
 #include "measure/runner.hpp"
+#include "session/session.hpp"
 #include "util/fs.hpp"
 #include "util/process.hpp"
 #include "util/secrets.hpp"
@@ -302,7 +302,8 @@ void AbRun::resolve() {
                       "config file not found; pass -c FILE (a path inside the checkout)");
   }
   if (m_options.record && !m_options.use_cache) {
-    throw usage_error("--record", "stores head's results in the cache: it cannot go with --no-cache");
+    throw usage_error("--record",
+                      "stores head's results in the cache: it cannot go with --no-cache");
   }
   if (m_options.record && !m_options.refs.base.empty()) {
     throw usage_error("--record", "measures head alone: it takes no --base");
@@ -328,12 +329,12 @@ void AbRun::check_out_head() {
   }
   m_head.config = config::load(head_file);
   m_head_text = util::read_file(head_file);
-  m_progress = std::make_unique<measure::Progress>(
-      m_options.progress, std::cerr, static_cast<int>(m_head.config.stages.size()));
+  m_progress = std::make_unique<measure::Progress>(m_options.progress, std::cerr,
+                                                   static_cast<int>(m_head.config.stages.size()));
   const Commits& c = m_commits;
   m_progress->line(
-      m_options.record ? fmt::format("head {}: recorded for the cache, nothing compared",
-                                     short_sha(c.head))
+      m_options.record
+          ? fmt::format("head {}: recorded for the cache, nothing compared", short_sha(c.head))
       : c.base.empty()
           ? fmt::format("head {} — no baseline: {}", short_sha(c.head), c.base_error)
           : fmt::format("base {} (merge-base with {}, from {}) → head {}{}", short_sha(c.base),
@@ -416,8 +417,8 @@ void AbRun::new_results_of_both() {
 void AbRun::set_up_data() {
   m_head_results.setup = m_session->setup(m_head.config, m_measure_base ? "head" : "");
   if (!m_measure_base) return;
-  m_base_db = std::make_unique<BaseDatabase>(m_session->provider(),
-                                             m_head.config.database.name + "_base");
+  m_base_db =
+      std::make_unique<BaseDatabase>(m_session->provider(), m_head.config.database.name + "_base");
   try {
     m_base_results.setup = m_session->setup(m_base.config, "base", m_base_db->info());
   } catch (const Error& e) {
@@ -487,7 +488,8 @@ void AbRun::finish() {
     m_base_results.finished_at = m_head_results.finished_at;
     m_outcome.base = std::move(m_base_results);
     m_outcome.baseline = util::display_path(m_out / "base" / "results.json");
-    if (m_options.use_cache && all_ran(*m_outcome.base)) store_cached(m_base_cache, *m_outcome.base);
+    if (m_options.use_cache && all_ran(*m_outcome.base))
+      store_cached(m_base_cache, *m_outcome.base);
   }
   if (m_options.use_cache && all_ran(m_head_results)) {
     store_cached(cache_file(m_out / "cache", m_commits.head, m_print), m_head_results);

@@ -75,7 +75,8 @@ MetricVerdict judge(const std::string& stage, const std::string& name, const Met
   const double delta = h - b;
   const double head_min = *std::min_element(hs.begin(), hs.end());
   const double base_max = *std::max_element(bs.begin(), bs.end());
-  const std::string ratio_text = b > 0 ? format_ratio(ratio) : fmt::format("from 0 to {}", amount(h, q));
+  const std::string ratio_text =
+      b > 0 ? format_ratio(ratio) : fmt::format("from 0 to {}", amount(h, q));
 
   // Below the absolute floor a difference is noise whatever its ratio: a 0.16 → 0.40 ms
   // execution is 2.5× but says nothing, and must get neither a badge nor an annotation.
@@ -118,8 +119,9 @@ MetricVerdict judge(const std::string& stage, const std::string& name, const Met
 
 MetricVerdict one_sided(const std::string& stage, const std::string& name, const Metric& m,
                         bool in_head, std::string reason) {
-  MetricVerdict v{stage,        name,         m.unit,       in_head ? Verdict::added : Verdict::removed,
-                  std::nullopt, std::nullopt, std::nullopt, std::move(reason)};
+  MetricVerdict v{
+      stage,        name,         m.unit,       in_head ? Verdict::added : Verdict::removed,
+      std::nullopt, std::nullopt, std::nullopt, std::move(reason)};
   (in_head ? v.head_median : v.base_median) = median(gated_samples(m));
   return v;
 }
@@ -191,7 +193,9 @@ void measured_differently(const StageResult& head, const StageResult& base,
 }
 
 // A measurement that makes timings incomparable (not a setting: that is what a change tunes).
-bool is_method(const MeasurementDifference& d) { return d.field.rfind("settings.", 0) != 0; }
+bool is_method(const MeasurementDifference& d) {
+  return d.field.rfind("settings.", 0) != 0;
+}
 
 }  // namespace
 
@@ -278,8 +282,8 @@ GateResult compare(const Results& head, const Results& base, const std::string& 
   std::size_t significant = 0;
   g.environment_differences =
       environment_differences(base.environment, head.environment, &significant);
-  std::size_t methods = static_cast<std::size_t>(std::count_if(
-      g.measurement_differences.begin(), g.measurement_differences.end(), is_method));
+  std::size_t methods = static_cast<std::size_t>(
+      std::count_if(g.measurement_differences.begin(), g.measurement_differences.end(), is_method));
   if ((significant > 0 || methods > 0) && thresholds.defaults.require_same_environment) {
     std::string list;
     for (std::size_t i = 0; i < significant; ++i)
@@ -332,12 +336,12 @@ GateResult compare(const Results& head, const Results& base, const std::string& 
 }
 
 bool passed(const Results& r) {
-  bool regression =
-      r.gate && std::any_of(r.gate->metrics.begin(), r.gate->metrics.end(),
-                            [](const MetricVerdict& m) { return m.verdict == Verdict::regression; });
+  bool regression = r.gate && std::any_of(r.gate->metrics.begin(), r.gate->metrics.end(),
+                                          [](const MetricVerdict& m) {
+                                            return m.verdict == Verdict::regression;
+                                          });
   return !regression && std::none_of(r.stages.begin(), r.stages.end(), [](const StageResult& s) {
-    return s.failed() ||
-           (s.snapshot && !passes(s.snapshot->status));
+    return s.failed() || (s.snapshot && !passes(s.snapshot->status));
   });
 }
 

@@ -12,8 +12,12 @@ namespace {
 
 using namespace coldgate::results;
 
-std::string ms(double v) { return results::format_value(v, "ms"); }
-std::string count(double v) { return results::format_value(v, "count"); }
+std::string ms(double v) {
+  return results::format_value(v, "ms");
+}
+std::string count(double v) {
+  return results::format_value(v, "count");
+}
 
 }  // namespace
 
@@ -24,7 +28,8 @@ std::vector<Diagnosis> diagnose(const Results& results, bool setup_analyzes) {
     const Explain& e = *s.explain;
     if (e.jit && e.execution_ms > 0 && e.jit_total_ms > k_jit_dominance_share * e.execution_ms) {
       out.push_back(
-          {s.name, "jit_dominates",
+          {s.name,
+           "jit_dominates",
            fmt::format("JIT compiled {} functions in {} of {} execution (cost estimate {} > "
                        "jit_above_cost {}) — consider `SET LOCAL jit = off` for this query "
                        "(`settings: {{jit: \"off\"}}`)",
@@ -40,8 +45,10 @@ std::vector<Diagnosis> diagnose(const Results& results, bool setup_analyzes) {
       std::string names;
       const std::size_t shown = std::min<std::size_t>(e.never_analyzed.size(), 5);
       for (std::size_t i = 0; i < shown; ++i) names += (i ? ", " : "") + e.never_analyzed[i];
-      if (e.never_analyzed.size() > shown) names += fmt::format(", … {} more", e.never_analyzed.size() - shown);
-      out.push_back({s.name, "never_analyzed",
+      if (e.never_analyzed.size() > shown)
+        names += fmt::format(", … {} more", e.never_analyzed.size() - shown);
+      out.push_back({s.name,
+                     "never_analyzed",
                      fmt::format("{} table{} this query reads {} never analyzed ({}): its plan "
                                  "rests on default statistics — add `- analyze: true` to setup:",
                                  e.never_analyzed.size(), e.never_analyzed.size() == 1 ? "" : "s",
@@ -49,7 +56,8 @@ std::vector<Diagnosis> diagnose(const Results& results, bool setup_analyzes) {
                      {{"tables", static_cast<double>(e.never_analyzed.size())}}});
     }
     if (e.planning_ms > e.execution_ms && e.planning_ms >= k_planning_floor_ms) {
-      out.push_back({s.name, "planning_exceeds_execution",
+      out.push_back({s.name,
+                     "planning_exceeds_execution",
                      fmt::format("planning took {}, more than the {} execution — the plan is "
                                  "paid again on every run: consider a prepared statement or a "
                                  "simpler query (fewer joins or subqueries)",

@@ -15,7 +15,8 @@ results::Environment host_environment();
 /// Commit and branch of the git checkout holding `dir` ("" each when not a checkout or no git);
 /// GITHUB_HEAD_REF names the branch of a detached pull-request checkout in GitHub Actions.
 /// `dirty` lists the checkout's uncommitted changes (uncommitted_changes), `out_dir` left out.
-results::GitInfo git_info(const std::filesystem::path& dir, const std::filesystem::path& out_dir = {});
+results::GitInfo git_info(const std::filesystem::path& dir,
+                          const std::filesystem::path& out_dir = {});
 
 /// The uncommitted changes of the git checkout holding `dir`, as `git status --porcelain` lines
 /// without their leading blank ("M sql/load.sql", "?? new.sql"; ignored files are not listed),

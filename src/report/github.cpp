@@ -75,8 +75,8 @@ std::string annotations(const Results& r) {
                       v.ratio ? " " + format_ratio(*v.ratio) : "",
                       value_or_dash(v.base_median, v.unit), value_or_dash(v.head_median, v.unit));
       if (!v.reason.empty()) message += ": " + v.reason;
-      out += command(v.verdict == Verdict::regression ? "error" : "warning", "", "coldgate: " + std::string(to_string(v.verdict)),
-                     message);
+      out += command(v.verdict == Verdict::regression ? "error" : "warning", "",
+                     "coldgate: " + std::string(to_string(v.verdict)), message);
     }
     if (!r.gate->environment_differences.empty()) {
       std::string diffs;
@@ -89,9 +89,11 @@ std::string annotations(const Results& r) {
     if (!s.snapshot || passes(s.snapshot->status)) continue;
     const SnapshotResult& sn = *s.snapshot;
     std::string message =
-        s.name + ": " + (sn.message.empty() ? "snapshot " + std::string(to_string(sn.status)) : sn.message);
+        s.name + ": " +
+        (sn.message.empty() ? "snapshot " + std::string(to_string(sn.status)) : sn.message);
     if (!sn.pending.empty()) message += " (candidate: " + sn.pending + ")";
-    out += command("error", sn.path, "coldgate: snapshot " + std::string(to_string(sn.status)), message);
+    out += command("error", sn.path, "coldgate: snapshot " + std::string(to_string(sn.status)),
+                   message);
   }
   return out;
 }

@@ -75,12 +75,13 @@ Suite stage_suite(const StageResult& s, const Results& r, Verdicts& verdicts) {
   if (s.snapshot) {
     const SnapshotResult& sn = *s.snapshot;
     bool ok = passes(sn.status);
-    std::string message = sn.message.empty() ? "snapshot " + std::string(to_string(sn.status)) : sn.message;
+    std::string message =
+        sn.message.empty() ? "snapshot " + std::string(to_string(sn.status)) : sn.message;
     std::string body = ok ? "snapshot " + std::string(to_string(sn.status)) + ": " + sn.path
                           : message + (sn.pending.empty() ? "" : "\ncandidate: " + sn.pending) +
                                 (sn.diff.empty() ? "" : "\n\n" + sn.diff);
-    suite.cases.push_back(
-        {"snapshot", sn.path, ok ? "" : "failure", "snapshot " + std::string(to_string(sn.status)), message, body});
+    suite.cases.push_back({"snapshot", sn.path, ok ? "" : "failure",
+                           "snapshot " + std::string(to_string(sn.status)), message, body});
   }
   return suite;
 }

@@ -65,7 +65,8 @@ std::optional<double> gated_median(const Metric* m) {
 int rank_of(Verdict verdict) {
   if (verdict == Verdict::regression) return 0;
   if (verdict == Verdict::slower) return 1;
-  if (verdict == Verdict::faster || verdict == Verdict::added || verdict == Verdict::removed) return 2;
+  if (verdict == Verdict::faster || verdict == Verdict::added || verdict == Verdict::removed)
+    return 2;
   return 3;
 }
 
@@ -137,7 +138,8 @@ ChangeRow failed_row(const StageResult& s) {
 ChangeRow snapshot_row(const StageResult& s) {
   const SnapshotResult& sn = *s.snapshot;
   bool updated = sn.status == SnapshotStatus::updated;
-  std::string why = sn.message.empty() ? "snapshot " + std::string(to_string(sn.status)) : sn.message;
+  std::string why =
+      sn.message.empty() ? "snapshot " + std::string(to_string(sn.status)) : sn.message;
   return {Kind::snapshot,
           updated ? 2 : 0,
           md_text(s.name),
@@ -180,9 +182,10 @@ std::optional<ChangeRow> measured_row(const std::string& stage,
                    md_text(before),
                    md_text(after),
                    method ? "⚠️ measured differently" : "⚙️ settings changed",
-                   method ? why_cell("the two sides were not measured alike: compare the timings "
-                                     "with care (gate.require_same_environment makes this an error)")
-                          : why_cell("the stage's settings differ between base and head")};
+                   method
+                       ? why_cell("the two sides were not measured alike: compare the timings "
+                                  "with care (gate.require_same_environment makes this an error)")
+                       : why_cell("the stage's settings differ between base and head")};
 }
 
 // The rows of the stage's listed verdicts; a new / removed stage without any gets one row.

@@ -26,7 +26,9 @@ ordered_json samples(const std::vector<double>& values) {
   return a;
 }
 
-ordered_json or_null(const std::string& s) { return s.empty() ? ordered_json(nullptr) : ordered_json(s); }
+ordered_json or_null(const std::string& s) {
+  return s.empty() ? ordered_json(nullptr) : ordered_json(s);
+}
 
 ordered_json opt_number(const std::optional<double>& v) {
   return v ? number(*v) : ordered_json(nullptr);
@@ -51,7 +53,8 @@ T named(const ordered_json& j, const char* key, Parse parse, T fallback, const s
   std::string text = str(j, key);
   if (text.empty()) return fallback;
   if (auto v = parse(text)) return *v;
-  throw usage_error(source, fmt::format("{}.{} is \"{}\" (expected {})", where, key, text, allowed));
+  throw usage_error(source,
+                    fmt::format("{}.{} is \"{}\" (expected {})", where, key, text, allowed));
 }
 
 // --- writing, one function per section ------------------------------------------------------
@@ -80,8 +83,10 @@ ordered_json environment_json(const Environment& e) {
 ordered_json snapshot_json(const std::optional<SnapshotResult>& snapshot) {
   if (!snapshot) return nullptr;
   const auto& sn = *snapshot;
-  return {{"status", to_string(sn.status)},   {"path", sn.path},
-          {"sha256", sn.sha256},   {"pending", or_null(sn.pending)},
+  return {{"status", to_string(sn.status)},
+          {"path", sn.path},
+          {"sha256", sn.sha256},
+          {"pending", or_null(sn.pending)},
           {"message", or_null(sn.message)},
           // The readable diff, so a report made from results files alone (compare, merged
           // shards) still shows what changed.
@@ -218,14 +223,15 @@ std::vector<double> samples_from(const ordered_json& m, const char* phase, const
   std::vector<double> out;
   const auto& list = m.at(phase);
   if (!list.is_array()) {
-    throw usage_error(source, fmt::format("stage '{}' metric {}: \"{}\" is not an array", stage,
-                                          name, phase));
+    throw usage_error(
+        source, fmt::format("stage '{}' metric {}: \"{}\" is not an array", stage, name, phase));
   }
   for (std::size_t i = 0; i < list.size(); ++i) {
     if (!list[i].is_number()) {
-      throw usage_error(source, fmt::format("stage '{}' metric {}: {} sample {} is {}, not a number "
-                                            "(NaN and infinity are written as null)",
-                                            stage, name, phase, i + 1, list[i].dump()));
+      throw usage_error(source,
+                        fmt::format("stage '{}' metric {}: {} sample {} is {}, not a number "
+                                    "(NaN and infinity are written as null)",
+                                    stage, name, phase, i + 1, list[i].dump()));
     }
     out.push_back(list[i].get<double>());
   }
@@ -262,12 +268,13 @@ StageResult stage_from(const ordered_json& s, const std::string& source) {
   }
   st.error = str(s, "error");
   if (const auto& sn = s.at("snapshot"); !sn.is_null()) {
-    SnapshotStatus status = named(sn, "status", snapshot_status_from, SnapshotStatus::match,
-                                  "stage '" + st.name + "' snapshot",
-                                  "match, changed, missing, malformed, nondeterministic or updated",
-                                  source);
-    st.snapshot = SnapshotResult{status,           str(sn, "path"),    str(sn, "pending"),
-                                 str(sn, "sha256"), str(sn, "message"), str(sn, "diff")};
+    SnapshotStatus status =
+        named(sn, "status", snapshot_status_from, SnapshotStatus::match,
+              "stage '" + st.name + "' snapshot",
+              "match, changed, missing, malformed, nondeterministic or updated", source);
+    st.snapshot = SnapshotResult{
+        status,         str(sn, "path"), str(sn, "pending"), str(sn, "sha256"), str(sn, "message"),
+        str(sn, "diff")};
   }
   if (const auto& ex = s.at("explain"); !ex.is_null()) st.explain = explain_from(ex);
   for (const auto& item : s.at("metrics").items()) {
@@ -318,8 +325,8 @@ GateResult gate_from(const ordered_json& g, const std::string& source) {
   x.environment_differences = g.at("environment_differences").get<std::vector<std::string>>();
   if (g.contains("measurement_differences")) {
     for (const auto& d : g.at("measurement_differences")) {
-      x.measurement_differences.push_back({str(d, "stage"), str(d, "field"), str(d, "base"),
-                                           str(d, "head")});
+      x.measurement_differences.push_back(
+          {str(d, "stage"), str(d, "field"), str(d, "base"), str(d, "head")});
     }
   }
   x.stages_new = g.at("stages_new").get<std::vector<std::string>>();
@@ -331,8 +338,8 @@ GateResult gate_from(const ordered_json& g, const std::string& source) {
     Verdict verdict = named(m, "verdict", verdict_from, Verdict::same, "gate.metrics[]",
                             "regression, slower, faster, same, new or removed", source);
     x.metrics.push_back({m.at("stage").get<std::string>(), m.at("metric").get<std::string>(),
-                         m.at("unit").get<std::string>(), verdict,
-                         opt(m.at("base_median")), opt(m.at("head_median")), opt(m.at("ratio")),
+                         m.at("unit").get<std::string>(), verdict, opt(m.at("base_median")),
+                         opt(m.at("head_median")), opt(m.at("ratio")),
                          m.at("reason").get<std::string>()});
   }
   return x;
@@ -368,10 +375,11 @@ std::string to_json(const Results& r) {
 
 Results from_json(std::string_view text, const std::string& source) {
   ordered_json doc = ordered_json::parse(text.begin(), text.end(), nullptr, false);
-  if (doc.is_discarded()) throw usage_error(source, "not valid JSON (expected a coldgate results file)");
+  if (doc.is_discarded())
+    throw usage_error(source, "not valid JSON (expected a coldgate results file)");
   if (!doc.is_object() || !doc.contains("schema") || doc["schema"] != k_results_schema) {
-    throw usage_error(source, fmt::format("not a {} file (its \"schema\" member differs)",
-                                          k_results_schema));
+    throw usage_error(
+        source, fmt::format("not a {} file (its \"schema\" member differs)", k_results_schema));
   }
   Results r;
   try {
@@ -393,8 +401,10 @@ Results from_json(std::string_view text, const std::string& source) {
     }
     if (doc.contains("diagnoses")) {
       for (const auto& d : doc["diagnoses"]) {
-        Diagnosis x{d.at("stage").get<std::string>(), d.at("kind").get<std::string>(),
-                    d.at("message").get<std::string>(), {}};
+        Diagnosis x{d.at("stage").get<std::string>(),
+                    d.at("kind").get<std::string>(),
+                    d.at("message").get<std::string>(),
+                    {}};
         for (const auto& [k, v] : d.at("data").items()) x.data[k] = v.get<double>();
         r.diagnoses.push_back(std::move(x));
       }

@@ -46,11 +46,11 @@ constexpr std::pair<SnapshotStatus, std::string_view> k_snapshot_statuses[] = {
     {SnapshotStatus::nondeterministic, "nondeterministic"},
     {SnapshotStatus::updated, "updated"}};
 constexpr std::pair<Verdict, std::string_view> k_verdicts[] = {
-    {Verdict::same, "same"},       {Verdict::regression, "regression"},
-    {Verdict::slower, "slower"},   {Verdict::faster, "faster"},
-    {Verdict::added, "new"},       {Verdict::removed, "removed"}};
-constexpr std::pair<StageKind, std::string_view> k_stage_kinds[] = {{StageKind::sql, "sql"},
-                                                                    {StageKind::command, "command"}};
+    {Verdict::same, "same"},     {Verdict::regression, "regression"},
+    {Verdict::slower, "slower"}, {Verdict::faster, "faster"},
+    {Verdict::added, "new"},     {Verdict::removed, "removed"}};
+constexpr std::pair<StageKind, std::string_view> k_stage_kinds[] = {
+    {StageKind::sql, "sql"}, {StageKind::command, "command"}};
 constexpr std::pair<ColdMode, std::string_view> k_cold_modes[] = {{ColdMode::process, "process"},
                                                                   {ColdMode::restart, "restart"}};
 constexpr std::pair<BaseSource, std::string_view> k_base_sources[] = {
@@ -60,15 +60,25 @@ constexpr std::pair<BaseSource, std::string_view> k_base_sources[] = {
 
 }  // namespace
 
-std::string_view to_string(SnapshotStatus status) { return name_of(status, k_snapshot_statuses); }
-std::string_view to_string(Verdict verdict) { return name_of(verdict, k_verdicts); }
-std::string_view to_string(StageKind kind) { return name_of(kind, k_stage_kinds); }
-std::string_view to_string(ColdMode mode) { return name_of(mode, k_cold_modes); }
+std::string_view to_string(SnapshotStatus status) {
+  return name_of(status, k_snapshot_statuses);
+}
+std::string_view to_string(Verdict verdict) {
+  return name_of(verdict, k_verdicts);
+}
+std::string_view to_string(StageKind kind) {
+  return name_of(kind, k_stage_kinds);
+}
+std::string_view to_string(ColdMode mode) {
+  return name_of(mode, k_cold_modes);
+}
 
 std::optional<SnapshotStatus> snapshot_status_from(std::string_view text) {
   return value_of(text, k_snapshot_statuses);
 }
-std::optional<Verdict> verdict_from(std::string_view text) { return value_of(text, k_verdicts); }
+std::optional<Verdict> verdict_from(std::string_view text) {
+  return value_of(text, k_verdicts);
+}
 std::optional<StageKind> stage_kind_from(std::string_view text) {
   return value_of(text, k_stage_kinds);
 }
@@ -80,7 +90,9 @@ bool passes(SnapshotStatus status) {
   return status == SnapshotStatus::match || status == SnapshotStatus::updated;
 }
 
-std::string_view to_string(BaseSource source) { return name_of(source, k_base_sources); }
+std::string_view to_string(BaseSource source) {
+  return name_of(source, k_base_sources);
+}
 
 std::optional<BaseSource> base_source_from(std::string_view text) {
   return value_of(text, k_base_sources);
@@ -97,11 +109,14 @@ double median(std::vector<double> samples) {
 }
 
 const std::vector<std::string_view>& known_metric_order() {
-  static const std::vector<std::string_view> order{
-      "wall_ms",       "cpu_ms",          "peak_rss_bytes",    "connect_ms",
-      "query_ms",      "decode_ms",       "planning_ms",       "execution_ms",
-      "jit_functions", "jit_generation_ms", "jit_inlining_ms", "jit_optimization_ms",
-      "jit_emission_ms", "jit_total_ms",  "result_bytes",      "rows"};
+  static const std::vector<std::string_view> order{"wall_ms",         "cpu_ms",
+                                                   "peak_rss_bytes",  "connect_ms",
+                                                   "query_ms",        "decode_ms",
+                                                   "planning_ms",     "execution_ms",
+                                                   "jit_functions",   "jit_generation_ms",
+                                                   "jit_inlining_ms", "jit_optimization_ms",
+                                                   "jit_emission_ms", "jit_total_ms",
+                                                   "result_bytes",    "rows"};
   return order;
 }
 

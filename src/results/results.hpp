@@ -46,9 +46,9 @@ bool passes(SnapshotStatus status);
 
 /// One metric's raw samples: cold runs (one per fresh process) and warm repetitions apart.
 struct Metric {
-  std::string unit;           // "ms", "bytes", "count", or a command's own unit
-  std::vector<double> cold;   // one sample per cold run, in run order
-  std::vector<double> warm;   // warm repetitions, in order (run 1's, then run 2's, …)
+  std::string unit;          // "ms", "bytes", "count", or a command's own unit
+  std::vector<double> cold;  // one sample per cold run, in run order
+  std::vector<double> warm;  // warm repetitions, in order (run 1's, then run 2's, …)
 };
 
 /// The server-side split of one EXPLAIN (ANALYZE, BUFFERS, TIMING, FORMAT JSON) run
@@ -56,16 +56,16 @@ struct Metric {
 struct Explain {
   double planning_ms = 0;
   double execution_ms = 0;
-  double total_cost = 0;           // the top plan node's "Total Cost" (the planner's estimate)
-  bool jit = false;                // a JIT block was present (JIT fired)
+  double total_cost = 0;  // the top plan node's "Total Cost" (the planner's estimate)
+  bool jit = false;       // a JIT block was present (JIT fired)
   double jit_functions = 0;
   double jit_generation_ms = 0;
   double jit_inlining_ms = 0;
   double jit_optimization_ms = 0;
   double jit_emission_ms = 0;
   double jit_total_ms = 0;
-  std::string plan_file;           // where the whole plan was written (coldgate-out/explain/…)
-  double jit_above_cost = 0;       // current_setting('jit_above_cost') in the EXPLAIN transaction
+  std::string plan_file;      // where the whole plan was written (coldgate-out/explain/…)
+  double jit_above_cost = 0;  // current_setting('jit_above_cost') in the EXPLAIN transaction
   /// Tables (schema.name) the plan reads that were never analyzed (pg_stat_user_tables with
   /// last_analyze and last_autoanalyze null): their plans run on default statistics.
   std::vector<std::string> never_analyzed;
@@ -74,11 +74,11 @@ struct Explain {
 /// A stage's snapshot after the run (see snapshot::Status).
 struct SnapshotResult {
   SnapshotStatus status = SnapshotStatus::match;
-  std::string path;      // committed snapshot, relative to the current folder
-  std::string pending;   // where the candidate was written; "" for match
-  std::string sha256;    // hex SHA-256 of the (first) candidate
-  std::string message;   // one line: why it is not a match
-  std::string diff;      // readable diff (changed, malformed, nondeterministic)
+  std::string path;     // committed snapshot, relative to the current folder
+  std::string pending;  // where the candidate was written; "" for match
+  std::string sha256;   // hex SHA-256 of the (first) candidate
+  std::string message;  // one line: why it is not a match
+  std::string diff;     // readable diff (changed, malformed, nondeterministic)
 };
 
 /// One stage's outcome: metrics with all raw samples, its snapshot, or the error that failed it.
@@ -86,10 +86,10 @@ struct StageResult {
   std::string name;
   StageKind kind = StageKind::sql;
   ColdMode cold_mode = ColdMode::process;
-  int runs = 0;            // cold runs asked for
-  int warm = 0;            // warm repetitions per cold run asked for
+  int runs = 0;                                 // cold runs asked for
+  int warm = 0;                                 // warm repetitions per cold run asked for
   std::map<std::string, std::string> settings;  // the stage's `settings:` (SET LOCAL)
-  std::string error;       // "" when every run succeeded
+  std::string error;                            // "" when every run succeeded
   std::optional<SnapshotResult> snapshot;
   std::optional<Explain> explain;
   /// Metrics in report order (built-in ones first, then a command's own in first-seen order).
@@ -114,9 +114,9 @@ struct Environment {
   std::string host;
   int cpus = 0;
   std::string cpu_model;
-  std::string kernel;         // `uname -sr`
-  std::string os;             // PRETTY_NAME of /etc/os-release
-  std::string provider;       // local | container | external
+  std::string kernel;    // `uname -sr`
+  std::string os;        // PRETTY_NAME of /etc/os-release
+  std::string provider;  // local | container | external
   std::string postgres_version;
   int postgres_version_num = 0;
   std::map<std::string, std::string> postgres_settings;  // non-default server settings
@@ -126,7 +126,7 @@ struct Environment {
 struct GitInfo {
   std::string commit;  // "" when not in a git checkout
   std::string branch;
-  std::string base;    // baseline commit when known
+  std::string base;  // baseline commit when known
   /// Uncommitted changes of the checkout when the measured commit is its HEAD, as `git status
   /// --porcelain` lines ("M sql/load.sql", "?? new.sql"); empty: clean, or not measured there.
   std::vector<std::string> dirty;
@@ -153,8 +153,8 @@ struct MetricVerdict {
   Verdict verdict = Verdict::same;
   std::optional<double> base_median;  // median of the baseline's cold samples (warm when no cold)
   std::optional<double> head_median;
-  std::optional<double> ratio;        // head / base; nullopt when a side is missing or base is 0
-  std::string reason;                 // why, e.g. "10.4× ≥ max_ratio 10, +812 ms ≥ min_delta 20 ms, ranges apart"
+  std::optional<double> ratio;  // head / base; nullopt when a side is missing or base is 0
+  std::string reason;  // why, e.g. "10.4× ≥ max_ratio 10, +812 ms ≥ min_delta 20 ms, ranges apart"
 };
 
 /// Where the gate's base results came from: a results file given with --baseline; measured in
@@ -191,28 +191,28 @@ struct MeasurementDifference {
 
 /// The gate's outcome for one run against a baseline.
 struct GateResult {
-  std::string baseline;              // the baseline results file as given
-  GitInfo base_git;                  // commit of the baseline
+  std::string baseline;  // the baseline results file as given
+  GitInfo base_git;      // commit of the baseline
   /// Environment fields that differ ("postgres_version: 15.8 → 16.1", "cpu_model: …").
   std::vector<std::string> environment_differences;
   std::vector<MetricVerdict> metrics;
   std::vector<std::string> stages_new;      // in head only
   std::vector<std::string> stages_removed;  // in the baseline only
   BaseSource base_source = BaseSource::file;
-  std::string base_measured_at;      // the base results' finished_at (UTC, RFC 3339)
-  std::string base_host;             // environment.host of the base results
-  GateThresholds thresholds;         // the shared gate
-  std::map<std::string, GateThresholds> stage_thresholds;  // stages whose own gate differs
+  std::string base_measured_at;  // the base results' finished_at (UTC, RFC 3339)
+  std::string base_host;         // environment.host of the base results
+  GateThresholds thresholds;     // the shared gate
+  std::map<std::string, GateThresholds> stage_thresholds;      // stages whose own gate differs
   std::vector<MeasurementDifference> measurement_differences;  // stages measured unlike
 };
 
 /// Everything `coldgate run` measured: written as results.json (schema coldgate-results/1).
 struct Results {
   std::string tool_version;
-  std::string started_at;   // UTC, RFC 3339
+  std::string started_at;  // UTC, RFC 3339
   std::string finished_at;
-  std::string config;       // config file, relative to the current folder
-  std::string title;        // report.title
+  std::string config;  // config file, relative to the current folder
+  std::string title;   // report.title
   GitInfo git;
   Environment environment;
   std::vector<SetupResult> setup;

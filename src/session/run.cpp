@@ -9,9 +9,9 @@
 
 #include "gate/gate.hpp"
 #include "measure/diagnose.hpp"
-#include "report/outputs.hpp"
 #include "measure/environment.hpp"
 #include "measure/runner.hpp"
+#include "report/outputs.hpp"
 #include "session/session.hpp"
 #include "snapshot/snapshot.hpp"
 #include "util/error.hpp"
@@ -26,7 +26,9 @@ using namespace coldgate::measure;
 using namespace coldgate::results;
 namespace {
 
-std::string shown(const fs::path& p) { return util::display_path(p); }
+std::string shown(const fs::path& p) {
+  return util::display_path(p);
+}
 
 std::vector<config::Stage> shard(std::vector<config::Stage> stages, int index, int count) {
   if (count < 1 || index < 1 || index > count) {
@@ -40,7 +42,8 @@ std::vector<config::Stage> shard(std::vector<config::Stage> stages, int index, i
   return out;
 }
 
-std::vector<config::Stage> selected(const config::Config& cfg, const std::vector<std::string>& names) {
+std::vector<config::Stage> selected(const config::Config& cfg,
+                                    const std::vector<std::string>& names) {
   if (names.empty()) return cfg.stages;
   std::vector<std::string> known;
   for (const auto& s : cfg.stages) known.push_back(s.name);
@@ -76,11 +79,12 @@ std::pair<int, int> parse_shard(std::string_view text) {
   int count = 0;
   if (slash == std::string_view::npos || !number(text.substr(0, slash), index) ||
       !number(text.substr(slash + 1), count)) {
-    throw usage_error("--shard", fmt::format("expected I/N such as 2/4 (the I-th of N shards), got '{}'", text));
+    throw usage_error(
+        "--shard", fmt::format("expected I/N such as 2/4 (the I-th of N shards), got '{}'", text));
   }
   if (count < 1 || index < 1 || index > count) {
-    throw usage_error("--shard", fmt::format("'{}': I must be between 1 and N (N ≥ 1), e.g. 1/{}", text,
-                                             std::max(count, 1)));
+    throw usage_error("--shard", fmt::format("'{}': I must be between 1 and N (N ≥ 1), e.g. 1/{}",
+                                             text, std::max(count, 1)));
   }
   return {index, count};
 }
@@ -99,7 +103,8 @@ Results run_job(const config::Config& cfg, const JobOptions& options) {
   results.ci_run_url = ci_run_url();
 
   Progress progress(options.progress, std::cerr, static_cast<int>(stages.size()));
-  Session session(cfg.database, "coldgate-run-", [&](const std::string& line) { progress.line(line); });
+  Session session(cfg.database, "coldgate-run-",
+                  [&](const std::string& line) { progress.line(line); });
   results.environment = session.environment();
   results.setup = session.setup(cfg);
 
@@ -144,8 +149,8 @@ Results run_job(const config::Config& cfg, const JobOptions& options) {
   return results;
 }
 
-RunOutcome run(const config::Config& cfg, const JobOptions& options,
-               std::optional<Results> base, const std::string& baseline_name, std::ostream& out) {
+RunOutcome run(const config::Config& cfg, const JobOptions& options, std::optional<Results> base,
+               const std::string& baseline_name, std::ostream& out) {
   report::clear_outputs(options.out_dir, options.stages.empty() && options.shard_count == 1);
   RunOutcome outcome{run_job(cfg, options), std::nullopt};
   util::throw_if_interrupted();  // a SIGINT/SIGTERM while the server stopped: no results

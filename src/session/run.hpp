@@ -10,21 +10,21 @@
 
 #include "config/config.hpp"
 #include "measure/progress.hpp"
-#include "util/error.hpp"
 #include "results/results.hpp"
+#include "util/error.hpp"
 
 namespace coldgate::session {
 
 /// How `coldgate run` runs the stages of a config.
 struct JobOptions {
-  std::vector<std::string> stages;        // --stage: only these (empty: all)
+  std::vector<std::string> stages;  // --stage: only these (empty: all)
   std::filesystem::path out_dir = "coldgate-out";
-  bool ci = false;                        // never write under snapshots/; candidates to out_dir
-  bool update_snapshots = false;          // write candidates over committed snapshots (local)
+  bool ci = false;                // never write under snapshots/; candidates to out_dir
+  bool update_snapshots = false;  // write candidates over committed snapshots (local)
   std::string accept_command = "coldgate accept";  // as messages should spell it (with -c FILE)
   measure::ProgressStyle progress = measure::ProgressStyle::plain;
-  int shard_index = 1;                    // --shard I/N: run the I-th stage and every N-th after
-  int shard_count = 1;                    //   it (1-based, config order, after --stage)
+  int shard_index = 1;  // --shard I/N: run the I-th stage and every N-th after
+  int shard_count = 1;  //   it (1-based, config order, after --stage)
 };
 
 /// `--shard I/N` as {I, N}; throws Error(usage) unless I and N are integers with 1 ≤ I ≤ N.

@@ -25,12 +25,13 @@ Session::Session(const config::Database& database, const std::string& work_prefi
   m_environment.postgres_version = server.version;
   m_environment.postgres_version_num = server.version_num;
   m_environment.postgres_settings = server.settings;
-  m_say(fmt::format(
-      "PostgreSQL {} ({}) ready in {:.1f} s", server.version, m_provider->name(),
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()));
+  m_say(fmt::format("PostgreSQL {} ({}) ready in {:.1f} s", server.version, m_provider->name(),
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()));
 }
 
-Session::~Session() { stop(); }
+Session::~Session() {
+  stop();
+}
 
 void Session::stop() noexcept {
   if (m_provider) m_provider->stop();
@@ -39,14 +40,14 @@ void Session::stop() noexcept {
 std::vector<results::SetupResult> Session::setup(const config::Config& cfg, const std::string& who,
                                                  const std::optional<db::ConnectionInfo>& target) {
   std::vector<results::SetupResult> out;
-  setup::run_setup(cfg.setup,
-                   {target ? *target : m_provider->connection_info(), cfg.base_dir,
-                    m_provider->client_bindir()},
-                   [&](const setup::StepResult& s) {
-                     m_say(fmt::format("setup {}{} ({:.0f} ms)", who.empty() ? "" : who + ": ",
-                                       s.label, s.wall_ms));
-                     out.push_back({s.kind, s.label, s.wall_ms});
-                   });
+  setup::run_setup(
+      cfg.setup,
+      {target ? *target : m_provider->connection_info(), cfg.base_dir, m_provider->client_bindir()},
+      [&](const setup::StepResult& s) {
+        m_say(fmt::format("setup {}{} ({:.0f} ms)", who.empty() ? "" : who + ": ", s.label,
+                          s.wall_ms));
+        out.push_back({s.kind, s.label, s.wall_ms});
+      });
   return out;
 }
 

@@ -51,7 +51,7 @@ class Session {
   void stop() noexcept;
 
  private:
-  util::TempDir m_work;                  // declared first: removed after the server stopped
+  util::TempDir m_work;  // declared first: removed after the server stopped
   Say m_say;
   std::unique_ptr<db::Provider> m_provider;
   results::Environment m_environment;

@@ -30,8 +30,8 @@ struct StepResult {
 };
 
 /// Runs `steps` in order and times each, calling `on_step` after each one (progress lines);
-/// throws Error(interrupted) between steps after SIGINT/SIGTERM. Throws Error on the first failure, with
-/// where = the file position (sql), or the step's config location, and what = the cause:
+/// throws Error(interrupted) between steps after SIGINT/SIGTERM. Throws Error on the first failure,
+/// with where = the file position (sql), or the step's config location, and what = the cause:
 /// SQLSTATE + server message (sql), stderr tail (psql, restore, command). Exit code
 /// gate_failed for a failing step, infrastructure for a missing program or lost server.
 std::vector<StepResult> run_setup(const std::vector<config::SetupStep>& steps,
@@ -40,7 +40,5 @@ std::vector<StepResult> run_setup(const std::vector<config::SetupStep>& steps,
 
 /// Runs one step; see run_setup().
 StepResult run_step(const config::SetupStep& step, const Context& context);
-
-
 
 }  // namespace coldgate::setup
