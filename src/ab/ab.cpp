@@ -230,9 +230,14 @@ Commits commits_to_measure(const fs::path& dir, const Options& options, const fs
     throw Error(ExitCode::infrastructure, "--base", commits.base_error);
   }
   if (!commits.base.empty() && commits.base == commits.head) {
-    throw usage_error("--base", fmt::format("nothing to compare: base and head are both {} (is "
-                                            "the base branch already at head?)",
-                                            commits.head.substr(0, 7)));
+    // The merge-base is head itself: both name one commit, or head is behind the base ref.
+    bool behind = git(commits.repo, {"rev-parse", commits.base_ref + "^{commit}"}).value_or("") != commits.head;
+    throw usage_error("--base",
+                      fmt::format("nothing to compare: base and head are both {} ({})",
+                                  commits.head.substr(0, 7),
+                                  behind ? "head is an ancestor of " + commits.base_ref +
+                                               ": swapped refs, or already merged?"
+                                         : "both refs name the same commit"));
   }
   if (commits.head_is_checkout && options.ci) {
     auto dirty = measure::uncommitted_changes(commits.repo, out);
@@ -386,6 +391,12 @@ void AbRun::prepare_base() {
     m_base.worktree.reset();
     return;
   }
+  if (!fs::exists(m_base.worktree->path() / m_rel, ec)) {
+    m_progress->line(fmt::format(
+        "base {} has no {}: its stages are head's, run in base's checkout (the pull request that "
+        "adds coldgate passes --allow-no-baseline instead)",
+        short_sha(m_commits.base), m_rel.string()));
+  }
   m_base.config = side_config(m_base.worktree->path() / m_rel, m_head_text, m_base);
   build(m_base, m_out / "ab" / "base-build.log", *m_progress);
 }
@@ -404,9 +415,13 @@ void AbRun::new_results_of_both() {
     dirty = measure::uncommitted_changes(m_repo, m_out);
     m_head_results.git.dirty_measured = false;
     if (!dirty.empty()) {
+      std::string list;
+      for (std::size_t i = 0; i < dirty.size() && i < 5; ++i) list += (i ? ", " : "") + dirty[i];
+      if (dirty.size() > 5) list += ", …";
       m_progress->line(fmt::format(
-          "warning: {} uncommitted change{} in the checkout, not measured (ab measures commit {})",
-          dirty.size(), dirty.size() == 1 ? "" : "s", short_sha(m_commits.head)));
+          "warning: {} uncommitted change{} in the checkout, not measured (ab measures commit "
+          "{}): {}",
+          dirty.size(), dirty.size() == 1 ? "" : "s", short_sha(m_commits.head), list));
     }
   }
   m_base_results =

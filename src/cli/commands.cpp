@@ -54,8 +54,8 @@ config::Config load_config(const std::string& path) {
 void require_config(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) {
-    throw usage_error(path, "config file not found; pass -c FILE or create coldgate.yaml "
-                            "(see config/example.yaml)");
+    throw usage_error(path, "config file not found; pass -c FILE, or run in the folder of your "
+                            "coldgate.yaml (docs/configuration.md of coldgate describes one)");
   }
 }
 

@@ -114,7 +114,8 @@ int run_explain(const ExplainArgs& args) {
                        results::format_value(std::round(e.jit_above_cost), "count"));
   }
   json doc = json::parse(plan.json);
-  out += "\n" + render_plan(doc.at(0).at("Plan"));
+  out += '\n';
+  out += render_plan(doc.at(0).at("Plan"));
 
   results::Results one;
   results::StageResult sr;

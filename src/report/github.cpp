@@ -72,7 +72,7 @@ std::string annotations(const Results& r) {
       if (v.verdict != Verdict::regression && v.verdict != Verdict::slower) continue;
       std::string message =
           fmt::format("{} {}: {}{} ({} → {})", v.stage, v.metric, to_string(v.verdict),
-                      v.ratio ? " " + format_ratio(*v.ratio) : "",
+                      v.ratio ? fmt::format(" {}", format_ratio(*v.ratio)) : "",
                       value_or_dash(v.base_median, v.unit), value_or_dash(v.head_median, v.unit));
       if (!v.reason.empty()) message += ": " + v.reason;
       out += command(v.verdict == Verdict::regression ? "error" : "warning", "",

@@ -44,7 +44,7 @@ std::string value_or_dash(std::optional<double> v, const std::string& unit) {
 Case verdict_case(const MetricVerdict& v) {
   std::string line =
       fmt::format("{} {}: {}{} ({} → {})", v.stage, v.metric, to_string(v.verdict),
-                  v.ratio ? " " + format_ratio(*v.ratio) : "", value_or_dash(v.base_median, v.unit),
+                  v.ratio ? fmt::format(" {}", format_ratio(*v.ratio)) : "", value_or_dash(v.base_median, v.unit),
                   value_or_dash(v.head_median, v.unit));
   std::string body = v.reason.empty() ? line : line + ": " + v.reason;
   if (v.verdict == Verdict::regression) return {v.metric, "", "failure", "regression", line, body};

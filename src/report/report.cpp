@@ -91,6 +91,13 @@ std::string top(const Results& r) {
   std::string verdict = capped(gate::verdict(r), k_max_line_bytes);
   out += fmt::format("{} **{}**\n", gate::passed(r) ? "✅" : "❌", md_text(verdict));
   if (std::string note = cache_note(r); !note.empty()) out += "\n" + note + "\n";
+  // ab measured the commit: the checkout's edits are not in these figures (listed in the footer).
+  if (!r.git.dirty.empty() && !r.git.dirty_measured) {
+    out += fmt::format("\n⚠️ {} in the checkout not measured: this is commit {} as committed "
+                       "(listed at the end)\n",
+                       plural(r.git.dirty.size(), "uncommitted change", "uncommitted changes"),
+                       md_code(r.git.commit.substr(0, 7)));
+  }
   return out;
 }
 
@@ -266,10 +273,9 @@ std::vector<Bar> changed_bars(const Comparison& c) {
   for (const auto& st : c.results().stages) {
     if (!c.changed(st.name)) continue;
     const MetricVerdict* v = c.verdict(st.name, "wall_ms");
-    std::optional<double> before = v ? v->base_median : std::nullopt;
-    std::optional<double> after = v ? v->head_median : std::nullopt;
-    if (!before) before = cold_wall(c.base_stage(st.name));
-    if (!after) after = cold_wall(&st);
+    std::optional<double> before =
+        v && v->base_median ? v->base_median : cold_wall(c.base_stage(st.name));
+    std::optional<double> after = v && v->head_median ? v->head_median : cold_wall(&st);
     // Stages whose wall time itself changed first, then by how urgent their other changes are.
     int wall = !v                           ? 3
                : v->verdict == Verdict::regression ? 0
@@ -330,7 +336,7 @@ Section chart_section(const Comparison& c) {
       "#d62728\"}}}}}}}}%%\nxychart-beta\n    title \"Cold wall time ({})\"\n    x-axis [{}]\n"
       "    y-axis \"ms\"\n    bar [{}]\n{}",
       c.gated() ? "median of the changed stages" : "median", labels, afters,
-      c.gated() ? "    line [" + befores + "]\n" : "");
+      c.gated() ? fmt::format("    line [{}]\n", befores) : std::string());
   std::string note;
   if (bars.size() < all) {
     note = fmt::format("The {} {} stages.\n\n", bars.size(),
@@ -338,7 +344,7 @@ Section chart_section(const Comparison& c) {
                                  : fmt::format("slowest of {}", all));
   }
   std::string legend = c.gated() ? "\n🟦 bars: after (head) · 🟥 line: before (base)\n" : "";
-  s.items.push_back({"\n### Cold wall time\n\n" + note, 3, chart, "mermaid", legend});
+  s.items.push_back({fmt::format("\n### Cold wall time\n\n{}", note), 3, chart, "mermaid", legend});
   return s;
 }
 

@@ -329,14 +329,16 @@ TEST_F(AbTest, BaseAndHeadOnOneCommitIsAnErrorNotAPass) {
   auto same = ab({"--base", "feature-2", "--head", "feature-2"});
   EXPECT_EQ(same.exit_code, 2) << same.err;
   EXPECT_NE(same.err.find("nothing to compare: base and head are both " +
-                          sha["feature-2"].substr(0, 7)),
+                          sha["feature-2"].substr(0, 7) + " (both refs name the same commit)"),
             std::string::npos)
       << same.err;
   // feature-1 is an ancestor of feature-2: their merge-base is feature-1 itself.
   auto ancestor = ab({"--base", "feature-2", "--head", "feature-1"});
   EXPECT_EQ(ancestor.exit_code, 2) << ancestor.err;
   EXPECT_NE(ancestor.err.find("nothing to compare: base and head are both " +
-                              sha["feature-1"].substr(0, 7)),
+                              sha["feature-1"].substr(0, 7) +
+                              " (head is an ancestor of feature-2: swapped refs, or already "
+                              "merged?)"),
             std::string::npos)
       << ancestor.err;
   EXPECT_FALSE(fs::exists(dir / "coldgate-out/results.json"));
@@ -355,9 +357,15 @@ TEST_F(AbTest, UncommittedChangesAreNamedAndAnErrorInCiMode) {
 
   auto local = ab({"--base", "feature-1"});
   ASSERT_EQ(local.exit_code, 0) << local.err;
-  EXPECT_NE(local.err.find("warning: 2 uncommitted changes in the checkout, not measured"),
+  EXPECT_NE(local.err.find("warning: 2 uncommitted changes in the checkout, not measured (ab "
+                           "measures commit " + sha["feature-2"].substr(0, 12) +
+                           "): M stage.sql, ?? notes.txt"),
             std::string::npos)
       << local.err;
+  EXPECT_NE(slurp(dir / "coldgate-out/report.md")
+                .find("⚠️ 2 uncommitted changes in the checkout not measured: this is commit `" +
+                      sha["feature-2"].substr(0, 7) + "` as committed"),
+            std::string::npos);
   results::Results r = results();
   EXPECT_EQ(r.git.dirty, (std::vector<std::string>{"M stage.sql", "?? notes.txt"}));
   EXPECT_FALSE(r.git.dirty_measured);

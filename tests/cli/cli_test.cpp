@@ -58,8 +58,9 @@ TEST(Cli, RunWithoutAConfigSaysWhereToFindOne) {
   TempDir dir;
   auto r = run_coldgate({"run"}, dir.path());
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_EQ(r.err, "coldgate: error: coldgate.yaml: config file not found; pass -c FILE or create "
-                   "coldgate.yaml (see config/example.yaml)\n");
+  EXPECT_EQ(r.err, "coldgate: error: coldgate.yaml: config file not found; pass -c FILE, or run in "
+                   "the folder of your coldgate.yaml (docs/configuration.md of coldgate describes "
+                   "one)\n");
   // A bad --shard or --baseline fails before the config is even read.
   auto shard = run_coldgate({"run", "--shard", "x"}, dir.path());
   EXPECT_EQ(shard.exit_code, 2);

@@ -119,7 +119,9 @@ TEST(ReportLayout, ChangesComeMostUrgentFirstEachWithWhy) {
                                "report-export", "config-load", "new-stage", "old-stage"}));
   std::vector<std::string> why = column(md, 5);
   EXPECT_EQ(why[0], "3.10× ≥ max_ratio 1.5, +504 ms ≥ min_delta 20 ms, ranges apart");
-  EXPECT_EQ(why[4], "cold run 1/2: exit status 2; stderr ends:") << "the error's first line";
+  // The error's first line announces the stderr tail; its last line names the cause.
+  EXPECT_EQ(why[4],
+            "cold run 1/2: exit status 2; stderr ends: export: relation \"report_rows\" does not exist");
   EXPECT_EQ(why[5].rfind("snapshot changed: 1 path differs (1 changed, 0 added, 0 removed); ", 0),
             0u);
   EXPECT_EQ(table(md, k_changes_header)[0][3], "744.0 ms (716.1 ms – 781.2 ms)") << "min – max";

@@ -105,7 +105,7 @@ TEST(Table, ChangesComeMostUrgentFirstWithTheirReason) {
                 "| s | wall_ms | 100.0 ms (90.0 ms – 110.0 ms) | 1.04 s (1.00 s – 1.10 s) | 🔴 "
                 "10.4× regression | 10.4× ≥ max_ratio 10 |\n",
                 "| s | cpu_ms | 200.0 ms | 50.0 ms | 🟢 0.25× faster | — |\n",
-                "| v | — | — | — | ❌ failed | boom |\n",
+                "| v | — | — | — | ❌ failed | boom — second line |\n",
                 "| w | snapshot | — | — | ❌ changed | snapshot changed: 2 paths differ (2 changed, "
                 "0 added, 0 removed) |\n",
                 "| t | wall_ms | — | 5.00 ms | 🆕 new | no base sample |\n",
