@@ -217,10 +217,20 @@ void strip_worktree(results::Results& r, const fs::path& worktree) {
   }
 }
 
+// The first few uncommitted changes for a message: "M a.sql, ?? b.sql, … (7 in all)".
+std::string first_changes(const std::vector<std::string>& dirty) {
+  std::string list;
+  for (std::size_t i = 0; i < dirty.size() && i < 5; ++i) list += (i ? ", " : "") + dirty[i];
+  if (dirty.size() > 5) list += fmt::format(", … ({} in all)", dirty.size());
+  return list;
+}
+
 // The commits to measure, checked: a base that was named but cannot be had leaves
 // commits.base empty with base_error saying why (head is then measured alone and reported);
 // no base named at all is an error unless allow_no_baseline.
-Commits commits_to_measure(const fs::path& dir, const Options& options, const fs::path& out) {
+// `dirty` gets the checkout's uncommitted changes when head is its HEAD (an error in CI mode).
+Commits commits_to_measure(const fs::path& dir, const Options& options, const fs::path& out,
+                           std::vector<std::string>& dirty) {
   BaseRequest refs = options.refs;
   refs.allow_missing_base = true;
   refs.want_base = !options.record;
@@ -231,26 +241,21 @@ Commits commits_to_measure(const fs::path& dir, const Options& options, const fs
   }
   if (!commits.base.empty() && commits.base == commits.head) {
     // The merge-base is head itself: both name one commit, or head is behind the base ref.
-    bool behind = git(commits.repo, {"rev-parse", commits.base_ref + "^{commit}"}).value_or("") != commits.head;
-    throw usage_error("--base",
-                      fmt::format("nothing to compare: base and head are both {} ({})",
-                                  commits.head.substr(0, 7),
-                                  behind ? "head is an ancestor of " + commits.base_ref +
-                                               ": swapped refs, or already merged?"
-                                         : "both refs name the same commit"));
+    bool behind = git(commits.repo, {"rev-parse", commits.base_ref + "^{commit}"}).value_or("") !=
+                  commits.head;
+    throw usage_error("--base", fmt::format("nothing to compare: base and head are both {} ({})",
+                                            commits.head.substr(0, 7),
+                                            behind ? "head is an ancestor of " + commits.base_ref +
+                                                         ": swapped refs, or already merged?"
+                                                   : "both refs name the same commit"));
   }
-  if (commits.head_is_checkout && options.ci) {
-    auto dirty = measure::uncommitted_changes(commits.repo, out);
-    if (!dirty.empty()) {
-      std::string list;
-      for (std::size_t i = 0; i < dirty.size() && i < 5; ++i) list += (i ? ", " : "") + dirty[i];
-      if (dirty.size() > 5) list += fmt::format(", … ({} in all)", dirty.size());
-      throw usage_error(commits.repo.string(),
-                        fmt::format("uncommitted changes ({}): coldgate ab measures commits, so "
-                                    "in CI mode the checkout must be clean; commit them, or add "
-                                    "build outputs to .gitignore",
-                                    list));
-    }
+  if (commits.head_is_checkout) dirty = measure::uncommitted_changes(commits.repo, out);
+  if (!dirty.empty() && options.ci) {
+    throw usage_error(commits.repo.string(),
+                      fmt::format("uncommitted changes ({}): coldgate ab measures commits, so "
+                                  "in CI mode the checkout must be clean; commit them, or add "
+                                  "build outputs to .gitignore",
+                                  first_changes(dirty)));
   }
   return commits;
 }
@@ -293,7 +298,8 @@ class AbRun {
   std::string m_print;  // fingerprint of the environment and head's config
   bool m_measure_base = false;
   fs::path m_base_cache;
-  std::string m_no_baseline;  // why nothing is compared although a base was asked for
+  std::string m_no_baseline;         // why nothing is compared although a base was asked for
+  std::vector<std::string> m_dirty;  // the checkout's uncommitted changes, when head is its HEAD
   results::Results m_head_results;
   results::Results m_base_results;
   std::unique_ptr<BaseDatabase> m_base_db;
@@ -314,7 +320,7 @@ void AbRun::resolve() {
     throw usage_error("--record", "measures head alone: it takes no --base");
   }
   m_out = resolved(m_options.out_dir);
-  m_commits = commits_to_measure(m_config_file.parent_path(), m_options, m_out);
+  m_commits = commits_to_measure(m_config_file.parent_path(), m_options, m_out, m_dirty);
   m_repo = resolved(m_commits.repo);
   m_rel = m_config_file.lexically_relative(m_repo);
   if (m_rel.empty() || *m_rel.begin() == "..") {
@@ -381,7 +387,8 @@ void AbRun::prepare_base() {
   if (!m_measure_base) return;
   m_base.worktree = std::make_unique<Worktree>(m_repo, m_out / "ab" / "base", m_commits.base);
   std::error_code ec;
-  if (m_options.allow_no_baseline && !fs::exists(m_base.worktree->path() / m_rel, ec)) {
+  const bool has_config = fs::exists(m_base.worktree->path() / m_rel, ec);
+  if (m_options.allow_no_baseline && !has_config) {
     // The pull request that adds coldgate: its base has nothing to measure.
     m_no_baseline = fmt::format("base {} has no {} (--allow-no-baseline: head runs alone)",
                                 short_sha(m_commits.base), m_rel.string());
@@ -391,7 +398,7 @@ void AbRun::prepare_base() {
     m_base.worktree.reset();
     return;
   }
-  if (!fs::exists(m_base.worktree->path() / m_rel, ec)) {
+  if (!has_config) {
     m_progress->line(fmt::format(
         "base {} has no {}: its stages are head's, run in base's checkout (the pull request that "
         "adds coldgate passes --allow-no-baseline instead)",
@@ -411,17 +418,14 @@ void AbRun::new_results_of_both() {
   m_head_results.ci_run_url = measure::ci_run_url();
   if (m_commits.head_is_checkout) {
     // ab measures the commit: edits of the checkout are left out, and the report says so.
-    auto& dirty = m_head_results.git.dirty;
-    dirty = measure::uncommitted_changes(m_repo, m_out);
+    m_head_results.git.dirty = m_dirty;
     m_head_results.git.dirty_measured = false;
-    if (!dirty.empty()) {
-      std::string list;
-      for (std::size_t i = 0; i < dirty.size() && i < 5; ++i) list += (i ? ", " : "") + dirty[i];
-      if (dirty.size() > 5) list += ", …";
+    if (!m_dirty.empty()) {
       m_progress->line(fmt::format(
           "warning: {} uncommitted change{} in the checkout, not measured (ab measures commit "
           "{}): {}",
-          dirty.size(), dirty.size() == 1 ? "" : "s", short_sha(m_commits.head), list));
+          m_dirty.size(), m_dirty.size() == 1 ? "" : "s", short_sha(m_commits.head),
+          first_changes(m_dirty)));
     }
   }
   m_base_results =

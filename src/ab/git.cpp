@@ -162,7 +162,7 @@ void resolve_base(Commits& c, const BaseRequest& request) {
                             shallow ? fetch_hint : " (unrelated histories)"));
   }
   c.base = *merge_base;
-  c.base_branch = c.base_ref.rfind("origin/", 0) == 0 ? c.base_ref.substr(7) : c.base_ref;
+  c.base_branch = remote_name(c.base_ref);
 }
 
 }  // namespace

@@ -274,36 +274,11 @@ GateResult compare(const Results& head, const Results& base, const std::string& 
   for (const auto& [stage, gate] : thresholds.stages) {
     if (GateThresholds t = recorded(gate); !(t == g.thresholds)) g.stage_thresholds[stage] = t;
   }
-  for (const auto& h : head.stages) {
-    if (const StageResult* b = find_stage(base, h.name)) {
-      measured_differently(h, *b, g.measurement_differences);
-    }
-  }
-  std::size_t significant = 0;
-  g.environment_differences =
-      environment_differences(base.environment, head.environment, &significant);
-  std::size_t methods = static_cast<std::size_t>(
-      std::count_if(g.measurement_differences.begin(), g.measurement_differences.end(), is_method));
-  if ((significant > 0 || methods > 0) && thresholds.defaults.require_same_environment) {
-    std::string list;
-    for (std::size_t i = 0; i < significant; ++i)
-      list += (i ? "; " : "") + g.environment_differences[i];
-    for (const auto& d : g.measurement_differences) {
-      if (!is_method(d)) continue;
-      list += fmt::format("{}stage {} {}: {} → {}", list.empty() ? "" : "; ", d.stage, d.field,
-                          d.base, d.head);
-    }
-    throw Error(
-        ExitCode::infrastructure, baseline_name,
-        fmt::format("measured in another environment ({}) and gate.require_same_environment "
-                    "is true; compare results from matching runners",
-                    list));
-  }
-
   std::set<std::string> names_seen;
   auto add_stage = [&](const StageResult* h, const StageResult* b) {
     const std::string& name = h ? h->name : b->name;
     if (!names_seen.insert(name).second) return;
+    if (h && b) measured_differently(*h, *b, g.measurement_differences);
     if (!b) g.stages_new.push_back(name);
     if (!h) g.stages_removed.push_back(name);
     if (h && h->failed()) return;  // the failure fails the gate; its samples prove nothing
@@ -332,6 +307,27 @@ GateResult compare(const Results& head, const Results& base, const std::string& 
   };
   for (const auto& h : head.stages) add_stage(&h, find_stage(base, h.name));
   for (const auto& b : base.stages) add_stage(find_stage(head, b.name), &b);
+  std::size_t significant = 0;
+  g.environment_differences =
+      environment_differences(base.environment, head.environment, &significant);
+  std::size_t methods = static_cast<std::size_t>(
+      std::count_if(g.measurement_differences.begin(), g.measurement_differences.end(), is_method));
+  if ((significant > 0 || methods > 0) && thresholds.defaults.require_same_environment) {
+    std::string list;
+    for (std::size_t i = 0; i < significant; ++i)
+      list += (i ? "; " : "") + g.environment_differences[i];
+    for (const auto& d : g.measurement_differences) {
+      if (!is_method(d)) continue;
+      list += fmt::format("{}stage {} {}: {} → {}", list.empty() ? "" : "; ", d.stage, d.field,
+                          d.base, d.head);
+    }
+    throw Error(
+        ExitCode::infrastructure, baseline_name,
+        fmt::format("measured in another environment ({}) and gate.require_same_environment "
+                    "is true; compare results from matching runners",
+                    list));
+  }
+
   return g;
 }
 
