@@ -281,7 +281,8 @@ TEST_F(RunTest, CommandStageMetricsAndSnapshotFile) {
   EXPECT_EQ(s.find("allocated_bytes")->cold, (std::vector<double>{4096, 4096}));
   EXPECT_EQ(s.find("parse_ms")->warm, (std::vector<double>{1.5, 1.5}));
   // Not a time: in the stage's <details>, not in the table.
-  EXPECT_NE(r.out.find("<summary>client: 1 metric</summary>\n\n- allocated_bytes: 4.0 KiB\n"),
+  EXPECT_NE(r.out.find("<summary>client: 2 metrics</summary>\n\n- db_queries: 1\n- "
+                       "allocated_bytes: 4.0 KiB\n"),
             std::string::npos) << r.out;
   EXPECT_NE(r.out.find("| client | parse_ms | — | 1.50 ms |"), std::string::npos) << r.out;
 }
