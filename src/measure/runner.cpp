@@ -13,6 +13,7 @@
 #include "db/connection.hpp"
 #include "db/provider.hpp"
 #include "diff/diff.hpp"
+#include "measure/backends.hpp"
 #include "measure/command_metrics.hpp"
 #include "measure/explain.hpp"
 #include "measure/probe.hpp"
@@ -116,9 +117,10 @@ void add_process_metrics(StageResult& r, const util::ExitStatus& status) {
 RunOutcome sql_run(const config::Stage& stage, const RunContext& ctx, int run,
                    const std::string& query, StageResult& result) {
   const std::string tag = fmt::format("{}-run{}", file_stem(stage.name), run);
+  RunSessions sessions(database(ctx), stage.name, run);  // ended on the server if it fails
   ProbeRequest req;
   req.stage = stage.name;
-  req.conninfo = db::with_client_defaults(database(ctx)).conninfo();
+  req.conninfo = db::with_client_defaults(sessions.named(database(ctx))).conninfo();
   req.query = query;
   req.query_source = stage.sql.empty() ? "" : shown(stage.sql);
   req.params = stage_params(stage);
@@ -139,7 +141,7 @@ RunOutcome sql_run(const config::Stage& stage, const RunContext& ctx, int run,
   auto spawned = std::chrono::steady_clock::now();
   auto out = util::run(opts, stage.timeout);
   fs::remove(request_file);
-  if (!out.status.ok()) return {failure_text(out.status, out.err, true), ""};
+  if (!out.status.ok()) return {sessions.end(failure_text(out.status, out.err, true)), ""};
 
   ProbeResult probe = read_probe_result(req.result_path);
   // The cold run ends with its first repetition: spawn → result read and decoded, on the
@@ -186,6 +188,7 @@ RunOutcome command_run(const config::Stage& stage, const RunContext& ctx, int ru
   std::error_code ec;
   if (!from_file.empty()) fs::remove(from_file, ec);  // a stale document must not pass for new
 
+  RunSessions sessions(database(ctx), stage.name, run);  // ended on the server if it fails
   util::SpawnOptions opts;
   opts.argv = stage.command.empty() ? std::vector<std::string>{"/bin/sh", "-c", stage.shell}
                                     : stage.command;
@@ -197,6 +200,7 @@ RunOutcome command_run(const config::Stage& stage, const RunContext& ctx, int ru
   opts.env.push_back(fmt::format("COLDGATE_RUN={}", run));
   opts.env.push_back(fmt::format("COLDGATE_RUNS={}", stage.runs));
   opts.env.push_back(fmt::format("COLDGATE_WARM={}", stage.warm));
+  opts.env.push_back(sessions.env());
   if (auto bindir = ctx.provider->client_bindir()) {
     const char* path = std::getenv("PATH");
     opts.env.push_back(fmt::format("PATH={}:{}", bindir->string(), path ? path : "/usr/bin:/bin"));
@@ -212,7 +216,7 @@ RunOutcome command_run(const config::Stage& stage, const RunContext& ctx, int ru
     if (e.code() == ExitCode::interrupted) throw;
     return {e.message(), ""};
   }
-  if (!out.status.ok()) return {failure_text(out.status, out.err, false), ""};
+  if (!out.status.ok()) return {sessions.end(failure_text(out.status, out.err, false)), ""};
   if (from_stdout && out.out.size() > stage.max_result_bytes) {
     return {fmt::format("its standard output (the snapshot document) exceeds max_result_bytes "
                         "({}); print less, or raise max_result_bytes for this stage",
