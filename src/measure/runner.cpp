@@ -15,6 +15,7 @@
 #include "diff/diff.hpp"
 #include "measure/backends.hpp"
 #include "measure/command_metrics.hpp"
+#include "measure/command_settings.hpp"
 #include "measure/explain.hpp"
 #include "measure/probe.hpp"
 #include "db/catalog.hpp"
@@ -211,7 +212,9 @@ RunOutcome command_run(const config::Stage& stage, const RunContext& ctx, int ru
   opts.kill_escaped = true;  // a daemon it starts (setsid, double fork) dies with the run
   util::RunOutput out;
   try {
+    CommandSettings settings(stage, database(ctx), opts.env);  // PGOPTIONS, or the role's for now
     out = util::run(opts, stage.timeout);
+    settings.restore();
   } catch (const Error& e) {
     if (e.code() == ExitCode::interrupted) throw;
     return {e.message(), ""};

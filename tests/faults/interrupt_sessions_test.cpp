@@ -1,10 +1,13 @@
 // SIGINT to `coldgate run` while a stage's query runs: the run ends with 130 and no query of it
-// is left executing on the server. The real binary on the suite's cluster (external provider),
-// which outlives the run, so pg_stat_activity is read the moment coldgate has exited.
+// is left executing on the server. Nor, with `settings_via: role`, the role's settings.
+// The real binary on the suite's cluster (external provider), which outlives the run, so
+// pg_stat_activity and pg_db_role_setting are read the moment coldgate has exited.
 #include <gtest/gtest.h>
 #include <signal.h>
 
 #include <chrono>
+#include <filesystem>
+#include <functional>
 #include <thread>
 
 #include "db/connection.hpp"
@@ -31,9 +34,20 @@ struct InterruptSessions : ::testing::Test {
     return out;
   }
 
-  // Runs `stage` against a fresh database `db`, interrupts coldgate with SIGINT once the stage's
-  // query runs on the server, and returns coldgate's exit code.
-  int interrupt_while_running(const std::string& db, const std::string& stage) {
+  // The role postgres's own settings in `db`, sorted; "" when it has none.
+  std::string role_settings(const std::string& db) {
+    db::Connection conn(testing::shared_cluster().socket_info(db));
+    auto rows = conn.exec(
+        "SELECT coalesce(string_agg(c, ' ' ORDER BY c), '') FROM pg_db_role_setting s, "
+        "unnest(s.setconfig) c WHERE s.setrole = 'postgres'::regrole AND s.setdatabase = "
+        "(SELECT oid FROM pg_database WHERE datname = current_database())");
+    return rows[0][0].c_str();
+  }
+
+  // Runs `stage` against a fresh database `db`, interrupts coldgate with SIGINT once `ready()`
+  // (polled, up to 60 s) and returns coldgate's exit code.
+  int interrupt_when(const std::string& db, const std::string& stage,
+                     const std::function<bool()>& ready) {
     dir.write("coldgate.yaml",
               "version: 1\n"
               "database: { provider: external, url: \"${TEST_DB_URL}\" }\n"
@@ -50,17 +64,24 @@ struct InterruptSessions : ::testing::Test {
         .stdout_path = dir / "stdout.txt",
         .stderr_path = dir / "stderr.txt"};
     util::Process coldgate(o);
-    // Waiting for the precondition, not for the result: the query is on the server.
+    // Waiting for the precondition, not for the result.
     auto until = std::chrono::steady_clock::now() + 60s;
-    bool running = false;
-    while (!running && std::chrono::steady_clock::now() < until) {
-      for (const auto& b : backends(db)) running |= b.find("pg_sleep(60)") != std::string::npos;
-      if (!running) std::this_thread::sleep_for(20ms);
+    bool is_ready = false;
+    while (!(is_ready = ready()) && std::chrono::steady_clock::now() < until) {
+      std::this_thread::sleep_for(20ms);
     }
-    EXPECT_TRUE(running) << testing::slurp(dir / "stderr.txt");
+    EXPECT_TRUE(is_ready) << testing::slurp(dir / "stderr.txt");
     ::kill(coldgate.pid(), SIGINT);
     util::ExitStatus s = coldgate.wait(120s);
     return s.signal ? 128 + s.signal : s.exit_code;
+  }
+  // interrupt_when() the stage's pg_sleep(60) runs on the server.
+  int interrupt_while_running(const std::string& db, const std::string& stage) {
+    return interrupt_when(db, stage, [&] {
+      for (const auto& b : backends(db))
+        if (b.find("pg_sleep(60)") != std::string::npos) return true;
+      return false;
+    });
   }
   TempDir dir;
 };
@@ -83,6 +104,25 @@ TEST_F(InterruptSessions, SigintDuringACommandStageLeavesNoQueryRunning) {
             130)
       << testing::slurp(dir / "stderr.txt");
   EXPECT_EQ(backends(db), std::vector<std::string>{});
+}
+
+TEST_F(InterruptSessions, SigintDuringASettingsViaRoleStagePutsTheRoleBack) {
+  const std::string db = "coldgate_interrupt_role";
+  std::string during;
+  EXPECT_EQ(interrupt_when(db,
+                           "  - name: driver\n"
+                           "    command: [sh, -c, 'touch started; exec sleep 60']\n"
+                           "    settings: { jit: \"off\" }\n"
+                           "    settings_via: role\n",
+                           [&] {
+                             if (!std::filesystem::exists(dir / "started")) return false;
+                             during = role_settings(db);
+                             return true;
+                           }),
+            130)
+      << testing::slurp(dir / "stderr.txt");
+  EXPECT_EQ(during, "jit=off");
+  EXPECT_EQ(role_settings(db), "");
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
-// What a stage's clients leave on the server: the real binary on the suite's cluster (external
-// provider, a fresh database per test), so the server outlives the run and pg_stat_activity can
-// be read the moment coldgate has exited.
+// A stage's client sessions on the server — what they leave behind (a timed-out query), what
+// they are named, which settings they get: the real binary on the suite's cluster (external
+// provider, a fresh database per test), so the server outlives the run and pg_stat_activity or
+// pg_db_role_setting can be read the moment coldgate has exited.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -21,19 +22,32 @@ using testing::TempDir;
 struct ServerSessions : ::testing::Test {
   // `coldgate run` of `stages` against a fresh database `database` on the suite's cluster.
   testing::RunResult run(const std::string& database, const std::string& stages) {
+    fresh(database);
+    return run(stages);
+  }
+  // Creates the database `database` (dropped first) that the next run() uses.
+  void fresh(const std::string& database) {
     db = database;
+    url = testing::fresh_database(database).url();
+  }
+  // `coldgate run` of `stages` against the database of the last fresh().
+  testing::RunResult run(const std::string& stages) {
     dir.write("coldgate.yaml",
               "version: 1\n"
               "database: { provider: external, url: \"${TEST_DB_URL}\" }\n"
               "defaults: { runs: 1, warm: 0 }\n"
               "stages:\n" +
                   stages);
-    const std::string url = testing::fresh_database(database).url();
     return run_coldgate({"run", "--no-ci", "--out", (dir / "out").string()}, dir.path(), "",
                         {"TEST_DB_URL=" + url});
   }
   Results results() { return results::from_json(slurp(dir / "out/results.json"), "r.json"); }
-  // Backends of the test's database other than this one: their application_name, query.
+  // Runs `statement` on the test's database as the suite's superuser (postgres).
+  pqxx::result sql(const std::string& statement) {
+    db::Connection conn(testing::shared_cluster().socket_info(db));
+    return conn.exec(statement);
+  }
+  // Backends of the test's database other than this one: "application_name: query".
   std::vector<std::string> backends() {
     db::Connection conn(testing::shared_cluster().socket_info(db));
     auto rows = conn.exec_params(
@@ -44,9 +58,22 @@ struct ServerSessions : ::testing::Test {
     for (const auto& row : rows) out.emplace_back(row[0].c_str());
     return out;
   }
+  // The role postgres's own settings in the test's database, sorted; "" when it has none.
+  std::string role_settings() {
+    auto rows =
+        sql("SELECT coalesce(string_agg(c, ' ' ORDER BY c), '') FROM pg_db_role_setting s, "
+            "unnest(s.setconfig) c WHERE s.setrole = 'postgres'::regrole AND s.setdatabase = "
+            "(SELECT oid FROM pg_database WHERE datname = current_database())");
+    return rows[0][0].c_str();
+  }
   TempDir dir;
   std::string db;
+  std::string url;
 };
+
+const std::string k_timed_out =
+    "cold run 1/1: timed out after 1000 ms; its process group was killed; its query was still "
+    "running on the server and was ";
 
 TEST_F(ServerSessions, ATimedOutSqlStageLeavesNoQueryRunningOnTheServer) {
   auto r = run("coldgate_sessions_sql",
@@ -56,12 +83,8 @@ TEST_F(ServerSessions, ATimedOutSqlStageLeavesNoQueryRunningOnTheServer) {
   EXPECT_EQ(r.exit_code, 1) << r.err;
   // Asked right after the run: coldgate waited until the server no longer listed them.
   EXPECT_EQ(backends(), std::vector<std::string>{});
-  EXPECT_EQ(results().stages.at(0).error.rfind(
-                "cold run 1/1: timed out after 1000 ms; its process group was killed; its query "
-                "was still running on the server and was ",
-                0),
-            0u)
-      << results().stages.at(0).error;
+  std::string error = results().stages.at(0).error;
+  EXPECT_EQ(error.rfind(k_timed_out, 0), 0u) << error;
 }
 
 TEST_F(ServerSessions, ATimedOutCommandStageLeavesNoQueryRunningOnTheServer) {
@@ -71,12 +94,8 @@ TEST_F(ServerSessions, ATimedOutCommandStageLeavesNoQueryRunningOnTheServer) {
                "    timeout: 1s\n");
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_EQ(backends(), std::vector<std::string>{});
-  EXPECT_EQ(results().stages.at(0).error.rfind(
-                "cold run 1/1: timed out after 1000 ms; its process group was killed; its query "
-                "was still running on the server and was ",
-                0),
-            0u)
-      << results().stages.at(0).error;
+  std::string error = results().stages.at(0).error;
+  EXPECT_EQ(error.rfind(k_timed_out, 0), 0u) << error;
 }
 
 TEST_F(ServerSessions, EveryRunsClientsCarryTheRunsApplicationName) {
@@ -91,14 +110,102 @@ TEST_F(ServerSessions, EveryRunsClientsCarryTheRunsApplicationName) {
   EXPECT_EQ(r.exit_code, 1) << r.err;  // no committed snapshot
   std::string doc = slurp(dir / "snapshots/probe-name.json.new");
   EXPECT_NE(doc.find("\"app\": \"coldgate/probe-name/1/"), std::string::npos) << doc;
+  const std::string first = "coldgate/client-name/1/", second = "\ncoldgate/client-name/2/";
   std::string app = slurp(dir / "app.txt");
-  auto second = app.find("\ncoldgate/client-name/2/");
-  EXPECT_EQ(app.rfind("coldgate/client-name/1/", 0), 0u) << app;
-  EXPECT_NE(second, std::string::npos) << app;
-  // The same coldgate process: the pids match.
-  std::string pid1 = app.substr(std::string("coldgate/client-name/1/").size(),
-                                app.find('\n') - std::string("coldgate/client-name/1/").size());
-  EXPECT_EQ(app.substr(second + std::string("\ncoldgate/client-name/2/").size()), pid1 + "\n");
+  ASSERT_EQ(app.rfind(first, 0), 0u) << app;
+  auto at = app.find(second);
+  ASSERT_NE(at, std::string::npos) << app;
+  // Both runs' names end with the same pid: coldgate's.
+  std::string pid = app.substr(first.size(), app.find('\n') - first.size());
+  EXPECT_EQ(app.substr(at + second.size()), pid + "\n");
+}
+
+TEST_F(ServerSessions, CommandStageSettingsReachLibpqClientsThroughPgoptions) {
+  // A value with a space and a backslash: escaped as libpq's `options` wants.
+  dir.write("client.sh",
+            "psql -XAtc 'show coldgate.note' >> note.txt\n"
+            "psql -XAtc \"select json_build_object('jit', current_setting('jit'))\"\n");
+  auto r = run("coldgate_settings_pgoptions",
+               "  - name: app\n"
+               "    command: [sh, client.sh]\n"
+               "    settings: { jit: \"off\", coldgate.note: 'a b\\c' }\n"
+               "    runs: 2\n"
+               "    snapshot: { from: stdout }\n"
+               "  - name: plain\n"
+               "    command: [sh, -c, 'psql -XAtc \"show jit\" > plain.txt']\n");
+  EXPECT_EQ(r.exit_code, 1) << r.err;  // no committed snapshot
+  EXPECT_EQ(slurp(dir / "snapshots/app.json.new"), "{\n  \"jit\": \"off\"\n}\n");
+  EXPECT_EQ(slurp(dir / "note.txt"), "a b\\c\na b\\c\n");
+  EXPECT_EQ(slurp(dir / "plain.txt"), "on\n");  // the server's default, for the other stage
+  Results res = results();
+  EXPECT_EQ(res.stages.at(0).settings,
+            (std::map<std::string, std::string>{{"coldgate.note", "a b\\c"}, {"jit", "off"}}));
+  EXPECT_TRUE(res.stages.at(1).settings.empty());
+  EXPECT_EQ(role_settings(), "");
+}
+
+TEST_F(ServerSessions, SettingsViaRoleReachClientsThatIgnorePgoptionsAndLeaveNothingBehind) {
+  fresh("coldgate_settings_role");
+  auto r =
+      run("  - name: driver\n"
+          "    command: [sh, -c, 'echo \"$${PGOPTIONS-unset}\" >> pgoptions.txt; env -u "
+          "PGOPTIONS psql -XAt -c \"show jit\" -c \"show search_path\" >> seen.txt']\n"
+          "    settings: { jit: \"off\", search_path: '\"$user\", app, public' }\n"
+          "    settings_via: role\n"
+          "    runs: 2\n");
+  EXPECT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_EQ(slurp(dir / "pgoptions.txt"), "unset\nunset\n");
+  EXPECT_EQ(slurp(dir / "seen.txt"), "off\n\"$user\", app, public\noff\n\"$user\", app, public\n");
+  EXPECT_EQ(results().stages.at(0).settings,
+            (std::map<std::string, std::string>{{"jit", "off"},
+                                                {"search_path", "\"$user\", app, public"}}));
+  EXPECT_EQ(role_settings(), "");  // no leftover entry
+}
+
+TEST_F(ServerSessions, SettingsViaRolePutsBackWhatTheRoleHadBefore) {
+  fresh("coldgate_settings_role_before");
+  sql("ALTER ROLE postgres IN DATABASE coldgate_settings_role_before SET jit = on");
+  sql("ALTER ROLE postgres IN DATABASE coldgate_settings_role_before SET work_mem = '7MB'");
+  sql("ALTER ROLE postgres IN DATABASE coldgate_settings_role_before SET search_path = b, 'C d'");
+  const std::string before = role_settings();
+  EXPECT_EQ(before, "jit=on search_path=b, \"C d\" work_mem=7MB");
+  auto r =
+      run("  - name: driver\n"
+          "    command: [sh, -c, 'env -u PGOPTIONS psql -XAt -c \"show jit\" -c \"show "
+          "search_path\" -c \"show work_mem\" > seen.txt']\n"
+          "    settings: { jit: \"off\", search_path: app }\n"
+          "    settings_via: role\n");
+  EXPECT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_EQ(slurp(dir / "seen.txt"), "off\napp\n7MB\n");
+  EXPECT_EQ(role_settings(), before);
+}
+
+TEST_F(ServerSessions, SettingsViaRoleThatTheServerRefusesFailsTheStageAndChangesNothing) {
+  fresh("coldgate_settings_role_bad");
+  auto r =
+      run("  - name: driver\n"
+          "    command: [sh, -c, 'touch ran.txt']\n"
+          "    settings: { jit: \"off\", no_such_setting: 1 }\n"
+          "    settings_via: role\n");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(results().stages.at(0).error,
+            "cold run 1/1: stage driver: settings_via: role: SQLSTATE 42704: unrecognized "
+            "configuration parameter \"no_such_setting\"");
+  EXPECT_FALSE(std::filesystem::exists(dir / "ran.txt"));
+  EXPECT_EQ(role_settings(), "");
+}
+
+TEST_F(ServerSessions, SettingsViaRoleIsPutBackAfterATimeout) {
+  fresh("coldgate_settings_role_timeout");
+  auto r =
+      run("  - name: driver\n"
+          "    command: [psql, -XAtc, 'select pg_sleep(30)']\n"
+          "    settings: { jit: \"off\" }\n"
+          "    settings_via: role\n"
+          "    timeout: 1s\n");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(role_settings(), "");
+  EXPECT_EQ(backends(), std::vector<std::string>{});
 }
 
 }  // namespace
