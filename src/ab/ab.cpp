@@ -469,6 +469,10 @@ void AbRun::measure_interleaved() {
   if (m_base_db) base_ctx.database = m_base_db->info();
   fs::create_directories(head_ctx.work_dir);
   fs::create_directories(base_ctx.work_dir);
+  m_head_results.profile_note = measure::enable_profile(head_ctx, m_head.config.database);
+  if (m_measure_base) {
+    m_base_results.profile_note = measure::enable_profile(base_ctx, m_base.config.database);
+  }
 
   const auto& stages = m_head.config.stages;
   auto base_stage = m_measure_base ? base_stages(m_head.config, m_base.config)
@@ -499,11 +503,11 @@ void AbRun::measure_interleaved() {
 
 // Diagnoses, the cache, and head gated against base (measured now or cached).
 void AbRun::finish() {
-  m_head_results.diagnoses = measure::diagnose(m_head_results, m_head.config.setup_analyzes());
+  m_head_results.diagnoses = measure::diagnose(m_head_results, m_head.config);
   m_head_results.finished_at = measure::utc_now();
   strip_worktree(m_head_results, m_head.worktree->path());
   if (m_measure_base) {
-    m_base_results.diagnoses = measure::diagnose(m_base_results, m_base.config.setup_analyzes());
+    m_base_results.diagnoses = measure::diagnose(m_base_results, m_base.config);
     m_base_results.finished_at = m_head_results.finished_at;
     m_outcome.base = std::move(m_base_results);
     m_outcome.baseline = util::display_path(m_out / "base" / "results.json");

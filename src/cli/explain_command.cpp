@@ -8,6 +8,7 @@
 
 #include "config/config.hpp"
 #include "measure/diagnose.hpp"
+#include "measure/profile.hpp"
 #include "measure/runner.hpp"
 #include "results/format.hpp"
 #include "session/session.hpp"
@@ -117,12 +118,27 @@ int run_explain(const ExplainArgs& args) {
   out += '\n';
   out += render_plan(doc.at(0).at("Plan"));
 
+  // The one EXPLAIN ANALYZE run as a stage whose profile has one statement, so the diagnoses
+  // are the ones `run` makes from its measured runs.
   results::Results one;
   results::StageResult sr;
   sr.name = stage.name;
+  sr.kind = results::StageKind::sql;
   sr.explain = e;
+  results::QueryStats q;
+  q.queryid = "";  // EXPLAIN gives no query id
+  q.query = measure::shortened(measure::stage_query(stage));
+  q.calls = 1;
+  q.plan_ms = e.planning_ms;
+  q.exec_ms = e.execution_ms;
+  q.jit_ms = e.jit_total_ms;
+  q.jit_functions = e.jit_functions;
+  q.total_cost = e.total_cost;
+  sr.queries.push_back(q);
+  sr.metric("db_plan_ms", "ms").cold.push_back(e.planning_ms);
+  sr.metric("db_exec_ms", "ms").cold.push_back(e.execution_ms);
   one.stages.push_back(sr);
-  auto diagnoses = measure::diagnose(one, cfg.setup_analyzes());
+  auto diagnoses = measure::diagnose(one, cfg);
   out += "\nDiagnoses:\n";
   if (diagnoses.empty()) out += "  none\n";
   for (const auto& d : diagnoses) out += fmt::format("  - {}\n", d.message);

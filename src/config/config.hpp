@@ -47,6 +47,9 @@ struct Database {
   std::string restart_command;        // external: shell command that restarts the server
   std::string name = "coldgate";      // database name
   std::map<std::string, std::string> settings;  // server settings (`-c k=v`)
+  /// The server-side profile (pg_stat_statements around every run); false turns it off for
+  /// every stage, and local/container servers then start without the extension preloaded.
+  bool profile = true;
   Location where;
 };
 
@@ -77,7 +80,12 @@ struct Gate {
   std::uint64_t min_delta_bytes = 16ull << 20;  // smallest memory difference that can regress
   std::vector<std::string> metrics;             // gated metrics; empty = all _ms and peak_rss_bytes
   bool require_same_environment = false;
+  double max_query_ratio = 2;                   // db_queries: regression at or above this ratio
+  int min_query_delta = 10;                     // … and at least this many statements more
 };
+
+/// Calls of one statement in one cold run from which it is reported as `repeated_query` (N+1).
+inline constexpr int k_default_repeated_threshold = 20;
 
 /// Largest result a stage may return unless `max_result_bytes` says otherwise: 256 MiB, the
 /// bytes of all values of a SQL result as text, or of a command's snapshot document.
@@ -102,6 +110,8 @@ struct Stage {
   Duration timeout{10 * 60 * 1000};
   std::uint64_t max_result_bytes = k_default_max_result_bytes;  // defaults.max_result_bytes unless set
   std::optional<Snapshot> snapshot;
+  bool profile = true;                        // database.profile unless set: pg_stat_statements per run
+  int repeated_threshold = k_default_repeated_threshold;  // defaults.repeated_threshold unless set
   Gate gate;                                  // top-level gate with this stage's overrides applied
   Location where;
   /// True for command stages (command or shell set), false for SQL stages.
@@ -127,6 +137,7 @@ struct Config {
   ColdMode default_cold = ColdMode::process;
   Duration default_timeout{10 * 60 * 1000};
   std::uint64_t default_max_result_bytes = k_default_max_result_bytes;
+  int default_repeated_threshold = k_default_repeated_threshold;
   std::vector<Stage> stages;
   Gate gate;
   Report report;

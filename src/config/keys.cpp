@@ -5,17 +5,19 @@ namespace coldgate::config {
 const std::map<std::string, std::vector<std::string>>& known_keys() {
   static const std::vector<std::string> k_gate = {"max_ratio", "warn_ratio",
                                                   "min_delta", "min_delta_bytes",
-                                                  "metrics",   "require_same_environment"};
+                                                  "metrics",   "require_same_environment",
+                                                  "max_query_ratio", "min_query_delta"};
   static const std::map<std::string, std::vector<std::string>> k_keys = {
       {"", {"version", "database", "setup", "build", "defaults", "stages", "gate", "report"}},
       {"database",
        {"provider", "version", "image", "engine", "run_args", "url", "restart_command", "name",
-        "settings"}},
+        "settings", "profile"}},
       {"setup[]", {"sql", "psql", "restore", "command", "analyze"}},
-      {"defaults", {"runs", "warm", "cold", "timeout", "max_result_bytes"}},
+      {"defaults", {"runs", "warm", "cold", "timeout", "max_result_bytes", "repeated_threshold"}},
       {"stages[]",
        {"name", "sql", "query", "command", "params", "settings", "settings_via", "decode", "runs",
-        "warm", "cold", "timeout", "max_result_bytes", "snapshot", "gate"}},
+        "warm", "cold", "timeout", "max_result_bytes", "snapshot", "gate", "profile",
+        "repeated_threshold"}},
       {"stages[].snapshot", {"path", "from", "ordered", "identity", "redact", "redact_ids"}},
       {"stages[].gate", k_gate},
       {"gate", k_gate},

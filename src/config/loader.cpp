@@ -92,6 +92,7 @@ class Loader {
       d.restart_command = m_r.nonempty_text(e->value, f.path("restart_command"));
     if (auto* e = f.find("name")) d.name = m_r.nonempty_text(e->value, f.path("name"));
     if (auto* e = f.find("settings")) d.settings = m_r.settings(e->value, f.path("settings"));
+    if (auto* e = f.find("profile")) d.profile = m_r.boolean(e->value, f.path("profile"));
     if (d.provider == Provider::external) {
       auto* url = f.find("url");
       if (!url)
@@ -153,6 +154,8 @@ class Loader {
     if (auto* e = f.find("timeout")) m_c.default_timeout = timeout(e->value, f.path("timeout"));
     if (auto* e = f.find("max_result_bytes"))
       m_c.default_max_result_bytes = result_limit(e->value, f.path("max_result_bytes"));
+    if (auto* e = f.find("repeated_threshold"))
+      m_c.default_repeated_threshold = m_r.integer(e->value, f.path("repeated_threshold"), 2);
   }
 
   std::uint64_t result_limit(const YAML::Node& node, const std::string& path) const {
@@ -185,6 +188,10 @@ class Loader {
     }
     if (auto* e = f.find("require_same_environment"))
       gate.require_same_environment = m_r.boolean(e->value, f.path("require_same_environment"));
+    if (auto* e = f.find("max_query_ratio"))
+      gate.max_query_ratio = m_r.ratio(e->value, f.path("max_query_ratio"));
+    if (auto* e = f.find("min_query_delta"))
+      gate.min_query_delta = m_r.integer(e->value, f.path("min_query_delta"), 0);
     if (gate.warn_ratio > gate.max_ratio) {
       if (auto* e = f.find("warn_ratio"))
         m_r.fail(
@@ -271,6 +278,11 @@ class Loader {
     s.cold = m_c.default_cold;
     s.timeout = m_c.default_timeout;
     s.max_result_bytes = m_c.default_max_result_bytes;
+    s.profile = m_c.database.profile;
+    s.repeated_threshold = m_c.default_repeated_threshold;
+    if (auto* e = f.find("profile")) s.profile = m_r.boolean(e->value, f.path("profile"));
+    if (auto* e = f.find("repeated_threshold"))
+      s.repeated_threshold = m_r.integer(e->value, f.path("repeated_threshold"), 2);
     if (auto* e = f.find("max_result_bytes"))
       s.max_result_bytes = result_limit(e->value, f.path("max_result_bytes"));
     if (auto* e = f.find("runs")) s.runs = m_r.integer(e->value, f.path("runs"), 1);

@@ -16,6 +16,7 @@
 
 #include "db/cluster_registry.hpp"
 #include "db/connection.hpp"
+#include "db/profile.hpp"
 #include "db/local_provider.hpp"
 #include "util/error.hpp"
 #include "util/process.hpp"
@@ -86,7 +87,8 @@ ContainerOptions ContainerOptions::from(const config::Database& database) {
   o.version = database.version;
   o.run_args = database.run_args;
   o.dbname = database.name;
-  o.settings = database.settings;
+  // Every run is profiled through pg_stat_statements unless the config turns it off.
+  o.settings = database.profile ? with_profile_settings(database.settings) : database.settings;
   o.where = database.where.file.empty() ? "" : database.where.str();
   return o;
 }

@@ -23,6 +23,7 @@
 
 #include "db/cluster_registry.hpp"
 #include "db/connection.hpp"
+#include "db/profile.hpp"
 #include "db/template_cache.hpp"
 #include "util/error.hpp"
 
@@ -90,7 +91,8 @@ LocalOptions LocalOptions::from(const config::Database& database) {
   LocalOptions o;
   o.version = database.version;
   o.dbname = database.name;
-  o.settings = database.settings;
+  // Every run is profiled through pg_stat_statements unless the config turns it off.
+  o.settings = database.profile ? with_profile_settings(database.settings) : database.settings;
   o.where = database.where.file.empty() ? "" : database.where.str();
   return o;
 }

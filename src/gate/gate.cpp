@@ -51,12 +51,39 @@ std::string amount(double v, Quantity q) {
                                                      : "count");
 }
 
+// db_queries, a count that does not depend on the machine's speed: a regression at
+// max_query_ratio × base's median and min_query_delta statements more (a new N+1), fewer past
+// the same ratio and delta is "faster"; no range test (counts repeat exactly run to run).
+MetricVerdict judge_count(MetricVerdict v, const config::Gate& g) {
+  const double b = *v.base_median;
+  const double h = *v.head_median;
+  const double delta = h - b;
+  const double need = static_cast<double>(g.min_query_delta);
+  if (b > 0) v.ratio = h / b;
+  const std::string ratio_text = b > 0 ? format_ratio(h / b) : fmt::format("from 0 to {:g}", h);
+  if (delta >= need && (b <= 0 || h / b >= g.max_query_ratio)) {
+    v.verdict = Verdict::regression;
+    v.reason = fmt::format("{} ≥ max_query_ratio {:g}, +{:g} statements ≥ min_query_delta {}",
+                           ratio_text, g.max_query_ratio, delta, g.min_query_delta);
+  } else if (-delta >= need && h * g.max_query_ratio <= b) {
+    v.verdict = Verdict::faster;
+    v.reason = fmt::format("{} ≤ 1/max_query_ratio, {:g} statements fewer", ratio_text, -delta);
+  } else if (delta == 0) {
+    v.reason = fmt::format("{:g} statements on both sides", h);
+  } else {
+    v.reason = fmt::format("{:+g} statements: under max_query_ratio {:g} or min_query_delta {}",
+                           delta, g.max_query_ratio, g.min_query_delta);
+  }
+  return v;
+}
+
 // One verdict from the two sides' samples (both non-empty).
 MetricVerdict judge(const std::string& stage, const std::string& name, const Metric& head,
                     const Metric& base, const config::Gate& g) {
   const auto& hs = gated_samples(head);
   const auto& bs = gated_samples(base);
   MetricVerdict v{stage, name, head.unit, Verdict::same, median(bs), median(hs), std::nullopt, ""};
+  if (name == "db_queries") return judge_count(std::move(v), g);
   const double b = *v.base_median;
   const double h = *v.head_median;
   const Quantity q = quantity(name, head.unit);
@@ -164,6 +191,8 @@ GateThresholds recorded(const config::Gate& g) {
   t.warn_ratio = g.warn_ratio;
   t.min_delta_ms = static_cast<double>(g.min_delta.count());
   t.min_delta_bytes = static_cast<double>(g.min_delta_bytes);
+  t.max_query_ratio = g.max_query_ratio;
+  t.min_query_delta = g.min_query_delta;
   t.metrics = g.metrics;
   t.require_same_environment = g.require_same_environment;
   return t;
@@ -215,7 +244,7 @@ bool is_gated(const config::Gate& gate, const std::string& metric) {
   if (!gate.metrics.empty()) {
     return std::find(gate.metrics.begin(), gate.metrics.end(), metric) != gate.metrics.end();
   }
-  return ends_with(metric, "_ms") || metric == "peak_rss_bytes";
+  return ends_with(metric, "_ms") || metric == "peak_rss_bytes" || metric == "db_queries";
 }
 
 void check_samples(const Results& r, const std::string& source) {

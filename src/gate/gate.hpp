@@ -20,7 +20,7 @@ struct Thresholds {
 };
 
 /// True when `gate` reads `metric`: it is listed in gate.metrics, or that list is empty and
-/// the name ends in `_ms` or is `peak_rss_bytes`.
+/// the name ends in `_ms` or is `peak_rss_bytes` or `db_queries` (gated as a count: judge_count).
 bool is_gated(const config::Gate& gate, const std::string& metric);
 
 /// Throws Error(usage) naming `source`, stage and metric when a sample is NaN or infinite, or

@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 
 #include "results/format.hpp"
@@ -19,51 +20,143 @@ std::string count(double v) {
   return results::format_value(v, "count");
 }
 
+// The first word of a statement, lowercased: what kind of statement it is.
+std::string verb(const std::string& text) {
+  std::string word;
+  std::size_t i = text.find_first_not_of(" \t\r\n(");
+  for (; i < text.size() && std::isalpha(static_cast<unsigned char>(text[i])); ++i)
+    word += static_cast<char>(std::tolower(static_cast<unsigned char>(text[i])));
+  return word;
+}
+
+// Statements that read or write data: an N+1 is one of these repeated, not a BEGIN or a SET.
+bool reads_or_writes(const std::string& text) {
+  static const std::vector<std::string> k_verbs = {"select", "with",   "values", "table",
+                                                   "insert", "update", "delete", "merge"};
+  return std::find(k_verbs.begin(), k_verbs.end(), verb(text)) != k_verbs.end();
+}
+
+const config::Stage* stage_of(const config::Config& config, const std::string& name) {
+  for (const auto& s : config.stages) {
+    if (s.name == name) return &s;
+  }
+  return nullptr;
+}
+
+double gated_median(const StageResult& s, const char* name, bool* warm = nullptr) {
+  const Metric* m = s.find(name);
+  if (!m) return 0;
+  bool use_warm = !m->warm.empty();
+  if (warm) *warm = use_warm;
+  return median(use_warm ? m->warm : m->cold);
+}
+
+// "statement 123 `select …`", or without an id when there is none (coldgate explain).
+std::string statement(const QueryStats& q) {
+  return q.queryid.empty() ? fmt::format("statement `{}`", q.query)
+                           : fmt::format("statement {} `{}`", q.queryid, q.query);
+}
+
+Diagnosis about(const StageResult& s, const QueryStats& q, std::string kind, std::string message,
+                std::map<std::string, double> data) {
+  return {s.name, std::move(kind), std::move(message), std::move(data), q.queryid, q.query};
+}
+
+void jit_dominates(const StageResult& s, std::vector<Diagnosis>& out) {
+  for (const auto& q : s.queries) {
+    if (q.jit_ms < k_jit_floor_ms || q.jit_ms <= k_jit_dominance_share * q.exec_ms) continue;
+    std::string estimate;
+    std::map<std::string, double> data{{"db_jit_ms", q.jit_ms},
+                                       {"db_exec_ms", q.exec_ms},
+                                       {"jit_functions", q.jit_functions},
+                                       {"calls", q.calls}};
+    if (q.total_cost) {
+      data["total_cost"] = *q.total_cost;
+      estimate = fmt::format("cost estimate {}", count(std::round(*q.total_cost)));
+      if (s.explain && s.explain->jit_above_cost > 0) {
+        data["jit_above_cost"] = s.explain->jit_above_cost;
+        estimate +=
+            fmt::format(" > jit_above_cost {}", count(std::round(s.explain->jit_above_cost)));
+      }
+      estimate = "; " + estimate;
+    }
+    std::string fix =
+        s.kind == StageKind::sql
+            ? "set `settings: {jit: \"off\"}` on this stage (SET LOCAL jit = off in the query's "
+              "transaction)"
+            : "put `SET LOCAL jit = off;` in front of that statement in the same query string "
+              "(the setting ends with its implicit transaction, so the pooled connection keeps "
+              "JIT for everything else), or measure the stage with `settings: {jit: \"off\"}`";
+    out.push_back(about(
+        s, q, "jit_dominates",
+        fmt::format("JIT compiled {} functions in {} of the {} execution of {} per run{} — {}",
+                    count(q.jit_functions), ms(q.jit_ms), ms(q.exec_ms), statement(q), estimate,
+                    fix),
+        std::move(data)));
+  }
+}
+
+void repeated(const StageResult& s, int threshold, std::vector<Diagnosis>& out) {
+  for (const auto& q : s.queries) {
+    if (q.calls < threshold || !reads_or_writes(q.query)) continue;
+    out.push_back(about(
+        s, q, "repeated_query",
+        fmt::format("{} ran {} times per cold run ({} in all, ≥ repeated_threshold {}) — an "
+                    "N+1: load all of them with one query (a join, `= ANY($1)` with an array of "
+                    "the keys, or the ORM's eager loading)",
+                    statement(q), count(q.calls), ms(q.time_ms()), threshold),
+        {{"calls", q.calls}, {"db_time_ms", q.time_ms()}, {"rows", q.rows}}));
+  }
+}
+
+void never_analyzed(const StageResult& s, std::vector<Diagnosis>& out) {
+  if (!s.explain || s.explain->never_analyzed.empty()) return;
+  const auto& tables = s.explain->never_analyzed;
+  std::string names;
+  const std::size_t shown = std::min<std::size_t>(tables.size(), 5);
+  for (std::size_t i = 0; i < shown; ++i) names += (i ? ", " : "") + tables[i];
+  if (tables.size() > shown) names += fmt::format(", … {} more", tables.size() - shown);
+  out.push_back({s.name,
+                 "never_analyzed",
+                 fmt::format("{} table{} this stage's statements read {} never analyzed ({}): "
+                             "their plans rest on default statistics — add `- analyze: true` to "
+                             "setup:",
+                             tables.size(), tables.size() == 1 ? "" : "s",
+                             tables.size() == 1 ? "was" : "were", names),
+                 {{"tables", static_cast<double>(tables.size())}},
+                 "",
+                 ""});
+}
+
+void planning(const StageResult& s, std::vector<Diagnosis>& out) {
+  bool warm = false;
+  double plan = gated_median(s, "db_plan_ms", &warm);
+  bool exec_warm = false;
+  double exec = gated_median(s, "db_exec_ms", &exec_warm);
+  if (plan < k_planning_floor_ms || plan <= exec) return;
+  out.push_back({s.name,
+                 "planning_exceeds_execution",
+                 fmt::format("planning took {} per run, more than the {} execution (medians of "
+                             "the {}) — every execution plans again: a prepared statement (or "
+                             "the driver's statement cache) plans once",
+                             ms(plan), ms(exec), warm ? "warm repetitions" : "cold runs"),
+                 {{"db_plan_ms", plan}, {"db_exec_ms", exec}},
+                 "",
+                 ""});
+}
+
 }  // namespace
 
-std::vector<Diagnosis> diagnose(const Results& results, bool setup_analyzes) {
+std::vector<Diagnosis> diagnose(const Results& results, const config::Config& config) {
   std::vector<Diagnosis> out;
+  const bool setup_analyzes = config.setup_analyzes();
   for (const auto& s : results.stages) {
-    if (!s.explain || s.failed()) continue;
-    const Explain& e = *s.explain;
-    if (e.jit && e.execution_ms > 0 && e.jit_total_ms > k_jit_dominance_share * e.execution_ms) {
-      out.push_back(
-          {s.name,
-           "jit_dominates",
-           fmt::format("JIT compiled {} functions in {} of {} execution (cost estimate {} > "
-                       "jit_above_cost {}) — consider `SET LOCAL jit = off` for this query "
-                       "(`settings: {{jit: \"off\"}}`)",
-                       count(e.jit_functions), ms(e.jit_total_ms), ms(e.execution_ms),
-                       count(std::round(e.total_cost)), count(std::round(e.jit_above_cost))),
-           {{"jit_functions", e.jit_functions},
-            {"jit_total_ms", e.jit_total_ms},
-            {"execution_ms", e.execution_ms},
-            {"total_cost", e.total_cost},
-            {"jit_above_cost", e.jit_above_cost}}});
-    }
-    if (!setup_analyzes && !e.never_analyzed.empty()) {
-      std::string names;
-      const std::size_t shown = std::min<std::size_t>(e.never_analyzed.size(), 5);
-      for (std::size_t i = 0; i < shown; ++i) names += (i ? ", " : "") + e.never_analyzed[i];
-      if (e.never_analyzed.size() > shown)
-        names += fmt::format(", … {} more", e.never_analyzed.size() - shown);
-      out.push_back({s.name,
-                     "never_analyzed",
-                     fmt::format("{} table{} this query reads {} never analyzed ({}): its plan "
-                                 "rests on default statistics — add `- analyze: true` to setup:",
-                                 e.never_analyzed.size(), e.never_analyzed.size() == 1 ? "" : "s",
-                                 e.never_analyzed.size() == 1 ? "was" : "were", names),
-                     {{"tables", static_cast<double>(e.never_analyzed.size())}}});
-    }
-    if (e.planning_ms > e.execution_ms && e.planning_ms >= k_planning_floor_ms) {
-      out.push_back({s.name,
-                     "planning_exceeds_execution",
-                     fmt::format("planning took {}, more than the {} execution — the plan is "
-                                 "paid again on every run: consider a prepared statement or a "
-                                 "simpler query (fewer joins or subqueries)",
-                                 ms(e.planning_ms), ms(e.execution_ms)),
-                     {{"planning_ms", e.planning_ms}, {"execution_ms", e.execution_ms}}});
-    }
+    if (s.failed()) continue;
+    const config::Stage* stage = stage_of(config, s.name);
+    jit_dominates(s, out);
+    repeated(s, stage ? stage->repeated_threshold : config::k_default_repeated_threshold, out);
+    if (!setup_analyzes) never_analyzed(s, out);
+    planning(s, out);
   }
   return out;
 }

@@ -54,7 +54,8 @@ Explain parse_explain(std::string_view text, const std::string& where) {
   Explain e;
   e.total_cost = number(*plan, "Total Cost", where, true);
   e.planning_ms = number(top, "Planning Time", where, false);
-  e.execution_ms = number(top, "Execution Time", where, true);
+  // EXPLAIN ANALYZE gives both times; a plan-only EXPLAIN (no ANALYZE, no SUMMARY) neither.
+  e.execution_ms = number(top, "Execution Time", where, top.contains("Planning Time"));
   auto jit = top.find("JIT");
   if (jit != top.end() && jit->is_object()) {
     e.jit = true;

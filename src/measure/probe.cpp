@@ -12,6 +12,7 @@
 
 #include "db/connection.hpp"
 #include "db/connection_info.hpp"
+#include "measure/profile.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 
@@ -123,6 +124,55 @@ ProbeSample run_once(pqxx::connection& conn, const ProbeRequest& req,
   return s;
 }
 
+json statements_json(const std::vector<db::StatementStats>& list) {
+  json out = json::array();
+  for (const auto& s : list) {
+    out.push_back({std::to_string(s.queryid), s.query, s.calls, s.rows, s.plan_ms, s.exec_ms,
+                   s.jit_functions, s.jit_generation_ms, s.jit_inlining_ms,
+                   s.jit_optimization_ms, s.jit_emission_ms, s.shared_hit_blocks,
+                   s.shared_read_blocks});
+  }
+  return out;
+}
+
+std::vector<db::StatementStats> statements_from(const json& list) {
+  std::vector<db::StatementStats> out;
+  for (const auto& r : list) {
+    db::StatementStats s;
+    s.queryid = std::stoll(r.at(0).get<std::string>());
+    s.query = r.at(1).get<std::string>();
+    double* fields[] = {&s.calls,
+                        &s.rows,
+                        &s.plan_ms,
+                        &s.exec_ms,
+                        &s.jit_functions,
+                        &s.jit_generation_ms,
+                        &s.jit_inlining_ms,
+                        &s.jit_optimization_ms,
+                        &s.jit_emission_ms,
+                        &s.shared_hit_blocks,
+                        &s.shared_read_blocks};
+    for (std::size_t i = 0; i < std::size(fields); ++i) *fields[i] = r.at(i + 2).get<double>();
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+// The repetition's statements, read on the probe's own connection once its clock has stopped,
+// then reset for the next one.
+std::vector<db::StatementStats> take_profile(pqxx::connection& conn, const ProbeRequest& req,
+                                             bool reset) {
+  try {
+    auto list = db::read_profile(conn, probe_statements());
+    for (auto& s : list) s.query = shortened(s.query);
+    if (reset) db::reset_profile(conn);
+    return list;
+  } catch (const pqxx::sql_error& e) {
+    throw Error(ExitCode::infrastructure, fmt::format("stage {}: server-side profile", req.stage),
+                trim(e.what()));
+  }
+}
+
 }  // namespace
 
 std::string to_json(const ProbeRequest& r) {
@@ -133,7 +183,7 @@ std::string to_json(const ProbeRequest& r) {
   return json{{"stage", r.stage},           {"conninfo", r.conninfo},
               {"query", r.query},           {"query_source", r.query_source},
               {"params", params},           {"settings", settings},
-              {"decode_json", r.decode_json}, {"warm", r.warm},
+              {"decode_json", r.decode_json}, {"warm", r.warm}, {"profile", r.profile},
               {"max_result_bytes", r.max_result_bytes},
               {"candidate_path", r.candidate_path}, {"result_path", r.result_path}}
       .dump();
@@ -149,7 +199,10 @@ std::string to_json(const ProbeResult& r) {
                        {"result_bytes", s.result_bytes},
                        {"rows", s.rows}});
   }
+  json profiles = json::array();
+  for (const auto& p : r.profiles) profiles.push_back(statements_json(p));
   return json{{"cold_end_ns", r.cold_end_ns},
+              {"profiles", profiles},
               {"cold_cpu_ms", r.cold_cpu_ms},
               {"cold_peak_rss_bytes", r.cold_peak_rss_bytes},
               {"connect_ms", r.connect_ms},
@@ -172,6 +225,7 @@ ProbeResult read_probe_result(const std::filesystem::path& file) {
                            s.at("result_bytes").get<double>(), s.at("rows").get<double>()});
     }
     if (r.samples.empty()) throw std::runtime_error("no samples");
+    for (const auto& p : j.at("profiles")) r.profiles.push_back(statements_from(p));
     return r;
   } catch (const std::exception& e) {
     throw Error(ExitCode::infrastructure, file.string(),
@@ -193,6 +247,7 @@ int run_probe(const std::filesystem::path& request_file) {
     for (const auto& kv : j.at("settings")) req.settings.emplace_back(kv.at(0), kv.at(1));
     req.decode_json = j.at("decode_json");
     req.warm = j.at("warm");
+    req.profile = j.at("profile");
     req.max_result_bytes = j.at("max_result_bytes");
     req.candidate_path = j.at("candidate_path");
     req.result_path = j.at("result_path");
@@ -223,6 +278,7 @@ int run_probe(const std::filesystem::path& request_file) {
         result.cold_cpu_ms = usage.cpu_ms;
         result.cold_peak_rss_bytes = usage.peak_rss_bytes;
       }
+      if (req.profile) result.profiles.push_back(take_profile(conn, req, i < req.warm));
     }
   } catch (const pqxx::sql_error& e) {
     throw sql_failure(req, e);

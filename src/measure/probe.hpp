@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "db/profile.hpp"
+
 namespace coldgate::measure {
 
 /// What one measured process of a SQL stage does; the runner writes it as JSON to a private
@@ -21,6 +23,9 @@ struct ProbeRequest {
   bool decode_json = false;  // parse column 1 of row 1 as JSON, timed as decode_ms
   std::uint64_t max_result_bytes = std::uint64_t{256} << 20;  // larger results fail the stage
   int warm = 0;              // warm repetitions after the cold one, on the same connection
+  /// Read the server-side profile after each repetition and reset it before the next (the
+  /// runner resets it before the probe starts).
+  bool profile = false;
   std::string candidate_path;  // where the cold repetition's result goes; "" = not wanted
   std::string result_path;     // where the ProbeResult goes
 };
@@ -45,6 +50,9 @@ struct ProbeResult {
   double cold_peak_rss_bytes = 0;    // peak RSS of the probe at cold_end_ns (getrusage)
   double connect_ms = 0;             // connection set-up (libpqxx connect, authentication)
   std::vector<ProbeSample> samples;  // [0] cold, then the warm repetitions
+  /// With ProbeRequest::profile: each repetition's statements, the probe's own left out
+  /// (texts cut to k_statement_text_chars), one list per sample.
+  std::vector<std::vector<db::StatementStats>> profiles;
 };
 
 /// The request as JSON text.

@@ -18,6 +18,7 @@
 #include "measure/command_settings.hpp"
 #include "measure/explain.hpp"
 #include "measure/probe.hpp"
+#include "measure/profile.hpp"
 #include "db/catalog.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
@@ -98,9 +99,6 @@ std::vector<std::optional<std::string>> stage_params(const config::Stage& stage)
   return out;
 }
 
-std::string stage_query(const config::Stage& stage) {
-  return stage.sql.empty() ? stage.query : util::read_file(stage.sql);
-}
 
 void add_cold(StageResult& r, const std::string& name, const std::string& unit, double v) {
   r.metric(name, unit).cold.push_back(v);
@@ -115,8 +113,31 @@ void add_process_metrics(StageResult& r, const util::ExitStatus& status) {
   add_cold(r, "peak_rss_bytes", "bytes", static_cast<double>(status.peak_rss_bytes));
 }
 
+// A profile step on a fresh connection of coldgate's own: a lost server or a view that stops
+// answering ends the run as infrastructure.
+template <typename F>
+auto on_admin_connection(const RunContext& ctx, const std::string& stage, F&& f) {
+  const std::string where = fmt::format("stage {}: server-side profile", stage);
+  try {
+    db::Connection admin(db::with_client_defaults(database(ctx)));
+    return f(admin.raw());
+  } catch (const pqxx::failure& e) {
+    std::string what = e.what();
+    while (!what.empty() && what.back() == '\n') what.pop_back();
+    throw Error(ExitCode::infrastructure, where, what);
+  }
+}
+
+void reset_before_run(const RunContext& ctx, const std::string& stage) {
+  on_admin_connection(ctx, stage, [](pqxx::connection& c) {
+    db::reset_profile(c);
+    return 0;
+  });
+}
+
 RunOutcome sql_run(const config::Stage& stage, const RunContext& ctx, int run,
-                   const std::string& query, StageResult& result) {
+                   const std::string& query, StageResult& result, bool profile,
+                   std::vector<db::StatementStats>& cold_statements) {
   const std::string tag = fmt::format("{}-run{}", file_stem(stage.name), run);
   RunSessions sessions(database(ctx), stage.name, run);  // ended on the server if it fails
   ProbeRequest req;
@@ -128,6 +149,7 @@ RunOutcome sql_run(const config::Stage& stage, const RunContext& ctx, int run,
   for (const auto& [k, v] : stage.settings) req.settings.emplace_back(k, v);
   req.decode_json = stage.decode == config::Decode::json;
   req.warm = stage.warm;
+  req.profile = profile;
   req.max_result_bytes = stage.max_result_bytes;
   if (stage.snapshot) req.candidate_path = (ctx.work_dir / (tag + ".candidate")).string();
   req.result_path = (ctx.work_dir / (tag + ".result.json")).string();
@@ -139,6 +161,7 @@ RunOutcome sql_run(const config::Stage& stage, const RunContext& ctx, int run,
   opts.cwd = ctx.base_dir;
   opts.env_unset = db::ConnectionInfo::env_names();
   opts.max_capture_bytes = 1u << 20;
+  if (profile) reset_before_run(ctx, stage.name);
   auto spawned = std::chrono::steady_clock::now();
   auto out = util::run(opts, stage.timeout);
   fs::remove(request_file);
@@ -171,6 +194,10 @@ RunOutcome sql_run(const config::Stage& stage, const RunContext& ctx, int run,
     add(result, "result_bytes", "bytes", s.result_bytes);
     add(result, "rows", "count", s.rows);
   }
+  for (std::size_t i = 0; i < probe.profiles.size(); ++i) {
+    add_profile_metrics(result, probe.profiles[i], i > 0);
+  }
+  if (!probe.profiles.empty()) cold_statements = std::move(probe.profiles.front());
   RunOutcome outcome;
   if (!req.candidate_path.empty()) {
     outcome.document = util::read_file(req.candidate_path);
@@ -181,7 +208,9 @@ RunOutcome sql_run(const config::Stage& stage, const RunContext& ctx, int run,
 }
 
 RunOutcome command_run(const config::Stage& stage, const RunContext& ctx, int run,
-                       StageResult& result) {
+                       StageResult& result, bool profile,
+                       std::vector<db::StatementStats>& cold_statements,
+                       std::map<std::int64_t, std::string>& full_text) {
   const std::string tag = fmt::format("{}-run{}", file_stem(stage.name), run);
   fs::path metrics_file = ctx.work_dir / (tag + ".metrics.jsonl");
   bool from_stdout = stage.snapshot && stage.snapshot->from == "stdout";
@@ -211,6 +240,7 @@ RunOutcome command_run(const config::Stage& stage, const RunContext& ctx, int ru
       from_stdout ? static_cast<std::size_t>(stage.max_result_bytes) + 1 : std::size_t{16} << 20;
   opts.kill_escaped = true;  // a daemon it starts (setsid, double fork) dies with the run
   util::RunOutput out;
+  if (profile) reset_before_run(ctx, stage.name);
   try {
     CommandSettings settings(stage, database(ctx), opts.env);  // PGOPTIONS, or the role's for now
     out = util::run(opts, stage.timeout);
@@ -228,6 +258,16 @@ RunOutcome command_run(const config::Stage& stage, const RunContext& ctx, int ru
   }
 
   add_process_metrics(result, out.status);
+  if (profile) {
+    cold_statements = on_admin_connection(ctx, stage.name, [](pqxx::connection& c) {
+      return db::read_profile(c);
+    });
+    for (auto& s : cold_statements) {
+      full_text.try_emplace(s.queryid, s.query);
+      s.query = shortened(s.query);
+    }
+    add_profile_metrics(result, cold_statements, false);
+  }
   if (fs::exists(metrics_file)) {
     std::vector<CommandMetric> lines;
     try {
@@ -261,21 +301,115 @@ RunOutcome command_run(const config::Stage& stage, const RunContext& ctx, int ru
   return outcome;
 }
 
-// One extra run under EXPLAIN (ANALYZE …) on a fresh connection: the server-side split.
-void run_explain(const config::Stage& stage, const RunContext& ctx, StageResult& result) {
-  StagePlan plan = explain_stage(stage, database(ctx));
+// A SQL stage's plan-only EXPLAIN (it plans, it does not execute): the cost estimate, the plan
+// file and the tables never analyzed; the split (planning, execution, JIT) from the medians of
+// the measured runs' profiles.
+void plan_sql_stage(const config::Stage& stage, const RunContext& ctx, StageResult& result) {
+  StagePlan plan = explain_stage(stage, database(ctx), /*analyze=*/false);
   Explain e = plan.explain;
   fs::path file = ctx.out_dir / "explain" / (file_stem(stage.name) + ".json");
   util::write_file_atomic(file, plan.json + "\n");
   e.plan_file = shown(file);
-  add_cold(result, "planning_ms", "ms", e.planning_ms);
-  add_cold(result, "execution_ms", "ms", e.execution_ms);
-  add_cold(result, "jit_functions", "count", e.jit_functions);
-  add_cold(result, "jit_generation_ms", "ms", e.jit_generation_ms);
-  add_cold(result, "jit_inlining_ms", "ms", e.jit_inlining_ms);
-  add_cold(result, "jit_optimization_ms", "ms", e.jit_optimization_ms);
-  add_cold(result, "jit_emission_ms", "ms", e.jit_emission_ms);
-  add_cold(result, "jit_total_ms", "ms", e.jit_total_ms);
+  auto med = [&](const char* name) {
+    const Metric* m = result.find(name);
+    return m && !m->cold.empty() ? median(m->cold) : 0.0;
+  };
+  e.planning_ms = med("db_plan_ms");
+  e.execution_ms = med("db_exec_ms");
+  e.jit_functions = med("db_jit_functions");
+  e.jit_total_ms = med("db_jit_ms");
+  e.jit = e.jit_functions > 0;
+  if (result.queries.size() == 1) result.queries.front().total_cost = e.total_cost;
+  result.explain = e;
+}
+
+// True for a statement a plan-only EXPLAIN accepts without side effects.
+bool explainable(const std::string& text) {
+  std::size_t i = text.find_first_not_of(" \t\r\n(");
+  if (i == std::string::npos) return false;
+  std::string word;
+  for (; i < text.size() && std::isalpha(static_cast<unsigned char>(text[i])); ++i)
+    word += static_cast<char>(std::tolower(static_cast<unsigned char>(text[i])));
+  return word == "select" || word == "with" || word == "values" || word == "table" ||
+         word == "insert" || word == "update" || word == "delete";
+}
+
+// The highest $n in a normalized statement: how many parameters its generic plan has.
+int parameter_count(const std::string& text) {
+  int most = 0;
+  for (std::size_t i = 0; i + 1 < text.size(); ++i) {
+    if (text[i] != '$' || !std::isdigit(static_cast<unsigned char>(text[i + 1]))) continue;
+    int n = 0;
+    std::size_t j = i + 1;
+    for (; j < text.size() && std::isdigit(static_cast<unsigned char>(text[j])) && n < 100000; ++j)
+      n = n * 10 + (text[j] - '0');
+    most = std::max(most, n);
+    i = j - 1;
+  }
+  return most;
+}
+
+// Statements of a command stage the plan-only EXPLAIN looks at: the costliest ones.
+constexpr std::size_t k_planned_statements = 10;
+
+// A command stage's statements, each planned but not executed: the generic plan of its
+// normalized text (PREPARE with untyped parameters, then EXPLAIN EXECUTE with NULLs under
+// plan_cache_mode = force_generic_plan — PostgreSQL 15 has no EXPLAIN (GENERIC_PLAN)), in a
+// transaction that is rolled back. Gives each statement's cost estimate and the tables they
+// read that were never analyzed. A statement that does not prepare (a parameter whose type
+// cannot be inferred) has no estimate; that is not an error.
+void plan_command_stage(const std::map<std::int64_t, std::string>& full_text,
+                        const RunContext& ctx, StageResult& result) {
+  db::Connection conn(db::with_client_defaults(database(ctx)));
+  std::vector<std::string> relations;
+  double jit_above_cost = 0;
+  std::size_t planned = 0;
+  for (auto& q : result.queries) {
+    if (planned >= k_planned_statements) break;
+    auto it = full_text.find(std::stoll(q.queryid));
+    if (it == full_text.end() || !explainable(it->second)) continue;
+    ++planned;
+    const std::string& text = it->second;
+    const int n = parameter_count(text);
+    // Untyped parameters first; when one's type cannot be inferred (json_build_object($1, …)),
+    // every parameter as text.
+    for (bool as_text : {false, true}) {
+      if (as_text && n == 0) break;
+      const std::string name = fmt::format("coldgate_plan_{}_{}", planned, as_text ? 1 : 0);
+      std::string types, args;
+      for (int i = 0; i < n; ++i) {
+        types += i ? ", text" : "(text";
+        args += i ? ", NULL" : "(NULL";
+      }
+      if (n) {
+        types += ")";
+        args += ")";
+      }
+      try {
+        pqxx::work tx(conn.raw());
+        tx.exec("SET LOCAL plan_cache_mode = force_generic_plan");
+        tx.exec(fmt::format("PREPARE {}{} AS {}", name, as_text ? types : "", text));
+        auto r = tx.exec(fmt::format("EXPLAIN (FORMAT JSON) EXECUTE {}{}", name, args));
+        std::string json = r[0][0].c_str();
+        jit_above_cost =
+            tx.exec("SELECT current_setting('jit_above_cost')::float8")[0][0].as<double>();
+        tx.exec("DEALLOCATE " + name);  // PREPARE is not undone by the rollback
+        tx.abort();
+        q.total_cost = parse_explain(json, "plan").total_cost;
+        for (auto& rel : plan_relations(json)) relations.push_back(std::move(rel));
+        break;
+      } catch (const pqxx::sql_error&) {
+        continue;  // the statement did not prepare: rolled back, nothing left
+      } catch (const Error& e) {
+        if (e.code() == ExitCode::interrupted) throw;
+      }
+    }
+  }
+  std::sort(relations.begin(), relations.end());
+  relations.erase(std::unique(relations.begin(), relations.end()), relations.end());
+  Explain e;
+  e.jit_above_cost = jit_above_cost;
+  if (!relations.empty()) e.never_analyzed = db::never_analyzed_tables(conn, relations);
   result.explain = e;
 }
 
@@ -309,6 +443,10 @@ void order_metrics(StageResult& r) {
 
 }  // namespace
 
+std::string stage_query(const config::Stage& stage) {
+  return stage.sql.empty() ? stage.query : util::read_file(stage.sql);
+}
+
 fs::path self_executable() {
   std::error_code ec;
   fs::path p = fs::read_symlink("/proc/self/exe", ec);
@@ -319,7 +457,18 @@ fs::path self_executable() {
   return p;
 }
 
-StagePlan explain_stage(const config::Stage& stage, const db::ConnectionInfo& database) {
+std::string enable_profile(RunContext& ctx, const config::Database& database) {
+  ctx.profile = false;
+  if (!database.profile) return "";
+  const db::ConnectionInfo& info = ctx.database ? *ctx.database : ctx.provider->connection_info();
+  db::Connection conn(db::with_client_defaults(info));
+  std::string note = db::prepare_profile(conn, ctx.provider->name() != "external");
+  ctx.profile = note.empty();
+  return note;
+}
+
+StagePlan explain_stage(const config::Stage& stage, const db::ConnectionInfo& database,
+                        bool analyze) {
   const std::string where = fmt::format("stage {}: EXPLAIN", stage.name);
   db::Connection conn(database);
   auto params = stage_params(stage);
@@ -330,7 +479,8 @@ StagePlan explain_stage(const config::Stage& stage, const db::ConnectionInfo& da
   try {
     pqxx::work tx(conn.raw());
     for (const auto& [k, v] : stage.settings) tx.exec_params("SELECT set_config($1, $2, true)", k, v);
-    auto r = tx.exec_params(std::string(k_explain_prefix) + stage_query(stage),
+    std::string prefix = analyze ? std::string(k_explain_prefix) : "EXPLAIN (FORMAT JSON)\n";
+    auto r = tx.exec_params(prefix + stage_query(stage),
                             pqxx::prepare::make_dynamic_params(values.begin(), values.end()));
     if (r.empty() || r.columns() == 0) throw Error(ExitCode::infrastructure, where, "no output");
     plan.json = r[0][0].c_str();
@@ -357,6 +507,7 @@ StageMeasurer::StageMeasurer(const config::Stage& stage, const RunContext& conte
   m_result.runs = stage.runs;
   m_result.warm = stage.warm;
   m_result.settings = stage.settings;
+  m_profile = context.profile && stage.profile;
   if (!stage.is_command()) m_query = stage_query(stage);
 }
 
@@ -373,8 +524,12 @@ void StageMeasurer::run_once() {
     ctx.provider->restart();
   }
   ctx.progress->step(fmt::format("{}cold run {}/{}", ctx.label, run, stage.runs));
-  RunOutcome outcome = stage.is_command() ? command_run(stage, ctx, run, result)
-                                          : sql_run(stage, ctx, run, m_query, result);
+  std::vector<db::StatementStats> statements;
+  RunOutcome outcome =
+      stage.is_command()
+          ? command_run(stage, ctx, run, result, m_profile, statements, m_full_text)
+          : sql_run(stage, ctx, run, m_query, result, m_profile, statements);
+  if (m_profile && outcome.error.empty()) m_cold_statements.push_back(std::move(statements));
   if (!outcome.error.empty()) {
     result.error = fmt::format("cold run {}/{}: {}", run, stage.runs, outcome.error);
     // A lost server fails every later stage too: stop the run as an infrastructure error.
@@ -410,12 +565,16 @@ StageResult StageMeasurer::finish() {
   const config::Stage& stage = m_stage;
   const RunContext& ctx = m_ctx;
   StageResult result = std::move(m_result);
-  if (!result.failed() && !stage.is_command()) {
+  if (!result.failed()) {
     util::throw_if_interrupted();
-    if (stage.cold == config::ColdMode::restart) ctx.provider->restart();
-    ctx.progress->step(ctx.label + "EXPLAIN (ANALYZE, BUFFERS)");
+    if (m_profile) result.queries = statement_table(m_cold_statements);
+    ctx.progress->step(ctx.label + "EXPLAIN (plan only)");
     try {
-      run_explain(stage, ctx, result);
+      if (stage.is_command()) {
+        if (m_profile) plan_command_stage(m_full_text, ctx, result);
+      } else {
+        plan_sql_stage(stage, ctx, result);
+      }
     } catch (const Error& e) {
       if (e.code() == ExitCode::interrupted || e.code() == ExitCode::infrastructure) throw;
       result.error = e.message();

@@ -1,10 +1,14 @@
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
+#include <vector>
 
 #include "config/config.hpp"
 #include "db/connection_info.hpp"
+#include "db/profile.hpp"
 #include "measure/progress.hpp"
 #include "results/results.hpp"
 #include "snapshot/snapshot.hpp"
@@ -28,12 +32,23 @@ struct RunContext {
   std::optional<db::ConnectionInfo> database;     // stages' database; nullopt: the provider's
   bool check_snapshots = true;                    // false: no snapshot check (ab's base side)
   std::string label;                              // progress prefix, e.g. "base: " (coldgate ab)
+  /// The stages' database can be profiled (enable_profile() said so): each stage with
+  /// `profile: true` gets pg_stat_statements read around every run.
+  bool profile = false;
 };
+
+/// Readies the server-side profile of the stages' database for `ctx` (creates the extension
+/// on a server coldgate started; checks an external one) and sets ctx.profile. Returns ""
+/// when the stages will be profiled or `database.profile` is false, else the one-line note the
+/// report shows (why not, what to do). Throws Error(infrastructure) when the server is lost.
+std::string enable_profile(RunContext& ctx, const config::Database& database);
 
 /// Measures one stage: `runs` cold runs, each a fresh process (`coldgate probe` for SQL, the
 /// command itself otherwise), after a server restart when `cold: restart`; `warm` repetitions
-/// inside each; for SQL one extra EXPLAIN (ANALYZE, BUFFERS, TIMING, FORMAT JSON) run on a
-/// fresh connection; then the snapshot check (nondeterministic when cold runs disagree).
+/// inside each; with the profile, pg_stat_statements reset before and read after every run
+/// (db_* metrics, the statement table); then a plan-only EXPLAIN of the stage's statements
+/// (cost estimates, never-analyzed tables) and the snapshot check (nondeterministic when cold
+/// runs disagree).
 /// A run that fails (exit status, signal, timeout, SQL error, malformed metrics line, missing
 /// or invalid snapshot document) ends the stage with StageResult::error. Throws Error only for
 /// what stops the whole run: interrupt (Error(interrupted)), a server that does not come back
@@ -51,8 +66,9 @@ class StageMeasurer {
   /// Makes the next cold run (after a server restart when `cold: restart`); a failing run sets
   /// the stage's error. Throws as run_stage() does. No-op once done().
   void run_once();
-  /// The EXPLAIN run (SQL stages) and the snapshot check (unless context.check_snapshots is
-  /// false); returns the stage's result. Call once, after done(). Throws as run_stage() does.
+  /// The statement table, the plan-only EXPLAINs and the snapshot check (unless
+  /// context.check_snapshots is false); returns the stage's result. Call once, after done().
+  /// Throws as run_stage() does.
   results::StageResult finish();
 
  private:
@@ -64,19 +80,29 @@ class StageMeasurer {
   std::string m_first_candidate;  // canonical text of cold run 1
   int m_differing_run = 0;        // first cold run whose candidate differs from run 1's
   std::string m_differing;
+  bool m_profile = false;         // this stage is profiled
+  std::vector<std::vector<db::StatementStats>> m_cold_statements;  // one list per cold run
+  std::map<std::int64_t, std::string> m_full_text;  // command stages: queryid → whole text
 };
 
 /// A stage's plan from one EXPLAIN run.
 struct StagePlan {
   results::Explain explain;   // the split, jit_above_cost and never-analyzed tables filled in
-  std::string json;  // the whole EXPLAIN (ANALYZE, BUFFERS, TIMING, FORMAT JSON) output
+  std::string json;  // the whole EXPLAIN (… FORMAT JSON) output
 };
 
-/// Runs a SQL stage's query once under EXPLAIN (ANALYZE, BUFFERS, TIMING, FORMAT JSON) on a
-/// fresh connection to `database`, with its settings (set_config … is_local) and params, and
-/// rolls it back; also reads jit_above_cost and which tables of the plan were never analyzed.
-/// Throws Error: gate_failed for an SQL error (SQLSTATE), infrastructure when the server is lost.
-StagePlan explain_stage(const config::Stage& stage, const db::ConnectionInfo& database);
+/// Runs a SQL stage's query once under EXPLAIN (ANALYZE, BUFFERS, TIMING, FORMAT JSON) — or,
+/// with `analyze` false, a plan-only EXPLAIN (FORMAT JSON) that plans but does not execute —
+/// on a fresh connection to `database`, with its settings (set_config … is_local) and params,
+/// and rolls it back; also reads jit_above_cost and which tables of the plan were never
+/// analyzed. Throws Error: gate_failed for an SQL error (SQLSTATE), infrastructure when the
+/// server is lost.
+StagePlan explain_stage(const config::Stage& stage, const db::ConnectionInfo& database,
+                        bool analyze = true);
+
+/// A SQL stage's query text: its `sql:` file read, or its `query:`. Throws Error for an
+/// unreadable file.
+std::string stage_query(const config::Stage& stage);
 
 /// Path of the running executable (/proc/self/exe); throws Error(infrastructure).
 std::filesystem::path self_executable();

@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <optional>
 
@@ -219,6 +220,58 @@ Section diagnoses_section(const Comparison& c) {
     if (c.gated() && !c.changed(d.stage)) continue;
     s.items.push_back(
         {fmt::format("- **{}**: {}\n", md_text(d.stage), md_with_code(d.message)), 2});
+  }
+  if (s.items.empty()) s.head.clear();
+  return s;
+}
+
+// Statements per stage in the Database section, by time.
+constexpr std::size_t k_database_statements = 5;
+
+std::string db_total(const StageResult& st, const char* name, const char* unit) {
+  const Metric* m = st.find(name);
+  if (!m || m->cold.empty()) return "—";
+  return format_value(median(m->cold), unit);
+}
+
+// The server side of each profiled stage: its totals per cold run (medians) and its costliest
+// statements, one fold per stage; why there is no profile, when there is none.
+Section database_section(const Results& r) {
+  Section s{"\n### Database\n\n", {}, "", "stage", "stages"};
+  if (!r.profile_note.empty()) {
+    s.items.push_back({fmt::format("ℹ️ No server-side profile: {}\n",
+                                   md_with_code(capped(r.profile_note, k_max_line_bytes))),
+                       2});
+  }
+  for (const auto& st : r.stages) {
+    if (st.queries.empty()) continue;
+    std::string text = fmt::format(
+        "<details><summary>{}: {} per cold run · planning {} · execution {} · JIT {}</summary>"
+        "\n\n| Statement | Calls | Rows | Planning | Execution | JIT |\n"
+        "|---|--:|--:|--:|--:|--:|\n",
+        summary_text(capped(st.name, 200)),
+        html_text(plural(static_cast<std::size_t>(std::llround(
+                             st.find("db_queries") && !st.find("db_queries")->cold.empty()
+                                 ? median(st.find("db_queries")->cold)
+                                 : 0)),
+                         "statement", "statements")),
+        html_text(db_total(st, "db_plan_ms", "ms")), html_text(db_total(st, "db_exec_ms", "ms")),
+        html_text(st.find("db_jit_ms") && median(st.find("db_jit_ms")->cold) > 0
+                      ? db_total(st, "db_jit_ms", "ms")
+                      : "—"));
+    const std::size_t n = std::min(st.queries.size(), k_database_statements);
+    for (std::size_t i = 0; i < n; ++i) {
+      const QueryStats& q = st.queries[i];
+      text += fmt::format("| {} | {} | {} | {} | {} | {} |\n", md_code(one_line(capped(q.query, 100)), true),
+                          format_value(q.calls, "count"), format_value(q.rows, "count"),
+                          format_value(q.plan_ms, "ms"), format_value(q.exec_ms, "ms"),
+                          q.jit_ms > 0 ? format_value(q.jit_ms, "ms") : "—");
+    }
+    if (st.queries.size() > n) {
+      text += fmt::format("\n… {} more in results.json (`stages[].queries`)\n",
+                          st.queries.size() - n);
+    }
+    s.items.push_back({text + "\n</details>\n", 3});
   }
   if (s.items.empty()) s.head.clear();
   return s;
@@ -608,11 +661,12 @@ Markdown markdown(const Results& r, const Results* base, const std::string& full
   Section errors = errors_section(r);
   Section diffs = diffs_section(r);
   Section diagnoses = diagnoses_section(c);
+  Section database = database_section(r);
   Section chart = chart_section(c);
   Section more = more_metrics_section(c);
   Markdown md;
-  md.full =
-      assemble(head, {changes, timings, unchanged, errors, diffs, diagnoses, chart, more}, foot);
+  md.full = assemble(
+      head, {changes, timings, unchanged, errors, diffs, diagnoses, database, chart, more}, foot);
   if (md.full.size() <= max_bytes) {
     md.report = md.full;
     return md;
@@ -620,8 +674,9 @@ Markdown markdown(const Results& r, const Results* base, const std::string& full
   md.cut = true;
   // Errors, diffs, diagnoses and the chart before the long tables here: thousands of unchanged
   // stages must not crowd out why the gate failed.
-  md.report = cut_report(head, {changes, errors, diffs, diagnoses, chart, timings, unchanged, more},
-                         foot, full_name, max_bytes);
+  md.report = cut_report(
+      head, {changes, errors, diffs, diagnoses, chart, timings, unchanged, database, more}, foot,
+      full_name, max_bytes);
   return md;
 }
 

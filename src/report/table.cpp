@@ -43,14 +43,20 @@ bool is_time_metric(std::string_view name) {
   return name.ends_with("_ms") || name == "peak_rss_bytes";
 }
 
-// Metrics the tables leave to results.json: the JIT phases (jit_total_ms sums them), and every
-// JIT row when JIT did not fire.
+// Metrics the tables leave to results.json: the JIT phases (jit_total_ms sums them), the
+// profile's row and block counts, and every JIT row when JIT did not fire.
 bool shown_in_table(const StageResult& s, const std::string& name) {
   if (name == "jit_generation_ms" || name == "jit_inlining_ms" || name == "jit_optimization_ms" ||
-      name == "jit_emission_ms") {
+      name == "jit_emission_ms" || name == "db_rows" || name == "db_shared_hit_blocks" ||
+      name == "db_shared_read_blocks") {
     return false;
   }
   if (name == "jit_functions" || name == "jit_total_ms") return s.explain && s.explain->jit;
+  if (name == "db_jit_ms" || name == "db_jit_functions") {
+    const Metric* m = s.find("db_jit_functions");
+    return m && (std::any_of(m->cold.begin(), m->cold.end(), [](double v) { return v > 0; }) ||
+                 std::any_of(m->warm.begin(), m->warm.end(), [](double v) { return v > 0; }));
+  }
   return true;
 }
 

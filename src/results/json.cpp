@@ -113,6 +113,19 @@ ordered_json stage_json(const StageResult& s) {
   st["error"] = or_null(s.error);
   st["snapshot"] = snapshot_json(s.snapshot);
   st["explain"] = explain_json(s.explain);
+  ordered_json queries = ordered_json::array();
+  for (const auto& q : s.queries) {
+    queries.push_back({{"queryid", q.queryid},
+                       {"query", q.query},
+                       {"calls", number(q.calls)},
+                       {"rows", number(q.rows)},
+                       {"plan_ms", number(q.plan_ms)},
+                       {"exec_ms", number(q.exec_ms)},
+                       {"jit_ms", number(q.jit_ms)},
+                       {"jit_functions", number(q.jit_functions)},
+                       {"total_cost", q.total_cost ? number(*q.total_cost) : ordered_json()}});
+  }
+  st["queries"] = queries;
   ordered_json metrics = ordered_json::object();
   for (const auto& [name, m] : s.metrics) {
     metrics[name] = {{"unit", m.unit}, {"cold", samples(m.cold)}, {"warm", samples(m.warm)}};
@@ -126,6 +139,8 @@ ordered_json diagnoses_json(const std::vector<Diagnosis>& diagnoses) {
   for (const auto& d : diagnoses) {
     ordered_json data = ordered_json::object();
     for (const auto& [k, v] : d.data) data[k] = number(v);
+    if (!d.queryid.empty()) data["queryid"] = d.queryid;
+    if (!d.query.empty()) data["query"] = d.query;
     out.push_back({{"stage", d.stage}, {"kind", d.kind}, {"message", d.message}, {"data", data}});
   }
   return out;
@@ -136,6 +151,8 @@ ordered_json thresholds_json(const GateThresholds& t) {
           {"warn_ratio", number(t.warn_ratio)},
           {"min_delta_ms", number(t.min_delta_ms)},
           {"min_delta_bytes", number(t.min_delta_bytes)},
+          {"max_query_ratio", number(t.max_query_ratio)},
+          {"min_query_delta", number(t.min_query_delta)},
           {"metrics", t.metrics},
           {"require_same_environment", t.require_same_environment}};
 }
@@ -286,6 +303,21 @@ StageResult stage_from(const ordered_json& s, const std::string& source) {
     st.metrics.emplace_back(name, std::move(metric));
   }
   if (st.explain) explain_figures_from_metrics(st);
+  if (s.contains("queries")) {
+    for (const auto& q : s.at("queries")) {
+      QueryStats x;
+      x.queryid = q.at("queryid").get<std::string>();
+      x.query = q.at("query").get<std::string>();
+      x.calls = q.at("calls").get<double>();
+      x.rows = q.at("rows").get<double>();
+      x.plan_ms = q.at("plan_ms").get<double>();
+      x.exec_ms = q.at("exec_ms").get<double>();
+      x.jit_ms = q.at("jit_ms").get<double>();
+      x.jit_functions = q.at("jit_functions").get<double>();
+      if (const auto& c = q.at("total_cost"); !c.is_null()) x.total_cost = c.get<double>();
+      st.queries.push_back(std::move(x));
+    }
+  }
   return st;
 }
 
@@ -295,6 +327,8 @@ GateThresholds thresholds_from(const ordered_json& t) {
   out.warn_ratio = t.at("warn_ratio").get<double>();
   out.min_delta_ms = t.at("min_delta_ms").get<double>();
   out.min_delta_bytes = t.at("min_delta_bytes").get<double>();
+  if (t.contains("max_query_ratio")) out.max_query_ratio = t.at("max_query_ratio").get<double>();
+  if (t.contains("min_query_delta")) out.min_query_delta = t.at("min_query_delta").get<double>();
   out.metrics = t.at("metrics").get<std::vector<std::string>>();
   out.require_same_environment = t.at("require_same_environment").get<bool>();
   return out;
@@ -369,6 +403,7 @@ std::string to_json(const Results& r) {
   doc["stages"] = stages;
   doc["obsolete_snapshots"] = r.obsolete_snapshots;
   doc["diagnoses"] = diagnoses_json(r.diagnoses);
+  doc["profile_note"] = or_null(r.profile_note);
   doc["gate"] = gate_json(r.gate);
   return doc.dump(2) + "\n";
 }
@@ -405,10 +440,19 @@ Results from_json(std::string_view text, const std::string& source) {
                     d.at("kind").get<std::string>(),
                     d.at("message").get<std::string>(),
                     {}};
-        for (const auto& [k, v] : d.at("data").items()) x.data[k] = v.get<double>();
+        for (const auto& [k, v] : d.at("data").items()) {
+          if (k == "queryid") {
+            x.queryid = v.get<std::string>();
+          } else if (k == "query") {
+            x.query = v.get<std::string>();
+          } else {
+            x.data[k] = v.get<double>();
+          }
+        }
         r.diagnoses.push_back(std::move(x));
       }
     }
+    if (doc.contains("profile_note")) r.profile_note = str(doc, "profile_note");
     if (doc.contains("gate") && !doc["gate"].is_null()) r.gate = gate_from(doc["gate"], source);
   } catch (const nlohmann::json::exception& e) {
     throw usage_error(source, fmt::format("malformed results file: {}", e.what()));

@@ -109,14 +109,13 @@ double median(std::vector<double> samples) {
 }
 
 const std::vector<std::string_view>& known_metric_order() {
-  static const std::vector<std::string_view> order{"wall_ms",         "cpu_ms",
-                                                   "peak_rss_bytes",  "connect_ms",
-                                                   "query_ms",        "decode_ms",
-                                                   "planning_ms",     "execution_ms",
-                                                   "jit_functions",   "jit_generation_ms",
-                                                   "jit_inlining_ms", "jit_optimization_ms",
-                                                   "jit_emission_ms", "jit_total_ms",
-                                                   "result_bytes",    "rows"};
+  static const std::vector<std::string_view> order{
+      "wall_ms",          "cpu_ms",           "peak_rss_bytes",        "connect_ms",
+      "query_ms",         "decode_ms",        "db_queries",            "db_plan_ms",
+      "db_exec_ms",       "db_jit_ms",        "db_jit_functions",      "db_rows",
+      "db_shared_hit_blocks", "db_shared_read_blocks", "planning_ms",  "execution_ms",
+      "jit_functions",    "jit_generation_ms", "jit_inlining_ms",      "jit_optimization_ms",
+      "jit_emission_ms",  "jit_total_ms",     "result_bytes",          "rows"};
   return order;
 }
 

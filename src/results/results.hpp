@@ -71,6 +71,24 @@ struct Explain {
   std::vector<std::string> never_analyzed;
 };
 
+/// One statement fingerprint a stage ran, from the server-side profiles of its cold runs
+/// (pg_stat_statements; results.json `stages[].queries`). Figures are medians per cold run.
+struct QueryStats {
+  /// pg_stat_statements.queryid as decimal text: a bigint, exact even for JSON readers that
+  /// parse numbers as doubles.
+  std::string queryid;
+  std::string query;  // the normalized text, cut to about 200 characters
+  double calls = 0;   // executions per cold run
+  double rows = 0;    // rows per cold run
+  double plan_ms = 0;
+  double exec_ms = 0;  // JIT included
+  double jit_ms = 0;   // generation + inlining + optimization + emission
+  double jit_functions = 0;
+  std::optional<double> total_cost;  // the planner's estimate from a plan-only EXPLAIN, if had
+  /// The figures in the order the report sorts by: plan + execution.
+  double time_ms() const { return plan_ms + exec_ms; }
+};
+
 /// A stage's snapshot after the run (see snapshot::Status).
 struct SnapshotResult {
   SnapshotStatus status = SnapshotStatus::match;
@@ -92,6 +110,9 @@ struct StageResult {
   std::string error;                            // "" when every run succeeded
   std::optional<SnapshotResult> snapshot;
   std::optional<Explain> explain;
+  /// The statements of the server-side profile, by time (plan + execution), biggest first;
+  /// empty when the stage was not profiled.
+  std::vector<QueryStats> queries;
   /// Metrics in report order (built-in ones first, then a command's own in first-seen order).
   std::vector<std::pair<std::string, Metric>> metrics;
 
@@ -135,13 +156,17 @@ struct GitInfo {
   bool dirty_measured = true;
 };
 
-/// A finding from the EXPLAIN data and the catalog, with a concrete suggestion
-/// (results.json `diagnoses: [{stage, kind, message, data}]`).
+/// A finding from the server-side profile, the plans and the catalog, with a concrete
+/// suggestion (results.json `diagnoses: [{stage, kind, message, data}]`; `queryid` and `query`
+/// are written into data when the finding is about one statement).
 struct Diagnosis {
   std::string stage;
-  std::string kind;     // "jit_dominates" | "never_analyzed" | "planning_exceeds_execution"
+  /// "jit_dominates" | "repeated_query" | "never_analyzed" | "planning_exceeds_execution"
+  std::string kind;
   std::string message;  // one line for humans, with the suggestion
-  std::map<std::string, double> data;  // the figures behind it (jit_total_ms, execution_ms, …)
+  std::map<std::string, double> data;  // the figures behind it (db_jit_ms, db_exec_ms, …)
+  std::string queryid;  // the statement's pg_stat_statements.queryid; "" for a whole stage
+  std::string query;    // its normalized text (shortened), or ""
 };
 
 /// One gated metric of one stage, head against the baseline (docs/architecture.md "The gate").
@@ -175,6 +200,8 @@ struct GateThresholds {
   double warn_ratio = 2;
   double min_delta_ms = 20;
   double min_delta_bytes = 16 << 20;
+  double max_query_ratio = 2;  // db_queries: regression at or above this ratio …
+  double min_query_delta = 10;  // … and at least this many statements more
   std::vector<std::string> metrics;  // gated metrics; empty = every _ms and peak_rss_bytes
   bool require_same_environment = false;
   bool operator==(const GateThresholds&) const = default;
@@ -218,7 +245,10 @@ struct Results {
   std::vector<SetupResult> setup;
   std::vector<StageResult> stages;
   std::vector<std::string> obsolete_snapshots;  // snapshot files no stage claims
-  std::vector<Diagnosis> diagnoses;             // findings with suggestions (gate/diagnose)
+  std::vector<Diagnosis> diagnoses;             // findings with suggestions (measure/diagnose)
+  /// Why the stages have no server-side profile ("pg_stat_statements is not installed …"), said
+  /// once in the report; "" when they were profiled or the config turned it off.
+  std::string profile_note;
   std::optional<GateResult> gate;               // verdicts against a baseline, when one was given
   /// Why nothing was compared although a comparison was asked for (`ab` without a usable base:
   /// "base origin/main not found: …"); "" when a baseline was compared or none was asked for.

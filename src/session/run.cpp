@@ -119,6 +119,8 @@ Results run_job(const config::Config& cfg, const JobOptions& options) {
   ctx.snapshots.update = options.update_snapshots && !options.ci;
   ctx.snapshots.accept_command = options.accept_command;
   ctx.progress = &progress;
+  results.profile_note = enable_profile(ctx, cfg.database);
+  if (!results.profile_note.empty()) progress.line("note: no server-side profile: " + results.profile_note);
 
   int index = 0;
   for (const auto& stage : stages) {
@@ -144,7 +146,7 @@ Results run_job(const config::Config& cfg, const JobOptions& options) {
     }
     results.obsolete_snapshots.assign(obsolete.begin(), obsolete.end());
   }
-  results.diagnoses = measure::diagnose(results, cfg.setup_analyzes());
+  results.diagnoses = measure::diagnose(results, cfg);
   results.finished_at = utc_now();
   return results;
 }

@@ -51,8 +51,8 @@ TEST_F(ExplainTest, PrintsThePlanTheJitBlockAndTheDiagnoses) {
   EXPECT_NE(r.out.find("-> Aggregate  (cost="), std::string::npos) << r.out;
   EXPECT_NE(r.out.find(" on item  (cost="), std::string::npos) << r.out;  // a scan of item
   EXPECT_NE(r.out.find(" (actual time="), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("- 1 table this query reads was never analyzed (public.item): its plan "
-                       "rests on default statistics — add `- analyze: true` to setup:"),
+  EXPECT_NE(r.out.find("- 1 table this stage's statements read was never analyzed (public.item): "
+                       "their plans rest on default statistics — add `- analyze: true` to setup:"),
             std::string::npos)
       << r.out;
   // JIT on a 200-row table: compiling costs more than executing.

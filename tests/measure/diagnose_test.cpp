@@ -7,101 +7,143 @@ namespace {
 
 using namespace coldgate::results;
 
-StageResult with_explain(const std::string& name, Explain e) {
+QueryStats statement(const std::string& id, const std::string& text, double calls,
+                     double exec_ms, double jit_ms = 0, double plan_ms = 0) {
+  QueryStats q;
+  q.queryid = id;
+  q.query = text;
+  q.calls = calls;
+  q.exec_ms = exec_ms;
+  q.jit_ms = jit_ms;
+  q.jit_functions = jit_ms > 0 ? 1090 : 0;
+  q.plan_ms = plan_ms;
+  return q;
+}
+
+StageResult stage(const std::string& name, StageKind kind, std::vector<QueryStats> queries) {
   StageResult s;
   s.name = name;
-  s.kind = StageKind::sql;
-  s.explain = std::move(e);
+  s.kind = kind;
+  s.queries = std::move(queries);
   return s;
 }
 
-Explain jit_heavy() {
-  Explain e;
-  e.planning_ms = 12;
-  e.execution_ms = 1911;
-  e.total_cost = 455863.21;
-  e.jit = true;
-  e.jit_functions = 1404;
-  e.jit_total_ms = 703 * 2;
-  e.jit_above_cost = 100000;
-  return e;
+config::Config analyzed() {
+  config::Config c;
+  c.setup.push_back({config::SetupStep::Kind::analyze, {}, {}, {}, {}});
+  return c;
 }
 
-TEST(Diagnose, JitDominanceWithTheFiguresAndTheFix) {
+TEST(Diagnose, JitDominatesOneStatementOfAnApplicationWithItsOwnFix) {
   Results r;
-  r.stages.push_back(with_explain("config-load-jit", jit_heavy()));
-  auto d = diagnose(r, true);
+  QueryStats big = statement("-4711", "select json_build_object($1, …", 1, 7100, 6600);
+  big.total_cost = 690123.4;
+  StageResult app = stage("app", StageKind::command,
+                          {big, statement("12", "select id from accounts", 1, 0.3)});
+  app.explain = Explain{};
+  app.explain->jit_above_cost = 100000;
+  r.stages.push_back(app);
+  auto d = diagnose(r, analyzed());
   ASSERT_EQ(d.size(), 1u);
-  EXPECT_EQ(d[0].stage, "config-load-jit");
   EXPECT_EQ(d[0].kind, "jit_dominates");
+  EXPECT_EQ(d[0].queryid, "-4711");
+  EXPECT_EQ(d[0].query, "select json_build_object($1, …");
   EXPECT_EQ(d[0].message,
-            "JIT compiled 1,404 functions in 1.41 s of 1.91 s execution (cost estimate 455,863 > "
-            "jit_above_cost 100,000) — consider `SET LOCAL jit = off` for this query "
-            "(`settings: {jit: \"off\"}`)");
-  EXPECT_EQ(d[0].data.at("jit_functions"), 1404);
-  EXPECT_EQ(d[0].data.at("execution_ms"), 1911);
+            "JIT compiled 1,090 functions in 6.60 s of the 7.10 s execution of statement -4711 "
+            "`select json_build_object($1, …` per run; cost estimate 690,123 > jit_above_cost "
+            "100,000 — put `SET LOCAL jit = off;` in front of that statement in the same query "
+            "string (the setting ends with its implicit transaction, so the pooled connection "
+            "keeps JIT for everything else), or measure the stage with `settings: {jit: "
+            "\"off\"}`");
+  EXPECT_EQ(d[0].data.at("db_jit_ms"), 6600);
+  EXPECT_EQ(d[0].data.at("total_cost"), 690123.4);
 }
 
-TEST(Diagnose, JitAtHalfOrLessOrOffIsNoFinding) {
+TEST(Diagnose, JitOnASqlStageSuggestsTheStageSetting) {
   Results r;
-  Explain half = jit_heavy();
-  half.jit_total_ms = half.execution_ms / 2;  // exactly 50%: not more than half
-  r.stages.push_back(with_explain("half", half));
-  Explain off = jit_heavy();
-  off.jit = false;
-  off.jit_total_ms = 0;
-  r.stages.push_back(with_explain("off", off));
-  EXPECT_TRUE(diagnose(r, true).empty());
+  r.stages.push_back(stage("q", StageKind::sql, {statement("7", "select 1", 1, 1911, 1406)}));
+  auto d = diagnose(r, analyzed());
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_NE(d[0].message.find("set `settings: {jit: \"off\"}` on this stage"), std::string::npos)
+      << d[0].message;
+}
+
+TEST(Diagnose, JitAtHalfOrBelowTheFloorIsNoFinding) {
+  Results r;
+  r.stages.push_back(stage("half", StageKind::sql, {statement("1", "select 1", 1, 200, 100)}));
+  r.stages.push_back(stage("tiny", StageKind::sql, {statement("2", "select 2", 1, 0.8, 0.7)}));
+  EXPECT_TRUE(diagnose(r, analyzed()).empty());
+}
+
+TEST(Diagnose, RepeatedQueryFromTheStageThreshold) {
+  Results r;
+  r.stages.push_back(stage("app", StageKind::command,
+                           {statement("5", "select * from characters where account_id = $1", 50,
+                                      12.5),
+                            statement("6", "BEGIN", 50, 0.1),
+                            statement("8", "select 1", 19, 0.1)}));
+  auto d = diagnose(r, analyzed());
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].kind, "repeated_query");
+  EXPECT_EQ(d[0].queryid, "5");
+  EXPECT_EQ(d[0].message,
+            "statement 5 `select * from characters where account_id = $1` ran 50 times per cold "
+            "run (12.5 ms in all, ≥ repeated_threshold 20) — an N+1: load all of them with one "
+            "query (a join, `= ANY($1)` with an array of the keys, or the ORM's eager loading)");
+  config::Config loose = analyzed();
+  config::Stage s;
+  s.name = "app";
+  s.repeated_threshold = 60;
+  loose.stages.push_back(s);
+  EXPECT_TRUE(diagnose(r, loose).empty());
 }
 
 TEST(Diagnose, NeverAnalyzedOnlyWhenSetupDoesNotAnalyze) {
   Results r;
-  Explain e;
-  e.execution_ms = 5;
-  e.planning_ms = 0.5;
-  e.never_analyzed = {"public.a", "public.b", "public.c", "public.d", "public.e", "public.f", "public.g"};
-  r.stages.push_back(with_explain("load", e));
-  EXPECT_TRUE(diagnose(r, true).empty());
-  auto d = diagnose(r, false);
+  StageResult s = stage("load", StageKind::command, {});
+  s.explain = Explain{};
+  s.explain->never_analyzed = {"public.a", "public.b", "public.c", "public.d",
+                               "public.e", "public.f", "public.g"};
+  r.stages.push_back(s);
+  EXPECT_TRUE(diagnose(r, analyzed()).empty());
+  auto d = diagnose(r, config::Config{});
   ASSERT_EQ(d.size(), 1u);
   EXPECT_EQ(d[0].kind, "never_analyzed");
   EXPECT_EQ(d[0].message,
-            "7 tables this query reads were never analyzed (public.a, public.b, public.c, "
-            "public.d, public.e, … 2 more): its plan rests on default statistics — add "
-            "`- analyze: true` to setup:");
+            "7 tables this stage's statements read were never analyzed (public.a, public.b, "
+            "public.c, public.d, public.e, … 2 more): their plans rest on default statistics — "
+            "add `- analyze: true` to setup:");
   EXPECT_EQ(d[0].data.at("tables"), 7);
 }
 
-TEST(Diagnose, PlanningLongerThanExecutionAboveTheFloor) {
+TEST(Diagnose, PlanningOnTheMediansWithAFloorNotOnAnOutlier) {
   Results r;
-  Explain slow_plan;
-  slow_plan.planning_ms = 52.9;
-  slow_plan.execution_ms = 12.4;
-  r.stages.push_back(with_explain("plan-heavy", slow_plan));
-  Explain tiny;
-  tiny.planning_ms = 0.2;  // sub-millisecond: noise, not a finding
-  tiny.execution_ms = 0.05;
-  r.stages.push_back(with_explain("select-1", tiny));
-  auto d = diagnose(r, true);
+  // One cold run planned for 4.5 ms (a fresh backend), the warm repetitions in 0.1 ms: the
+  // warm medians say planning is cheap.
+  StageResult outlier = stage("lookup", StageKind::sql, {});
+  outlier.metric("db_plan_ms", "ms") = {"ms", {4.5, 0.3, 0.3}, {0.1, 0.1, 0.1}};
+  outlier.metric("db_exec_ms", "ms") = {"ms", {0.4, 0.4, 0.4}, {0.4, 0.4, 0.4}};
+  r.stages.push_back(outlier);
+  StageResult heavy = stage("plan-heavy", StageKind::sql, {});
+  heavy.metric("db_plan_ms", "ms") = {"ms", {52.9, 51.0, 60.2}, {}};
+  heavy.metric("db_exec_ms", "ms") = {"ms", {12.4, 12.0, 13.1}, {}};
+  r.stages.push_back(heavy);
+  auto d = diagnose(r, analyzed());
   ASSERT_EQ(d.size(), 1u);
   EXPECT_EQ(d[0].stage, "plan-heavy");
   EXPECT_EQ(d[0].kind, "planning_exceeds_execution");
   EXPECT_EQ(d[0].message,
-            "planning took 52.9 ms, more than the 12.4 ms execution — the plan is paid again on "
-            "every run: consider a prepared statement or a simpler query (fewer joins or "
-            "subqueries)");
+            "planning took 52.9 ms per run, more than the 12.4 ms execution (medians of the cold "
+            "runs) — every execution plans again: a prepared statement (or the driver's "
+            "statement cache) plans once");
 }
 
-TEST(Diagnose, FailedStagesAndCommandStagesAreSkipped) {
+TEST(Diagnose, FailedStagesAreSkipped) {
   Results r;
-  StageResult failed = with_explain("failed", jit_heavy());
+  StageResult failed = stage("failed", StageKind::sql, {statement("1", "select 1", 50, 1911, 1406)});
   failed.error = "cold run 1/2: exit status 1";
   r.stages.push_back(failed);
-  StageResult command;
-  command.name = "cmd";
-  command.kind = StageKind::command;
-  r.stages.push_back(command);
-  EXPECT_TRUE(diagnose(r, false).empty());
+  EXPECT_TRUE(diagnose(r, config::Config{}).empty());
 }
 
 }  // namespace

@@ -55,10 +55,18 @@ TEST(Explain, NoJitBlockMeansZeros) {
   EXPECT_DOUBLE_EQ(e.total_cost, 4.5);
 }
 
+TEST(Explain, PlanOnlyOutputHasTheEstimateAndNoTimes) {
+  // EXPLAIN (FORMAT JSON) without ANALYZE: coldgate run's plan of a stage.
+  Explain e = parse_explain(R"([{"Plan": {"Total Cost": 690123.5}}])", "t");
+  EXPECT_DOUBLE_EQ(e.total_cost, 690123.5);
+  EXPECT_EQ(e.planning_ms, 0);
+  EXPECT_EQ(e.execution_ms, 0);
+}
+
 TEST(Explain, RejectsWhatIsNotExplainOutput) {
   for (const char* bad : {"", "{}", "[]", "[1]", R"([{"Plan": 1}])",
                           R"([{"Plan": {"Total Cost": "x"}, "Execution Time": 1}])",
-                          R"([{"Plan": {"Total Cost": 1}}])"}) {
+                          R"([{"Plan": {"Total Cost": 1}, "Planning Time": 0.1}])"}) {
     try {
       parse_explain(bad, "stage x: EXPLAIN");
       ADD_FAILURE() << bad;

@@ -189,12 +189,12 @@ TEST(ReportLayout, WithoutAGateTheTableShowsTimesOnly) {
   EXPECT_EQ(md.find(k_changes_header), std::string::npos) << "nothing was compared";
   EXPECT_EQ(table(md, "| Stage | What | Status | Why |").size(), 3u);
   auto rows = table(md, "| Stage | Metric | Cold median");
-  ASSERT_EQ(rows.size(), 7u);
+  ASSERT_EQ(rows.size(), 8u);
   for (const auto& row : rows) {
     EXPECT_TRUE(row[1].ends_with("_ms") || row[1] == "peak_rss_bytes" || row[1] == "—") << row[1];
   }
-  EXPECT_NE(md.find("<details><summary>config-load-jit: 1 metric</summary>\n\n- jit_functions: "
-                    "1,404\n"),
+  EXPECT_NE(md.find("<details><summary>config-load-jit: 2 metrics</summary>\n\n- db_queries: 1, "
+                    "warm 1\n- db_jit_functions: 1,404, warm 1,404\n"),
             std::string::npos);
   EXPECT_EQ(md.find("stages unchanged"), std::string::npos);
 }

@@ -44,10 +44,24 @@ inline StageResult jit_stage(double scale) {
   s.explain->jit = true;
   s.explain->execution_ms = 1911 * scale;
   s.metric("wall_ms", "ms") = {"ms", {2400 * scale, 2380 * scale, 2520 * scale}, {2100 * scale}};
-  s.metric("execution_ms", "ms") = {"ms", {1911 * scale, 1900 * scale, 1950 * scale}, {}};
-  s.metric("jit_functions", "count") = {"count", {1404, 1404, 1404}, {}};
-  s.metric("jit_emission_ms", "ms") = {"ms", {242, 240, 250}, {}};
-  s.metric("jit_total_ms", "ms") = {"ms", {703, 700, 710}, {}};
+  s.metric("db_queries", "count") = {"count", {1, 1, 1}, {1}};
+  s.metric("db_plan_ms", "ms") = {"ms", {12.1, 11.8, 12.6}, {3.1}};
+  s.metric("db_exec_ms", "ms") = {"ms", {1911 * scale, 1900 * scale, 1950 * scale}, {1890 * scale}};
+  s.metric("db_jit_ms", "ms") = {"ms", {703, 700, 710}, {698}};
+  s.metric("db_jit_functions", "count") = {"count", {1404, 1404, 1404}, {1404}};
+  s.metric("db_rows", "count") = {"count", {1, 1, 1}, {1}};
+  QueryStats q;
+  q.queryid = "-4156573695661262973";
+  q.query = "select json_build_object($1, (select coalesce(json_agg(json_build_object($2, r.id, "
+            "$3, r.name)), $4) from realms r), $5, …";
+  q.calls = 1;
+  q.rows = 1;
+  q.plan_ms = 12.1;
+  q.exec_ms = 1911 * scale;
+  q.jit_ms = 703;
+  q.jit_functions = 1404;
+  q.total_cost = 688504.19;
+  s.queries.push_back(q);
   s.snapshot = SnapshotResult{SnapshotStatus::match, "snapshots/config-load-jit.json", "", "ab12", "", ""};
   return s;
 }
@@ -386,6 +400,13 @@ inline Results hostile() {
                               "1 path differs: </summary><script>x</script>\n"
                               "  /a: \"```\" → \"</details>\"\n\n-```\n+</details>\n"};
   r.stages.push_back(s);
+  QueryStats q;
+  q.queryid = "42";
+  q.query = "select '</details>' | `x` <img src=x onerror=alert(1)> @admin ``` from t";
+  q.calls = 50;
+  q.exec_ms = 3;
+  r.stages.back().queries.push_back(q);
+  r.stages.back().metric("db_queries", "count") = {"count", {50, 50}, {}};
   StageResult quote = command_stage("quote\"#x", 3);
   r.stages.push_back(quote);
   r.diagnoses.push_back({evil,

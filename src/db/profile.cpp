@@ -1,0 +1,137 @@
+#include "db/profile.hpp"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <optional>
+#include <sstream>
+
+#include "util/error.hpp"
+
+namespace coldgate::db {
+namespace {
+
+constexpr const char* k_extension = "pg_stat_statements";
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    item.erase(0, item.find_first_not_of(" \t\""));
+    item.erase(item.find_last_not_of(" \t\"") + 1);
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+// The query runs as one statement; a failure is returned as its message, never thrown, except a
+// lost connection.
+std::optional<std::string> failure_of(Connection& conn, const std::string& sql) {
+  try {
+    conn.exec(sql, "server-side profile");
+    return std::nullopt;
+  } catch (const Error& e) {
+    if (e.code() == ExitCode::infrastructure || e.code() == ExitCode::interrupted) throw;
+    return e.message();
+  }
+}
+
+}  // namespace
+
+std::map<std::string, std::string> with_profile_settings(std::map<std::string, std::string> settings) {
+  std::vector<std::string> libraries = split_list(settings["shared_preload_libraries"]);
+  if (std::find(libraries.begin(), libraries.end(), k_extension) == libraries.end())
+    libraries.emplace_back(k_extension);
+  std::string joined;
+  for (const auto& l : libraries) joined += (joined.empty() ? "" : ",") + l;
+  settings["shared_preload_libraries"] = joined;
+  settings.try_emplace("compute_query_id", "on");
+  settings.try_emplace("pg_stat_statements.track_planning", "on");
+  settings.try_emplace("pg_stat_statements.max", std::to_string(k_profile_max_statements));
+  settings.try_emplace("track_io_timing", "on");
+  return settings;
+}
+
+std::string prepare_profile(Connection& conn, bool create) {
+  const std::string db = conn.info().dbname.empty() ? "the stage database" : conn.info().dbname;
+  auto one = [&](const std::string& sql) {
+    auto r = conn.exec(sql, "server-side profile");
+    return r.empty() || r[0][0].is_null() ? std::string() : std::string(r[0][0].c_str());
+  };
+  int version = std::stoi(one("SELECT current_setting('server_version_num')"));
+  if (version < 150000) {
+    return fmt::format("the server is PostgreSQL {}; the profile reads pg_stat_statements' JIT "
+                       "columns, which need PostgreSQL 15 or newer",
+                       version / 10000);
+  }
+  if (create) failure_of(conn, fmt::format("CREATE EXTENSION IF NOT EXISTS {}", k_extension));
+  if (one(fmt::format("SELECT count(*) FROM pg_extension WHERE extname = '{}'", k_extension)) ==
+      "0") {
+    return fmt::format("pg_stat_statements is not installed in database {}: add it to the "
+                       "server's shared_preload_libraries and run CREATE EXTENSION "
+                       "pg_stat_statements there (or set database.profile: false)",
+                       db);
+  }
+  if (auto err = failure_of(conn, "SELECT count(*) FROM pg_stat_statements")) {
+    return fmt::format("pg_stat_statements does not answer in database {} ({}): add it to the "
+                       "server's shared_preload_libraries and restart it",
+                       db, err->substr(0, err->find('\n')));
+  }
+  if (one("SELECT current_setting('compute_query_id')") == "off") {
+    return "the server computes no query ids (compute_query_id = off): set it to auto or on";
+  }
+  if (one("SELECT has_function_privilege('pg_stat_statements_reset(oid, oid, bigint)', "
+          "'EXECUTE')") != "t") {
+    return fmt::format("role {0} may not reset pg_stat_statements: GRANT EXECUTE ON FUNCTION "
+                       "pg_stat_statements_reset(oid, oid, bigint) TO {0}, and GRANT "
+                       "pg_read_all_stats TO {0} to see other roles' statements",
+                       one("SELECT current_user"));
+  }
+  return "";
+}
+
+void reset_profile(pqxx::connection& conn) {
+  pqxx::nontransaction tx(conn);
+  tx.exec("SELECT pg_stat_statements_reset(0, (SELECT oid FROM pg_database WHERE datname = "
+          "current_database()), 0)");
+}
+
+std::vector<StatementStats> read_profile(pqxx::connection& conn,
+                                         const std::vector<std::string>& exclude) {
+  pqxx::nontransaction tx(conn);
+  pqxx::result r = tx.exec(
+      "SELECT queryid, query, calls, rows, total_plan_time, total_exec_time, jit_functions, "
+      "jit_generation_time, jit_inlining_time, jit_optimization_time, jit_emission_time, "
+      "shared_blks_hit, shared_blks_read FROM pg_stat_statements WHERE toplevel AND dbid = "
+      "(SELECT oid FROM pg_database WHERE datname = current_database()) AND queryid IS NOT NULL "
+      "AND query NOT LIKE '%pg\\_stat\\_statements%'");
+  std::vector<StatementStats> out;
+  for (const auto& row : r) {
+    StatementStats s;
+    s.query = row[1].is_null() ? "" : row[1].c_str();
+    if (std::find(exclude.begin(), exclude.end(), s.query) != exclude.end()) continue;
+    s.queryid = row[0].as<std::int64_t>();
+    auto num = [&](int i) { return row[i].is_null() ? 0.0 : row[i].as<double>(); };
+    s.calls = num(2);
+    s.rows = num(3);
+    s.plan_ms = num(4);
+    s.exec_ms = num(5);
+    s.jit_functions = num(6);
+    s.jit_generation_ms = num(7);
+    s.jit_inlining_ms = num(8);
+    s.jit_optimization_ms = num(9);
+    s.jit_emission_ms = num(10);
+    s.shared_hit_blocks = num(11);
+    s.shared_read_blocks = num(12);
+    if (s.calls > 0) out.push_back(std::move(s));
+  }
+  // Biggest first, ties by id: the order does not depend on the view's hash table.
+  std::sort(out.begin(), out.end(), [](const StatementStats& a, const StatementStats& b) {
+    double ta = a.plan_ms + a.exec_ms, tb = b.plan_ms + b.exec_ms;
+    return ta != tb ? ta > tb : a.queryid < b.queryid;
+  });
+  return out;
+}
+
+}  // namespace coldgate::db

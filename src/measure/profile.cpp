@@ -1,0 +1,131 @@
+#include "measure/profile.hpp"
+
+#include <algorithm>
+#include <map>
+
+namespace coldgate::measure {
+using namespace coldgate::results;
+
+const std::vector<std::string>& probe_statements() {
+  // pqxx::work sends BEGIN and COMMIT; settings go through set_config($1, $2, true), whose
+  // constant pg_stat_statements shows as $3.
+  static const std::vector<std::string> k_texts = {
+      "BEGIN", "COMMIT", "ROLLBACK", "SELECT set_config($1, $2, true)",
+      "SELECT set_config($1, $2, $3)"};
+  return k_texts;
+}
+
+void add_profile_metrics(StageResult& result, const std::vector<db::StatementStats>& statements,
+                         bool warm) {
+  double queries = 0, plan = 0, exec = 0, jit = 0, functions = 0, rows = 0, hit = 0, read = 0;
+  for (const auto& s : statements) {
+    queries += s.calls;
+    plan += s.plan_ms;
+    exec += s.exec_ms;
+    jit += s.jit_ms();
+    functions += s.jit_functions;
+    rows += s.rows;
+    hit += s.shared_hit_blocks;
+    read += s.shared_read_blocks;
+  }
+  auto add = [&](const char* name, const char* unit, double v) {
+    Metric& m = result.metric(name, unit);
+    (warm ? m.warm : m.cold).push_back(v);
+  };
+  add("db_queries", "count", queries);
+  add("db_plan_ms", "ms", plan);
+  add("db_exec_ms", "ms", exec);
+  add("db_jit_ms", "ms", jit);
+  add("db_jit_functions", "count", functions);
+  add("db_rows", "count", rows);
+  add("db_shared_hit_blocks", "count", hit);
+  add("db_shared_read_blocks", "count", read);
+}
+
+std::string shortened(const std::string& query, std::size_t chars) {
+  // Leading comments (a file's header, an ORM's tag) say nothing about the statement.
+  std::size_t start = 0;
+  for (;;) {
+    start = query.find_first_not_of(" \t\r\n", start);
+    if (start == std::string::npos) return "";
+    if (query.compare(start, 2, "--") == 0) {
+      start = query.find('\n', start);
+      if (start == std::string::npos) return "";
+    } else if (query.compare(start, 2, "/*") == 0) {
+      std::size_t end = query.find("*/", start + 2);
+      if (end == std::string::npos) return "";
+      start = end + 2;
+    } else {
+      break;
+    }
+  }
+  std::string out;
+  std::size_t points = 0;
+  bool space = false;
+  for (std::size_t i = start; i < query.size();) {
+    unsigned char c = static_cast<unsigned char>(query[i]);
+    if (c == ' ' || c == '\n' || c == '\t' || c == '\r') {
+      space = !out.empty();
+      ++i;
+      continue;
+    }
+    std::size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 1;
+    if (points + (space ? 1 : 0) >= chars) return out + " …";
+    if (space) {
+      out += ' ';
+      ++points;
+      space = false;
+    }
+    out.append(query, i, len);
+    ++points;
+    i += len;
+  }
+  return out;
+}
+
+std::vector<QueryStats> statement_table(const std::vector<std::vector<db::StatementStats>>& cold_runs) {
+  struct Columns {
+    std::string query;
+    std::vector<double> calls, rows, plan, exec, jit, functions;
+  };
+  std::map<std::int64_t, Columns> by_id;
+  for (std::size_t run = 0; run < cold_runs.size(); ++run) {
+    for (const auto& s : cold_runs[run]) {
+      Columns& c = by_id[s.queryid];
+      if (c.query.empty()) c.query = shortened(s.query);
+      double values[] = {s.calls, s.rows, s.plan_ms, s.exec_ms, s.jit_ms(), s.jit_functions};
+      std::vector<double>* columns[] = {&c.calls, &c.rows, &c.plan, &c.exec, &c.jit, &c.functions};
+      for (int i = 0; i < 6; ++i) {
+        std::vector<double>& v = *columns[i];
+        // One id twice in a run (two roles ran it): summed. Runs it missed executed it 0 times.
+        if (v.size() == run + 1) {
+          v.back() += values[i];
+        } else {
+          v.resize(run, 0);
+          v.push_back(values[i]);
+        }
+      }
+    }
+  }
+  std::vector<QueryStats> out;
+  for (auto& [id, c] : by_id) {
+    for (auto* v : {&c.calls, &c.rows, &c.plan, &c.exec, &c.jit, &c.functions})
+      v->resize(cold_runs.size(), 0);
+    QueryStats q;
+    q.queryid = std::to_string(id);
+    q.query = c.query;
+    q.calls = median(c.calls);
+    q.rows = median(c.rows);
+    q.plan_ms = median(c.plan);
+    q.exec_ms = median(c.exec);
+    q.jit_ms = median(c.jit);
+    q.jit_functions = median(c.functions);
+    out.push_back(std::move(q));
+  }
+  std::stable_sort(out.begin(), out.end(), [](const QueryStats& a, const QueryStats& b) {
+    return a.time_ms() > b.time_ms();
+  });
+  return out;
+}
+
+}  // namespace coldgate::measure

@@ -1,0 +1,35 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "db/profile.hpp"
+#include "results/results.hpp"
+
+namespace coldgate::measure {
+
+/// Characters of a statement's normalized text kept in the statement table and diagnoses.
+inline constexpr std::size_t k_statement_text_chars = 200;
+
+/// The normalized texts (as pg_stat_statements shows them) of the probe's own statements — its
+/// transaction and its settings — which a SQL stage's profile leaves out: the stage's figures
+/// are its query's.
+const std::vector<std::string>& probe_statements();
+
+/// Adds one run's db_* samples to `result` (cold, or warm for a warm repetition): db_queries
+/// (sum of calls), db_plan_ms, db_exec_ms, db_jit_ms (generation + inlining + optimization +
+/// emission), db_jit_functions, db_rows, db_shared_hit_blocks, db_shared_read_blocks.
+void add_profile_metrics(results::StageResult& result,
+                         const std::vector<db::StatementStats>& statements, bool warm);
+
+/// A stage's statement table from its cold runs' statements (one list per run): per queryid
+/// the medians per run of calls, rows, plan, execution and JIT (a run that did not execute a
+/// statement counts 0), the text cut to k_statement_text_chars; by time, biggest first.
+std::vector<results::QueryStats> statement_table(
+    const std::vector<std::vector<db::StatementStats>>& cold_runs);
+
+/// `query` without its leading comments, cut to at most `chars` code points (UTF-8), whitespace
+/// runs folded to one space, with " …" when cut.
+std::string shortened(const std::string& query, std::size_t chars = k_statement_text_chars);
+
+}  // namespace coldgate::measure

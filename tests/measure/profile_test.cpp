@@ -1,0 +1,221 @@
+// The server-side profile end to end: the real binary, a real PostgreSQL from the local
+// provider, command stages that are small applications (psql clients).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "results/json.hpp"
+#include "support/cluster.hpp"
+#include "support/support.hpp"
+
+namespace coldgate::measure {
+using namespace coldgate::results;
+namespace {
+
+using testing::TempDir;
+using testing::run_coldgate;
+using testing::slurp;
+
+// 40 rows: fewer than autovacuum's analyze threshold (50), so "never analyzed" stays true.
+constexpr const char* k_schema =
+    "CREATE TABLE item (id int PRIMARY KEY, name text, price numeric);\n"
+    "INSERT INTO item SELECT g, 'item ' || g, g * 1.5 FROM generate_series(1, 40) g;\n";
+
+// A client that looks items up one statement at a time: N statements of one fingerprint.
+std::string one_by_one(int n) {
+  return "    command: [sh, -c, 'for i in $(seq 1 " + std::to_string(n) +
+         "); do echo \"select name from item where id = $i;\"; done | psql -XAtq >/dev/null']\n";
+}
+
+struct ProfileTest : ::testing::Test {
+  void config(const std::string& stages, bool analyze = true, const std::string& database =
+                                                                  "{ provider: local }") {
+    dir.write("schema.sql", k_schema);
+    dir.write("coldgate.yaml", "version: 1\n"
+                               "database: " + database + "\n"
+                               "setup: [ { sql: schema.sql }" +
+                                   std::string(analyze ? ", { analyze: true }" : "") + " ]\n"
+                               "defaults: { runs: 2, warm: 0 }\n"
+                               "stages:\n" + stages);
+  }
+  testing::RunResult run(std::vector<std::string> args = {}) {
+    args.insert(args.begin(), "run");
+    return run_coldgate(args, dir.path(), "", {"CI=", "GITHUB_ACTIONS="});
+  }
+  Results results(const std::string& file = "coldgate-out/results.json") {
+    return results::from_json(slurp(dir / file), file);
+  }
+  static const StageResult& stage(const Results& r, const std::string& name) {
+    for (const auto& s : r.stages) {
+      if (s.name == name) return s;
+    }
+    ADD_FAILURE() << "no stage " << name;
+    static StageResult none;
+    return none;
+  }
+  static std::vector<const Diagnosis*> diagnoses(const Results& r, const std::string& stage) {
+    std::vector<const Diagnosis*> out;
+    for (const auto& d : r.diagnoses) {
+      if (d.stage == stage) out.push_back(&d);
+    }
+    return out;
+  }
+  TempDir dir;
+};
+
+TEST_F(ProfileTest, CommandStagesGetTheServerSideFiguresAndEachDiagnosisWhereItBelongs) {
+  config("  - name: jit-app\n"
+         "    command: [psql, -XAtq, -c, 'SET jit_above_cost = 0; SET jit_inline_above_cost = 0; "
+         "SET jit_optimize_above_cost = 0; select sum(price * id) from item']\n"
+         "  - name: n-plus-one\n" + one_by_one(50) +
+         "  - name: plain\n"
+         "    command: [psql, -XAtq, -c, 'select count(*) from item']\n");
+  auto r = run();
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  Results res = results();
+  EXPECT_EQ(res.profile_note, "");
+
+  // (a) JIT-heavy: the select's JIT is more than half its execution, every run.
+  const StageResult& jit = stage(res, "jit-app");
+  EXPECT_EQ(jit.find("db_queries")->cold, (std::vector<double>{4, 4}));  // 3 SETs + the select
+  EXPECT_GT(jit.find("db_jit_functions")->cold[0], 0);
+  EXPECT_GT(jit.find("db_jit_ms")->cold[1], 0);
+  auto jd = diagnoses(res, "jit-app");
+  ASSERT_EQ(jd.size(), 1u);
+  EXPECT_EQ(jd[0]->kind, "jit_dominates");
+  EXPECT_EQ(jd[0]->query, "select sum(price * id) from item");
+  auto select = std::find_if(jit.queries.begin(), jit.queries.end(),
+                             [](const QueryStats& q) { return q.query.starts_with("select"); });
+  ASSERT_NE(select, jit.queries.end());
+  EXPECT_EQ(jd[0]->queryid, select->queryid);
+  EXPECT_NE(jd[0]->message.find("put `SET LOCAL jit = off;` in front of that statement"),
+            std::string::npos)
+      << jd[0]->message;
+  ASSERT_TRUE(select->total_cost);  // its plan-only EXPLAIN gave the estimate
+  EXPECT_GT(*select->total_cost, 0);
+
+  // (b) N+1: one fingerprint, 50 calls in every cold run, counted exactly.
+  const StageResult& n1 = stage(res, "n-plus-one");
+  EXPECT_EQ(n1.find("db_queries")->cold, (std::vector<double>{50, 50}));
+  EXPECT_EQ(n1.find("db_rows")->cold, (std::vector<double>{40, 40}));  // ids 41–50 do not exist
+  ASSERT_EQ(n1.queries.size(), 1u);
+  EXPECT_EQ(n1.queries[0].query, "select name from item where id = $1");
+  EXPECT_EQ(n1.queries[0].calls, 50);
+  auto nd = diagnoses(res, "n-plus-one");
+  ASSERT_EQ(nd.size(), 1u);
+  EXPECT_EQ(nd[0]->kind, "repeated_query");
+  EXPECT_EQ(nd[0]->queryid, n1.queries[0].queryid);
+  EXPECT_EQ(nd[0]->data.at("calls"), 50);
+
+  // (c) Nothing special: the figures, no finding.
+  const StageResult& plain = stage(res, "plain");
+  EXPECT_EQ(plain.find("db_queries")->cold, (std::vector<double>{1, 1}));
+  EXPECT_EQ(plain.find("db_jit_functions")->cold, (std::vector<double>{0, 0}));
+  EXPECT_GT(plain.find("db_exec_ms")->cold[0], 0);
+  EXPECT_TRUE(diagnoses(res, "plain").empty());
+
+  // The report's Database section and the diagnoses, from the same figures.
+  std::string report = slurp(dir / "coldgate-out/report.md");
+  EXPECT_NE(report.find("### Database"), std::string::npos) << report;
+  EXPECT_NE(report.find("<details><summary>n-plus-one: 50 statements per cold run"),
+            std::string::npos)
+      << report;
+  EXPECT_NE(report.find("| `select name from item where id = $1` | 50 | 40 |"), std::string::npos)
+      << report;
+}
+
+TEST_F(ProfileTest, NeverAnalyzedTablesOfAnApplicationAreFound) {
+  config("  - name: reader\n"
+         "    command: [psql, -XAtq, -c, 'select count(*) from item where price > 3']\n",
+         /*analyze=*/false);
+  auto r = run();
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  Results res = results();
+  auto d = diagnoses(res, "reader");
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0]->kind, "never_analyzed");
+  EXPECT_NE(d[0]->message.find("(public.item)"), std::string::npos) << d[0]->message;
+}
+
+TEST_F(ProfileTest, TheOffSwitchLeavesTheProfileOut) {
+  config("  - name: counted\n"
+         "    query: select count(*) from item\n"
+         "  - name: quiet\n"
+         "    query: select count(*) from item\n"
+         "    profile: false\n");
+  ASSERT_EQ(run().exit_code, 0);
+  Results res = results();
+  EXPECT_NE(stage(res, "counted").find("db_queries"), nullptr);
+  EXPECT_EQ(stage(res, "quiet").find("db_queries"), nullptr);
+  EXPECT_TRUE(stage(res, "quiet").queries.empty());
+
+  config("  - name: counted\n"
+         "    query: select count(*) from item\n",
+         true, "{ provider: local, profile: false }");
+  auto r = run();
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  res = results();
+  EXPECT_EQ(stage(res, "counted").find("db_queries"), nullptr);
+  EXPECT_EQ(res.profile_note, "");  // turned off, not missing: nothing to say
+  EXPECT_EQ(res.environment.postgres_settings.count("shared_preload_libraries"), 0u);
+}
+
+TEST_F(ProfileTest, AnExternalServerWithoutTheExtensionGetsANoteNotAnError) {
+  // The suite's own cluster starts without pg_stat_statements preloaded.
+  std::string url = testing::fresh_database("profile_external").url();
+  config("  - name: counted\n"
+         "    query: select count(*) from item\n",
+         true, "{ provider: external, url: '" + url + "' }");
+  auto r = run();
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  Results res = results();
+  EXPECT_NE(res.profile_note.find("pg_stat_statements is not installed in database "
+                                  "profile_external"),
+            std::string::npos)
+      << res.profile_note;
+  EXPECT_NE(res.profile_note.find("shared_preload_libraries"), std::string::npos);
+  EXPECT_EQ(stage(res, "counted").find("db_queries"), nullptr);
+  EXPECT_NE(r.err.find("note: no server-side profile: pg_stat_statements is not installed"),
+            std::string::npos)
+      << r.err;
+  std::string report = slurp(dir / "coldgate-out/report.md");
+  EXPECT_NE(report.find("ℹ️ No server-side profile: pg_stat_statements is not installed"),
+            std::string::npos)
+      << report;
+}
+
+TEST_F(ProfileTest, MoreQueriesAreARegressionEvenWhenTheWallTimeHidesIt) {
+  config("  - name: lookups\n" + one_by_one(5));
+  ASSERT_EQ(run().exit_code, 0);
+  std::filesystem::copy_file(dir / "coldgate-out/results.json", dir / "base.json");
+
+  // 5 → 8 statements: under min_query_delta (10), no regression.
+  config("  - name: lookups\n" + one_by_one(8));
+  auto same = run({"--baseline", "base.json"});
+  EXPECT_EQ(same.exit_code, 0) << same.out << same.err;
+  Results res = results();
+  ASSERT_TRUE(res.gate);
+  auto verdict = [&](const Results& x) {
+    for (const auto& v : x.gate->metrics) {
+      if (v.metric == "db_queries") return v;
+    }
+    ADD_FAILURE() << "db_queries not gated";
+    return MetricVerdict{};
+  };
+  EXPECT_EQ(verdict(res).verdict, Verdict::same);
+  EXPECT_EQ(verdict(res).reason, "+3 statements: under max_query_ratio 2 or min_query_delta 10");
+
+  // 5 → 51: 10.2× and 46 more, a new N+1.
+  config("  - name: lookups\n" + one_by_one(51));
+  auto worse = run({"--baseline", "base.json"});
+  EXPECT_EQ(worse.exit_code, 1) << worse.out << worse.err;
+  res = results();
+  EXPECT_EQ(verdict(res).verdict, Verdict::regression);
+  EXPECT_EQ(verdict(res).reason,
+            "10.2× ≥ max_query_ratio 2, +46 statements ≥ min_query_delta 10");
+  EXPECT_NE(worse.out.find("lookups db_queries"), std::string::npos) << worse.out;
+}
+
+}  // namespace
+}  // namespace coldgate::measure
