@@ -240,11 +240,17 @@ RunOutcome command_run(const config::Stage& stage, const RunContext& ctx, int ru
       from_stdout ? static_cast<std::size_t>(stage.max_result_bytes) + 1 : std::size_t{16} << 20;
   opts.kill_escaped = true;  // a daemon it starts (setsid, double fork) dies with the run
   util::RunOutput out;
+  // PGOPTIONS, or the role's settings until after the profile is read: its statements stay out.
+  std::optional<CommandSettings> settings;
+  try {
+    settings.emplace(stage, database(ctx), opts.env);
+  } catch (const Error& e) {
+    if (e.code() == ExitCode::interrupted) throw;
+    return {e.message(), ""};
+  }
   if (profile) reset_before_run(ctx, stage.name);
   try {
-    CommandSettings settings(stage, database(ctx), opts.env);  // PGOPTIONS, or the role's for now
     out = util::run(opts, stage.timeout);
-    settings.restore();
   } catch (const Error& e) {
     if (e.code() == ExitCode::interrupted) throw;
     return {e.message(), ""};
@@ -267,6 +273,11 @@ RunOutcome command_run(const config::Stage& stage, const RunContext& ctx, int ru
       s.query = shortened(s.query);
     }
     add_profile_metrics(result, cold_statements, false);
+  }
+  try {
+    settings->restore();
+  } catch (const Error& e) {
+    return {e.message(), ""};
   }
   if (fs::exists(metrics_file)) {
     std::vector<CommandMetric> lines;

@@ -208,5 +208,28 @@ TEST_F(ServerSessions, SettingsViaRoleIsPutBackAfterATimeout) {
   EXPECT_EQ(backends(), std::vector<std::string>{});
 }
 
+// The server-side profile counts what the database ran between its reset and its read: the
+// role's ALTER ROLE … SET and its restore stay outside, so the stage's figures are its client's.
+TEST_F(ServerSessions, SettingsViaRoleStatementsAreNotInTheStagesProfile) {
+  dir.write("coldgate.yaml",
+            "version: 1\n"
+            "database: { provider: local }\n"
+            "defaults: { runs: 2, warm: 0 }\n"
+            "stages:\n"
+            "  - name: driver\n"
+            "    command: [env, -u, PGOPTIONS, psql, -XAtq, -c, 'select 1']\n"
+            "    settings: { jit: \"off\" }\n"
+            "    settings_via: role\n");
+  auto r = run_coldgate({"run", "--no-ci", "--out", (dir / "out").string()}, dir.path(), "",
+                        {"CI=", "GITHUB_ACTIONS="});
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  const StageResult s = results().stages.at(0);
+  ASSERT_NE(s.find("db_queries"), nullptr);
+  EXPECT_EQ(s.find("db_queries")->cold, (std::vector<double>{1, 1}));
+  std::vector<std::string> texts;
+  for (const auto& q : s.queries) texts.push_back(q.query);
+  EXPECT_EQ(texts, std::vector<std::string>{"select $1"});
+}
+
 }  // namespace
 }  // namespace coldgate::measure
