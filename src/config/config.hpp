@@ -32,6 +32,9 @@ enum class Provider { local, container, external };
 enum class ColdMode { process, restart };
 /// How the result of a SQL stage is decoded in the measured process.
 enum class Decode { none, json };
+/// How a command stage's `settings` reach its client sessions: `PGOPTIONS` (libpq clients), or
+/// `ALTER ROLE CURRENT_USER IN DATABASE … SET` for each run (clients that ignore PGOPTIONS).
+enum class SettingsVia { pgoptions, role };
 
 /// `database:` — the server coldgate starts or connects to.
 struct Database {
@@ -95,7 +98,9 @@ struct Stage {
   std::string query;                          // inline SQL, or empty
   std::vector<std::string> params;            // $1, $2 … as text; "" where params_null[i]
   std::vector<bool> params_null;              // params_null[i]: parameter i is SQL NULL
-  std::map<std::string, std::string> settings;  // SET LOCAL in the query's transaction
+  std::map<std::string, std::string> settings;        // SQL: SET LOCAL in the query's transaction;
+                                                      // command: its clients' (settings_via)
+  SettingsVia settings_via = SettingsVia::pgoptions;  // command stages only
   Decode decode = Decode::none;
   std::vector<std::string> command;           // argv, no shell
   std::string shell;                          // command given as a string

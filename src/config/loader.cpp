@@ -254,13 +254,21 @@ class Loader {
     if (query) s.query = m_r.nonempty_text(query->value, f.path("query"));
     if (command) m_r.command(command->value, f.path("command"), s.command, s.shell);
     if (command) {
-      for (const char* key : {"params", "settings", "decode"})
+      for (const char* key : {"params", "decode"})
         if (auto* e = f.find(key))
           m_r.fail(e->key_node, f.path(key),
                    std::string("only SQL stages take '") + key + "'; this stage is a command");
+    } else if (auto* e = f.find("settings_via")) {
+      m_r.fail(e->key_node, f.path("settings_via"),
+               "only command stages take 'settings_via'; a SQL stage's settings are SET LOCAL in "
+               "its own transaction (remove the key)");
     }
     if (auto* e = f.find("params")) read_params(e->value, f.path("params"), s);
     if (auto* e = f.find("settings")) s.settings = m_r.settings(e->value, f.path("settings"));
+    if (auto* e = f.find("settings_via"))
+      s.settings_via = m_r.choice(e->value, f.path("settings_via"), {"pgoptions", "role"}) == "role"
+                           ? SettingsVia::role
+                           : SettingsVia::pgoptions;
     if (auto* e = f.find("decode"))
       s.decode = m_r.choice(e->value, f.path("decode"), {"json", "none"}) == "json" ? Decode::json
                                                                                     : Decode::none;

@@ -13,7 +13,9 @@
 #include "db/connection.hpp"
 #include "db/provider.hpp"
 #include "diff/diff.hpp"
+#include "measure/backends.hpp"
 #include "measure/command_metrics.hpp"
+#include "measure/command_settings.hpp"
 #include "measure/explain.hpp"
 #include "measure/probe.hpp"
 #include "measure/profile.hpp"
@@ -137,9 +139,10 @@ RunOutcome sql_run(const config::Stage& stage, const RunContext& ctx, int run,
                    const std::string& query, StageResult& result, bool profile,
                    std::vector<db::StatementStats>& cold_statements) {
   const std::string tag = fmt::format("{}-run{}", file_stem(stage.name), run);
+  RunSessions sessions(database(ctx), stage.name, run);  // ended on the server if it fails
   ProbeRequest req;
   req.stage = stage.name;
-  req.conninfo = db::with_client_defaults(database(ctx)).conninfo();
+  req.conninfo = db::with_client_defaults(sessions.named(database(ctx))).conninfo();
   req.query = query;
   req.query_source = stage.sql.empty() ? "" : shown(stage.sql);
   req.params = stage_params(stage);
@@ -162,7 +165,7 @@ RunOutcome sql_run(const config::Stage& stage, const RunContext& ctx, int run,
   auto spawned = std::chrono::steady_clock::now();
   auto out = util::run(opts, stage.timeout);
   fs::remove(request_file);
-  if (!out.status.ok()) return {failure_text(out.status, out.err, true), ""};
+  if (!out.status.ok()) return {sessions.end(failure_text(out.status, out.err, true)), ""};
 
   ProbeResult probe = read_probe_result(req.result_path);
   // The cold run ends with its first repetition: spawn → result read and decoded, on the
@@ -215,6 +218,7 @@ RunOutcome command_run(const config::Stage& stage, const RunContext& ctx, int ru
   std::error_code ec;
   if (!from_file.empty()) fs::remove(from_file, ec);  // a stale document must not pass for new
 
+  RunSessions sessions(database(ctx), stage.name, run);  // ended on the server if it fails
   util::SpawnOptions opts;
   opts.argv = stage.command.empty() ? std::vector<std::string>{"/bin/sh", "-c", stage.shell}
                                     : stage.command;
@@ -226,6 +230,7 @@ RunOutcome command_run(const config::Stage& stage, const RunContext& ctx, int ru
   opts.env.push_back(fmt::format("COLDGATE_RUN={}", run));
   opts.env.push_back(fmt::format("COLDGATE_RUNS={}", stage.runs));
   opts.env.push_back(fmt::format("COLDGATE_WARM={}", stage.warm));
+  opts.env.push_back(sessions.env());
   if (auto bindir = ctx.provider->client_bindir()) {
     const char* path = std::getenv("PATH");
     opts.env.push_back(fmt::format("PATH={}:{}", bindir->string(), path ? path : "/usr/bin:/bin"));
@@ -235,6 +240,14 @@ RunOutcome command_run(const config::Stage& stage, const RunContext& ctx, int ru
       from_stdout ? static_cast<std::size_t>(stage.max_result_bytes) + 1 : std::size_t{16} << 20;
   opts.kill_escaped = true;  // a daemon it starts (setsid, double fork) dies with the run
   util::RunOutput out;
+  // PGOPTIONS, or the role's settings until after the profile is read: its statements stay out.
+  std::optional<CommandSettings> settings;
+  try {
+    settings.emplace(stage, database(ctx), opts.env);
+  } catch (const Error& e) {
+    if (e.code() == ExitCode::interrupted) throw;
+    return {e.message(), ""};
+  }
   if (profile) reset_before_run(ctx, stage.name);
   try {
     out = util::run(opts, stage.timeout);
@@ -242,7 +255,7 @@ RunOutcome command_run(const config::Stage& stage, const RunContext& ctx, int ru
     if (e.code() == ExitCode::interrupted) throw;
     return {e.message(), ""};
   }
-  if (!out.status.ok()) return {failure_text(out.status, out.err, false), ""};
+  if (!out.status.ok()) return {sessions.end(failure_text(out.status, out.err, false)), ""};
   if (from_stdout && out.out.size() > stage.max_result_bytes) {
     return {fmt::format("its standard output (the snapshot document) exceeds max_result_bytes "
                         "({}); print less, or raise max_result_bytes for this stage",
@@ -260,6 +273,11 @@ RunOutcome command_run(const config::Stage& stage, const RunContext& ctx, int ru
       s.query = shortened(s.query);
     }
     add_profile_metrics(result, cold_statements, false);
+  }
+  try {
+    settings->restore();
+  } catch (const Error& e) {
+    return {e.message(), ""};
   }
   if (fs::exists(metrics_file)) {
     std::vector<CommandMetric> lines;

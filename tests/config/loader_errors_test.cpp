@@ -171,6 +171,28 @@ TEST(ConfigErrors, SqlOnlyKeysOnACommandStage) {
       "snapshot is its query result");
 }
 
+TEST(ConfigErrors, SettingsViaIsForCommandStagesAndNamesItsChoices) {
+  EXPECT_CONFIG_ERROR(
+      "version: 1\nstages:\n  - name: q\n    query: select 1\n    settings: { jit: off }\n"
+      "    settings_via: role\n",
+      "coldgate.yaml:6:5",
+      "stages[0].settings_via: only command stages take 'settings_via'; a SQL stage's settings "
+      "are SET LOCAL in its own transaction (remove the key)");
+  EXPECT_CONFIG_ERROR(
+      "version: 1\nstages:\n  - name: c\n    command: [x]\n    settings_via: rol\n",
+      "coldgate.yaml:5:19",
+      "stages[0].settings_via: expected 'pgoptions' or 'role', got 'rol' (did you mean 'role'?)");
+  EXPECT_CONFIG_ERROR("version: 1\nstages:\n  - name: c\n    command: [x]\n    settings_via: env\n",
+                      "coldgate.yaml:5:19",
+                      "stages[0].settings_via: expected 'pgoptions' or 'role', got 'env'");
+  EXPECT_CONFIG_ERROR(
+      "version: 1\nstages:\n  - name: c\n    command: [x]\n    settings_via: [role]\n",
+      "coldgate.yaml:5:19", "stages[0].settings_via: expected 'pgoptions' or 'role', got a list");
+  EXPECT_CONFIG_ERROR(
+      "version: 1\nstages:\n  - name: c\n    command: [x]\n    settings: { 'jit off': 1 }\n",
+      "coldgate.yaml:5:17", "stages[0].settings: 'jit off' is not a PostgreSQL setting name");
+}
+
 TEST(ConfigErrors, DuplicateStageNamePointsAtTheSecond) {
   EXPECT_CONFIG_ERROR(
       R"(version: 1

@@ -237,6 +237,33 @@ stages:
   EXPECT_EQ(s.decode, Decode::json);
 }
 
+TEST(ConfigLoad, CommandStageSettingsAndHowTheyReachItsClients) {
+  Config c = parse(R"(version: 1
+stages:
+  - name: app
+    command: [./app]
+    settings: { jit: off, work_mem: 64MB }
+  - name: driver
+    command: [dotnet, run]
+    settings: { jit: false }
+    settings_via: role
+  - name: explicit
+    command: [./app]
+    settings_via: pgoptions
+  - name: q
+    query: select 1
+)",
+                   "/w/c.yaml");
+  EXPECT_EQ(c.stages[0].settings,
+            (std::map<std::string, std::string>{{"jit", "off"}, {"work_mem", "64MB"}}));
+  EXPECT_EQ(c.stages[0].settings_via, SettingsVia::pgoptions);
+  EXPECT_EQ(c.stages[1].settings, (std::map<std::string, std::string>{{"jit", "off"}}));
+  EXPECT_EQ(c.stages[1].settings_via, SettingsVia::role);
+  EXPECT_TRUE(c.stages[2].settings.empty());
+  EXPECT_EQ(c.stages[2].settings_via, SettingsVia::pgoptions);
+  EXPECT_EQ(c.stages[3].settings_via, SettingsVia::pgoptions);
+}
+
 TEST(ConfigLoad, Providers) {
   Config c = parse("version: 1\ndatabase: { provider: container }\n", "/w/c.yaml");
   EXPECT_EQ(c.database.provider, Provider::container);

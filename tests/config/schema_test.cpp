@@ -114,6 +114,7 @@ TEST(ConfigSchema, EnumsMatchTheLoader) {
   const json& stage = s.at("properties").at("stages").at("items").at("properties");
   EXPECT_EQ(enum_of(stage.at("cold")), json::array({"process", "restart"}));
   EXPECT_EQ(enum_of(stage.at("decode")), json::array({"json", "none"}));
+  EXPECT_EQ(enum_of(stage.at("settings_via")), json::array({"pgoptions", "role"}));
 }
 
 }  // namespace

@@ -1,0 +1,129 @@
+// SIGINT to `coldgate run` while a stage's query runs: the run ends with 130 and no query of it
+// is left executing on the server. Nor, with `settings_via: role`, the role's settings.
+// The real binary on the suite's cluster (external provider), which outlives the run, so
+// pg_stat_activity and pg_db_role_setting are read the moment coldgate has exited.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <thread>
+
+#include "db/connection.hpp"
+#include "support/cluster.hpp"
+#include "support/support.hpp"
+#include "util/process.hpp"
+
+namespace coldgate {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::TempDir;
+
+struct InterruptSessions : ::testing::Test {
+  // Backends of `db` other than this one, as "application_name: query".
+  std::vector<std::string> backends(const std::string& db) {
+    db::Connection conn(testing::shared_cluster().socket_info(db));
+    auto rows = conn.exec_params(
+        "SELECT coalesce(application_name, '') || ': ' || coalesce(query, '') "
+        "FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()",
+        {db});
+    std::vector<std::string> out;
+    for (const auto& row : rows) out.emplace_back(row[0].c_str());
+    return out;
+  }
+
+  // The role postgres's own settings in `db`, sorted; "" when it has none.
+  std::string role_settings(const std::string& db) {
+    db::Connection conn(testing::shared_cluster().socket_info(db));
+    auto rows = conn.exec(
+        "SELECT coalesce(string_agg(c, ' ' ORDER BY c), '') FROM pg_db_role_setting s, "
+        "unnest(s.setconfig) c WHERE s.setrole = 'postgres'::regrole AND s.setdatabase = "
+        "(SELECT oid FROM pg_database WHERE datname = current_database())");
+    return rows[0][0].c_str();
+  }
+
+  // Runs `stage` against a fresh database `db`, interrupts coldgate with SIGINT once `ready()`
+  // (polled, up to 60 s) and returns coldgate's exit code.
+  int interrupt_when(const std::string& db, const std::string& stage,
+                     const std::function<bool()>& ready) {
+    dir.write("coldgate.yaml",
+              "version: 1\n"
+              "database: { provider: external, url: \"${TEST_DB_URL}\" }\n"
+              "defaults: { runs: 1, warm: 0 }\n"
+              "stages:\n" +
+                  stage);
+    const std::string url = testing::fresh_database(db).url();
+    util::SpawnOptions o{
+        .argv = {COLDGATE_BINARY, "run", "--no-ci", "--out", (dir / "out").string()},
+        .cwd = dir.path(),
+        .env = {"TEST_DB_URL=" + url, "CI=", "GITHUB_ACTIONS="},
+        .capture_stdout = false,
+        .capture_stderr = false,
+        .stdout_path = dir / "stdout.txt",
+        .stderr_path = dir / "stderr.txt"};
+    util::Process coldgate(o);
+    // Waiting for the precondition, not for the result.
+    auto until = std::chrono::steady_clock::now() + 60s;
+    bool is_ready = false;
+    while (!(is_ready = ready()) && std::chrono::steady_clock::now() < until) {
+      std::this_thread::sleep_for(20ms);
+    }
+    EXPECT_TRUE(is_ready) << testing::slurp(dir / "stderr.txt");
+    ::kill(coldgate.pid(), SIGINT);
+    util::ExitStatus s = coldgate.wait(120s);
+    return s.signal ? 128 + s.signal : s.exit_code;
+  }
+  // interrupt_when() the stage's pg_sleep(60) runs on the server.
+  int interrupt_while_running(const std::string& db, const std::string& stage) {
+    return interrupt_when(db, stage, [&] {
+      for (const auto& b : backends(db))
+        if (b.find("pg_sleep(60)") != std::string::npos) return true;
+      return false;
+    });
+  }
+  TempDir dir;
+};
+
+TEST_F(InterruptSessions, SigintDuringASqlStageLeavesNoQueryRunning) {
+  const std::string db = "coldgate_interrupt_sql";
+  EXPECT_EQ(interrupt_while_running(db,
+                                    "  - name: sleepy\n"
+                                    "    query: select pg_sleep(60)\n"),
+            130)
+      << testing::slurp(dir / "stderr.txt");
+  EXPECT_EQ(backends(db), std::vector<std::string>{});
+}
+
+TEST_F(InterruptSessions, SigintDuringACommandStageLeavesNoQueryRunning) {
+  const std::string db = "coldgate_interrupt_cmd";
+  EXPECT_EQ(interrupt_while_running(db,
+                                    "  - name: sleepy-client\n"
+                                    "    command: [psql, -XAtc, 'select pg_sleep(60)']\n"),
+            130)
+      << testing::slurp(dir / "stderr.txt");
+  EXPECT_EQ(backends(db), std::vector<std::string>{});
+}
+
+TEST_F(InterruptSessions, SigintDuringASettingsViaRoleStagePutsTheRoleBack) {
+  const std::string db = "coldgate_interrupt_role";
+  std::string during;
+  EXPECT_EQ(interrupt_when(db,
+                           "  - name: driver\n"
+                           "    command: [sh, -c, 'touch started; exec sleep 60']\n"
+                           "    settings: { jit: \"off\" }\n"
+                           "    settings_via: role\n",
+                           [&] {
+                             if (!std::filesystem::exists(dir / "started")) return false;
+                             during = role_settings(db);
+                             return true;
+                           }),
+            130)
+      << testing::slurp(dir / "stderr.txt");
+  EXPECT_EQ(during, "jit=off");
+  EXPECT_EQ(role_settings(db), "");
+}
+
+}  // namespace
+}  // namespace coldgate

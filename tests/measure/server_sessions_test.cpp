@@ -1,0 +1,235 @@
+// A stage's client sessions on the server — what they leave behind (a timed-out query), what
+// they are named, which settings they get: the real binary on the suite's cluster (external
+// provider, a fresh database per test), so the server outlives the run and pg_stat_activity or
+// pg_db_role_setting can be read the moment coldgate has exited.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "db/connection.hpp"
+#include "results/json.hpp"
+#include "support/cluster.hpp"
+#include "support/support.hpp"
+
+namespace coldgate::measure {
+using namespace coldgate::results;
+namespace {
+
+using testing::run_coldgate;
+using testing::slurp;
+using testing::TempDir;
+
+struct ServerSessions : ::testing::Test {
+  // `coldgate run` of `stages` against a fresh database `database` on the suite's cluster.
+  testing::RunResult run(const std::string& database, const std::string& stages) {
+    fresh(database);
+    return run(stages);
+  }
+  // Creates the database `database` (dropped first) that the next run() uses.
+  void fresh(const std::string& database) {
+    db = database;
+    url = testing::fresh_database(database).url();
+  }
+  // `coldgate run` of `stages` against the database of the last fresh().
+  testing::RunResult run(const std::string& stages) {
+    dir.write("coldgate.yaml",
+              "version: 1\n"
+              "database: { provider: external, url: \"${TEST_DB_URL}\" }\n"
+              "defaults: { runs: 1, warm: 0 }\n"
+              "stages:\n" +
+                  stages);
+    return run_coldgate({"run", "--no-ci", "--out", (dir / "out").string()}, dir.path(), "",
+                        {"TEST_DB_URL=" + url});
+  }
+  Results results() { return results::from_json(slurp(dir / "out/results.json"), "r.json"); }
+  // Runs `statement` on the test's database as the suite's superuser (postgres).
+  pqxx::result sql(const std::string& statement) {
+    db::Connection conn(testing::shared_cluster().socket_info(db));
+    return conn.exec(statement);
+  }
+  // Backends of the test's database other than this one: "application_name: query".
+  std::vector<std::string> backends() {
+    db::Connection conn(testing::shared_cluster().socket_info(db));
+    auto rows = conn.exec_params(
+        "SELECT coalesce(application_name, '') || ': ' || coalesce(query, '') "
+        "FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()",
+        {db});
+    std::vector<std::string> out;
+    for (const auto& row : rows) out.emplace_back(row[0].c_str());
+    return out;
+  }
+  // The role postgres's own settings in the test's database, sorted; "" when it has none.
+  std::string role_settings() {
+    auto rows =
+        sql("SELECT coalesce(string_agg(c, ' ' ORDER BY c), '') FROM pg_db_role_setting s, "
+            "unnest(s.setconfig) c WHERE s.setrole = 'postgres'::regrole AND s.setdatabase = "
+            "(SELECT oid FROM pg_database WHERE datname = current_database())");
+    return rows[0][0].c_str();
+  }
+  TempDir dir;
+  std::string db;
+  std::string url;
+};
+
+const std::string k_timed_out =
+    "cold run 1/1: timed out after 1000 ms; its process group was killed; its query was still "
+    "running on the server and was ";
+
+TEST_F(ServerSessions, ATimedOutSqlStageLeavesNoQueryRunningOnTheServer) {
+  auto r = run("coldgate_sessions_sql",
+               "  - name: sleepy\n"
+               "    query: select pg_sleep(30)\n"
+               "    timeout: 1s\n");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  // Asked right after the run: coldgate waited until the server no longer listed them.
+  EXPECT_EQ(backends(), std::vector<std::string>{});
+  std::string error = results().stages.at(0).error;
+  EXPECT_EQ(error.rfind(k_timed_out, 0), 0u) << error;
+}
+
+TEST_F(ServerSessions, ATimedOutCommandStageLeavesNoQueryRunningOnTheServer) {
+  auto r = run("coldgate_sessions_cmd",
+               "  - name: sleepy-client\n"
+               "    command: [psql, -XAtc, 'select pg_sleep(30)']\n"
+               "    timeout: 1s\n");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(backends(), std::vector<std::string>{});
+  std::string error = results().stages.at(0).error;
+  EXPECT_EQ(error.rfind(k_timed_out, 0), 0u) << error;
+}
+
+TEST_F(ServerSessions, EveryRunsClientsCarryTheRunsApplicationName) {
+  auto r = run("coldgate_sessions_name",
+               "  - name: probe-name\n"
+               "    query: select json_build_object('app', current_setting('application_name'))\n"
+               "    decode: json\n"
+               "    snapshot: true\n"
+               "  - name: client-name\n"
+               "    command: [sh, -c, 'psql -XAtc \"show application_name\" >> app.txt']\n"
+               "    runs: 2\n");
+  EXPECT_EQ(r.exit_code, 1) << r.err;  // no committed snapshot
+  std::string doc = slurp(dir / "snapshots/probe-name.json.new");
+  EXPECT_NE(doc.find("\"app\": \"coldgate/probe-name/1/"), std::string::npos) << doc;
+  const std::string first = "coldgate/client-name/1/", second = "\ncoldgate/client-name/2/";
+  std::string app = slurp(dir / "app.txt");
+  ASSERT_EQ(app.rfind(first, 0), 0u) << app;
+  auto at = app.find(second);
+  ASSERT_NE(at, std::string::npos) << app;
+  // Both runs' names end with the same pid: coldgate's.
+  std::string pid = app.substr(first.size(), app.find('\n') - first.size());
+  EXPECT_EQ(app.substr(at + second.size()), pid + "\n");
+}
+
+TEST_F(ServerSessions, CommandStageSettingsReachLibpqClientsThroughPgoptions) {
+  // A value with a space and a backslash: escaped as libpq's `options` wants.
+  dir.write("client.sh",
+            "psql -XAtc 'show coldgate.note' >> note.txt\n"
+            "psql -XAtc \"select json_build_object('jit', current_setting('jit'))\"\n");
+  auto r = run("coldgate_settings_pgoptions",
+               "  - name: app\n"
+               "    command: [sh, client.sh]\n"
+               "    settings: { jit: \"off\", coldgate.note: 'a b\\c' }\n"
+               "    runs: 2\n"
+               "    snapshot: { from: stdout }\n"
+               "  - name: plain\n"
+               "    command: [sh, -c, 'psql -XAtc \"show jit\" > plain.txt']\n");
+  EXPECT_EQ(r.exit_code, 1) << r.err;  // no committed snapshot
+  EXPECT_EQ(slurp(dir / "snapshots/app.json.new"), "{\n  \"jit\": \"off\"\n}\n");
+  EXPECT_EQ(slurp(dir / "note.txt"), "a b\\c\na b\\c\n");
+  EXPECT_EQ(slurp(dir / "plain.txt"), "on\n");  // the server's default, for the other stage
+  Results res = results();
+  EXPECT_EQ(res.stages.at(0).settings,
+            (std::map<std::string, std::string>{{"coldgate.note", "a b\\c"}, {"jit", "off"}}));
+  EXPECT_TRUE(res.stages.at(1).settings.empty());
+  EXPECT_EQ(role_settings(), "");
+}
+
+TEST_F(ServerSessions, SettingsViaRoleReachClientsThatIgnorePgoptionsAndLeaveNothingBehind) {
+  fresh("coldgate_settings_role");
+  auto r =
+      run("  - name: driver\n"
+          "    command: [sh, -c, 'echo \"$${PGOPTIONS-unset}\" >> pgoptions.txt; env -u "
+          "PGOPTIONS psql -XAt -c \"show jit\" -c \"show search_path\" >> seen.txt']\n"
+          "    settings: { jit: \"off\", search_path: '\"$user\", app, public' }\n"
+          "    settings_via: role\n"
+          "    runs: 2\n");
+  EXPECT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_EQ(slurp(dir / "pgoptions.txt"), "unset\nunset\n");
+  EXPECT_EQ(slurp(dir / "seen.txt"), "off\n\"$user\", app, public\noff\n\"$user\", app, public\n");
+  EXPECT_EQ(results().stages.at(0).settings,
+            (std::map<std::string, std::string>{{"jit", "off"},
+                                                {"search_path", "\"$user\", app, public"}}));
+  EXPECT_EQ(role_settings(), "");  // no leftover entry
+}
+
+TEST_F(ServerSessions, SettingsViaRolePutsBackWhatTheRoleHadBefore) {
+  fresh("coldgate_settings_role_before");
+  sql("ALTER ROLE postgres IN DATABASE coldgate_settings_role_before SET jit = on");
+  sql("ALTER ROLE postgres IN DATABASE coldgate_settings_role_before SET work_mem = '7MB'");
+  sql("ALTER ROLE postgres IN DATABASE coldgate_settings_role_before SET search_path = b, 'C d'");
+  const std::string before = role_settings();
+  EXPECT_EQ(before, "jit=on search_path=b, \"C d\" work_mem=7MB");
+  auto r =
+      run("  - name: driver\n"
+          "    command: [sh, -c, 'env -u PGOPTIONS psql -XAt -c \"show jit\" -c \"show "
+          "search_path\" -c \"show work_mem\" > seen.txt']\n"
+          "    settings: { jit: \"off\", search_path: app }\n"
+          "    settings_via: role\n");
+  EXPECT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_EQ(slurp(dir / "seen.txt"), "off\napp\n7MB\n");
+  EXPECT_EQ(role_settings(), before);
+}
+
+TEST_F(ServerSessions, SettingsViaRoleThatTheServerRefusesFailsTheStageAndChangesNothing) {
+  fresh("coldgate_settings_role_bad");
+  auto r =
+      run("  - name: driver\n"
+          "    command: [sh, -c, 'touch ran.txt']\n"
+          "    settings: { jit: \"off\", no_such_setting: 1 }\n"
+          "    settings_via: role\n");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(results().stages.at(0).error,
+            "cold run 1/1: stage driver: settings_via: role: SQLSTATE 42704: unrecognized "
+            "configuration parameter \"no_such_setting\"");
+  EXPECT_FALSE(std::filesystem::exists(dir / "ran.txt"));
+  EXPECT_EQ(role_settings(), "");
+}
+
+TEST_F(ServerSessions, SettingsViaRoleIsPutBackAfterATimeout) {
+  fresh("coldgate_settings_role_timeout");
+  auto r =
+      run("  - name: driver\n"
+          "    command: [psql, -XAtc, 'select pg_sleep(30)']\n"
+          "    settings: { jit: \"off\" }\n"
+          "    settings_via: role\n"
+          "    timeout: 1s\n");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(role_settings(), "");
+  EXPECT_EQ(backends(), std::vector<std::string>{});
+}
+
+// The server-side profile counts what the database ran between its reset and its read: the
+// role's ALTER ROLE … SET and its restore stay outside, so the stage's figures are its client's.
+TEST_F(ServerSessions, SettingsViaRoleStatementsAreNotInTheStagesProfile) {
+  dir.write("coldgate.yaml",
+            "version: 1\n"
+            "database: { provider: local }\n"
+            "defaults: { runs: 2, warm: 0 }\n"
+            "stages:\n"
+            "  - name: driver\n"
+            "    command: [env, -u, PGOPTIONS, psql, -XAtq, -c, 'select 1']\n"
+            "    settings: { jit: \"off\" }\n"
+            "    settings_via: role\n");
+  auto r = run_coldgate({"run", "--no-ci", "--out", (dir / "out").string()}, dir.path(), "",
+                        {"CI=", "GITHUB_ACTIONS="});
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  const StageResult s = results().stages.at(0);
+  ASSERT_NE(s.find("db_queries"), nullptr);
+  EXPECT_EQ(s.find("db_queries")->cold, (std::vector<double>{1, 1}));
+  std::vector<std::string> texts;
+  for (const auto& q : s.queries) texts.push_back(q.query);
+  EXPECT_EQ(texts, std::vector<std::string>{"select $1"});
+}
+
+}  // namespace
+}  // namespace coldgate::measure
