@@ -106,7 +106,9 @@ struct StageResult {
   ColdMode cold_mode = ColdMode::process;
   int runs = 0;                                 // cold runs asked for
   int warm = 0;                                 // warm repetitions per cold run asked for
-  std::map<std::string, std::string> settings;  // the stage's `settings:` (SET LOCAL)
+  /// The stage's `settings:`: SET LOCAL in a SQL stage's transaction; a command stage's client
+  /// sessions through PGOPTIONS or a role setting (`settings_via`).
+  std::map<std::string, std::string> settings;
   std::string error;                            // "" when every run succeeded
   std::optional<SnapshotResult> snapshot;
   std::optional<Explain> explain;
