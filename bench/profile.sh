@@ -7,12 +7,14 @@
 #  2. overhead: AFTER on the demo as is against the demo with `database.profile: false` (servers
 #     start without pg_stat_statements, no reset/read), N runs each, interleaved; per stage the
 #     median of the runs' cold wall medians, and on/off as a ratio.
-# Usage: bench/profile.sh BEFORE_BINARY AFTER_BINARY [N]   (N default 3). Needs jq.
+# Usage: bench/profile.sh BEFORE_BINARY AFTER_BINARY [N [PARTS]]   (N default 3, PARTS "1 2").
+# Needs jq and bc.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BEFORE=${1:?usage: bench/profile.sh BEFORE_BINARY AFTER_BINARY [N]}
 AFTER=${2:?usage: bench/profile.sh BEFORE_BINARY AFTER_BINARY [N]}
 N=${3:-3}
+PARTS=${4:-1 2}
 WORK=$(mktemp -d /tmp/coldgate-profile-XXXXXX)
 OFF=$ROOT/config/.demo-profile-off.yaml  # beside demo.yaml: its relative paths still resolve
 trap 'rm -rf "$WORK" "$OFF"' EXIT
@@ -38,6 +40,7 @@ measured() {
   jq '([.stages[].metrics.wall_ms | (.cold + .warm)[]] | add) / 1000 + ([.setup[].wall_ms] | add) / 1000' "$1"
 }
 
+if [[ " $PARTS " == *" 1 "* ]]; then
 echo
 echo "1. run time, before → after"
 for ((i = 1; i <= N; i++)); do
@@ -53,6 +56,8 @@ printf 'median: before %.1f s, after %.1f s (%.2f×); after / (measured runs + s
   "$(median < "$WORK/before.s")" "$(median < "$WORK/after.s")" \
   "$(echo "$(median < "$WORK/after.s") / $(median < "$WORK/before.s")" | bc -l)" \
   "$(median < "$WORK/ratio")"
+fi
+[[ " $PARTS " == *" 2 "* ]] || exit 0
 
 echo
 echo "2. overhead, profile on against profile: false (cold wall medians per stage)"

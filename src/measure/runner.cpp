@@ -113,30 +113,36 @@ void add_process_metrics(StageResult& r, const util::ExitStatus& status) {
   add_cold(r, "peak_rss_bytes", "bytes", static_cast<double>(status.peak_rss_bytes));
 }
 
-// A profile step on a fresh connection of coldgate's own: a lost server or a view that stops
-// answering ends the run as infrastructure.
+// A profile step on coldgate's own connection, `admin`, opened on first use and kept across a
+// stage's runs: a reset or a read then costs no connection set-up, and no backend exits beside
+// the next run's process. A lost server or a view that stops answering ends the run as
+// infrastructure.
 template <typename F>
-auto on_admin_connection(const RunContext& ctx, const std::string& stage, F&& f) {
+auto on_admin_connection(const RunContext& ctx, std::unique_ptr<db::Connection>& admin,
+                         const std::string& stage, F&& f) {
   const std::string where = fmt::format("stage {}: server-side profile", stage);
   try {
-    db::Connection admin(db::with_client_defaults(database(ctx)));
-    return f(admin.raw());
+    if (!admin) admin = std::make_unique<db::Connection>(db::with_client_defaults(database(ctx)));
+    return f(admin->raw());
   } catch (const pqxx::failure& e) {
+    admin.reset();
     std::string what = e.what();
     while (!what.empty() && what.back() == '\n') what.pop_back();
     throw Error(ExitCode::infrastructure, where, what);
   }
 }
 
-void reset_before_run(const RunContext& ctx, const std::string& stage) {
-  on_admin_connection(ctx, stage, [](pqxx::connection& c) {
+void reset_before_run(const RunContext& ctx, std::unique_ptr<db::Connection>& admin,
+                      const std::string& stage) {
+  on_admin_connection(ctx, admin, stage, [](pqxx::connection& c) {
     db::reset_profile(c);
     return 0;
   });
 }
 
 RunOutcome sql_run(const config::Stage& stage, const RunContext& ctx, int run,
-                   const std::string& query, StageResult& result, bool profile,
+                   const std::string& query, StageResult& result,
+                   std::unique_ptr<db::Connection>* profile,
                    std::vector<db::StatementStats>& cold_statements) {
   const std::string tag = fmt::format("{}-run{}", file_stem(stage.name), run);
   RunSessions sessions(database(ctx), stage.name, run);  // ended on the server if it fails
@@ -149,7 +155,7 @@ RunOutcome sql_run(const config::Stage& stage, const RunContext& ctx, int run,
   for (const auto& [k, v] : stage.settings) req.settings.emplace_back(k, v);
   req.decode_json = stage.decode == config::Decode::json;
   req.warm = stage.warm;
-  req.profile = profile;
+  req.profile = profile != nullptr;
   req.max_result_bytes = stage.max_result_bytes;
   if (stage.snapshot) req.candidate_path = (ctx.work_dir / (tag + ".candidate")).string();
   req.result_path = (ctx.work_dir / (tag + ".result.json")).string();
@@ -161,7 +167,7 @@ RunOutcome sql_run(const config::Stage& stage, const RunContext& ctx, int run,
   opts.cwd = ctx.base_dir;
   opts.env_unset = db::ConnectionInfo::env_names();
   opts.max_capture_bytes = 1u << 20;
-  if (profile) reset_before_run(ctx, stage.name);
+  if (profile) reset_before_run(ctx, *profile, stage.name);
   auto spawned = std::chrono::steady_clock::now();
   auto out = util::run(opts, stage.timeout);
   fs::remove(request_file);
@@ -208,7 +214,7 @@ RunOutcome sql_run(const config::Stage& stage, const RunContext& ctx, int run,
 }
 
 RunOutcome command_run(const config::Stage& stage, const RunContext& ctx, int run,
-                       StageResult& result, bool profile,
+                       StageResult& result, std::unique_ptr<db::Connection>* profile,
                        std::vector<db::StatementStats>& cold_statements,
                        std::map<std::int64_t, std::string>& full_text) {
   const std::string tag = fmt::format("{}-run{}", file_stem(stage.name), run);
@@ -248,7 +254,7 @@ RunOutcome command_run(const config::Stage& stage, const RunContext& ctx, int ru
     if (e.code() == ExitCode::interrupted) throw;
     return {e.message(), ""};
   }
-  if (profile) reset_before_run(ctx, stage.name);
+  if (profile) reset_before_run(ctx, *profile, stage.name);
   try {
     out = util::run(opts, stage.timeout);
   } catch (const Error& e) {
@@ -265,7 +271,7 @@ RunOutcome command_run(const config::Stage& stage, const RunContext& ctx, int ru
 
   add_process_metrics(result, out.status);
   if (profile) {
-    cold_statements = on_admin_connection(ctx, stage.name, [](pqxx::connection& c) {
+    cold_statements = on_admin_connection(ctx, *profile, stage.name, [](pqxx::connection& c) {
       return db::read_profile(c);
     });
     for (auto& s : cold_statements) {
@@ -532,14 +538,16 @@ void StageMeasurer::run_once() {
   if (stage.cold == config::ColdMode::restart) {
     ctx.progress->step(
         fmt::format("{}restarting the server for cold run {}/{}", ctx.label, run, stage.runs));
+    m_admin.reset();  // the restart would end its backend: a new one after it
     ctx.provider->restart();
   }
   ctx.progress->step(fmt::format("{}cold run {}/{}", ctx.label, run, stage.runs));
   std::vector<db::StatementStats> statements;
   RunOutcome outcome =
       stage.is_command()
-          ? command_run(stage, ctx, run, result, m_profile, statements, m_full_text)
-          : sql_run(stage, ctx, run, m_query, result, m_profile, statements);
+          ? command_run(stage, ctx, run, result, m_profile ? &m_admin : nullptr, statements,
+                        m_full_text)
+          : sql_run(stage, ctx, run, m_query, result, m_profile ? &m_admin : nullptr, statements);
   if (m_profile && outcome.error.empty()) m_cold_statements.push_back(std::move(statements));
   if (!outcome.error.empty()) {
     result.error = fmt::format("cold run {}/{}: {}", run, stage.runs, outcome.error);
@@ -576,6 +584,7 @@ StageResult StageMeasurer::finish() {
   const config::Stage& stage = m_stage;
   const RunContext& ctx = m_ctx;
   StageResult result = std::move(m_result);
+  m_admin.reset();
   if (!result.failed()) {
     util::throw_if_interrupted();
     if (m_profile) result.queries = statement_table(m_cold_statements);

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -81,6 +82,7 @@ class StageMeasurer {
   int m_differing_run = 0;        // first cold run whose candidate differs from run 1's
   std::string m_differing;
   bool m_profile = false;         // this stage is profiled
+  std::unique_ptr<db::Connection> m_admin;  // coldgate's own, for the profile's resets and reads
   std::vector<std::vector<db::StatementStats>> m_cold_statements;  // one list per cold run
   std::map<std::int64_t, std::string> m_full_text;  // command stages: queryid → whole text
 };
