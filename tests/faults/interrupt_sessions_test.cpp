@@ -22,28 +22,6 @@ using namespace std::chrono_literals;
 using testing::TempDir;
 
 struct InterruptSessions : ::testing::Test {
-  // Backends of `db` other than this one, as "application_name: query".
-  std::vector<std::string> backends(const std::string& db) {
-    db::Connection conn(testing::shared_cluster().socket_info(db));
-    auto rows = conn.exec_params(
-        "SELECT coalesce(application_name, '') || ': ' || coalesce(query, '') "
-        "FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()",
-        {db});
-    std::vector<std::string> out;
-    for (const auto& row : rows) out.emplace_back(row[0].c_str());
-    return out;
-  }
-
-  // The role postgres's own settings in `db`, sorted; "" when it has none.
-  std::string role_settings(const std::string& db) {
-    db::Connection conn(testing::shared_cluster().socket_info(db));
-    auto rows = conn.exec(
-        "SELECT coalesce(string_agg(c, ' ' ORDER BY c), '') FROM pg_db_role_setting s, "
-        "unnest(s.setconfig) c WHERE s.setrole = 'postgres'::regrole AND s.setdatabase = "
-        "(SELECT oid FROM pg_database WHERE datname = current_database())");
-    return rows[0][0].c_str();
-  }
-
   // Runs `stage` against a fresh database `db`, interrupts coldgate with SIGINT once `ready()`
   // (polled, up to 60 s) and returns coldgate's exit code.
   int interrupt_when(const std::string& db, const std::string& stage,
@@ -78,7 +56,7 @@ struct InterruptSessions : ::testing::Test {
   // interrupt_when() the stage's pg_sleep(60) runs on the server.
   int interrupt_while_running(const std::string& db, const std::string& stage) {
     return interrupt_when(db, stage, [&] {
-      for (const auto& b : backends(db))
+      for (const auto& b : testing::backends_of(db))
         if (b.find("pg_sleep(60)") != std::string::npos) return true;
       return false;
     });
@@ -93,7 +71,7 @@ TEST_F(InterruptSessions, SigintDuringASqlStageLeavesNoQueryRunning) {
                                     "    query: select pg_sleep(60)\n"),
             130)
       << testing::slurp(dir / "stderr.txt");
-  EXPECT_EQ(backends(db), std::vector<std::string>{});
+  EXPECT_EQ(testing::backends_of(db), std::vector<std::string>{});
 }
 
 TEST_F(InterruptSessions, SigintDuringACommandStageLeavesNoQueryRunning) {
@@ -103,7 +81,7 @@ TEST_F(InterruptSessions, SigintDuringACommandStageLeavesNoQueryRunning) {
                                     "    command: [psql, -XAtc, 'select pg_sleep(60)']\n"),
             130)
       << testing::slurp(dir / "stderr.txt");
-  EXPECT_EQ(backends(db), std::vector<std::string>{});
+  EXPECT_EQ(testing::backends_of(db), std::vector<std::string>{});
 }
 
 TEST_F(InterruptSessions, SigintDuringASettingsViaRoleStagePutsTheRoleBack) {
@@ -116,13 +94,13 @@ TEST_F(InterruptSessions, SigintDuringASettingsViaRoleStagePutsTheRoleBack) {
                            "    settings_via: role\n",
                            [&] {
                              if (!std::filesystem::exists(dir / "started")) return false;
-                             during = role_settings(db);
+                             during = testing::role_settings_of(db);
                              return true;
                            }),
             130)
       << testing::slurp(dir / "stderr.txt");
   EXPECT_EQ(during, "jit=off");
-  EXPECT_EQ(role_settings(db), "");
+  EXPECT_EQ(testing::role_settings_of(db), "");
 }
 
 }  // namespace

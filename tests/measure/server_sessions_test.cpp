@@ -47,25 +47,8 @@ struct ServerSessions : ::testing::Test {
     db::Connection conn(testing::shared_cluster().socket_info(db));
     return conn.exec(statement);
   }
-  // Backends of the test's database other than this one: "application_name: query".
-  std::vector<std::string> backends() {
-    db::Connection conn(testing::shared_cluster().socket_info(db));
-    auto rows = conn.exec_params(
-        "SELECT coalesce(application_name, '') || ': ' || coalesce(query, '') "
-        "FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()",
-        {db});
-    std::vector<std::string> out;
-    for (const auto& row : rows) out.emplace_back(row[0].c_str());
-    return out;
-  }
-  // The role postgres's own settings in the test's database, sorted; "" when it has none.
-  std::string role_settings() {
-    auto rows =
-        sql("SELECT coalesce(string_agg(c, ' ' ORDER BY c), '') FROM pg_db_role_setting s, "
-            "unnest(s.setconfig) c WHERE s.setrole = 'postgres'::regrole AND s.setdatabase = "
-            "(SELECT oid FROM pg_database WHERE datname = current_database())");
-    return rows[0][0].c_str();
-  }
+  std::vector<std::string> backends() { return testing::backends_of(db); }
+  std::string role_settings() { return testing::role_settings_of(db); }
   TempDir dir;
   std::string db;
   std::string url;

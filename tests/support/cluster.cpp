@@ -43,6 +43,26 @@ db::ConnectionInfo fresh_database(const std::string& name) {
   return info;
 }
 
+std::vector<std::string> backends_of(const std::string& db) {
+  db::Connection conn(shared_cluster().socket_info(db));
+  auto rows = conn.exec_params(
+      "SELECT coalesce(application_name, '') || ': ' || coalesce(query, '') "
+      "FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()",
+      {db});
+  std::vector<std::string> out;
+  for (const auto& row : rows) out.emplace_back(row[0].c_str());
+  return out;
+}
+
+std::string role_settings_of(const std::string& db) {
+  db::Connection conn(shared_cluster().socket_info(db));
+  auto rows = conn.exec(
+      "SELECT coalesce(string_agg(c, ' ' ORDER BY c), '') FROM pg_db_role_setting s, "
+      "unnest(s.setconfig) c WHERE s.setrole = 'postgres'::regrole AND s.setdatabase = "
+      "(SELECT oid FROM pg_database WHERE datname = current_database())");
+  return rows[0][0].c_str();
+}
+
 std::vector<pid_t> postmasters_of(const fs::path& data_dir) {
   std::vector<pid_t> out;
   std::error_code ec;

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "db/connection_info.hpp"
 #include "db/local_provider.hpp"
@@ -21,6 +22,14 @@ db::LocalProvider& shared_cluster();
 /// Creates database `name` (dropped first if present) on the shared cluster; returns how to
 /// reach it over TCP.
 db::ConnectionInfo fresh_database(const std::string& name);
+
+/// Backends of database `db` on the shared cluster other than the asking one, each as
+/// "application_name: query" (pg_stat_activity).
+std::vector<std::string> backends_of(const std::string& db);
+
+/// The role postgres's own settings in database `db` of the shared cluster
+/// (pg_db_role_setting), sorted and joined by spaces; "" when it has none.
+std::string role_settings_of(const std::string& db);
 
 /// PIDs of processes whose command line is `postgres … -D data_dir …` (postmaster only).
 std::vector<pid_t> postmasters_of(const std::filesystem::path& data_dir);
