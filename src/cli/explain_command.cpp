@@ -109,8 +109,12 @@ int run_explain(const ExplainArgs& args) {
                        ms(e.jit_inlining_ms), ms(e.jit_optimization_ms), ms(e.jit_emission_ms),
                        ms(e.jit_total_ms),
                        results::format_value(std::round(e.jit_above_cost), "count"));
+  } else if (auto jit = stage.settings.find("jit");
+             jit != stage.settings.end() && (jit->second == "off" || jit->second == "false")) {
+    out += "JIT: off (the stage's settings: jit=off)\n";
   } else {
-    out += fmt::format("JIT: did not fire (cost {} ≤ jit_above_cost {}, or jit is off)\n",
+    out += fmt::format("JIT: did not fire (cost {} ≤ jit_above_cost {}, or jit is off on the "
+                       "server)\n",
                        results::format_value(std::round(e.total_cost), "count"),
                        results::format_value(std::round(e.jit_above_cost), "count"));
   }

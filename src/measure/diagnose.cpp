@@ -72,25 +72,26 @@ void jit_dominates(const StageResult& s, std::vector<Diagnosis>& out) {
                                        {"calls", q.calls}};
     if (q.total_cost) {
       data["total_cost"] = *q.total_cost;
-      estimate = fmt::format("cost estimate {}", count(std::round(*q.total_cost)));
+      estimate = fmt::format("; cost estimate {}", count(std::round(*q.total_cost)));
       if (s.explain && s.explain->jit_above_cost > 0) {
         data["jit_above_cost"] = s.explain->jit_above_cost;
-        estimate +=
-            fmt::format(" > jit_above_cost {}", count(std::round(s.explain->jit_above_cost)));
+        estimate += fmt::format(" (jit_above_cost {})", count(std::round(s.explain->jit_above_cost)));
       }
-      estimate = "; " + estimate;
     }
     std::string fix =
         s.kind == StageKind::sql
             ? "set `settings: {jit: \"off\"}` on this stage (SET LOCAL jit = off in the query's "
               "transaction)"
-            : "put `SET LOCAL jit = off;` in front of that statement in the same query string "
-              "(the setting ends with its implicit transaction, so the pooled connection keeps "
-              "JIT for everything else), or measure the stage with `settings: {jit: \"off\"}`";
+            : "run `SET LOCAL jit = off;` right before that statement, in a transaction of its "
+              "own (the setting ends with the transaction, so the pooled connection keeps JIT for "
+              "everything else), or measure the stage with `settings: {jit: \"off\"}`";
+    // JIT time is not a part of the execution time as pg_stat_statements counts them (some of it
+    // falls in executor start-up), so the two are set side by side.
     out.push_back(about(
         s, q, "jit_dominates",
-        fmt::format("JIT compiled {} functions in {} of the {} execution of {} per run{} — {}",
-                    count(q.jit_functions), ms(q.jit_ms), ms(q.exec_ms), statement(q), estimate,
+        fmt::format("JIT compiled {} functions in {} per run for {}, whose execution took {}{} "
+                    "— {}",
+                    count(q.jit_functions), ms(q.jit_ms), statement(q), ms(q.exec_ms), estimate,
                     fix),
         std::move(data)));
   }
@@ -133,7 +134,10 @@ void planning(const StageResult& s, std::vector<Diagnosis>& out) {
   double plan = gated_median(s, "db_plan_ms", &warm);
   bool exec_warm = false;
   double exec = gated_median(s, "db_exec_ms", &exec_warm);
-  if (plan < k_planning_floor_ms || plan <= exec) return;
+  // Per statement too: thirty 0.15 ms plans of an N+1 are the N+1's cost, not planning's.
+  double statements = std::max(1.0, gated_median(s, "db_queries"));
+  if (plan < k_planning_floor_ms || plan <= exec || plan / statements < k_planning_per_call_ms)
+    return;
   out.push_back({s.name,
                  "planning_exceeds_execution",
                  fmt::format("planning took {} per run, more than the {} execution (medians of "

@@ -17,19 +17,25 @@ inline constexpr double k_jit_floor_ms = 1.0;
 /// fresh backend's first plan loads catalog caches, a few ms that no prepared statement saves.
 inline constexpr double k_planning_floor_ms = 5.0;
 
+/// Median planning time per statement below which it is not reported either: many tiny plans
+/// are the cost of many statements (repeated_query), not of planning.
+inline constexpr double k_planning_per_call_ms = 1.0;
+
 /// Findings from each stage's server-side profile (its statement table and db_* metrics), its
 /// plan-only EXPLAIN and the catalog, for SQL and command stages alike, each with a concrete
 /// suggestion in the stage's own terms (what had to be found by hand in the case that inspired
 /// coldgate):
 /// - `jit_dominates`, per statement: median JIT time > 50% of its median execution (and
 ///   ≥ k_jit_floor_ms) → `settings: {jit: "off"}` for a SQL stage; for an application,
-///   `SET LOCAL jit = off;` in front of that statement, or the stage's `settings:`;
+///   `SET LOCAL jit = off;` right before that statement in a transaction of its own, or the
+///   stage's `settings:`;
 /// - `repeated_query` (N+1), per statement: ≥ the stage's `repeated_threshold` calls per cold
 ///   run → one query with a join, `= ANY($1)`, or eager loading;
 /// - `never_analyzed`: tables the stage's plans read that were never analyzed (only when
 ///   config has no `analyze:` setup step, which would have covered them);
 /// - `planning_exceeds_execution`: median db_plan_ms > median db_exec_ms (warm repetitions'
-///   medians when there are any, else the cold runs'), and ≥ k_planning_floor_ms.
+///   medians when there are any, else the cold runs'), ≥ k_planning_floor_ms, and
+///   ≥ k_planning_per_call_ms per statement.
 /// Stages the config does not name get the default thresholds.
 std::vector<results::Diagnosis> diagnose(const results::Results& results,
                                          const config::Config& config);

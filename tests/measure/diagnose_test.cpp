@@ -49,12 +49,12 @@ TEST(Diagnose, JitDominatesOneStatementOfAnApplicationWithItsOwnFix) {
   EXPECT_EQ(d[0].queryid, "-4711");
   EXPECT_EQ(d[0].query, "select json_build_object($1, …");
   EXPECT_EQ(d[0].message,
-            "JIT compiled 1,090 functions in 6.60 s of the 7.10 s execution of statement -4711 "
-            "`select json_build_object($1, …` per run; cost estimate 690,123 > jit_above_cost "
-            "100,000 — put `SET LOCAL jit = off;` in front of that statement in the same query "
-            "string (the setting ends with its implicit transaction, so the pooled connection "
-            "keeps JIT for everything else), or measure the stage with `settings: {jit: "
-            "\"off\"}`");
+            "JIT compiled 1,090 functions in 6.60 s per run for statement -4711 `select "
+            "json_build_object($1, …`, whose execution took 7.10 s; cost estimate 690,123 "
+            "(jit_above_cost 100,000) — run `SET LOCAL jit = off;` right before that statement, "
+            "in a transaction of its own (the setting ends with the transaction, so the pooled "
+            "connection keeps JIT for everything else), or measure the stage with `settings: "
+            "{jit: \"off\"}`");
   EXPECT_EQ(d[0].data.at("db_jit_ms"), 6600);
   EXPECT_EQ(d[0].data.at("total_cost"), 690123.4);
 }
@@ -128,6 +128,12 @@ TEST(Diagnose, PlanningOnTheMediansWithAFloorNotOnAnOutlier) {
   heavy.metric("db_plan_ms", "ms") = {"ms", {52.9, 51.0, 60.2}, {}};
   heavy.metric("db_exec_ms", "ms") = {"ms", {12.4, 12.0, 13.1}, {}};
   r.stages.push_back(heavy);
+  // Thirty tiny statements (an N+1): 6 ms of planning in all, 0.2 ms each — not planning's cost.
+  StageResult many = stage("n-plus-one", StageKind::command, {});
+  many.metric("db_plan_ms", "ms") = {"ms", {6.1, 5.9}, {}};
+  many.metric("db_exec_ms", "ms") = {"ms", {1.2, 1.1}, {}};
+  many.metric("db_queries", "count") = {"count", {30, 30}, {}};
+  r.stages.push_back(many);
   auto d = diagnose(r, analyzed());
   ASSERT_EQ(d.size(), 1u);
   EXPECT_EQ(d[0].stage, "plan-heavy");

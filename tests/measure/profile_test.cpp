@@ -89,7 +89,7 @@ TEST_F(ProfileTest, CommandStagesGetTheServerSideFiguresAndEachDiagnosisWhereItB
                              [](const QueryStats& q) { return q.query.starts_with("select"); });
   ASSERT_NE(select, jit.queries.end());
   EXPECT_EQ(jd[0]->queryid, select->queryid);
-  EXPECT_NE(jd[0]->message.find("put `SET LOCAL jit = off;` in front of that statement"),
+  EXPECT_NE(jd[0]->message.find("run `SET LOCAL jit = off;` right before that statement"),
             std::string::npos)
       << jd[0]->message;
   ASSERT_TRUE(select->total_cost);  // its plan-only EXPLAIN gave the estimate
