@@ -68,6 +68,9 @@ std::vector<Subcommand> subcommands() {
          sub.add_flag("--allow-outside", args->allow_outside,
                       "let snapshot paths of the config leave its repository");
          sub.add_flag("--comment", args->comment, "then post or update the PR comment (see coldgate comment)");
+         sub.add_flag("--try", args->try_remedies,
+                      "then measure each diagnosed stage's remedies (jit = off, ANALYZE, …) "
+                      "interleaved with the stage as it is, snapshots compared");
          return [args] { return run_run(*args); };
        }},
       {"compare", "gate HEAD.json against BASE.json results",
@@ -122,12 +125,15 @@ std::vector<Subcommand> subcommands() {
          sub.add_option("-o,--output", args->output, "also write the whole diff to FILE");
          return [args] { return run_diff(*args); };
        }},
-      {"explain", "EXPLAIN (ANALYZE, BUFFERS) of one stage, with diagnoses",
+      {"explain", "EXPLAIN (ANALYZE, BUFFERS) of one stage, with diagnoses; --try measures their remedies",
        [](CLI::App& sub) -> std::function<int()> {
          auto args = std::make_shared<ExplainArgs>();
-         sub.add_option("stage", args->stage, "a SQL stage of the config")->required();
+         sub.add_option("stage", args->stage, "a stage of the config (SQL, or a command with --try)")->required();
          add_config_option(sub, args->config);
-         sub.add_flag("--json", args->json, "print EXPLAIN's JSON output instead");
+         sub.add_flag("--json", args->json, "print EXPLAIN's JSON output (with --try: the trial's) instead");
+         sub.add_flag("--try", args->try_remedies,
+                      "measure the remedies of the stage's diagnoses, interleaved with the stage "
+                      "as it is, each snapshot compared with as is's");
          return [args] {
            require_config(args->config);
            return run_explain(*args);

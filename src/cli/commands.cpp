@@ -171,6 +171,7 @@ int run_run(const RunArgs& args) {
   options.out_dir = args.out;
   options.ci = ci_mode(args.ci);
   options.update_snapshots = args.update_snapshots;
+  options.try_remedies = args.try_remedies;
   if (std::filesystem::path(args.config).lexically_normal() != "coldgate.yaml") {
     options.accept_command = "coldgate accept -c " + args.config;
   }

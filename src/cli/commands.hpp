@@ -66,6 +66,7 @@ struct RunArgs {
   std::string shard;     // --shard I/N: every N-th stage starting at the I-th
   bool allow_outside = false;  // --allow-outside: snapshot paths may leave the repository
   bool comment = false;  // --comment: then post the PR comment (cli/comment_command.hpp)
+  bool try_remedies = false;  // --try: measure the remedies of each diagnosed stage
 };
 /// The main job: measures every stage, writes <out>/results.json and <out>/report.md, prints
 /// the Markdown table on stdout; 0 when every stage ran, every snapshot matches and (with

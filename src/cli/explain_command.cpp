@@ -10,6 +10,10 @@
 #include "measure/diagnose.hpp"
 #include "measure/profile.hpp"
 #include "measure/runner.hpp"
+#include "measure/trial.hpp"
+#include "report/remedies.hpp"
+#include "results/json.hpp"
+#include "util/secrets.hpp"
 #include "results/format.hpp"
 #include "session/session.hpp"
 #include "util/error.hpp"
@@ -65,6 +69,64 @@ std::string render_plan(const json& plan) {
   return out;
 }
 
+// `explain STAGE --try`: one profiled cold run for the diagnoses, then the trial of their
+// remedies, printed as the report's table (or as JSON).
+int run_trial(const config::Config& cfg, const config::Stage& stage, const ExplainArgs& args) {
+  util::install_interrupt_handlers();
+  measure::Progress progress(measure::detect_progress_style(false), std::cerr, 1);
+  session::Session session(cfg.database, "coldgate-explain-",
+                           [&](const std::string& line) { progress.line(line); });
+  session.setup(cfg);
+  measure::RunContext ctx;
+  ctx.provider = &session.provider();
+  ctx.base_dir = cfg.base_dir;
+  ctx.work_dir = session.work_dir();
+  ctx.out_dir = session.work_dir();  // plan files of the trial's runs: not kept
+  ctx.self_exe = measure::self_executable();
+  ctx.snapshots.mode = snapshot::Mode::ci;
+  ctx.snapshots.out_dir = session.work_dir();
+  ctx.check_snapshots = false;
+  ctx.progress = &progress;
+  std::string note = measure::enable_profile(ctx, cfg.database);
+  if (!note.empty()) progress.line("note: no server-side profile: " + note);
+
+  progress.stage_start(1, stage.name);
+  config::Stage once = stage;
+  once.runs = 1;
+  once.warm = 0;
+  results::Results measured;
+  measured.stages.push_back(measure::run_stage(once, ctx));
+  const results::StageResult& s = measured.stages.front();
+  if (s.failed()) {
+    throw Error(ExitCode::gate_failed, "stage " + stage.name, util::mask_secrets(s.error));
+  }
+  auto diagnoses = measure::diagnose(measured, cfg);
+  auto variants = measure::remedies_for(
+      stage, diagnoses, s.explain ? s.explain->never_analyzed : std::vector<std::string>{});
+  std::vector<results::Remedy> trial;
+  if (!variants.empty()) {
+    progress.line(fmt::format("trying {} remed{} ({} cold runs each, interleaved with as is)",
+                              variants.size(), variants.size() == 1 ? "y" : "ies",
+                              stage.try_runs));
+    trial = measure::run_trial(stage, variants, ctx);
+    for (auto& r : trial) r.error = util::mask_secrets(r.error);
+  }
+  session.stop();
+
+  if (args.json) {
+    std::cout << results::trial_to_json(stage.name, trial);
+    return 0;
+  }
+  std::string out = fmt::format("stage {}\n\nDiagnoses:\n", stage.name);
+  if (diagnoses.empty()) out += "  none\n";
+  for (const auto& d : diagnoses) out += fmt::format("  - {}\n", d.message);
+  out += "\nRemedies measured:\n";
+  out += trial.empty() ? "  none: no diagnosis suggests a remedy to measure\n"
+                       : "\n" + report::remedies_table(trial, s.kind);
+  std::cout << out << std::flush;
+  return 0;
+}
+
 }  // namespace
 
 int run_explain(const ExplainArgs& args) {
@@ -78,9 +140,11 @@ int run_explain(const ExplainArgs& args) {
                                              util::did_you_mean(args.stage, names)));
   }
   const config::Stage& stage = *it;
+  if (args.try_remedies) return run_trial(cfg, stage, args);
   if (stage.is_command()) {
     throw usage_error("explain", fmt::format("stage '{}' runs a command; EXPLAIN needs a SQL "
-                                             "stage (sql: or query:)",
+                                             "stage (sql: or query:); `--try` measures a "
+                                             "command stage's remedies",
                                              stage.name));
   }
   util::install_interrupt_handlers();

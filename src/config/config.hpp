@@ -84,6 +84,17 @@ struct Gate {
   int min_query_delta = 10;                     // … and at least this many statements more
 };
 
+/// Cold runs per variant of a remedy trial (`--try`) unless `try_runs` says otherwise.
+inline constexpr int k_default_try_runs = 3;
+
+/// A remedy of the user's own that `--try` measures beside those of the diagnoses
+/// (`stages[].remedies`).
+struct UserRemedy {
+  std::string name;                             // as the trial's table shows it
+  std::map<std::string, std::string> settings;  // set on top of the stage's own
+  Location where;
+};
+
 /// Calls of one statement in one cold run from which it is reported as `repeated_query` (N+1).
 inline constexpr int k_default_repeated_threshold = 20;
 
@@ -112,6 +123,8 @@ struct Stage {
   std::optional<Snapshot> snapshot;
   bool profile = true;                        // database.profile unless set: pg_stat_statements per run
   int repeated_threshold = k_default_repeated_threshold;  // defaults.repeated_threshold unless set
+  int try_runs = k_default_try_runs;          // defaults.try_runs unless set
+  std::vector<UserRemedy> remedies;           // tried by --try beside the diagnoses' remedies
   Gate gate;                                  // top-level gate with this stage's overrides applied
   Location where;
   /// True for command stages (command or shell set), false for SQL stages.
@@ -138,6 +151,7 @@ struct Config {
   Duration default_timeout{10 * 60 * 1000};
   std::uint64_t default_max_result_bytes = k_default_max_result_bytes;
   int default_repeated_threshold = k_default_repeated_threshold;
+  int default_try_runs = k_default_try_runs;
   std::vector<Stage> stages;
   Gate gate;
   Report report;

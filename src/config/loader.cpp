@@ -156,6 +156,7 @@ class Loader {
       m_c.default_max_result_bytes = result_limit(e->value, f.path("max_result_bytes"));
     if (auto* e = f.find("repeated_threshold"))
       m_c.default_repeated_threshold = m_r.integer(e->value, f.path("repeated_threshold"), 2);
+    if (auto* e = f.find("try_runs")) m_c.default_try_runs = m_r.integer(e->value, f.path("try_runs"), 1);
   }
 
   std::uint64_t result_limit(const YAML::Node& node, const std::string& path) const {
@@ -283,6 +284,9 @@ class Loader {
     if (auto* e = f.find("profile")) s.profile = m_r.boolean(e->value, f.path("profile"));
     if (auto* e = f.find("repeated_threshold"))
       s.repeated_threshold = m_r.integer(e->value, f.path("repeated_threshold"), 2);
+    s.try_runs = m_c.default_try_runs;
+    if (auto* e = f.find("try_runs")) s.try_runs = m_r.integer(e->value, f.path("try_runs"), 1);
+    if (auto* e = f.find("remedies")) read_remedies(e->value, f.path("remedies"), s);
     if (auto* e = f.find("max_result_bytes"))
       s.max_result_bytes = result_limit(e->value, f.path("max_result_bytes"));
     if (auto* e = f.find("runs")) s.runs = m_r.integer(e->value, f.path("runs"), 1);
@@ -302,6 +306,31 @@ class Loader {
     if (auto* e = f.find("gate"))
       read_gate(m_r.fields(e->value, f.path("gate"), "stages[].gate"), s.gate);
     return s;
+  }
+
+  void read_remedies(const YAML::Node& node, const std::string& path, Stage& s) const {
+    m_r.require_list(node, path);
+    for (std::size_t i = 0; i < node.size(); ++i) {
+      const std::string item = index(path, i);
+      Fields f = m_r.fields(node[i], item, "stages[].remedies[]");
+      UserRemedy r;
+      r.where = m_r.location(node[i]);
+      const Entry* name = f.find("name");
+      const Entry* settings = f.find("settings");
+      if (!name) m_r.fail(f.node(), item, "missing required key 'name' (how the trial names it)");
+      if (!settings)
+        m_r.fail(f.node(), item, "missing required key 'settings' (what the remedy sets)");
+      r.name = m_r.nonempty_text(name->value, f.path("name"));
+      r.settings = m_r.settings(settings->value, f.path("settings"));
+      if (r.settings.empty())
+        m_r.fail(settings->value, f.path("settings"), "is empty; a remedy sets at least one setting");
+      for (const auto& other : s.remedies) {
+        if (other.name == r.name)
+          m_r.fail(name->value, f.path("name"),
+                   "duplicate remedy name '" + r.name + "' (first at " + other.where.str() + ")");
+      }
+      s.remedies.push_back(std::move(r));
+    }
   }
 
   void read_params(const YAML::Node& node, const std::string& path, Stage& s) const {

@@ -22,6 +22,9 @@ namespace {
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
+// The statement name of ProbeRequest::prepared.
+constexpr const char* k_prepared_name = "coldgate_stage";
+
 double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
@@ -83,7 +86,11 @@ ProbeSample run_once(pqxx::connection& conn, const ProbeRequest& req,
   }
   auto tq = Clock::now();
   pqxx::result r =
-      tx.exec_params(req.query, pqxx::prepare::make_dynamic_params(params.begin(), params.end()));
+      req.prepared
+          ? tx.exec_prepared(k_prepared_name,
+                             pqxx::prepare::make_dynamic_params(params.begin(), params.end()))
+          : tx.exec_params(req.query,
+                           pqxx::prepare::make_dynamic_params(params.begin(), params.end()));
   s.query_ms = ms_since(tq);
   s.rows = static_cast<double>(r.size());
   std::uint64_t bytes = 0;
@@ -183,7 +190,7 @@ std::string to_json(const ProbeRequest& r) {
   return json{{"stage", r.stage},           {"conninfo", r.conninfo},
               {"query", r.query},           {"query_source", r.query_source},
               {"params", params},           {"settings", settings},
-              {"decode_json", r.decode_json}, {"warm", r.warm}, {"profile", r.profile},
+              {"decode_json", r.decode_json}, {"warm", r.warm}, {"profile", r.profile}, {"prepared", r.prepared},
               {"max_result_bytes", r.max_result_bytes},
               {"candidate_path", r.candidate_path}, {"result_path", r.result_path}}
       .dump();
@@ -248,6 +255,7 @@ int run_probe(const std::filesystem::path& request_file) {
     req.decode_json = j.at("decode_json");
     req.warm = j.at("warm");
     req.profile = j.at("profile");
+    req.prepared = j.at("prepared");
     req.max_result_bytes = j.at("max_result_bytes");
     req.candidate_path = j.at("candidate_path");
     req.result_path = j.at("result_path");
@@ -267,6 +275,7 @@ int run_probe(const std::filesystem::path& request_file) {
     auto t0 = Clock::now();
     pqxx::connection conn(req.conninfo);
     result.connect_ms = ms_since(t0);
+    if (req.prepared) conn.prepare(k_prepared_name, req.query);
     for (int i = 0; i <= req.warm; ++i) {
       bool want = i == 0 && !req.candidate_path.empty();
       result.samples.push_back(run_once(conn, req, params, want ? &candidate : nullptr));

@@ -26,6 +26,8 @@ struct ProbeRequest {
   /// Read the server-side profile after each repetition and reset it before the next (the
   /// runner resets it before the probe starts).
   bool profile = false;
+  /// PREPARE the query once on the connection and EXECUTE it for every repetition.
+  bool prepared = false;
   std::string candidate_path;  // where the cold repetition's result goes; "" = not wanted
   std::string result_path;     // where the ProbeResult goes
 };

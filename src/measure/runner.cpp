@@ -156,6 +156,7 @@ RunOutcome sql_run(const config::Stage& stage, const RunContext& ctx, int run,
   req.decode_json = stage.decode == config::Decode::json;
   req.warm = stage.warm;
   req.profile = profile != nullptr;
+  req.prepared = ctx.prepared;
   req.max_result_bytes = stage.max_result_bytes;
   if (stage.snapshot) req.candidate_path = (ctx.work_dir / (tag + ".candidate")).string();
   req.result_path = (ctx.work_dir / (tag + ".result.json")).string();

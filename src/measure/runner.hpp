@@ -36,6 +36,9 @@ struct RunContext {
   /// The stages' database can be profiled (enable_profile() said so): each stage with
   /// `profile: true` gets pg_stat_statements read around every run.
   bool profile = false;
+  /// SQL stages: the probe PREPAREs the query once and EXECUTEs it for every repetition (the
+  /// prepared-statement variant of a remedy trial).
+  bool prepared = false;
 };
 
 /// Readies the server-side profile of the stages' database for `ctx` (creates the extension
@@ -64,6 +67,8 @@ class StageMeasurer {
   StageMeasurer(const config::Stage& stage, const RunContext& context);
   /// True when every cold run was made, or one failed.
   bool done() const { return m_run >= m_stage.runs || m_result.failed(); }
+  /// The canonical snapshot candidate of cold run 1 ("" before it, or without a snapshot).
+  const std::string& first_candidate() const { return m_first_candidate; }
   /// Makes the next cold run (after a server restart when `cold: restart`); a failing run sets
   /// the stage's error. Throws as run_stage() does. No-op once done().
   void run_once();

@@ -9,6 +9,7 @@
 
 #include "gate/gate.hpp"
 #include "report/escape.hpp"
+#include "report/remedies.hpp"
 #include "report/table.hpp"
 
 namespace coldgate::report {
@@ -220,6 +221,23 @@ Section diagnoses_section(const Comparison& c) {
     if (c.gated() && !c.changed(d.stage)) continue;
     s.items.push_back(
         {fmt::format("- **{}**: {}\n", md_text(d.stage), md_with_code(d.message)), 2});
+  }
+  if (s.items.empty()) s.head.clear();
+  return s;
+}
+
+// Each stage's remedy trial (`--try`): its table and the recommendation, one item per stage.
+Section remedies_section(const Results& r) {
+  Section s{"\n### Remedies measured\n", {}, "", "stage", "stages"};
+  for (const auto& st : r.stages) {
+    std::vector<Remedy> trial;
+    for (const auto& m : r.remedies) {
+      if (m.stage == st.name) trial.push_back(m);
+    }
+    if (trial.empty()) continue;
+    s.items.push_back({fmt::format("\n**{}**\n\n{}", md_text(capped(st.name, 200)),
+                                   remedies_table(trial, st.kind)),
+                       1});
   }
   if (s.items.empty()) s.head.clear();
   return s;
@@ -662,11 +680,13 @@ Markdown markdown(const Results& r, const Results* base, const std::string& full
   Section diffs = diffs_section(r);
   Section diagnoses = diagnoses_section(c);
   Section database = database_section(r);
+  Section remedies = remedies_section(r);
   Section chart = chart_section(c);
   Section more = more_metrics_section(c);
   Markdown md;
   md.full = assemble(
-      head, {changes, timings, unchanged, errors, diffs, diagnoses, database, chart, more}, foot);
+      head, {changes, timings, unchanged, errors, diffs, diagnoses, remedies, database, chart, more},
+      foot);
   if (md.full.size() <= max_bytes) {
     md.report = md.full;
     return md;
@@ -675,7 +695,8 @@ Markdown markdown(const Results& r, const Results* base, const std::string& full
   // Errors, diffs, diagnoses and the chart before the long tables here: thousands of unchanged
   // stages must not crowd out why the gate failed.
   md.report = cut_report(
-      head, {changes, errors, diffs, diagnoses, chart, timings, unchanged, database, more}, foot,
+      head, {changes, errors, diffs, diagnoses, remedies, chart, timings, unchanged, database, more},
+      foot,
       full_name, max_bytes);
   return md;
 }

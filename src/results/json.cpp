@@ -102,6 +102,14 @@ ordered_json explain_json(const std::optional<Explain>& explain) {
           {"plan", explain->plan_file}};
 }
 
+ordered_json metrics_json(const std::vector<std::pair<std::string, Metric>>& metrics) {
+  ordered_json out = ordered_json::object();
+  for (const auto& [name, m] : metrics) {
+    out[name] = {{"unit", m.unit}, {"cold", samples(m.cold)}, {"warm", samples(m.warm)}};
+  }
+  return out;
+}
+
 ordered_json stage_json(const StageResult& s) {
   ordered_json st;
   st["name"] = s.name;
@@ -126,11 +134,7 @@ ordered_json stage_json(const StageResult& s) {
                        {"total_cost", q.total_cost ? number(*q.total_cost) : ordered_json()}});
   }
   st["queries"] = queries;
-  ordered_json metrics = ordered_json::object();
-  for (const auto& [name, m] : s.metrics) {
-    metrics[name] = {{"unit", m.unit}, {"cold", samples(m.cold)}, {"warm", samples(m.warm)}};
-  }
-  st["metrics"] = metrics;
+  st["metrics"] = metrics_json(s.metrics);
   return st;
 }
 
@@ -142,6 +146,23 @@ ordered_json diagnoses_json(const std::vector<Diagnosis>& diagnoses) {
     if (!d.queryid.empty()) data["queryid"] = d.queryid;
     if (!d.query.empty()) data["query"] = d.query;
     out.push_back({{"stage", d.stage}, {"kind", d.kind}, {"message", d.message}, {"data", data}});
+  }
+  return out;
+}
+
+ordered_json remedies_json(const std::vector<Remedy>& remedies) {
+  ordered_json out = ordered_json::array();
+  for (const auto& r : remedies) {
+    out.push_back({{"stage", r.stage},
+                   {"remedy", r.remedy},
+                   {"settings", string_map(r.settings)},
+                   {"second_execution", r.second_execution},
+                   {"metrics", metrics_json(r.metrics)},
+                   {"snapshot_identical",
+                    r.snapshot_identical ? ordered_json(*r.snapshot_identical) : ordered_json()},
+                   {"first_difference", or_null(r.first_difference)},
+                   {"note", or_null(r.note)},
+                   {"error", or_null(r.error)}});
   }
   return out;
 }
@@ -403,8 +424,16 @@ std::string to_json(const Results& r) {
   doc["stages"] = stages;
   doc["obsolete_snapshots"] = r.obsolete_snapshots;
   doc["diagnoses"] = diagnoses_json(r.diagnoses);
+  doc["remedies"] = remedies_json(r.remedies);
   doc["profile_note"] = or_null(r.profile_note);
   doc["gate"] = gate_json(r.gate);
+  return doc.dump(2) + "\n";
+}
+
+std::string trial_to_json(const std::string& stage, const std::vector<Remedy>& remedies) {
+  ordered_json doc;
+  doc["stage"] = stage;
+  doc["remedies"] = remedies_json(remedies);
   return doc.dump(2) + "\n";
 }
 
@@ -453,6 +482,28 @@ Results from_json(std::string_view text, const std::string& source) {
       }
     }
     if (doc.contains("profile_note")) r.profile_note = str(doc, "profile_note");
+    if (doc.contains("remedies")) {
+      for (const auto& x : doc["remedies"]) {
+        Remedy m;
+        m.stage = x.at("stage").get<std::string>();
+        m.remedy = x.at("remedy").get<std::string>();
+        m.settings = x.at("settings").get<std::map<std::string, std::string>>();
+        m.second_execution = x.at("second_execution").get<bool>();
+        for (const auto& item : x.at("metrics").items()) {
+          const auto& v = item.value();
+          m.metrics.emplace_back(
+              item.key(), Metric{v.at("unit").get<std::string>(),
+                                 samples_from(v, "cold", m.stage, item.key(), source),
+                                 samples_from(v, "warm", m.stage, item.key(), source)});
+        }
+        if (const auto& i = x.at("snapshot_identical"); !i.is_null())
+          m.snapshot_identical = i.get<bool>();
+        m.first_difference = str(x, "first_difference");
+        m.note = str(x, "note");
+        m.error = str(x, "error");
+        r.remedies.push_back(std::move(m));
+      }
+    }
     if (doc.contains("gate") && !doc["gate"].is_null()) r.gate = gate_from(doc["gate"], source);
   } catch (const nlohmann::json::exception& e) {
     throw usage_error(source, fmt::format("malformed results file: {}", e.what()));

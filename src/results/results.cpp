@@ -108,6 +108,21 @@ double median(std::vector<double> samples) {
   return (lower + upper) / 2;
 }
 
+const Metric* Remedy::find(std::string_view name) const {
+  for (const auto& [n, m] : metrics) {
+    if (n == name) return &m;
+  }
+  return nullptr;
+}
+
+std::optional<double> Remedy::median_of(std::string_view name) const {
+  const Metric* m = find(name);
+  if (!m) return std::nullopt;
+  const auto& samples = second_execution ? m->warm : m->cold;
+  if (samples.empty()) return std::nullopt;
+  return median(samples);
+}
+
 const std::vector<std::string_view>& known_metric_order() {
   static const std::vector<std::string_view> order{
       "wall_ms",          "cpu_ms",           "peak_rss_bytes",        "connect_ms",

@@ -171,6 +171,29 @@ struct Diagnosis {
   std::string query;    // its normalized text (shortened), or ""
 };
 
+/// One variant of a remedy trial (`--try`): the stage as it is ("as is") or under one remedy of
+/// its diagnoses, measured cold in the trial's interleaved runs (results.json `remedies`).
+struct Remedy {
+  std::string stage;
+  std::string remedy;  // "as is", "jit = off", "prepared statement", "ANALYZE", …
+  std::map<std::string, std::string> settings;  // what the variant sets on top of the stage's
+  /// wall_ms, db_exec_ms, db_jit_ms, … with the trial's samples (cold; a prepared statement's
+  /// second execution as warm)
+  std::vector<std::pair<std::string, Metric>> metrics;
+  std::optional<bool> snapshot_identical;  // its candidate against as is; nullopt: no snapshot
+  std::string first_difference;            // the first differing path when not identical
+  std::string note;   // what else was measured ("cost estimate 1.3e9 → 2.9e6")
+  std::string error;  // the variant failed (its runs stopped); "" otherwise
+  /// The figures that count are each session's second execution (the warm samples): a prepared
+  /// statement, planned by the first.
+  bool second_execution = false;
+  /// The metric called `name`, or nullptr.
+  const Metric* find(std::string_view name) const;
+  /// The median of `name` the trial compares: of the cold samples, or of the warm ones with
+  /// second_execution; nullopt without samples.
+  std::optional<double> median_of(std::string_view name) const;
+};
+
 /// One gated metric of one stage, head against the baseline (docs/architecture.md "The gate").
 struct MetricVerdict {
   std::string stage;
@@ -248,6 +271,8 @@ struct Results {
   std::vector<StageResult> stages;
   std::vector<std::string> obsolete_snapshots;  // snapshot files no stage claims
   std::vector<Diagnosis> diagnoses;             // findings with suggestions (measure/diagnose)
+  /// Remedy trials (`--try`), per stage in stage order: "as is" first, then each remedy.
+  std::vector<Remedy> remedies;
   /// Why the stages have no server-side profile ("pg_stat_statements is not installed …"), said
   /// once in the report; "" when they were profiled or the config turned it off.
   std::string profile_note;

@@ -11,6 +11,7 @@
 #include "measure/diagnose.hpp"
 #include "measure/environment.hpp"
 #include "measure/runner.hpp"
+#include "measure/trial.hpp"
 #include "report/outputs.hpp"
 #include "session/session.hpp"
 #include "snapshot/snapshot.hpp"
@@ -130,6 +131,23 @@ Results run_job(const config::Config& cfg, const JobOptions& options) {
     results.stages.back().error = util::mask_secrets(results.stages.back().error);
     progress.stage_end(results.stages.back());
   }
+  results.diagnoses = measure::diagnose(results, cfg);
+  if (options.try_remedies) {
+    for (std::size_t i = 0; i < stages.size(); ++i) {
+      const StageResult& measured = results.stages[i];
+      if (measured.failed()) continue;
+      auto variants = measure::remedies_for(
+          stages[i], results.diagnoses,
+          measured.explain ? measured.explain->never_analyzed : std::vector<std::string>{});
+      if (variants.empty()) continue;
+      progress.line(fmt::format("{}: trying {} remed{} ({} cold runs each, interleaved)",
+                                stages[i].name, variants.size(),
+                                variants.size() == 1 ? "y" : "ies", stages[i].try_runs));
+      auto trial = measure::run_trial(stages[i], variants, ctx);
+      for (auto& r : trial) r.error = util::mask_secrets(r.error);
+      results.remedies.insert(results.remedies.end(), trial.begin(), trial.end());
+    }
+  }
   session.stop();
 
   if (options.stages.empty()) {
@@ -146,7 +164,6 @@ Results run_job(const config::Config& cfg, const JobOptions& options) {
     }
     results.obsolete_snapshots.assign(obsolete.begin(), obsolete.end());
   }
-  results.diagnoses = measure::diagnose(results, cfg);
   results.finished_at = utc_now();
   return results;
 }

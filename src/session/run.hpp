@@ -25,6 +25,7 @@ struct JobOptions {
   measure::ProgressStyle progress = measure::ProgressStyle::plain;
   int shard_index = 1;  // --shard I/N: run the I-th stage and every N-th after
   int shard_count = 1;  //   it (1-based, config order, after --stage)
+  bool try_remedies = false;  // --try: measure each diagnosed stage's remedies afterwards
 };
 
 /// `--shard I/N` as {I, N}; throws Error(usage) unless I and N are integers with 1 ≤ I ≤ N.

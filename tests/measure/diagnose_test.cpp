@@ -89,7 +89,9 @@ TEST(Diagnose, RepeatedQueryFromTheStageThreshold) {
   EXPECT_EQ(d[0].message,
             "statement 5 `select * from characters where account_id = $1` ran 50 times per cold "
             "run (12.5 ms in all, ≥ repeated_threshold 20) — an N+1: load all of them with one "
-            "query (a join, `= ANY($1)` with an array of the keys, or the ORM's eager loading)");
+            "query (a join, `= ANY($1)` with an array of the keys, or the ORM's eager loading); "
+            "that saves about 12.2 ms of server time per run, plus 49 round trips");
+  EXPECT_DOUBLE_EQ(d[0].data.at("estimated_saving_ms"), 49 * 12.5 / 50);
   config::Config loose = analyzed();
   config::Stage s;
   s.name = "app";

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <filesystem>
 
+#include <nlohmann/json.hpp>
+
 #include "results/json.hpp"
 #include "support/cluster.hpp"
 #include "support/support.hpp"
@@ -215,6 +217,108 @@ TEST_F(ProfileTest, MoreQueriesAreARegressionEvenWhenTheWallTimeHidesIt) {
   EXPECT_EQ(verdict(res).reason,
             "10.2× ≥ max_query_ratio 2, +46 statements ≥ min_query_delta 10");
   EXPECT_NE(worse.out.find("lookups db_queries"), std::string::npos) << worse.out;
+}
+
+// ---- remedy trials (--try) ----------------------------------------------------------------
+
+// An application whose JIT costs more than its execution (it lowers the thresholds itself), and
+// that notes the settings each run got (PGOPTIONS) in order.txt.
+constexpr const char* k_jit_app =
+    "    command: [sh, -c, 'echo \"run:$PGOPTIONS\" >> order.txt; psql -XAtq -c \"SET "
+    "jit_above_cost = 0; SET jit_inline_above_cost = 0; SET jit_optimize_above_cost = 0; select "
+    "sum(price * id) from item\" > /dev/null']\n";
+
+TEST_F(ProfileTest, TryInterleavesTheVariantsWithinTheBudgetAndRecordsEach) {
+  config("  - name: app\n" + std::string(k_jit_app) + "    runs: 1\n    try_runs: 2\n");
+  auto r = run({"--try"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  // The stage's own run, then as is, remedy 1, remedy 2, as is, remedy 1, remedy 2.
+  const std::string off = "run:-c jit=off";
+  const std::string lean = "run:-c jit_inline_above_cost=-1 -c jit_optimize_above_cost=-1";
+  EXPECT_EQ(slurp(dir / "order.txt"), "run:\nrun:\n" + off + "\n" + lean + "\nrun:\n" + off +
+                                          "\n" + lean + "\n");
+  Results res = results();
+  ASSERT_EQ(res.remedies.size(), 3u);
+  EXPECT_EQ(res.remedies[0].remedy, "as is");
+  EXPECT_EQ(res.remedies[1].remedy, "jit = off");
+  EXPECT_EQ(res.remedies[1].settings, (std::map<std::string, std::string>{{"jit", "off"}}));
+  EXPECT_EQ(res.remedies[2].remedy, "JIT without inlining and optimization");
+  for (const auto& m : res.remedies) {
+    EXPECT_EQ(m.stage, "app");
+    EXPECT_EQ(m.error, "");
+    ASSERT_NE(m.find("wall_ms"), nullptr) << m.remedy;
+    EXPECT_EQ(m.find("wall_ms")->cold.size(), 2u) << m.remedy;  // try_runs: 2, no more
+    EXPECT_FALSE(m.snapshot_identical) << m.remedy;             // the stage has no snapshot
+  }
+  EXPECT_GT(*res.remedies[0].median_of("db_jit_ms"), 0);
+  EXPECT_EQ(*res.remedies[1].median_of("db_jit_ms"), 0);  // jit = off reached the application
+  EXPECT_NE(res.remedies[0].note.find("the trial: 6 cold runs of 3 variants in "),
+            std::string::npos)
+      << res.remedies[0].note;
+  std::string report = slurp(dir / "coldgate-out/report.md");
+  EXPECT_NE(report.find("### Remedies measured"), std::string::npos) << report;
+  EXPECT_NE(report.find("| Remedy | Cold wall | JIT | vs as is | Snapshot |"), std::string::npos);
+}
+
+// A query whose text depends on extra_float_digits, JIT forced on it.
+constexpr const char* k_float_stage =
+    "  - name: floats\n"
+    "    query: select json_build_object('pi', pi(), 'total', sum(price * id)) from item\n"
+    "    decode: json\n"
+    "    settings: { jit_above_cost: '0', jit_inline_above_cost: '0', jit_optimize_above_cost: '0' }\n"
+    "    runs: 1\n"
+    "    try_runs: 2\n"
+    "    snapshot: { path: snapshots/floats.json }\n"
+    "    remedies:\n"
+    "      - { name: fewer float digits, settings: { extra_float_digits: '0' } }\n";
+
+TEST_F(ProfileTest, ARemedyThatChangesTheResultIsShownAsDifferingAndNeverRecommended) {
+  config(k_float_stage);
+  ASSERT_EQ(run({"--update-snapshots"}).exit_code, 0);
+  auto r = run({"--try"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  Results res = results();
+  const Remedy* digits = nullptr;
+  const Remedy* off = nullptr;
+  for (const auto& m : res.remedies) {
+    if (m.remedy == "fewer float digits") digits = &m;
+    if (m.remedy == "jit = off") off = &m;
+    if (m.remedy == "prepared statement") {
+      EXPECT_TRUE(m.second_execution);
+    }
+  }
+  ASSERT_NE(digits, nullptr);
+  ASSERT_NE(off, nullptr);
+  ASSERT_TRUE(digits->snapshot_identical);
+  EXPECT_FALSE(*digits->snapshot_identical);
+  EXPECT_EQ(digits->first_difference, "/pi");
+  ASSERT_TRUE(off->snapshot_identical);
+  EXPECT_TRUE(*off->snapshot_identical);
+  std::string report = slurp(dir / "coldgate-out/report.md");
+  EXPECT_NE(report.find("| fewer float digits |"), std::string::npos) << report;
+  EXPECT_NE(report.find("differs at /pi |"), std::string::npos) << report;
+  EXPECT_EQ(report.find("`fewer float digits`:"), std::string::npos) << report;  // not named
+
+  // explain --try --json: the same objects, "as is" first, as one document.
+  auto e = run_coldgate({"explain", "floats", "--try", "--json"}, dir.path(), "",
+                        {"CI=", "GITHUB_ACTIONS="});
+  ASSERT_EQ(e.exit_code, 0) << e.err;
+  auto doc = nlohmann::json::parse(e.out);
+  EXPECT_EQ(doc.at("stage"), "floats");
+  ASSERT_GE(doc.at("remedies").size(), 3u);
+  const auto& first = doc.at("remedies").at(0);
+  EXPECT_EQ(first.at("remedy"), "as is");
+  for (const char* key : {"stage", "remedy", "settings", "second_execution", "metrics",
+                          "snapshot_identical", "first_difference", "note", "error"})
+    EXPECT_TRUE(first.contains(key)) << key;
+  EXPECT_EQ(first.at("metrics").at("wall_ms").at("cold").size(), 2u);
+  bool differs = false;
+  for (const auto& m : doc.at("remedies")) {
+    if (m.at("remedy") == "fewer float digits") {
+      differs = m.at("snapshot_identical") == false && m.at("first_difference") == "/pi";
+    }
+  }
+  EXPECT_TRUE(differs) << e.out;
 }
 
 }  // namespace

@@ -1,0 +1,208 @@
+#include "measure/trial.hpp"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <memory>
+#include <optional>
+
+#include "db/connection.hpp"
+#include "db/provider.hpp"
+#include "diff/diff.hpp"
+#include "results/format.hpp"
+#include "util/error.hpp"
+#include "util/process.hpp"
+
+namespace coldgate::measure {
+using namespace coldgate::results;
+namespace {
+
+// The metrics a remedy is judged by, as the trial keeps them.
+const std::vector<std::string>& trial_metrics() {
+  static const std::vector<std::string> k_names = {"wall_ms",    "db_queries", "db_plan_ms",
+                                                   "db_exec_ms", "db_jit_ms",  "db_jit_functions"};
+  return k_names;
+}
+
+// A copy of the stages' database for the ANALYZE variant (CREATE DATABASE … TEMPLATE: the data
+// and its missing statistics as they are), ANALYZEd there; dropped on every exit path.
+class AnalyzedCopy {
+ public:
+  AnalyzedCopy(const db::ConnectionInfo& source, const std::vector<std::string>& tables)
+      : m_admin(source) {
+    m_admin.dbname = "postgres";
+    m_info = source;
+    m_info.dbname = source.dbname + "_try_analyze";
+    db::Connection admin(db::with_client_defaults(m_admin));
+    const std::string name = admin.raw().quote_name(m_info.dbname);
+    admin.exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)", "remedy trial: ANALYZE");
+    admin.exec(fmt::format("CREATE DATABASE {} TEMPLATE {}", name,
+                           admin.raw().quote_name(source.dbname)),
+               "remedy trial: ANALYZE");
+    m_created = true;
+    db::Connection copy(db::with_client_defaults(m_info));
+    for (const auto& t : tables) {
+      std::string quoted;
+      for (std::size_t start = 0;;) {  // schema.name, each part quoted
+        std::size_t dot = t.find('.', start);
+        quoted += (quoted.empty() ? "" : ".") +
+                  copy.raw().quote_name(t.substr(start, dot == std::string::npos ? dot : dot - start));
+        if (dot == std::string::npos) break;
+        start = dot + 1;
+      }
+      copy.exec("ANALYZE " + quoted, "remedy trial: ANALYZE");
+    }
+  }
+  ~AnalyzedCopy() {
+    if (!m_created) return;
+    try {
+      db::Connection admin(db::with_client_defaults(m_admin));
+      admin.exec("DROP DATABASE IF EXISTS " + admin.raw().quote_name(m_info.dbname) +
+                     " WITH (FORCE)",
+                 "remedy trial");
+    } catch (const std::exception&) {
+      // The server is gone (it goes with the run) or refuses: nothing more to do here.
+    }
+  }
+  AnalyzedCopy(const AnalyzedCopy&) = delete;
+  AnalyzedCopy& operator=(const AnalyzedCopy&) = delete;
+  const db::ConnectionInfo& info() const { return m_info; }
+
+ private:
+  db::ConnectionInfo m_admin;
+  db::ConnectionInfo m_info;
+  bool m_created = false;
+};
+
+std::optional<double> plan_cost(const config::Stage& stage, const db::ConnectionInfo& database) {
+  if (stage.is_command()) return std::nullopt;
+  try {
+    return explain_stage(stage, database, /*analyze=*/false).explain.total_cost;
+  } catch (const Error& e) {
+    if (e.code() == ExitCode::interrupted || e.code() == ExitCode::infrastructure) throw;
+    return std::nullopt;
+  }
+}
+
+std::string seconds(double ms) {
+  return format_value(ms, "ms");
+}
+
+}  // namespace
+
+std::vector<TrialVariant> remedies_for(const config::Stage& stage,
+                                       const std::vector<Diagnosis>& diagnoses,
+                                       const std::vector<std::string>& never_analyzed) {
+  std::vector<TrialVariant> out;
+  auto has = [&](const char* kind) {
+    return std::any_of(diagnoses.begin(), diagnoses.end(), [&](const Diagnosis& d) {
+      return d.stage == stage.name && d.kind == kind;
+    });
+  };
+  if (has("jit_dominates")) {
+    out.push_back({"jit = off", {{"jit", "off"}}, false, {}});
+    out.push_back({"JIT without inlining and optimization",
+                   {{"jit_inline_above_cost", "-1"}, {"jit_optimize_above_cost", "-1"}},
+                   false,
+                   {}});
+    if (!stage.is_command()) out.push_back({"prepared statement", {}, true, {}});
+  }
+  if (has("never_analyzed") && !never_analyzed.empty()) {
+    out.push_back({"ANALYZE", {}, false, never_analyzed});
+  }
+  for (const auto& r : stage.remedies) out.push_back({r.name, r.settings, false, {}});
+  return out;
+}
+
+std::vector<std::size_t> trial_order(std::size_t variants, int runs) {
+  std::vector<std::size_t> out;
+  for (int round = 0; round < runs; ++round) {
+    for (std::size_t v = 0; v < variants; ++v) out.push_back(v);
+  }
+  return out;
+}
+
+std::vector<Remedy> run_trial(const config::Stage& stage, const std::vector<TrialVariant>& variants,
+                              const RunContext& ctx) {
+  auto t0 = std::chrono::steady_clock::now();
+  const db::ConnectionInfo& database = ctx.database ? *ctx.database : ctx.provider->connection_info();
+
+  // Each variant: its stage (settings merged, cold runs only, try_runs of them) and context.
+  struct Arm {
+    TrialVariant variant;
+    config::Stage stage;
+    RunContext ctx;
+    std::unique_ptr<StageMeasurer> measurer;
+    std::string note;
+  };
+  std::vector<Arm> arms;
+  arms.push_back({{"as is", {}, false, {}}, stage, ctx, nullptr, ""});
+  for (const auto& v : variants) arms.push_back({v, stage, ctx, nullptr, ""});
+
+  std::unique_ptr<AnalyzedCopy> analyzed;
+  for (auto& arm : arms) {
+    arm.stage.runs = stage.try_runs;
+    arm.stage.warm = arm.variant.prepared ? 1 : 0;
+    for (const auto& [k, v] : arm.variant.settings) arm.stage.settings[k] = v;
+    arm.ctx.check_snapshots = false;
+    arm.ctx.prepared = arm.variant.prepared;
+    arm.ctx.label = fmt::format("{}try {}: ", ctx.label, arm.variant.name);
+    if (!arm.variant.analyze.empty()) {
+      std::optional<double> before = plan_cost(stage, database);
+      analyzed = std::make_unique<AnalyzedCopy>(database, arm.variant.analyze);
+      arm.ctx.database = analyzed->info();
+      std::optional<double> after = plan_cost(stage, analyzed->info());
+      if (before && after) {
+        arm.note = fmt::format("cost estimate {} → {}", format_value(std::round(*before), "count"),
+                               format_value(std::round(*after), "count"));
+      }
+    }
+  }
+  for (auto& arm : arms) arm.measurer = std::make_unique<StageMeasurer>(arm.stage, arm.ctx);
+
+  int runs = 0;
+  for (std::size_t i : trial_order(arms.size(), stage.try_runs)) {
+    if (arms[i].measurer->done()) continue;
+    arms[i].measurer->run_once();
+    ++runs;
+  }
+
+  std::vector<Remedy> out;
+  std::string as_is_candidate;
+  for (std::size_t i = 0; i < arms.size(); ++i) {
+    Arm& arm = arms[i];
+    StageResult r = arm.measurer->finish();
+    Remedy m;
+    m.stage = stage.name;
+    m.remedy = arm.variant.name;
+    m.settings = arm.variant.settings;
+    m.second_execution = arm.variant.prepared;
+    m.error = r.error;
+    m.note = arm.note;
+    for (const auto& name : trial_metrics()) {
+      if (const Metric* metric = r.find(name)) m.metrics.emplace_back(name, *metric);
+    }
+    const std::string& candidate = arm.measurer->first_candidate();
+    if (i == 0) as_is_candidate = candidate;
+    if (stage.snapshot && r.error.empty() && !as_is_candidate.empty()) {
+      m.snapshot_identical = candidate == as_is_candidate;
+      if (!*m.snapshot_identical) {
+        auto summary = diff::summarize(as_is_candidate, candidate, 1);
+        m.first_difference = summary.first.empty() || summary.first.front().path.empty()
+                                 ? "/"
+                                 : summary.first.front().path;
+      }
+    }
+    out.push_back(std::move(m));
+  }
+  double elapsed =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  std::string trial = fmt::format("the trial: {} cold runs of {} variants in {}", runs,
+                                  arms.size(), seconds(elapsed));
+  out.front().note = out.front().note.empty() ? trial : out.front().note + "; " + trial;
+  return out;
+}
+
+}  // namespace coldgate::measure

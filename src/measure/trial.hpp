@@ -1,0 +1,47 @@
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "config/config.hpp"
+#include "measure/runner.hpp"
+#include "results/results.hpp"
+
+namespace coldgate::measure {
+
+/// One variant of a remedy trial besides "as is".
+struct TrialVariant {
+  std::string name;                             // "jit = off", "prepared statement", …
+  std::map<std::string, std::string> settings;  // on top of the stage's own
+  bool prepared = false;             // SQL stages: PREPARE once, the second execution counts
+  std::vector<std::string> analyze;  // tables ANALYZEd first, in a copy of the database
+};
+
+/// The remedies a stage's diagnoses suggest, each once, in this order, then the stage's own
+/// `remedies:`: for `jit_dominates` `jit = off`, JIT without inlining and optimization
+/// (jit_inline_above_cost = jit_optimize_above_cost = -1; PostgreSQL docs, "Planner Cost
+/// Constants": -1 disables them) and, for a SQL stage, a prepared statement; for
+/// `never_analyzed` ANALYZE of `never_analyzed` (the stage's plans' tables that were never
+/// analyzed). `repeated_query` needs a code change: no variant (its diagnosis gives the saving).
+std::vector<TrialVariant> remedies_for(const config::Stage& stage,
+                                       const std::vector<results::Diagnosis>& diagnoses,
+                                       const std::vector<std::string>& never_analyzed);
+
+/// The trial's cold runs in the order they are made: variant indexes (0 = as is) round-robin,
+/// `runs` rounds: 0, 1, …, n−1, 0, 1, …; so a drifting machine hits every variant alike.
+std::vector<std::size_t> trial_order(std::size_t variants, int runs);
+
+/// Measures `stage` as is and under each of `variants`, interleaved (trial_order), at most
+/// `stage.try_runs` cold runs each in the stage's cold mode, each run in a fresh process within
+/// the stage's timeout, profiled like the stage's runs; an ANALYZE variant runs in a copy of
+/// the stages' database (CREATE DATABASE … TEMPLATE), dropped afterwards on every exit path.
+/// Returns "as is" first, then the variants, each with its metrics, whether its snapshot
+/// candidate is byte-identical to as is (and the first differing path), and notes (cost
+/// estimates before and after ANALYZE; the trial's elapsed time on "as is"). A variant that
+/// fails keeps its error. Throws Error as run_stage() does (interrupt, lost server).
+std::vector<results::Remedy> run_trial(const config::Stage& stage,
+                                       const std::vector<TrialVariant>& variants,
+                                       const RunContext& ctx);
+
+}  // namespace coldgate::measure

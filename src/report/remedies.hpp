@@ -1,0 +1,23 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "results/results.hpp"
+
+namespace coldgate::report {
+
+/// One stage's remedy trial as Markdown: `| Remedy | Cold wall | JIT | vs as is | Snapshot |`
+/// ("as is" first; cold wall as median (min–max), a prepared statement's second execution;
+/// JIT as db_jit_ms; vs as is as the ratio of the wall medians; snapshot identical, differs at
+/// the first differing path, or — without a snapshot), then the trial's notes and the
+/// recommendation() line. "" for an empty trial.
+std::string remedies_table(const std::vector<results::Remedy>& trial, results::StageKind kind);
+
+/// The one line naming the fastest remedy that is faster than as is by more than 10% and whose
+/// snapshot is identical — "`jit = off`: 4.85 s → 0.58 s (8.4× faster), snapshot identical —
+/// add `settings: {jit: "off"}` (…)" — or saying that none is; a remedy whose snapshot differs
+/// is never recommended, one of a stage without a snapshot is named with that caveat.
+std::string recommendation(const std::vector<results::Remedy>& trial, results::StageKind kind);
+
+}  // namespace coldgate::report

@@ -1,0 +1,110 @@
+#include "measure/trial.hpp"
+
+#include <gtest/gtest.h>
+
+#include "report/remedies.hpp"
+
+namespace coldgate::measure {
+namespace {
+
+using namespace coldgate::results;
+
+TEST(Trial, TheOrderIsRoundRobinSoDriftHitsEveryVariantAlike) {
+  EXPECT_EQ(trial_order(3, 2), (std::vector<std::size_t>{0, 1, 2, 0, 1, 2}));
+  EXPECT_EQ(trial_order(1, 3), (std::vector<std::size_t>{0, 0, 0}));
+  EXPECT_TRUE(trial_order(4, 0).empty());
+}
+
+Diagnosis finding(const std::string& stage, const std::string& kind) {
+  return {stage, kind, "…", {}, "", ""};
+}
+
+TEST(Trial, RemediesComeFromTheStagesOwnDiagnosesThenItsOwnList) {
+  config::Stage sql;
+  sql.name = "load";
+  sql.query = "select 1";
+  sql.remedies.push_back({"more work_mem", {{"work_mem", "64MB"}}, {}});
+  std::vector<Diagnosis> d = {finding("load", "jit_dominates"), finding("load", "never_analyzed"),
+                              finding("load", "repeated_query"), finding("other", "jit_dominates")};
+  auto v = remedies_for(sql, d, {"public.item"});
+  ASSERT_EQ(v.size(), 5u);
+  EXPECT_EQ(v[0].name, "jit = off");
+  EXPECT_EQ(v[0].settings, (std::map<std::string, std::string>{{"jit", "off"}}));
+  EXPECT_EQ(v[1].name, "JIT without inlining and optimization");
+  EXPECT_EQ(v[1].settings, (std::map<std::string, std::string>{
+                               {"jit_inline_above_cost", "-1"}, {"jit_optimize_above_cost", "-1"}}));
+  EXPECT_EQ(v[2].name, "prepared statement");
+  EXPECT_TRUE(v[2].prepared);
+  EXPECT_EQ(v[3].name, "ANALYZE");
+  EXPECT_EQ(v[3].analyze, std::vector<std::string>{"public.item"});
+  EXPECT_EQ(v[4].name, "more work_mem");  // repeated_query has none: it is a code change
+
+  config::Stage app;
+  app.name = "app";
+  app.command = {"./app"};
+  auto c = remedies_for(app, {finding("app", "jit_dominates")}, {});
+  ASSERT_EQ(c.size(), 2u);  // no prepared statement for an application
+  EXPECT_TRUE(remedies_for(app, {finding("app", "repeated_query")}, {}).empty());
+}
+
+Remedy variant(const std::string& name, std::vector<double> wall, std::optional<bool> identical,
+               std::map<std::string, std::string> settings = {}) {
+  Remedy r;
+  r.stage = "s";
+  r.remedy = name;
+  r.settings = std::move(settings);
+  r.metrics.emplace_back("wall_ms", Metric{"ms", std::move(wall), {}});
+  r.snapshot_identical = identical;
+  if (identical && !*identical) r.first_difference = "/pi";
+  return r;
+}
+
+TEST(Trial, TheFastestIdenticalRemedyIsRecommendedNeverOneThatChangesTheResult) {
+  std::vector<Remedy> trial = {variant("as is", {4850, 4900, 4870}, true),
+                               variant("fewer float digits", {300, 310, 305}, false,
+                                       {{"extra_float_digits", "0"}}),
+                               variant("jit = off", {580, 590, 575}, true, {{"jit", "off"}}),
+                               variant("JIT without inlining and optimization",
+                                       {1400, 1450, 1420}, true,
+                                       {{"jit_inline_above_cost", "-1"},
+                                        {"jit_optimize_above_cost", "-1"}})};
+  EXPECT_EQ(report::recommendation(trial, StageKind::sql),
+            "`jit = off`: 4.87 s → 580.0 ms (8.40× faster), snapshot identical — add `settings: "
+            "{jit: \"off\"}` to the stage (or `SET LOCAL jit = off;` in front of the query)");
+  std::string table = report::remedies_table(trial, StageKind::sql);
+  EXPECT_NE(table.find("| as is | 4.87 s (4.85 s–4.90 s) | — | — | reference |"),
+            std::string::npos)
+      << table;
+  EXPECT_NE(table.find("| fewer float digits | 305.0 ms (300.0 ms–310.0 ms) | — | 16.0× faster | "
+                       "differs at /pi |"),
+            std::string::npos)
+      << table;
+
+  // Nothing clearly faster (within 10%), or only a remedy that changes the result.
+  std::vector<Remedy> none = {variant("as is", {100}, true), variant("jit = off", {95}, true),
+                              variant("float", {10}, false)};
+  EXPECT_EQ(report::recommendation(none, StageKind::sql),
+            "No remedy was more than 10% faster than as is with an identical snapshot.");
+
+  // Without a snapshot a remedy is named with the caveat.
+  std::vector<Remedy> blind = {variant("as is", {100}, std::nullopt),
+                               variant("jit = off", {20}, std::nullopt, {{"jit", "off"}})};
+  EXPECT_NE(report::recommendation(blind, StageKind::command)
+                .find("no snapshot to prove it loads the same data — add `settings: {jit: "
+                      "\"off\"}` to the stage (or `SET LOCAL jit = off;` right before the "
+                      "statement, in a transaction of its own)"),
+            std::string::npos);
+}
+
+TEST(Trial, APreparedStatementIsJudgedByItsSecondExecution) {
+  Remedy p = variant("prepared statement", {5000}, true);
+  p.metrics.front().second.warm = {4900};
+  p.second_execution = true;
+  EXPECT_EQ(*p.median_of("wall_ms"), 4900);
+  std::string table = report::remedies_table({variant("as is", {5000}, true), p}, StageKind::sql);
+  EXPECT_NE(table.find("| prepared statement | 4.90 s, 2nd execution |"), std::string::npos)
+      << table;
+}
+
+}  // namespace
+}  // namespace coldgate::measure
