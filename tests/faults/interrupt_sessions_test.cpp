@@ -22,10 +22,11 @@ using namespace std::chrono_literals;
 using testing::TempDir;
 
 struct InterruptSessions : ::testing::Test {
-  // Runs `stage` against a fresh database `db`, interrupts coldgate with SIGINT once `ready()`
-  // (polled, up to 60 s) and returns coldgate's exit code.
+  // Runs `stage` against a fresh database `db` (`coldgate run` plus `extra` arguments), sends
+  // `signal` once `ready()` (polled, up to 60 s) and returns coldgate's exit code.
   int interrupt_when(const std::string& db, const std::string& stage,
-                     const std::function<bool()>& ready) {
+                     const std::function<bool()>& ready, int signal = SIGINT,
+                     const std::vector<std::string>& extra = {}) {
     dir.write("coldgate.yaml",
               "version: 1\n"
               "database: { provider: external, url: \"${TEST_DB_URL}\" }\n"
@@ -33,8 +34,11 @@ struct InterruptSessions : ::testing::Test {
               "stages:\n" +
                   stage);
     const std::string url = testing::fresh_database(db).url();
+    std::vector<std::string> argv = {COLDGATE_BINARY, "run", "--no-ci", "--out",
+                                     (dir / "out").string()};
+    argv.insert(argv.end(), extra.begin(), extra.end());
     util::SpawnOptions o{
-        .argv = {COLDGATE_BINARY, "run", "--no-ci", "--out", (dir / "out").string()},
+        .argv = argv,
         .cwd = dir.path(),
         .env = {"TEST_DB_URL=" + url, "CI=", "GITHUB_ACTIONS="},
         .capture_stdout = false,
@@ -49,7 +53,7 @@ struct InterruptSessions : ::testing::Test {
       std::this_thread::sleep_for(20ms);
     }
     EXPECT_TRUE(is_ready) << testing::slurp(dir / "stderr.txt");
-    ::kill(coldgate.pid(), SIGINT);
+    ::kill(coldgate.pid(), signal);
     util::ExitStatus s = coldgate.wait(120s);
     return s.signal ? 128 + s.signal : s.exit_code;
   }
@@ -101,6 +105,55 @@ TEST_F(InterruptSessions, SigintDuringASettingsViaRoleStagePutsTheRoleBack) {
       << testing::slurp(dir / "stderr.txt");
   EXPECT_EQ(during, "jit=off");
   EXPECT_EQ(testing::role_settings_of(db), "");
+}
+
+// A remedy trial of a `settings_via: role` application: its own run is quick (JIT on, the
+// server's default); the "jit = off" variant finds jit off and stays until it is stopped.
+const std::string k_trial_stage =
+    "  - name: driver\n"
+    "    command: [sh, -c, 'if [ \"$(psql -XAtc \"show jit\")\" = off ]; then touch trying; "
+    "exec sleep 60; fi']\n"
+    "    settings_via: role\n"
+    "    try_runs: 1\n"
+    "    remedies: [ { name: jit = off, settings: { jit: \"off\" } } ]\n";
+
+TEST_F(InterruptSessions, SigintAndSigtermDuringATrialPutTheRoleBack) {
+  for (int signal : {SIGINT, SIGTERM}) {
+    SCOPED_TRACE(signal);
+    const std::string db = "coldgate_interrupt_trial";
+    std::filesystem::remove(dir / "trying");
+    std::string during;
+    EXPECT_EQ(interrupt_when(
+                  db, k_trial_stage,
+                  [&] {
+                    if (!std::filesystem::exists(dir / "trying")) return false;
+                    during = testing::role_settings_of(db);
+                    return true;
+                  },
+                  signal, {"--try"}),
+              130)
+        << testing::slurp(dir / "stderr.txt");
+    EXPECT_EQ(during, "jit=off");
+    EXPECT_EQ(testing::role_settings_of(db), "");
+    EXPECT_EQ(testing::backends_of(db), std::vector<std::string>{});
+  }
+}
+
+TEST_F(InterruptSessions, ATimeoutDuringATrialFailsThatVariantAndPutsTheRoleBack) {
+  const std::string db = "coldgate_trial_timeout";
+  dir.write("coldgate.yaml", "version: 1\n"
+                             "database: { provider: external, url: \"${TEST_DB_URL}\" }\n"
+                             "defaults: { runs: 1, warm: 0, timeout: 1s }\n"
+                             "stages:\n" + k_trial_stage);
+  const std::string url = testing::fresh_database(db).url();
+  auto r = testing::run_coldgate({"run", "--no-ci", "--try"}, dir.path(), "",
+                                 {"TEST_DB_URL=" + url, "CI=", "GITHUB_ACTIONS="});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;  // a failed remedy does not fail the gate
+  EXPECT_NE(r.out.find("| jit = off | — | — | — | failed: cold run 1/1: timed out after 1000 ms"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(testing::role_settings_of(db), "");
+  EXPECT_EQ(testing::backends_of(db), std::vector<std::string>{});
 }
 
 }  // namespace
