@@ -321,5 +321,29 @@ TEST_F(ProfileTest, ARemedyThatChangesTheResultIsShownAsDifferingAndNeverRecomme
   EXPECT_TRUE(differs) << e.out;
 }
 
+TEST_F(ProfileTest, TheAnalyzeRemedyRunsInACopyWithTheEstimateBeforeAndAfter) {
+  config("  - name: pricey\n"
+         "    query: select json_agg(id order by id) from item where price > 30\n"
+         "    decode: json\n"
+         "    runs: 1\n"
+         "    try_runs: 1\n"
+         "    snapshot: { path: snapshots/pricey.json }\n",
+         /*analyze=*/false);
+  ASSERT_EQ(run({"--update-snapshots"}).exit_code, 0);
+  auto r = run({"--try"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  Results res = results();
+  const Remedy* analyze = nullptr;
+  for (const auto& m : res.remedies) {
+    if (m.remedy == "ANALYZE") analyze = &m;
+  }
+  ASSERT_NE(analyze, nullptr) << r.out;
+  EXPECT_EQ(analyze->error, "");
+  ASSERT_TRUE(analyze->snapshot_identical);
+  EXPECT_TRUE(*analyze->snapshot_identical);
+  EXPECT_EQ(analyze->note.rfind("cost estimate ", 0), 0u) << analyze->note;
+  EXPECT_NE(analyze->note.find(" → "), std::string::npos) << analyze->note;
+}
+
 }  // namespace
 }  // namespace coldgate::measure
