@@ -72,7 +72,8 @@ TEST_F(ExplainTest, UnknownOrCommandStageIsAUsageError) {
   auto command = run_coldgate({"explain", "cmd"}, dir.path());
   EXPECT_EQ(command.exit_code, 2);
   EXPECT_EQ(command.err, "coldgate: error: explain: stage 'cmd' runs a command; EXPLAIN needs a "
-                         "SQL stage (sql: or query:)\n");
+                         "SQL stage (sql: or query:); `--try` measures a command stage's "
+                         "remedies\n");
 }
 
 }  // namespace
