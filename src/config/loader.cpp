@@ -2,6 +2,7 @@
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <sstream>
 
 #include "config/config.hpp"
@@ -324,6 +325,13 @@ class Loader {
       r.settings = m_r.settings(settings->value, f.path("settings"));
       if (r.settings.empty())
         m_r.fail(settings->value, f.path("settings"), "is empty; a remedy sets at least one setting");
+      // The names of "as is" and of the diagnoses' remedies (measure::remedies_for).
+      static const std::vector<std::string> k_builtin = {
+          "as is", "jit = off", "JIT without inlining and optimization", "prepared statement",
+          "ANALYZE"};
+      if (std::find(k_builtin.begin(), k_builtin.end(), r.name) != k_builtin.end())
+        m_r.fail(name->value, f.path("name"),
+                 "'" + r.name + "' is the name of coldgate's own variant; name yours otherwise");
       for (const auto& other : s.remedies) {
         if (other.name == r.name)
           m_r.fail(name->value, f.path("name"),

@@ -8,6 +8,8 @@
 #include <memory>
 #include <optional>
 
+#include <unistd.h>
+
 #include "db/connection.hpp"
 #include "db/provider.hpp"
 #include "diff/diff.hpp"
@@ -34,7 +36,8 @@ class AnalyzedCopy {
       : m_admin(source) {
     m_admin.dbname = "postgres";
     m_info = source;
-    m_info.dbname = source.dbname + "_try_analyze";
+    // This run's own name: concurrent runs on one server do not meet.
+    m_info.dbname = fmt::format("{}_try_analyze_{}", source.dbname, ::getpid());
     db::Connection admin(db::with_client_defaults(m_admin));
     const std::string name = admin.raw().quote_name(m_info.dbname);
     admin.exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)", "remedy trial: ANALYZE");
@@ -136,22 +139,36 @@ std::vector<Remedy> run_trial(const config::Stage& stage, const std::vector<Tria
     RunContext ctx;
     std::unique_ptr<StageMeasurer> measurer;
     std::string note;
+    std::string error;  // the variant could not be set up (its runs are not made)
   };
   std::vector<Arm> arms;
-  arms.push_back({{"as is", {}, false, {}}, stage, ctx, nullptr, ""});
-  for (const auto& v : variants) arms.push_back({v, stage, ctx, nullptr, ""});
+  arms.push_back({{"as is", {}, false, {}}, stage, ctx, nullptr, "", ""});
+  for (const auto& v : variants) arms.push_back({v, stage, ctx, nullptr, "", ""});
 
   std::unique_ptr<AnalyzedCopy> analyzed;
-  for (auto& arm : arms) {
+  const bool prepared = std::any_of(variants.begin(), variants.end(),
+                                    [](const TrialVariant& v) { return v.prepared; });
+  for (std::size_t i = 0; i < arms.size(); ++i) {
+    Arm& arm = arms[i];
     arm.stage.runs = stage.try_runs;
-    arm.stage.warm = arm.variant.prepared ? 1 : 0;
+    // A prepared statement's second execution, and as is's for comparison.
+    arm.stage.warm = arm.variant.prepared || (i == 0 && prepared) ? 1 : 0;
     for (const auto& [k, v] : arm.variant.settings) arm.stage.settings[k] = v;
     arm.ctx.check_snapshots = false;
     arm.ctx.prepared = arm.variant.prepared;
     arm.ctx.label = fmt::format("{}try {}: ", ctx.label, arm.variant.name);
     if (!arm.variant.analyze.empty()) {
       std::optional<double> before = plan_cost(stage, database);
-      analyzed = std::make_unique<AnalyzedCopy>(database, arm.variant.analyze);
+      try {
+        analyzed = std::make_unique<AnalyzedCopy>(database, arm.variant.analyze);
+      } catch (const Error& e) {
+        if (e.code() == ExitCode::interrupted || e.code() == ExitCode::infrastructure) throw;
+        // Another session on the database (an external server's), no CREATEDB right…: this
+        // variant is not measured, the others are.
+        std::string what = e.message();
+        arm.error = "could not copy the database to ANALYZE it: " + what.substr(0, what.find('\n'));
+        continue;
+      }
       arm.ctx.database = analyzed->info();
       std::optional<double> after = plan_cost(stage, analyzed->info());
       if (before && after) {
@@ -164,7 +181,7 @@ std::vector<Remedy> run_trial(const config::Stage& stage, const std::vector<Tria
 
   int runs = 0;
   for (std::size_t i : trial_order(arms.size(), stage.try_runs)) {
-    if (arms[i].measurer->done()) continue;
+    if (!arms[i].error.empty() || arms[i].measurer->done()) continue;
     arms[i].measurer->run_once();
     ++runs;
   }
@@ -173,7 +190,12 @@ std::vector<Remedy> run_trial(const config::Stage& stage, const std::vector<Tria
   std::string as_is_candidate;
   for (std::size_t i = 0; i < arms.size(); ++i) {
     Arm& arm = arms[i];
-    StageResult r = arm.measurer->finish();
+    StageResult r;
+    if (arm.error.empty()) {
+      r = arm.measurer->finish();
+    } else {
+      r.error = arm.error;
+    }
     Remedy m;
     m.stage = stage.name;
     m.remedy = arm.variant.name;
@@ -196,6 +218,20 @@ std::vector<Remedy> run_trial(const config::Stage& stage, const std::vector<Tria
       }
     }
     out.push_back(std::move(m));
+  }
+  // The second execution in the same session, prepared against as is: what a statement cache
+  // saves once the first execution has paid for the plan (and for JIT, which is not cached).
+  for (auto& m : out) {
+    if (!m.second_execution) continue;
+    auto second = [](const Remedy& r) -> std::optional<double> {
+      const Metric* w = r.find("wall_ms");
+      if (!w || w->warm.empty()) return std::nullopt;
+      return median(w->warm);
+    };
+    if (auto p = second(m), a = second(out.front()); p && a) {
+      m.note = fmt::format("second execution in the same session: {} (as is: {})", seconds(*p),
+                           seconds(*a));
+    }
   }
   double elapsed =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

@@ -118,9 +118,8 @@ const Metric* Remedy::find(std::string_view name) const {
 std::optional<double> Remedy::median_of(std::string_view name) const {
   const Metric* m = find(name);
   if (!m) return std::nullopt;
-  const auto& samples = second_execution ? m->warm : m->cold;
-  if (samples.empty()) return std::nullopt;
-  return median(samples);
+  if (m->cold.empty()) return std::nullopt;
+  return median(m->cold);
 }
 
 const std::vector<std::string_view>& known_metric_order() {

@@ -184,13 +184,12 @@ struct Remedy {
   std::string first_difference;            // the first differing path when not identical
   std::string note;   // what else was measured ("cost estimate 1.3e9 → 2.9e6")
   std::string error;  // the variant failed (its runs stopped); "" otherwise
-  /// The figures that count are each session's second execution (the warm samples): a prepared
-  /// statement, planned by the first.
+  /// A prepared statement: its warm samples are each session's second execution (as is's too,
+  /// in its trial), reported beside the cold figures every variant is judged by.
   bool second_execution = false;
   /// The metric called `name`, or nullptr.
   const Metric* find(std::string_view name) const;
-  /// The median of `name` the trial compares: of the cold samples, or of the warm ones with
-  /// second_execution; nullopt without samples.
+  /// The median of `name`'s cold samples, which the trial compares; nullopt without samples.
   std::optional<double> median_of(std::string_view name) const;
 };
 

@@ -140,6 +140,7 @@ Results run_job(const config::Config& cfg, const JobOptions& options) {
           stages[i], results.diagnoses,
           measured.explain ? measured.explain->never_analyzed : std::vector<std::string>{});
       if (variants.empty()) continue;
+      progress.stage_start(static_cast<int>(i) + 1, stages[i].name);  // the trial's lines name it
       progress.line(fmt::format("{}: trying {} remed{} ({} cold runs each, interleaved)",
                                 stages[i].name, variants.size(),
                                 variants.size() == 1 ? "y" : "ies", stages[i].try_runs));

@@ -193,6 +193,22 @@ TEST(ConfigErrors, SettingsViaIsForCommandStagesAndNamesItsChoices) {
       "coldgate.yaml:5:17", "stages[0].settings: 'jit off' is not a PostgreSQL setting name");
 }
 
+TEST(ConfigErrors, RemediesNeedANameOfTheirOwnAndSettings) {
+  const std::string head = "version: 1\nstages:\n  - name: q\n    query: select 1\n    remedies:\n";
+  EXPECT_CONFIG_ERROR(head + "      - { name: jit = off, settings: { jit: 'on' } }\n",
+                      "coldgate.yaml:6:17",
+                      "stages[0].remedies[0].name: 'jit = off' is the name of coldgate's own "
+                      "variant; name yours otherwise");
+  EXPECT_CONFIG_ERROR(head + "      - { name: a, settings: { work_mem: 1MB } }\n"
+                             "      - { name: a, settings: { work_mem: 2MB } }\n",
+                      "coldgate.yaml:7:17",
+                      "stages[0].remedies[1].name: duplicate remedy name 'a' (first at "
+                      "coldgate.yaml:6:9)");
+  EXPECT_CONFIG_ERROR(head + "      - { name: a }\n", "coldgate.yaml:6:9",
+                      "stages[0].remedies[0]: missing required key 'settings' (what the remedy "
+                      "sets)");
+}
+
 TEST(ConfigErrors, DuplicateStageNamePointsAtTheSecond) {
   EXPECT_CONFIG_ERROR(
       R"(version: 1

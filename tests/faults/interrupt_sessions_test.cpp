@@ -115,7 +115,7 @@ const std::string k_trial_stage =
     "exec sleep 60; fi']\n"
     "    settings_via: role\n"
     "    try_runs: 1\n"
-    "    remedies: [ { name: jit = off, settings: { jit: \"off\" } } ]\n";
+    "    remedies: [ { name: no jit, settings: { jit: \"off\" } } ]\n";
 
 TEST_F(InterruptSessions, SigintAndSigtermDuringATrialPutTheRoleBack) {
   for (int signal : {SIGINT, SIGTERM}) {
@@ -149,7 +149,7 @@ TEST_F(InterruptSessions, ATimeoutDuringATrialFailsThatVariantAndPutsTheRoleBack
   auto r = testing::run_coldgate({"run", "--no-ci", "--try"}, dir.path(), "",
                                  {"TEST_DB_URL=" + url, "CI=", "GITHUB_ACTIONS="});
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;  // a failed remedy does not fail the gate
-  EXPECT_NE(r.out.find("| jit = off | — | — | — | failed: cold run 1/1: timed out after 1000 ms"),
+  EXPECT_NE(r.out.find("| no jit | — | — | — | failed: cold run 1/1: timed out after 1000 ms"),
             std::string::npos)
       << r.out;
   EXPECT_EQ(testing::role_settings_of(db), "");
