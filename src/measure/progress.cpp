@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 
+#include "results/format.hpp"
 #include "results/results.hpp"
 
 namespace coldgate::measure {
@@ -92,7 +93,7 @@ void Progress::run_done(int run, int runs, double wall_ms, std::string_view labe
 void Progress::stage_end(const StageResult& result) {
   std::string outcome;
   if (result.failed()) {
-    outcome = "failed: " + result.error.substr(0, result.error.find('\n'));
+    outcome = "failed: " + results::failure_summary(result.error);
   } else {
     const Metric* wall = result.find("wall_ms");
     outcome = fmt::format("done, median wall {:.1f} ms", wall ? median(wall->cold) : 0.0);

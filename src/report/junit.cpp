@@ -6,6 +6,7 @@
 #include <map>
 
 #include "report/escape.hpp"
+#include "results/format.hpp"
 #include "report/table.hpp"
 
 namespace coldgate::report {
@@ -57,7 +58,7 @@ Suite stage_suite(const StageResult& s, const Results& r, Verdicts& verdicts) {
   Suite suite{s.name, {}};
   if (s.failed()) {
     suite.cases.push_back(
-        {"run", "", "error", "stage failed", s.error.substr(0, s.error.find('\n')), s.error});
+        {"run", "", "error", "stage failed", results::failure_summary(s.error), s.error});
   }
   if (r.gate) {
     for (const MetricVerdict* v : verdicts[s.name]) suite.cases.push_back(verdict_case(*v));

@@ -137,31 +137,9 @@ ChangeRow metric_row(const Comparison& c, const std::string& stage, const StageR
           md_text(before),    md_text(after),     change_cell(v, whole), why_cell(why)};
 }
 
-// A failed stage's reason on one line: the error's first line and, when a stderr tail follows
-// ("…; stderr ends:"), the tail's last line that states something — psql's context lines
-// (LINE, DETAIL, HINT, CONTEXT) and indented ones (a caret, a traceback frame) are passed over.
-std::string failure_reason(const std::string& error) {
-  std::size_t nl = error.find('\n');
-  std::string first = error.substr(0, nl);
-  if (nl == std::string::npos) return first;
-  std::string_view tail = std::string_view(error).substr(nl + 1);
-  std::string_view cause;
-  while (!tail.empty() && cause.empty()) {
-    std::size_t cut = tail.find_last_of('\n', tail.size() - 1);
-    std::string_view line = cut == std::string_view::npos ? tail : tail.substr(cut + 1);
-    tail = cut == std::string_view::npos ? std::string_view{} : tail.substr(0, cut);
-    bool context = line.empty() || line.front() == ' ' || line.front() == '\t' ||
-                   line.starts_with("LINE ") || line.starts_with("DETAIL:") ||
-                   line.starts_with("HINT:") || line.starts_with("CONTEXT:");
-    if (!context) cause = line;
-  }
-  if (cause.empty()) return first;
-  return first + (first.ends_with(':') ? " " : " — ") + std::string(cause);
-}
-
 ChangeRow failed_row(const StageResult& s) {
   return {Kind::failed, 0, md_text(s.name), "—", "—", "—", "❌ failed",
-          why_cell(failure_reason(s.error))};
+          why_cell(results::failure_summary(s.error))};
 }
 
 ChangeRow snapshot_row(const StageResult& s) {

@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <cmath>
+#include <string_view>
 
 namespace coldgate::results {
 namespace {
@@ -40,6 +41,25 @@ std::string format_value(double v, const std::string& unit) {
                            : fmt::format("{:.2f}", v);
   if (unit.empty() || unit == "count") return number;
   return number + " " + unit;
+}
+
+std::string failure_summary(const std::string& error) {
+  std::size_t nl = error.find('\n');
+  std::string first = error.substr(0, nl);
+  if (nl == std::string::npos) return first;
+  std::string_view tail = std::string_view(error).substr(nl + 1);
+  std::string_view cause;
+  while (!tail.empty() && cause.empty()) {
+    std::size_t cut = tail.find_last_of('\n', tail.size() - 1);
+    std::string_view line = cut == std::string_view::npos ? tail : tail.substr(cut + 1);
+    tail = cut == std::string_view::npos ? std::string_view{} : tail.substr(0, cut);
+    bool context = line.empty() || line.front() == ' ' || line.front() == '\t' ||
+                   line.starts_with("LINE ") || line.starts_with("DETAIL:") ||
+                   line.starts_with("HINT:") || line.starts_with("CONTEXT:");
+    if (!context) cause = line;
+  }
+  if (cause.empty()) return first;
+  return first + (first.ends_with(':') ? " " : " — ") + std::string(cause);
 }
 
 std::string format_ratio(double ratio) {

@@ -9,6 +9,12 @@ namespace coldgate::results {
 /// it.
 std::string format_value(double value, const std::string& unit);
 
+/// A failed stage's error on one line, for the terminal, junit.xml's `message` and the table:
+/// its first line and, when a stderr tail follows ("…; stderr ends:"), the tail's last line
+/// that states something — psql's context lines (LINE, DETAIL, HINT, CONTEXT) and indented
+/// ones (a caret, a traceback frame) are passed over.
+std::string failure_summary(const std::string& error);
+
 /// A head/base ratio for humans: "10.4×", "2.31×", "0.41×", "123×".
 std::string format_ratio(double ratio);
 

@@ -227,6 +227,14 @@ TEST_F(RunTest, CrashingStageFailsWithItsStderrTailAndTheOthersStillRun) {
                        "stderr ends:\nabout to crash\n```\n"),
             std::string::npos)
       << r.out;
+  // The terminal line and junit.xml's message name the cause too, not only "stderr ends:".
+  EXPECT_NE(r.err.find("crash: failed: cold run 1/2: killed by SIGSEGV; stderr ends: about to "
+                       "crash"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(slurp(dir / "coldgate-out/junit.xml")
+                .find("message=\"cold run 1/2: killed by SIGSEGV; stderr ends: about to crash\""),
+            std::string::npos);
 }
 
 TEST_F(RunTest, TimeoutKillsTheWholeProcessGroup) {
