@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cmath>
 
+#include "measure/profile.hpp"
 #include "results/format.hpp"
 
 namespace coldgate::measure {
@@ -18,22 +19,6 @@ std::string ms(double v) {
 }
 std::string count(double v) {
   return results::format_value(v, "count");
-}
-
-// The first word of a statement, lowercased: what kind of statement it is.
-std::string verb(const std::string& text) {
-  std::string word;
-  std::size_t i = text.find_first_not_of(" \t\r\n(");
-  for (; i < text.size() && std::isalpha(static_cast<unsigned char>(text[i])); ++i)
-    word += static_cast<char>(std::tolower(static_cast<unsigned char>(text[i])));
-  return word;
-}
-
-// Statements that read or write data: an N+1 is one of these repeated, not a BEGIN or a SET.
-bool reads_or_writes(const std::string& text) {
-  static const std::vector<std::string> k_verbs = {"select", "with",   "values", "table",
-                                                   "insert", "update", "delete", "merge"};
-  return std::find(k_verbs.begin(), k_verbs.end(), verb(text)) != k_verbs.end();
 }
 
 const config::Stage* stage_of(const config::Config& config, const std::string& name) {
@@ -99,7 +84,7 @@ void jit_dominates(const StageResult& s, std::vector<Diagnosis>& out) {
 
 void repeated(const StageResult& s, int threshold, std::vector<Diagnosis>& out) {
   for (const auto& q : s.queries) {
-    if (q.calls < threshold || !reads_or_writes(q.query)) continue;
+    if (q.calls < threshold || !reads_or_writes_data(q.query)) continue;
     // No remedy to measure (it is a code change): the estimate is (calls − 1) × the median
     // time per call, what the other calls cost.
     const double saving = (q.calls - 1) * (q.time_ms() / q.calls);

@@ -1,6 +1,7 @@
 #include "measure/profile.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 
 namespace coldgate::measure {
@@ -42,23 +43,45 @@ void add_profile_metrics(StageResult& result, const std::vector<db::StatementSta
   add("db_shared_read_blocks", "count", read);
 }
 
-std::string shortened(const std::string& query, std::size_t chars) {
-  // Leading comments (a file's header, an ORM's tag) say nothing about the statement.
+namespace {
+
+// Where the statement itself begins: after leading whitespace and comments (a file's header, an
+// ORM's tag), which say nothing about it; npos when there is nothing else.
+std::size_t statement_start(const std::string& query) {
   std::size_t start = 0;
   for (;;) {
     start = query.find_first_not_of(" \t\r\n", start);
-    if (start == std::string::npos) return "";
+    if (start == std::string::npos) return start;
     if (query.compare(start, 2, "--") == 0) {
       start = query.find('\n', start);
-      if (start == std::string::npos) return "";
+      if (start == std::string::npos) return start;
     } else if (query.compare(start, 2, "/*") == 0) {
       std::size_t end = query.find("*/", start + 2);
-      if (end == std::string::npos) return "";
+      if (end == std::string::npos) return end;
       start = end + 2;
     } else {
-      break;
+      return start;
     }
   }
+}
+
+}  // namespace
+
+bool reads_or_writes_data(const std::string& query) {
+  std::size_t i = statement_start(query);
+  while (i < query.size() && (query[i] == '(' || std::isspace(static_cast<unsigned char>(query[i]))))
+    ++i;
+  std::string word;
+  for (; i < query.size() && std::isalpha(static_cast<unsigned char>(query[i])); ++i)
+    word += static_cast<char>(std::tolower(static_cast<unsigned char>(query[i])));
+  static const std::vector<std::string> k_verbs = {"select", "with",   "values", "table",
+                                                   "insert", "update", "delete", "merge"};
+  return std::find(k_verbs.begin(), k_verbs.end(), word) != k_verbs.end();
+}
+
+std::string shortened(const std::string& query, std::size_t chars) {
+  const std::size_t start = statement_start(query);
+  if (start == std::string::npos) return "";
   std::string out;
   std::size_t points = 0;
   bool space = false;

@@ -28,6 +28,12 @@ void add_profile_metrics(results::StageResult& result,
 std::vector<results::QueryStats> statement_table(
     const std::vector<std::vector<db::StatementStats>>& cold_runs);
 
+/// True for a statement that reads or writes data — SELECT, WITH, VALUES, TABLE, INSERT,
+/// UPDATE, DELETE, MERGE, after leading comments and parentheses —, not BEGIN, SET or other
+/// utility statements: what can repeat as an N+1, and what a plan-only EXPLAIN accepts
+/// (PostgreSQL docs, "EXPLAIN": the statements it takes).
+bool reads_or_writes_data(const std::string& query);
+
 /// `query` without its leading comments, cut to at most `chars` code points (UTF-8), whitespace
 /// runs folded to one space, with " …" when cut.
 std::string shortened(const std::string& query, std::size_t chars = k_statement_text_chars);

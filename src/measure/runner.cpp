@@ -341,17 +341,6 @@ void plan_sql_stage(const config::Stage& stage, const RunContext& ctx, StageResu
   result.explain = e;
 }
 
-// True for a statement a plan-only EXPLAIN accepts without side effects.
-bool explainable(const std::string& text) {
-  std::size_t i = text.find_first_not_of(" \t\r\n(");
-  if (i == std::string::npos) return false;
-  std::string word;
-  for (; i < text.size() && std::isalpha(static_cast<unsigned char>(text[i])); ++i)
-    word += static_cast<char>(std::tolower(static_cast<unsigned char>(text[i])));
-  return word == "select" || word == "with" || word == "values" || word == "table" ||
-         word == "insert" || word == "update" || word == "delete";
-}
-
 // The highest $n in a normalized statement: how many parameters its generic plan has.
 int parameter_count(const std::string& text) {
   int most = 0;
@@ -385,7 +374,7 @@ void plan_command_stage(const std::map<std::int64_t, std::string>& full_text,
   for (auto& q : result.queries) {
     if (planned >= k_planned_statements) break;
     auto it = full_text.find(std::stoll(q.queryid));
-    if (it == full_text.end() || !explainable(it->second)) continue;
+    if (it == full_text.end() || !reads_or_writes_data(it->second)) continue;
     ++planned;
     const std::string& text = it->second;
     const int n = parameter_count(text);
