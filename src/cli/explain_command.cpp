@@ -101,16 +101,7 @@ int run_trial(const config::Config& cfg, const config::Stage& stage, const Expla
     throw Error(ExitCode::gate_failed, "stage " + stage.name, util::mask_secrets(s.error));
   }
   auto diagnoses = measure::diagnose(measured, cfg);
-  auto variants = measure::remedies_for(
-      stage, diagnoses, s.explain ? s.explain->never_analyzed : std::vector<std::string>{});
-  std::vector<results::Remedy> trial;
-  if (!variants.empty()) {
-    progress.line(fmt::format("trying {} remed{} ({} cold runs each, interleaved with as is)",
-                              variants.size(), variants.size() == 1 ? "y" : "ies",
-                              stage.try_runs));
-    trial = measure::run_trial(stage, variants, ctx);
-    for (auto& r : trial) r.error = util::mask_secrets(r.error);
-  }
+  auto trial = measure::try_remedies(stage, s, diagnoses, ctx);
   session.stop();
 
   if (args.json) {

@@ -23,6 +23,11 @@ struct PathSummary {
   std::size_t added = 0;
   std::size_t removed = 0;
   std::vector<PathChange> first;  // at most Options::max_paths entries, in document order
+  /// The first differing path for a message: "/" for the document root (its JSON Pointer is
+  /// ""), and "/" too when no path was listed.
+  std::string first_path() const {
+    return first.empty() || first.front().path.empty() ? "/" : first.front().path;
+  }
 };
 
 /// What the readable diff shows and how much.

@@ -28,7 +28,9 @@ const config::Stage* stage_of(const config::Config& config, const std::string& n
   return nullptr;
 }
 
-double gated_median(const StageResult& s, const char* name, bool* warm = nullptr) {
+// The median of the warm repetitions when there are any (the steady state), else of the cold
+// runs; `warm` says which.
+double steady_median(const StageResult& s, const char* name, bool* warm = nullptr) {
   const Metric* m = s.find(name);
   if (!m) return 0;
   bool use_warm = !m->warm.empty();
@@ -124,11 +126,10 @@ void never_analyzed(const StageResult& s, std::vector<Diagnosis>& out) {
 
 void planning(const StageResult& s, std::vector<Diagnosis>& out) {
   bool warm = false;
-  double plan = gated_median(s, "db_plan_ms", &warm);
-  bool exec_warm = false;
-  double exec = gated_median(s, "db_exec_ms", &exec_warm);
+  double plan = steady_median(s, "db_plan_ms", &warm);
+  double exec = steady_median(s, "db_exec_ms");
   // Per statement too: thirty 0.15 ms plans of an N+1 are the N+1's cost, not planning's.
-  double statements = std::max(1.0, gated_median(s, "db_queries"));
+  double statements = std::max(1.0, steady_median(s, "db_queries"));
   if (plan < k_planning_floor_ms || plan <= exec || plan / statements < k_planning_per_call_ms)
     return;
   out.push_back({s.name,

@@ -56,11 +56,6 @@ struct RunOutcome {
 
 std::string shown(const fs::path& p) { return util::display_path(p); }
 
-// The database the stages use: the context's override (coldgate ab's base side), else the
-// provider's.
-const db::ConnectionInfo& database(const RunContext& ctx) {
-  return ctx.database ? *ctx.database : ctx.provider->connection_info();
-}
 
 
 // A file-name-safe form of a stage name.
@@ -122,7 +117,7 @@ auto on_admin_connection(const RunContext& ctx, std::unique_ptr<db::Connection>&
                          const std::string& stage, F&& f) {
   const std::string where = fmt::format("stage {}: server-side profile", stage);
   try {
-    if (!admin) admin = std::make_unique<db::Connection>(db::with_client_defaults(database(ctx)));
+    if (!admin) admin = std::make_unique<db::Connection>(db::with_client_defaults(stages_database(ctx)));
     return f(admin->raw());
   } catch (const pqxx::failure& e) {
     admin.reset();
@@ -145,10 +140,10 @@ RunOutcome sql_run(const config::Stage& stage, const RunContext& ctx, int run,
                    std::unique_ptr<db::Connection>* profile,
                    std::vector<db::StatementStats>& cold_statements) {
   const std::string tag = fmt::format("{}-run{}", file_stem(stage.name), run);
-  RunSessions sessions(database(ctx), stage.name, run);  // ended on the server if it fails
+  RunSessions sessions(stages_database(ctx), stage.name, run);  // ended on the server if it fails
   ProbeRequest req;
   req.stage = stage.name;
-  req.conninfo = db::with_client_defaults(sessions.named(database(ctx))).conninfo();
+  req.conninfo = db::with_client_defaults(sessions.named(stages_database(ctx))).conninfo();
   req.query = query;
   req.query_source = stage.sql.empty() ? "" : shown(stage.sql);
   req.params = stage_params(stage);
@@ -225,12 +220,12 @@ RunOutcome command_run(const config::Stage& stage, const RunContext& ctx, int ru
   std::error_code ec;
   if (!from_file.empty()) fs::remove(from_file, ec);  // a stale document must not pass for new
 
-  RunSessions sessions(database(ctx), stage.name, run);  // ended on the server if it fails
+  RunSessions sessions(stages_database(ctx), stage.name, run);  // ended on the server if it fails
   util::SpawnOptions opts;
   opts.argv = stage.command.empty() ? std::vector<std::string>{"/bin/sh", "-c", stage.shell}
                                     : stage.command;
   opts.cwd = ctx.base_dir;
-  opts.env = database(ctx).env();
+  opts.env = stages_database(ctx).env();
   opts.env_unset = db::ConnectionInfo::env_names();
   opts.env.push_back("COLDGATE_METRICS=" + metrics_file.string());
   opts.env.push_back("COLDGATE_STAGE=" + stage.name);
@@ -250,7 +245,7 @@ RunOutcome command_run(const config::Stage& stage, const RunContext& ctx, int ru
   // PGOPTIONS, or the role's settings until after the profile is read: its statements stay out.
   std::optional<CommandSettings> settings;
   try {
-    settings.emplace(stage, database(ctx), opts.env);
+    settings.emplace(stage, stages_database(ctx), opts.env);
   } catch (const Error& e) {
     if (e.code() == ExitCode::interrupted) throw;
     return {e.message(), ""};
@@ -323,7 +318,7 @@ RunOutcome command_run(const config::Stage& stage, const RunContext& ctx, int ru
 // file and the tables never analyzed; the split (planning, execution, JIT) from the medians of
 // the measured runs' profiles.
 void plan_sql_stage(const config::Stage& stage, const RunContext& ctx, StageResult& result) {
-  StagePlan plan = explain_stage(stage, database(ctx), /*analyze=*/false);
+  StagePlan plan = explain_stage(stage, stages_database(ctx), /*analyze=*/false);
   Explain e = plan.explain;
   fs::path file = ctx.out_dir / "explain" / (file_stem(stage.name) + ".json");
   util::write_file_atomic(file, plan.json + "\n");
@@ -367,9 +362,8 @@ constexpr std::size_t k_planned_statements = 10;
 // cannot be inferred) has no estimate; that is not an error.
 void plan_command_stage(const std::map<std::int64_t, std::string>& full_text,
                         const RunContext& ctx, StageResult& result) {
-  db::Connection conn(db::with_client_defaults(database(ctx)));
+  db::Connection conn(db::with_client_defaults(stages_database(ctx)));
   std::vector<std::string> relations;
-  double jit_above_cost = 0;
   std::size_t planned = 0;
   for (auto& q : result.queries) {
     if (planned >= k_planned_statements) break;
@@ -398,8 +392,6 @@ void plan_command_stage(const std::map<std::int64_t, std::string>& full_text,
         tx.exec(fmt::format("PREPARE {}{} AS {}", name, as_text ? types : "", text));
         auto r = tx.exec(fmt::format("EXPLAIN (FORMAT JSON) EXECUTE {}{}", name, args));
         std::string json = r[0][0].c_str();
-        jit_above_cost =
-            tx.exec("SELECT current_setting('jit_above_cost')::float8")[0][0].as<double>();
         tx.exec("DEALLOCATE " + name);  // PREPARE is not undone by the rollback
         tx.abort();
         q.total_cost = parse_explain(json, "plan").total_cost;
@@ -415,7 +407,8 @@ void plan_command_stage(const std::map<std::int64_t, std::string>& full_text,
   std::sort(relations.begin(), relations.end());
   relations.erase(std::unique(relations.begin(), relations.end()), relations.end());
   Explain e;
-  e.jit_above_cost = jit_above_cost;
+  e.jit_above_cost =
+      conn.exec("SELECT current_setting('jit_above_cost')::float8", "plan")[0][0].as<double>();
   if (!relations.empty()) e.never_analyzed = db::never_analyzed_tables(conn, relations);
   result.explain = e;
 }
@@ -450,6 +443,10 @@ void order_metrics(StageResult& r) {
 
 }  // namespace
 
+const db::ConnectionInfo& stages_database(const RunContext& ctx) {
+  return ctx.database ? *ctx.database : ctx.provider->connection_info();
+}
+
 std::string stage_query(const config::Stage& stage) {
   return stage.sql.empty() ? stage.query : util::read_file(stage.sql);
 }
@@ -467,8 +464,7 @@ fs::path self_executable() {
 std::string enable_profile(RunContext& ctx, const config::Database& database) {
   ctx.profile = false;
   if (!database.profile) return "";
-  const db::ConnectionInfo& info = ctx.database ? *ctx.database : ctx.provider->connection_info();
-  db::Connection conn(db::with_client_defaults(info));
+  db::Connection conn(db::with_client_defaults(stages_database(ctx)));
   std::string note = db::prepare_profile(conn, ctx.provider->name() != "external");
   ctx.profile = note.empty();
   return note;
@@ -598,12 +594,11 @@ StageResult StageMeasurer::finish() {
   snap.sha256 = util::sha256_hex(m_first_candidate);
   if (m_differing_run != 0) {
     auto summary = diff::summarize(m_first_candidate, m_differing, 1);
-    std::string where = summary.first.empty() ? "/" : summary.first.front().path;
     std::size_t paths = summary.changed + summary.added + summary.removed;
     snap.status = SnapshotStatus::nondeterministic;
     snap.message = fmt::format("cold runs 1 and {} loaded different documents: first difference at "
                                "{} ({} {})",
-                               m_differing_run, where.empty() ? "/" : where, paths,
+                               m_differing_run, summary.first_path(), paths,
                                paths == 1 ? "path differs" : "paths differ");
     diff::Options o;
     o.label_a = "cold run 1";

@@ -107,6 +107,10 @@ struct StagePlan {
 StagePlan explain_stage(const config::Stage& stage, const db::ConnectionInfo& database,
                         bool analyze = true);
 
+/// The database the stages of `ctx` use: its override (coldgate ab's base side, a trial's
+/// database copy), else the provider's.
+const db::ConnectionInfo& stages_database(const RunContext& ctx);
+
 /// A SQL stage's query text: its `sql:` file read, or its `query:`. Throws Error for an
 /// unreadable file.
 std::string stage_query(const config::Stage& stage);

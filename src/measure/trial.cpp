@@ -16,6 +16,7 @@
 #include "results/format.hpp"
 #include "util/error.hpp"
 #include "util/process.hpp"
+#include "util/secrets.hpp"
 
 namespace coldgate::measure {
 using namespace coldgate::results;
@@ -119,6 +120,23 @@ std::vector<TrialVariant> remedies_for(const config::Stage& stage,
   return out;
 }
 
+std::vector<Remedy> try_remedies(const config::Stage& stage, const StageResult& measured,
+                                 const std::vector<Diagnosis>& diagnoses, const RunContext& ctx,
+                                 int stage_index) {
+  auto variants = remedies_for(
+      stage, diagnoses,
+      measured.explain ? measured.explain->never_analyzed : std::vector<std::string>{});
+  if (variants.empty()) return {};
+  if (stage_index > 0) ctx.progress->stage_start(stage_index, stage.name);
+  ctx.progress->line(fmt::format("{}: trying {} remed{} ({} cold runs each, interleaved with as "
+                                 "is)",
+                                 stage.name, variants.size(), variants.size() == 1 ? "y" : "ies",
+                                 stage.try_runs));
+  auto trial = run_trial(stage, variants, ctx);
+  for (auto& r : trial) r.error = util::mask_secrets(r.error);
+  return trial;
+}
+
 std::vector<std::size_t> trial_order(std::size_t variants, int runs) {
   std::vector<std::size_t> out;
   for (int round = 0; round < runs; ++round) {
@@ -130,7 +148,7 @@ std::vector<std::size_t> trial_order(std::size_t variants, int runs) {
 std::vector<Remedy> run_trial(const config::Stage& stage, const std::vector<TrialVariant>& variants,
                               const RunContext& ctx) {
   auto t0 = std::chrono::steady_clock::now();
-  const db::ConnectionInfo& database = ctx.database ? *ctx.database : ctx.provider->connection_info();
+  const db::ConnectionInfo& database = stages_database(ctx);
 
   // Each variant: its stage (settings merged, cold runs only, try_runs of them) and context.
   struct Arm {
@@ -187,7 +205,7 @@ std::vector<Remedy> run_trial(const config::Stage& stage, const std::vector<Tria
   }
 
   std::vector<Remedy> out;
-  std::string as_is_candidate;
+  const std::string& as_is_candidate = arms.front().measurer->first_candidate();
   for (std::size_t i = 0; i < arms.size(); ++i) {
     Arm& arm = arms[i];
     StageResult r;
@@ -207,14 +225,10 @@ std::vector<Remedy> run_trial(const config::Stage& stage, const std::vector<Tria
       if (const Metric* metric = r.find(name)) m.metrics.emplace_back(name, *metric);
     }
     const std::string& candidate = arm.measurer->first_candidate();
-    if (i == 0) as_is_candidate = candidate;
     if (stage.snapshot && r.error.empty() && !as_is_candidate.empty()) {
       m.snapshot_identical = candidate == as_is_candidate;
       if (!*m.snapshot_identical) {
-        auto summary = diff::summarize(as_is_candidate, candidate, 1);
-        m.first_difference = summary.first.empty() || summary.first.front().path.empty()
-                                 ? "/"
-                                 : summary.first.front().path;
+        m.first_difference = diff::summarize(as_is_candidate, candidate, 1).first_path();
       }
     }
     out.push_back(std::move(m));

@@ -44,4 +44,14 @@ std::vector<results::Remedy> run_trial(const config::Stage& stage,
                                        const std::vector<TrialVariant>& variants,
                                        const RunContext& ctx);
 
+/// A measured stage's trial, as `run --try` and `explain --try` make it: the remedies_for() of
+/// its diagnoses (and its plans' never-analyzed tables), said on ctx.progress (as stage
+/// `stage_index` of the run again, so the trial's lines name it; 0: the stage is the one
+/// started), then run_trial(), errors masked for secrets; empty (nothing run) when there is no
+/// remedy. Throws as run_trial().
+std::vector<results::Remedy> try_remedies(const config::Stage& stage,
+                                          const results::StageResult& measured,
+                                          const std::vector<results::Diagnosis>& diagnoses,
+                                          const RunContext& ctx, int stage_index = 0);
+
 }  // namespace coldgate::measure

@@ -134,18 +134,9 @@ Results run_job(const config::Config& cfg, const JobOptions& options) {
   results.diagnoses = measure::diagnose(results, cfg);
   if (options.try_remedies) {
     for (std::size_t i = 0; i < stages.size(); ++i) {
-      const StageResult& measured = results.stages[i];
-      if (measured.failed()) continue;
-      auto variants = measure::remedies_for(
-          stages[i], results.diagnoses,
-          measured.explain ? measured.explain->never_analyzed : std::vector<std::string>{});
-      if (variants.empty()) continue;
-      progress.stage_start(static_cast<int>(i) + 1, stages[i].name);  // the trial's lines name it
-      progress.line(fmt::format("{}: trying {} remed{} ({} cold runs each, interleaved)",
-                                stages[i].name, variants.size(),
-                                variants.size() == 1 ? "y" : "ies", stages[i].try_runs));
-      auto trial = measure::run_trial(stages[i], variants, ctx);
-      for (auto& r : trial) r.error = util::mask_secrets(r.error);
+      if (results.stages[i].failed()) continue;
+      auto trial = measure::try_remedies(stages[i], results.stages[i], results.diagnoses, ctx,
+                                         static_cast<int>(i) + 1);
       results.remedies.insert(results.remedies.end(), trial.begin(), trial.end());
     }
   }
