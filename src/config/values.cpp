@@ -133,9 +133,11 @@ Parsed<std::uint64_t> size_bytes(std::string_view text) {
 
 std::string pattern_problem(std::string_view pattern) {
   const std::string shown = fmt::format("'{}'", pattern);
-  if (pattern.empty() || pattern[0] != '/')
+  if (pattern.empty()) return {};  // RFC 6901: the empty pointer is the whole document
+  if (pattern[0] != '/')
     return "invalid path pattern " + shown +
-           ": a pattern is a JSON Pointer and starts with '/' (e.g. /log, /**/updated_at)";
+           ": a pattern is a JSON Pointer and starts with '/' (e.g. /log, /**/updated_at), or "
+           "is '' for the whole document";
   for (std::size_t i = 0; i < pattern.size(); ++i) {
     if (pattern[i] != '~') continue;
     if (i + 1 >= pattern.size() || (pattern[i + 1] != '0' && pattern[i + 1] != '1'))

@@ -23,7 +23,8 @@ Parsed<std::int64_t> duration_ms(std::string_view text);
 /// "16MiB", "512KiB", "1GB", "100B", "1024" → bytes (KiB = 1024, kB/KB = 1000).
 Parsed<std::uint64_t> size_bytes(std::string_view text);
 
-/// Problem with a canon path pattern (must start with '/', '~' only as ~0 / ~1), or "" when fine.
+/// Problem with a canon path pattern ("" for the whole document as in RFC 6901, else it starts
+/// with '/'; '~' only as ~0 / ~1), or "" when fine.
 std::string pattern_problem(std::string_view pattern);
 
 /// True for a stage name: [A-Za-z0-9][A-Za-z0-9._-]* (stage names become file names).

@@ -401,7 +401,8 @@ stages:
 )",
       "coldgate.yaml:6:21",
       "stages[0].snapshot.redact[1]: invalid path pattern 'updated_at': a pattern is a "
-      "JSON Pointer and starts with '/' (e.g. /log, /**/updated_at)");
+      "JSON Pointer and starts with '/' (e.g. /log, /**/updated_at), or is '' for the whole "
+      "document");
   EXPECT_CONFIG_ERROR(
       "version: 1\nstages:\n  - name: a\n    query: x\n    snapshot: { ordered: ['/a~2'] }\n",
       "coldgate.yaml:5:27",

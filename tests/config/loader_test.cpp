@@ -176,6 +176,21 @@ stages:
   EXPECT_TRUE(m.canon.redact_ids);
 }
 
+// `ordered: [""]` is the root (RFC 6901's empty pointer), as `coldgate canon --ordered ''` takes
+// it: a SQL stage's rows keep the query's order.
+TEST(ConfigLoad, TheEmptyPatternIsTheWholeDocument) {
+  Config c = parse(R"(version: 1
+stages:
+  - name: rows
+    query: select 1
+    snapshot: { ordered: [""], redact: ['', /a] }
+)",
+                   "/w/coldgate.yaml");
+  ASSERT_TRUE(c.stages[0].snapshot);
+  EXPECT_EQ(c.stages[0].snapshot->canon.ordered, (std::vector<std::string>{""}));
+  EXPECT_EQ(c.stages[0].snapshot->canon.redact, (std::vector<std::string>{"", "/a"}));
+}
+
 TEST(ConfigLoad, PerStageGateOverridesTopLevel) {
   Config c = parse(R"(version: 1
 gate:

@@ -90,7 +90,7 @@ TEST(ConfigValues, PatternsStageAndMetricNames) {
   EXPECT_EQ(detail::pattern_problem("/log"), "");
   EXPECT_EQ(detail::pattern_problem("/**/updated_at"), "");
   EXPECT_EQ(detail::pattern_problem("/a~0b/c~1d"), "");
-  EXPECT_NE(detail::pattern_problem(""), "");
+  EXPECT_EQ(detail::pattern_problem(""), "");  // RFC 6901: the whole document
   EXPECT_NE(detail::pattern_problem("log"), "");
   EXPECT_NE(detail::pattern_problem("/a~"), "");
   EXPECT_NE(detail::pattern_problem("/a~x"), "");

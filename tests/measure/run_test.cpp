@@ -337,6 +337,23 @@ TEST_F(RunTest, ParamsAreBoundNeverSplicedAndSettingsAreLocalToTheTransaction) {
   EXPECT_EQ(slurp(dir / "snapshots/count.json"), "{\n  \"items\": 50,\n  \"work_mem\": \"4MB\"\n}\n");
 }
 
+// `ordered: [""]` keeps the root array in the query's order; without it the array is sorted.
+TEST_F(RunTest, OrderedRootKeepsTheQueryOrder) {
+  config("  - name: kept\n"
+         "    query: select json_agg(id order by id desc) from item where id <= 3\n"
+         "    decode: json\n"
+         "    snapshot: { path: snapshots/kept.json, ordered: [''] }\n"
+         "  - name: sorted\n"
+         "    query: select json_agg(id order by id desc) from item where id <= 3\n"
+         "    decode: json\n"
+         "    snapshot: { path: snapshots/sorted.json }\n",
+         "{ runs: 1, warm: 0 }");
+  auto r = run({"--update-snapshots"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(slurp(dir / "snapshots/kept.json"), "[\n  3,\n  2,\n  1\n]\n");
+  EXPECT_EQ(slurp(dir / "snapshots/sorted.json"), "[\n  1,\n  2,\n  3\n]\n");
+}
+
 TEST_F(RunTest, JitBlockIsReadWhenJitFires) {
   config("  - name: jit\n"
          "    query: select sum(price * id) from item\n"
