@@ -55,6 +55,11 @@ bool is_canonical(std::string_view text, const Options& options) {
   }
 }
 
+bool is_json_number(std::string_view text) {
+  std::string ignored;
+  return normalize_number_to(text, ignored) == NumberStatus::ok;
+}
+
 std::string normalize_number(std::string_view number) {
   std::string out;
   switch (normalize_number_to(number, out)) {

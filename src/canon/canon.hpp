@@ -70,6 +70,15 @@ bool is_canonical(std::string_view text, const Options& options = {});
 /// Throws Error(usage) when `number` is not a JSON number or its exponent exceeds ±10^15.
 std::string normalize_number(std::string_view number);
 
+/// True when `text` is exactly one JSON number (RFC 8259 grammar: no `+`, no leading zeros, no
+/// NaN or Infinity) whose exponent is within ±10^15.
+bool is_json_number(std::string_view text);
+
+/// Appends `s` as a JSON string literal (quotes included), escaping only '"', '\\' and
+/// U+0000..U+001F (short forms \b \t \n \f \r, else \u00xx lowercase), as the canonical
+/// form writes strings; the bytes are copied as they are (UTF-8 is not checked).
+void append_json_string(std::string_view s, std::string& out);
+
 /// Checks that a path pattern is well-formed (starts with '/', or is "" for the whole document
 /// as in RFC 6901; RFC 6901 escapes valid);
 /// throws Error(usage) with `where` naming the pattern otherwise.

@@ -98,10 +98,6 @@ void write_canonical(const Document& document, std::string& out, std::size_t siz
 /// The same text handed to `sink` in order, in pieces of about 256 KiB (never all at once).
 void write_canonical(const Document& document, const std::function<void(std::string_view)>& sink);
 
-/// Appends `s` as a JSON string literal (quotes included), escaping only '"', '\\' and
-/// U+0000..U+001F (short forms \b \t \n \f \r, else \u00xx lowercase).
-void append_json_string(std::string_view s, std::string& out);
-
 /// True when `s` contains a byte append_json_string would escape.
 bool needs_escape(std::string_view s);
 

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <pqxx/pqxx>
 
+#include "canon/canon.hpp"
 #include "db/connection.hpp"
 #include "db/connection_info.hpp"
 #include "measure/profile.hpp"
@@ -47,17 +48,82 @@ std::string trim(std::string s) {
   return s;
 }
 
-// A result with no decode: rows as objects of column name → text value (null for NULL).
-std::string rows_as_json(const pqxx::result& r) {
-  json rows = json::array();
-  for (const auto& row : r) {
-    json obj = json::object();
-    for (const auto& field : row) {
-      obj[field.name()] = field.is_null() ? json(nullptr) : json(field.c_str());
-    }
-    rows.push_back(std::move(obj));
+// How a column's values become JSON in a snapshot's rows: PostgreSQL's own to_json mapping
+// (PostgreSQL docs, "JSON Functions": numeric types as numbers except the non-finite values,
+// boolean, json and jsonb as themselves; src/backend/utils/adt/json.c json_categorize_type).
+// Domains arrive as their base type (the row description names it). Everything else is its
+// text, as a string.
+enum class JsonKind { string, number, boolean, document };
+
+// Type OIDs from PostgreSQL's catalog (src/include/catalog/pg_type.dat).
+JsonKind json_kind(pqxx::oid type) {
+  switch (type) {
+    case 20:    // int8
+    case 21:    // int2
+    case 23:    // int4
+    case 700:   // float4
+    case 701:   // float8
+    case 1700:  // numeric
+      return JsonKind::number;
+    case 16:  // bool
+      return JsonKind::boolean;
+    case 114:   // json
+    case 3802:  // jsonb
+      return JsonKind::document;
+    default:
+      return JsonKind::string;
   }
-  return rows.dump();
+}
+
+// A result with no decode: rows as objects of column name → value, typed by json_kind (NULL as
+// null); numbers keep the server's text, so they stay exact. Throws Error(gate_failed) when two
+// columns share a name: one object cannot hold both.
+std::string rows_as_json(const pqxx::result& r, const std::string& stage) {
+  const auto columns = static_cast<std::size_t>(r.columns());
+  std::vector<JsonKind> kinds;
+  std::vector<std::string> keys;  // each column's name as a JSON string, then ':'
+  for (std::size_t c = 0; c < columns; ++c) {
+    const auto col = static_cast<pqxx::row::size_type>(c);
+    std::string name = r.column_name(col);
+    for (std::size_t d = 0; d < c; ++d) {
+      if (name == r.column_name(static_cast<pqxx::row::size_type>(d))) {
+        throw Error(ExitCode::gate_failed, fmt::format("stage {}", stage),
+                    fmt::format("columns {} and {} are both named '{}', and each row of the "
+                                "snapshot is one object keyed by column name; name them apart "
+                                "(AS …)",
+                                d + 1, c + 1, name));
+      }
+    }
+    kinds.push_back(json_kind(r.column_type(col)));
+    std::string key;
+    canon::append_json_string(name, key);
+    key.push_back(':');
+    keys.push_back(std::move(key));
+  }
+  std::string out = "[";
+  for (const auto& row : r) {
+    if (out.size() > 1) out.push_back(',');
+    out.push_back('{');
+    for (std::size_t c = 0; c < columns; ++c) {
+      const auto field = row[static_cast<pqxx::row::size_type>(c)];
+      if (c > 0) out.push_back(',');
+      out += keys[c];
+      const std::string_view text(field.c_str(), field.size());
+      if (field.is_null()) {
+        out += "null";
+      } else if (kinds[c] == JsonKind::boolean) {
+        out += text == "t" ? "true" : "false";
+      } else if (kinds[c] == JsonKind::document ||
+                 (kinds[c] == JsonKind::number && canon::is_json_number(text))) {
+        out += text;
+      } else {
+        canon::append_json_string(text, out);  // also NaN and ±Infinity, as to_json does
+      }
+    }
+    out.push_back('}');
+  }
+  out.push_back(']');
+  return out;
 }
 
 // The error of a failed statement, located in the query text when the server can say where.
@@ -123,7 +189,7 @@ ProbeSample run_once(pqxx::connection& conn, const ProbeRequest& req,
     }
     if (candidate) candidate->assign(text, r[0][0].size());
   } else if (candidate) {
-    *candidate = rows_as_json(r);
+    *candidate = rows_as_json(r, req.stage);
   }
   tx.commit();
   s.wall_ms = ms_since(t0);

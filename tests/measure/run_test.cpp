@@ -354,6 +354,80 @@ TEST_F(RunTest, OrderedRootKeepsTheQueryOrder) {
   EXPECT_EQ(slurp(dir / "snapshots/sorted.json"), "[\n  1,\n  2,\n  3\n]\n");
 }
 
+// Without decode, a SQL stage's snapshot is its rows typed as to_json types them (PostgreSQL
+// docs, "JSON Functions"): numbers exact from the server's text (NaN and Infinity as strings),
+// booleans, json and jsonb as documents, NULL as null, a domain as its base type; everything
+// else as its text.
+TEST_F(RunTest, RowsAreSnapshotWithJsonTypesFromTheColumnTypes) {
+  dir.write("schema.sql", "CREATE DOMAIN qty AS int CHECK (VALUE >= 0);\n");
+  dir.write("coldgate.yaml",
+            "version: 1\n"
+            "database: { provider: local }\n"
+            "setup: [ { sql: schema.sql } ]\n"
+            "defaults: { runs: 1, warm: 0 }\n"
+            "stages:\n"
+            "  - name: typed\n"
+            "    query: >-\n"
+            "      select 347::bigint as count, 2::int2 as small, 3::int4 as normal,\n"
+            "      1.50::numeric as price, 12345678901234567890.123::numeric as exact,\n"
+            "      0.1::float8 as f8, 1e100::float8 as huge, 1.5::float4 as f4,\n"
+            "      'NaN'::numeric as nan, '-Infinity'::float8 as neg_inf,\n"
+            "      true as yes, false as no, null::int as nothing, 5::qty as stock,\n"
+            "      '{\"b\": [2, 1], \"a\": null}'::json as doc, '[1, {\"x\": 1.0}]'::jsonb as docb,\n"
+            "      'null'::jsonb as json_null, 'say \"hi\"' as words, date '2024-01-02' as day,\n"
+            "      array[1, 2] as list, 42::oid as object_id, interval '36 hours' as wait\n"
+            "    snapshot: { path: snapshots/typed.json }\n"
+            "  - name: same-name\n"
+            "    query: select 1 as a, 2 as b, 3 as a\n"
+            "    snapshot: { path: snapshots/same-name.json }\n");
+  auto r = run();
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_EQ(slurp(dir / "snapshots/typed.json.new"),
+            "[\n"
+            "  {\n"
+            "    \"count\": 347,\n"
+            "    \"day\": \"2024-01-02\",\n"
+            "    \"doc\": {\n"
+            "      \"a\": null,\n"
+            "      \"b\": [\n"
+            "        1,\n"
+            "        2\n"
+            "      ]\n"
+            "    },\n"
+            "    \"docb\": [\n"
+            "      1,\n"
+            "      {\n"
+            "        \"x\": 1\n"
+            "      }\n"
+            "    ],\n"
+            "    \"exact\": 12345678901234567890.123,\n"
+            "    \"f4\": 1.5,\n"
+            "    \"f8\": 0.1,\n"
+            "    \"huge\": 1e100,\n"
+            "    \"json_null\": null,\n"
+            "    \"list\": \"{1,2}\",\n"
+            "    \"nan\": \"NaN\",\n"
+            "    \"neg_inf\": \"-Infinity\",\n"
+            "    \"no\": false,\n"
+            "    \"normal\": 3,\n"
+            "    \"nothing\": null,\n"
+            "    \"object_id\": \"42\",\n"
+            "    \"price\": 1.5,\n"
+            "    \"small\": 2,\n"
+            "    \"stock\": 5,\n"
+            "    \"wait\": \"36:00:00\",\n"
+            "    \"words\": \"say \\\"hi\\\"\",\n"
+            "    \"yes\": true\n"
+            "  }\n"
+            "]\n");
+  Results res = results();
+  EXPECT_EQ(stage(res, "typed").error, "");
+  EXPECT_EQ(stage(res, "same-name").error,
+            "cold run 1/1: stage same-name: columns 1 and 3 are both named 'a', and each row of "
+            "the snapshot is one object keyed by column name; name them apart (AS …)");
+  EXPECT_FALSE(std::filesystem::exists(dir / "snapshots/same-name.json.new"));
+}
+
 TEST_F(RunTest, JitBlockIsReadWhenJitFires) {
   config("  - name: jit\n"
          "    query: select sum(price * id) from item\n"
