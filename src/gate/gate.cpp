@@ -395,8 +395,9 @@ std::string verdict(const Results& r) {
     }
     if (n > 0) parts.push_back(fmt::format("{} ({})", plural(n, "regression"), names));
   }
-  for (SnapshotStatus status : {SnapshotStatus::changed, SnapshotStatus::missing,
-                                SnapshotStatus::malformed, SnapshotStatus::nondeterministic}) {
+  for (SnapshotStatus status : {SnapshotStatus::changed, SnapshotStatus::rearranged,
+                                SnapshotStatus::missing, SnapshotStatus::malformed,
+                                SnapshotStatus::nondeterministic}) {
     std::string names;
     for (const auto& s : r.stages) {
       if (s.snapshot && s.snapshot->status == status) names += (names.empty() ? "" : ", ") + s.name;

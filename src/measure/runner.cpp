@@ -40,6 +40,8 @@ SnapshotStatus recorded(snapshot::Status status) {
       return SnapshotStatus::malformed;
     case snapshot::Status::nondeterministic:
       return SnapshotStatus::nondeterministic;
+    case snapshot::Status::rearranged:
+      return SnapshotStatus::rearranged;
     case snapshot::Status::missing:
     case snapshot::Status::obsolete:
       break;

@@ -44,7 +44,8 @@ constexpr std::pair<SnapshotStatus, std::string_view> k_snapshot_statuses[] = {
     {SnapshotStatus::missing, "missing"},
     {SnapshotStatus::malformed, "malformed"},
     {SnapshotStatus::nondeterministic, "nondeterministic"},
-    {SnapshotStatus::updated, "updated"}};
+    {SnapshotStatus::updated, "updated"},
+    {SnapshotStatus::rearranged, "rearranged"}};
 constexpr std::pair<Verdict, std::string_view> k_verdicts[] = {
     {Verdict::same, "same"},     {Verdict::regression, "regression"},
     {Verdict::slower, "slower"}, {Verdict::faster, "faster"},

@@ -14,10 +14,12 @@ namespace coldgate::results {
 inline constexpr std::string_view k_results_schema = "coldgate-results/1";
 
 /// A stage's snapshot after the run: byte-identical to the committed file (match); differing
-/// (changed); no committed file (missing); a committed file not in canonical form (malformed);
-/// two cold runs that loaded different documents (nondeterministic); or written over the
-/// committed file by --update-snapshots (updated). docs/architecture.md "Snapshot statuses".
-enum class SnapshotStatus { match, changed, missing, malformed, nondeterministic, updated };
+/// (changed); no committed file (missing); a committed file that is canonical JSON under no
+/// arrangement (malformed); two cold runs that loaded different documents (nondeterministic);
+/// written over the committed file by --update-snapshots (updated); or the committed content
+/// arranged under other rules, identical once arranged under the current ones (rearranged: it
+/// fails, as the file is not byte-identical). docs/architecture.md "Snapshot statuses".
+enum class SnapshotStatus { match, changed, missing, malformed, nondeterministic, updated, rearranged };
 
 /// A gated metric's verdict, head against base (docs/architecture.md "The gate"); `added` is
 /// written "new" (a C++ keyword): only head has the stage or metric.

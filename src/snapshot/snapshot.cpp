@@ -74,30 +74,65 @@ std::string_view to_string(Status status) {
       return "malformed";
     case Status::nondeterministic:
       return "nondeterministic";
+    case Status::rearranged:
+      return "rearranged";
   }
   return "unknown";
 }
 
-std::string malformed_reason(std::string_view text, const canon::Options& options) {
-  if (text.substr(0, 3) == "\xEF\xBB\xBF") return "starts with a UTF-8 BOM";
-  if (text.find("\r\n") != std::string_view::npos) return "has CRLF line endings";
-  std::string canonical;
-  try {
-    canonical = canon::canonicalize(text, options, "snapshot");
-  } catch (const Error& e) {
-    return fmt::format("is not valid JSON ({})", e.message());
+Committed read_committed(std::string_view text, const canon::Options& options) {
+  Committed out;
+  if (text.substr(0, 3) == "\xEF\xBB\xBF") {
+    out.malformed = "starts with a UTF-8 BOM";
+    return out;
   }
-  if (canonical == text) return {};
+  if (text.find("\r\n") != std::string_view::npos) {
+    out.malformed = "has CRLF line endings";
+    return out;
+  }
+  try {
+    out.arranged = canon::canonicalize(text, options, "snapshot");
+  } catch (const Error& e) {
+    out.malformed = fmt::format("is not valid JSON ({})", e.message());
+    return out;
+  }
+  if (out.arranged == text) return out;
+  // Written under other rules, every array keeps the order it has: only ordered, identity
+  // and redact differ, and the writer's form (indent, key order, numbers, escapes) is there.
+  canon::Options as_written = options;
+  as_written.ordered = {"/**"};
+  as_written.redact.clear();
+  as_written.redact_ids = false;
+  std::string form;
+  try {
+    form = canon::canonicalize(text, as_written, "snapshot");
+  } catch (const Error& e) {  // max_output_bytes: redaction had kept it under the limit
+    out.arranged.clear();
+    out.malformed = fmt::format("is not a snapshot ({})", e.message());
+    return out;
+  }
+  if (form == text) return out;
   // Name the first line that differs from the canonical form.
   std::size_t line = 1;
-  std::size_t n = std::min(canonical.size(), text.size());
-  for (std::size_t i = 0; i < n && canonical[i] == text[i]; ++i) {
+  std::size_t n = std::min(form.size(), text.size());
+  for (std::size_t i = 0; i < n && form[i] == text[i]; ++i) {
     if (text[i] == '\n') ++line;
   }
-  return fmt::format(
-      "is not in canonical form from line {} (unsorted, re-indented or edited by "
-      "hand?)",
+  out.arranged.clear();
+  out.malformed = fmt::format(
+      "is not in canonical form from line {} (unsorted keys, re-indented or edited by hand?)",
       line);
+  return out;
+}
+
+std::string malformed_reason(std::string_view text, const canon::Options& options) {
+  Committed committed = read_committed(text, options);
+  if (!committed.malformed.empty()) return committed.malformed;
+  if (committed.arranged != text) {
+    return "is arranged under other snapshot rules (ordered, identity or redact) than the "
+           "stage's";
+  }
+  return {};
 }
 
 fs::path pending_path(const fs::path& committed, const Settings& settings) {
@@ -133,6 +168,11 @@ Verdict check(const Claim& claim, std::string_view candidate, const Settings& se
   std::error_code ec;
   bool exists = fs::exists(claim.path, ec);
   std::string committed = exists ? util::read_file(claim.path) : std::string();
+  // What the diff compares the candidate with: the committed bytes, or, for a file written
+  // under other rules, the same content arranged under the current ones.
+  std::string_view before = committed;
+  bool other_rules = false;  // `before` is the committed content arranged under the current rules
+  Committed read;
   std::string why;  // the status, said for humans
   if (!exists) {
     v.status = Status::missing;
@@ -144,25 +184,34 @@ Verdict check(const Claim& claim, std::string_view candidate, const Settings& se
       remove_if_present(local_pending_diff);
     }
     return v;
-  } else if (canon::is_canonical(committed, claim.canon)) {
-    v.status = Status::changed;
-    why = counts_text(diff::summarize(committed, candidate, 0));
-  } else {
+  } else if (read = read_committed(committed, claim.canon); !read.malformed.empty()) {
     v.status = Status::malformed;
-    std::string reason = malformed_reason(committed, claim.canon);
-    why = fmt::format("{} {}", shown(claim.path),
-                      reason.empty() ? "is not in canonical form" : reason);
+    why = fmt::format("{} {}", shown(claim.path), read.malformed);
+  } else if (read.arranged == candidate) {
+    v.status = Status::rearranged;
+    why = fmt::format("{} is arranged under changed rules, content identical", shown(claim.path));
+  } else {
+    v.status = Status::changed;
+    before = read.arranged;
+    other_rules = read.arranged != committed;
+    why = counts_text(diff::summarize(before, candidate, 0));
+    if (other_rules) {
+      why += fmt::format(" once {}, arranged under other rules, is arranged under the current ones",
+                         shown(claim.path));
+    }
   }
+  const bool has_diff = exists && v.status != Status::rearranged;
 
   diff::Options options;
   options.label_a = claim.path.string();
+  if (other_rules) options.label_a += " (arranged under the current rules)";
   if (settings.update) {
     // --update-snapshots: the candidate replaces the snapshot; nothing stays pending.
     util::write_file_atomic(claim.path, candidate);
     remove_if_present(local_pending);
     remove_if_present(local_pending_diff);
     options.label_b = claim.path.string() + " (updated)";
-    if (exists) v.diff = diff::render(committed, candidate, options);
+    if (has_diff) v.diff = diff::render(before, candidate, options);
     v.message = exists ? fmt::format("snapshot updated: {} was {}: {}", claim.path.string(),
                                      to_string(v.status), why)
                        : fmt::format("snapshot created: {} (was missing)", claim.path.string());
@@ -172,18 +221,23 @@ Verdict check(const Claim& claim, std::string_view candidate, const Settings& se
   v.pending = pending_path(claim.path, settings);
   util::write_file_atomic(v.pending, candidate);
   const fs::path pending_diff(v.pending.string() + ".diff");
-  if (exists) {
+  if (has_diff) {
     options.label_b = v.pending.string();
     diff::Options full = options;
     full.max_lines = 0;
-    util::write_file_atomic(pending_diff, diff::unified(committed, candidate, full));
+    util::write_file_atomic(pending_diff, diff::unified(before, candidate, full));
     options.full_diff_path = pending_diff.string();
-    v.diff = diff::render(committed, candidate, options);
+    v.diff = diff::render(before, candidate, options);
   } else {
     remove_if_present(pending_diff);
   }
-  v.message = fmt::format("snapshot {}: {}; {}", to_string(v.status), why,
-                          next_step(claim, v.pending, settings, exists));
+  if (v.status == Status::rearranged && settings.mode == Mode::local) {
+    v.message = fmt::format("snapshot rearranged: {}: run {} {} to rewrite it", why,
+                            settings.accept_command, claim.stage);
+  } else {
+    v.message = fmt::format("snapshot {}: {}; {}", to_string(v.status), why,
+                            next_step(claim, v.pending, settings, has_diff));
+  }
   return v;
 }
 

@@ -9,8 +9,10 @@
 
 namespace coldgate::snapshot {
 
-/// State of one stage's snapshot after a run (docs/architecture.md "Snapshot statuses").
-enum class Status { match, changed, missing, obsolete, malformed, nondeterministic };
+/// State of one stage's snapshot after a run (docs/architecture.md "Snapshot statuses");
+/// `rearranged`: the committed file holds the candidate's content arranged under other rules
+/// (ordered, identity, redact changed since it was written).
+enum class Status { match, changed, missing, obsolete, malformed, nondeterministic, rearranged };
 
 /// "match", "changed", … as written in results and reports.
 std::string_view to_string(Status status);
@@ -48,13 +50,29 @@ struct Verdict {
 
 /// Compares a candidate (already canonical text) byte-for-byte with the committed file and
 /// records a pending file when they differ: `<path>.new` beside it locally, or
-/// `<out_dir>/snapshots/<path relative to the repo>` in CI. A committed file that is not in
-/// canonical form (CRLF, BOM, unsorted, invalid JSON) is `malformed`. A match removes a stale
-/// `<path>.new`. Throws Error(infrastructure) when a file cannot be written.
+/// `<out_dir>/snapshots/<path relative to the repo>` in CI. A committed file that is canonical
+/// JSON under no arrangement (CRLF, BOM, unsorted keys, re-indented, invalid JSON) is
+/// `malformed`; one written under other rules is arranged under the claim's first: the same
+/// content is `rearranged` (no diff), another is `changed` with the diff of the contents. A
+/// match removes a stale `<path>.new`. Throws Error(infrastructure) when a file cannot be written.
 Verdict check(const Claim& claim, std::string_view candidate, const Settings& settings);
 
-/// Why `text` is not a canonical snapshot under `options` ("has CRLF line endings", "starts with
-/// a UTF-8 BOM", "is not valid JSON: …", "is not in canonical form …"); "" when it is canonical.
+/// A committed snapshot read under a claim's rules.
+struct Committed {
+  /// Its canonical text under the rules: the file itself when it was written under them, the
+  /// same content re-arranged when it was written under others; "" when malformed.
+  std::string arranged;
+  /// Why it is canonical JSON under no arrangement ("has CRLF line endings", "starts with a
+  /// UTF-8 BOM", "is not valid JSON (…: byte N: …)", "is not in canonical form from line N …");
+  /// "" otherwise.
+  std::string malformed;
+};
+
+/// Reads the text of a committed snapshot under `options` (see Committed); never throws.
+Committed read_committed(std::string_view text, const canon::Options& options);
+
+/// Why `text` is not a canonical snapshot under `options`: Committed::malformed, or "is
+/// arranged under other snapshot rules …"; "" when it is canonical under them.
 std::string malformed_reason(std::string_view text, const canon::Options& options);
 
 /// Where check() writes the pending candidate for `committed`: `<path>.new` locally; in CI

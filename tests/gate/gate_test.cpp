@@ -33,6 +33,9 @@ TEST(Gate, VerdictCountsFailuresAndPasses) {
   EXPECT_EQ(verdict(r), "failed: 1 snapshot changed (config|load)");
   EXPECT_FALSE(passed(r));
 
+  r.stages[1].snapshot->status = SnapshotStatus::rearranged;
+  EXPECT_EQ(verdict(r), "failed: 1 snapshot rearranged (config|load)");
+  EXPECT_FALSE(passed(r));
   r.stages[1].snapshot->status = SnapshotStatus::match;
   EXPECT_EQ(verdict(r), "passed: 2 stages, 2 snapshots match");
   EXPECT_TRUE(passed(r));

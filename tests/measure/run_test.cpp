@@ -428,6 +428,62 @@ TEST_F(RunTest, RowsAreSnapshotWithJsonTypesFromTheColumnTypes) {
   EXPECT_FALSE(std::filesystem::exists(dir / "snapshots/same-name.json.new"));
 }
 
+// Changing a snapshot rule reorders the committed file's arrays but not its content: the run
+// says so (no diff of moved lines), fails as the file is not byte-identical, and accept rewrites
+// it. A value that changed as well is shown as the one change it is.
+TEST_F(RunTest, ChangedSnapshotRulesAreRearrangedNotMalformed) {
+  auto stage = [](const std::string& rules, const std::string& price) {
+    return "  - name: items\n"
+           "    query: select json_agg(json_build_object('id', id, 'sku', 'sku-' || (100 - id), "
+           "'price', case when id = 7 then " + price + " else price end)) from item\n"
+           "    decode: json\n"
+           "    snapshot: { path: snapshots/items.json" + rules + " }\n";
+  };
+  config(stage("", "price"), "{ runs: 1, warm: 0 }");
+  ASSERT_EQ(run({"--update-snapshots"}).exit_code, 0);
+  const std::string by_id = slurp(dir / "snapshots/items.json");
+
+  config(stage(", identity: [sku]", "price"), "{ runs: 1, warm: 0 }");
+  auto r = run();
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("❌ **failed: 1 snapshot rearranged (items)**"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("| items | snapshot | ❌ rearranged | snapshot rearranged: "
+                       "snapshots/items.json is arranged under changed rules, content identical: "
+                       "run coldgate accept items to rewrite it |"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("malformed"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("<details><summary>items: diff of"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("coldgate: failed: 1 snapshot rearranged (items); results in "),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(slurp(dir / "coldgate-out/junit.xml")
+                .find("<failure type=\"snapshot rearranged\" message=\"snapshot rearranged: "
+                      "snapshots/items.json is arranged under changed rules, content identical: "
+                      "run coldgate accept items to rewrite it\">"),
+            std::string::npos)
+      << slurp(dir / "coldgate-out/junit.xml");
+  EXPECT_EQ(results().stages[0].snapshot->status, SnapshotStatus::rearranged);
+  EXPECT_FALSE(std::filesystem::exists(dir / "snapshots/items.json.new.diff"));
+  EXPECT_EQ(slurp(dir / "snapshots/items.json"), by_id);
+  ASSERT_EQ(accept(), 0);
+  EXPECT_NE(slurp(dir / "snapshots/items.json"), by_id);
+  EXPECT_EQ(run().exit_code, 0);
+
+  // Back to sorting by id, with item 7's price changed: one path, the committed file read under
+  // the current rules.
+  config(stage("", "99"), "{ runs: 1, warm: 0 }");
+  auto changed = run();
+  EXPECT_EQ(changed.exit_code, 1);
+  EXPECT_NE(changed.out.find("| items | snapshot | ❌ changed | snapshot changed: 1 path "
+                             "differs (1 changed, 0 added, 0 removed) once snapshots/items.json, "
+                             "arranged under other rules, is arranged under the current ones; "
+                             "review snapshots/items.json.new"),
+            std::string::npos)
+      << changed.out;
+  EXPECT_NE(changed.out.find("  /6/price: 10.5 → 99\n"), std::string::npos) << changed.out;
+}
+
 TEST_F(RunTest, JitBlockIsReadWhenJitFires) {
   config("  - name: jit\n"
          "    query: select sum(price * id) from item\n"

@@ -75,6 +75,21 @@ TEST(ResultsJson, RoundTrips) {
   EXPECT_EQ(r.stages[0].snapshot->diff, "diff text");
 }
 
+TEST(ResultsJson, EverySnapshotStatusHasItsName) {
+  const std::pair<SnapshotStatus, std::string_view> names[] = {
+      {SnapshotStatus::match, "match"},           {SnapshotStatus::changed, "changed"},
+      {SnapshotStatus::missing, "missing"},       {SnapshotStatus::malformed, "malformed"},
+      {SnapshotStatus::nondeterministic, "nondeterministic"},
+      {SnapshotStatus::updated, "updated"},       {SnapshotStatus::rearranged, "rearranged"}};
+  for (const auto& [status, name] : names) {
+    Results r = sample();
+    r.stages[0].snapshot->status = status;
+    EXPECT_EQ(nlohmann::json::parse(to_json(r))["stages"][0]["snapshot"]["status"], name);
+    EXPECT_EQ(from_json(to_json(r), "r.json").stages[0].snapshot->status, status) << name;
+  }
+  EXPECT_FALSE(passes(SnapshotStatus::rearranged));  // the file is not byte-identical
+}
+
 TEST(ResultsJson, RejectsOtherFilesWithTheirName) {
   for (const char* bad : {"", "{", "[]", R"({"schema":"other/1"})",
                           R"({"schema":"coldgate-results/1","tool":{}})"}) {

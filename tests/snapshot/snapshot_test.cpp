@@ -55,6 +55,7 @@ TEST(SnapshotStatus, ToStringNamesEveryStatus) {
   EXPECT_EQ(to_string(Status::obsolete), "obsolete");
   EXPECT_EQ(to_string(Status::malformed), "malformed");
   EXPECT_EQ(to_string(Status::nondeterministic), "nondeterministic");
+  EXPECT_EQ(to_string(Status::rearranged), "rearranged");
 }
 
 TEST_F(SnapshotTest, MatchWritesNothingAndRemovesStalePendingFiles) {
@@ -149,6 +150,120 @@ TEST_F(SnapshotTest, MalformedVariantsSayWhy) {
     EXPECT_EQ(slurp("snapshots/x.json.new"), k_new);
     EXPECT_FALSE(v.diff.empty());
   }
+}
+
+// A document with an array of objects that have both `id` and `sku`: sorted by `id` under the
+// default rules, by `sku` under `identity: [sku]`.
+const std::string k_by_id =
+    "{\n  \"items\": [\n    {\n      \"id\": 1,\n      \"price\": 5,\n      \"sku\": \"b\"\n    },\n"
+    "    {\n      \"id\": 2,\n      \"price\": 7,\n      \"sku\": \"a\"\n    }\n  ]\n}\n";
+const std::string k_by_sku =
+    "{\n  \"items\": [\n    {\n      \"id\": 2,\n      \"price\": 7,\n      \"sku\": \"a\"\n    },\n"
+    "    {\n      \"id\": 1,\n      \"price\": 5,\n      \"sku\": \"b\"\n    }\n  ]\n}\n";
+
+canon::Options by_sku() {
+  canon::Options o;
+  o.identity = {"sku"};
+  return o;
+}
+
+TEST_F(SnapshotTest, ChangedRulesWithTheSameContentAreRearrangedAndAcceptRewritesTheFile) {
+  m_dir.write("snapshots/x.json", k_by_id);
+  m_dir.write("snapshots/x.json.new.diff", "stale");
+  const Claim claim{"items", "snapshots/x.json", by_sku()};
+  Verdict v = check(claim, k_by_sku, {});
+  EXPECT_EQ(v.status, Status::rearranged);
+  EXPECT_EQ(v.message,
+            "snapshot rearranged: snapshots/x.json is arranged under changed rules, content "
+            "identical: run coldgate accept items to rewrite it");
+  EXPECT_EQ(v.diff, "");  // no content differs: no diff of hundreds of moved lines
+  EXPECT_EQ(v.pending, "snapshots/x.json.new");
+  EXPECT_EQ(slurp("snapshots/x.json.new"), k_by_sku);
+  EXPECT_EQ(slurp("snapshots/x.json"), k_by_id);
+  EXPECT_EQ(listing("snapshots"), (std::set<std::string>{"x.json", "x.json.new"}));
+  EXPECT_EQ(malformed_reason(k_by_id, by_sku()),
+            "is arranged under other snapshot rules (ordered, identity or redact) than the stage's");
+
+  std::vector<Accepted> done = accept({claim}, {}, Mode::local);
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_EQ(slurp("snapshots/x.json"), k_by_sku);
+  EXPECT_EQ(check(claim, k_by_sku, {}).status, Status::match);
+}
+
+TEST_F(SnapshotTest, OrderedRemovedOrRedactAddedIsRearrangedToo) {
+  // Written while /log was ordered; the rule is gone, so the array is sorted now.
+  m_dir.write("snapshots/log.json", "{\n  \"log\": [\n    3,\n    1,\n    2\n  ]\n}\n");
+  Verdict sorted = check(claim("log", "snapshots/log.json"),
+                         "{\n  \"log\": [\n    1,\n    2,\n    3\n  ]\n}\n", {});
+  EXPECT_EQ(sorted.status, Status::rearranged);
+  // Written before /at was redacted.
+  m_dir.write("snapshots/at.json", "{\n  \"at\": \"2024-05-01\",\n  \"n\": 1\n}\n");
+  canon::Options redact;
+  redact.redact = {"/at"};
+  Verdict redacted = check(Claim{"at", "snapshots/at.json", redact},
+                           "{\n  \"at\": \"[redacted]\",\n  \"n\": 1\n}\n", {});
+  EXPECT_EQ(redacted.status, Status::rearranged);
+}
+
+TEST_F(SnapshotTest, ChangedRulesAndChangedContentDiffTheContents) {
+  m_dir.write("snapshots/x.json", k_by_id);
+  std::string candidate = k_by_sku;
+  candidate.replace(candidate.find("\"price\": 7"), 10, "\"price\": 8");
+  Verdict v = check(Claim{"items", "snapshots/x.json", by_sku()}, candidate, {});
+  EXPECT_EQ(v.status, Status::changed);
+  EXPECT_EQ(v.message,
+            "snapshot changed: 1 path differs (1 changed, 0 added, 0 removed) once "
+            "snapshots/x.json, arranged under other rules, is arranged under the current ones; "
+            "review snapshots/x.json.new (whole diff: snapshots/x.json.new.diff), then run: "
+            "coldgate accept items");
+  // The content diff: one value, not the two elements that the new rules swapped.
+  EXPECT_EQ(v.diff,
+            "1 path differs: 1 changed, 0 added, 0 removed\n"
+            "  /items/0/price: 7 → 8\n"
+            "\n"
+            "--- snapshots/x.json (arranged under the current rules)\n"
+            "+++ snapshots/x.json.new\n"
+            "@@ -2,7 +2,7 @@\n"
+            "   \"items\": [\n"
+            "     {\n"
+            "       \"id\": 2,\n"
+            "-      \"price\": 7,\n"
+            "+      \"price\": 8,\n"
+            "       \"sku\": \"a\"\n"
+            "     },\n"
+            "     {\n");
+  EXPECT_EQ(slurp("snapshots/x.json.new.diff"), v.diff.substr(v.diff.find("---")));
+}
+
+TEST_F(SnapshotTest, ReindentedIsStillMalformed) {
+  m_dir.write("snapshots/x.json", "{\n    \"a\": 1\n}\n");
+  Verdict v = check(claim("x", "snapshots/x.json"), "{\n  \"a\": 1\n}\n", {});
+  EXPECT_EQ(v.status, Status::malformed);
+  EXPECT_EQ(v.message,
+            "snapshot malformed: snapshots/x.json is not in canonical form from line 2 (unsorted "
+            "keys, re-indented or edited by hand?); review snapshots/x.json.new (whole diff: "
+            "snapshots/x.json.new.diff), then run: coldgate accept x");
+}
+
+TEST_F(SnapshotTest, RearrangedInCiAndUnderUpdate) {
+  m_dir.write("snapshots/x.json", k_by_id);
+  const Claim claim{"items", "snapshots/x.json", by_sku()};
+  Verdict ci = check(claim, k_by_sku, Settings{Mode::ci, "coldgate-out", false});
+  EXPECT_EQ(ci.status, Status::rearranged);
+  EXPECT_EQ(ci.message,
+            "snapshot rearranged: snapshots/x.json is arranged under changed rules, content "
+            "identical; the candidate is coldgate-out/snapshots/snapshots/x.json in the job's "
+            "artifacts: review it and commit it as snapshots/x.json");
+  EXPECT_EQ(slurp("coldgate-out/snapshots/snapshots/x.json"), k_by_sku);
+  EXPECT_FALSE(fs::exists("coldgate-out/snapshots/snapshots/x.json.diff"));
+
+  Verdict update = check(claim, k_by_sku, Settings{Mode::local, "coldgate-out", true});
+  EXPECT_EQ(update.status, Status::rearranged);  // what it was before
+  EXPECT_EQ(update.message,
+            "snapshot updated: snapshots/x.json was rearranged: snapshots/x.json is arranged "
+            "under changed rules, content identical");
+  EXPECT_EQ(update.diff, "");
+  EXPECT_EQ(slurp("snapshots/x.json"), k_by_sku);
 }
 
 TEST_F(SnapshotTest, CiModeWritesOnlyUnderOutDir) {
