@@ -70,6 +70,23 @@ bool is_canonical(std::string_view text, const Options& options = {});
 /// Throws Error(usage) when `number` is not a JSON number or its exponent exceeds ±10^15.
 std::string normalize_number(std::string_view number);
 
+/// An array canonicalize() sorts by its elements' canonical text: not `ordered`, with two or more
+/// object elements that have none of the `identity` members. One changed value then moves its
+/// element, and every element between its old and new place differs at the same index.
+struct TextSortedArray {
+  std::string pointer;       // where it is in the arranged document (RFC 6901; "" the root)
+  std::size_t elements = 0;  // all its elements
+  std::size_t objects = 0;   // its object elements without an identity member
+  /// A member present in each of those objects with a number or string value, all different,
+  /// that `identity:` could name to sort them (one-kind and shortest values first, then by
+  /// name); "" when none is.
+  std::string member;
+};
+
+/// The arrays of `json` that canonicalize() sorts by text (see TextSortedArray), in document
+/// order. Throws as canonicalize() does.
+std::vector<TextSortedArray> text_sorted_arrays(std::string_view json, const Options& options);
+
 /// True when `text` is exactly one JSON number (RFC 8259 grammar: no `+`, no leading zeros, no
 /// NaN or Infinity) whose exponent is within ±10^15.
 bool is_json_number(std::string_view text);

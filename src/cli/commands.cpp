@@ -118,6 +118,7 @@ int run_diff(const DiffArgs& args) {
   }
 
   diff::Options options;
+  options.arrangement = canon::Options{};  // how both sides were canonicalized above
   options.max_paths = args.max_paths;
   options.context_lines = args.context;
   options.label_a = source_a;

@@ -2,8 +2,11 @@
 
 #include <cstddef>
 #include <string>
+#include <optional>
 #include <string_view>
 #include <vector>
+
+#include "canon/canon.hpp"
 
 namespace coldgate::diff {
 
@@ -39,6 +42,10 @@ struct Options {
   std::string full_diff_path;      // where the full diff was written, named in the cap note
   std::string label_a = "a";       // header names of the two sides
   std::string label_b = "b";
+  /// The rules both documents were canonicalized under, when known: render() then adds a note
+  /// for each array sorted by its elements' text (canon::TextSortedArray) that has differing
+  /// paths, saying why and which member would work as `identity:`.
+  std::optional<canon::Options> arrangement;
 };
 
 /// Path-level differences of two documents in canonical form (as produced by canon); streams
@@ -51,9 +58,9 @@ PathSummary summarize(std::string_view canonical_a, std::string_view canonical_b
 /// differs (windowed comparison past a size limit). `max_lines` = 0 gives the whole diff.
 std::string unified(std::string_view a, std::string_view b, const Options& options = {});
 
-/// The full readable report for two canonical documents: the path summary block, then the
-/// capped unified hunks, with a note naming `options.full_diff_path` when the cap cut them.
-/// Empty string when the documents are identical.
+/// The full readable report for two canonical documents: the path summary block (with the
+/// notes of `options.arrangement`), then the capped unified hunks, with a note naming
+/// `options.full_diff_path` when the cap cut them. Empty string when the documents are identical.
 std::string render(std::string_view canonical_a, std::string_view canonical_b,
                    const Options& options = {});
 

@@ -206,23 +206,25 @@ SubtreeSize Flattener::skip_subtree() {
   }
 }
 
+void append_segment(const Segment& seg, std::string& out) {
+  out.push_back('/');
+  if (seg.is_index) {
+    out += std::to_string(seg.index);
+    return;
+  }
+  for (char c : seg.key) {
+    if (c == '~')
+      out += "~0";
+    else if (c == '/')
+      out += "~1";
+    else
+      out.push_back(c);
+  }
+}
+
 std::string pointer(const std::vector<Segment>& path) {
   std::string out;
-  for (const Segment& seg : path) {
-    out.push_back('/');
-    if (seg.is_index) {
-      out += std::to_string(seg.index);
-      continue;
-    }
-    for (char c : seg.key) {
-      if (c == '~')
-        out += "~0";
-      else if (c == '/')
-        out += "~1";
-      else
-        out.push_back(c);
-    }
-  }
+  for (const Segment& seg : path) append_segment(seg, out);
   return out;
 }
 

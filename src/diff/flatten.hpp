@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "diff/diff.hpp"
@@ -75,6 +76,9 @@ class Flattener {
 /// `path` as an RFC 6901 JSON Pointer (`~` → `~0`, `/` → `~1`); "" for the root.
 std::string pointer(const std::vector<Segment>& path);
 
+/// Appends one step of a pointer: `/` and the index or the escaped member name.
+void append_segment(const Segment& segment, std::string& out);
+
 /// Document order of two paths: segment by segment, indices numerically, member names by
 /// bytes (the canonical sort), a prefix first. Negative, zero or positive like strcmp.
 int compare(const std::vector<Segment>& a, const std::vector<Segment>& b);
@@ -86,8 +90,13 @@ struct SummaryExtent {
   std::size_t unlisted = 0;    // counted paths not covered by an entry of PathSummary::first
 };
 
-/// summarize(), also reporting where the texts stop being canonical and what was not listed.
+/// Differing paths counted per subtree: pointer (RFC 6901, "" the root) → paths under it.
+using CountsUnder = std::unordered_map<std::string, std::size_t>;
+
+/// summarize(), also reporting where the texts stop being canonical and what was not listed;
+/// with `under`, each of its entries gets the number of counted paths at or below its pointer.
 PathSummary summarize_checked(std::string_view canonical_a, std::string_view canonical_b,
-                              std::size_t max_paths, SummaryExtent& extent);
+                              std::size_t max_paths, SummaryExtent& extent,
+                              CountsUnder* under = nullptr);
 
 }  // namespace coldgate::diff::detail

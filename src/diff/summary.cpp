@@ -41,8 +41,8 @@ NodeKind empty_kind(std::string_view value) {
 
 class Summarizer {
  public:
-  Summarizer(std::string_view a, std::string_view b, std::size_t max_paths)
-      : m_a(a), m_b(b), m_max_paths(max_paths) {}
+  Summarizer(std::string_view a, std::string_view b, std::size_t max_paths, CountsUnder* under)
+      : m_a(a), m_b(b), m_max_paths(max_paths), m_under(under) {}
 
   PathSummary run() {
     bool has_a = m_a.next();
@@ -69,8 +69,22 @@ class Summarizer {
  private:
   bool listing() const { return m_summary.first.size() < m_max_paths; }
 
-  // Call before list() for the same node.
+  // With m_under: notes the counters at or above `path`, which the next count() adds to.
+  void find_under(const std::vector<Segment>& path) {
+    m_hits.clear();
+    if (m_under == nullptr) return;
+    std::string prefix;
+    if (auto it = m_under->find(prefix); it != m_under->end()) m_hits.push_back(&it->second);
+    for (const Segment& segment : path) {
+      append_segment(segment, prefix);
+      if (auto it = m_under->find(prefix); it != m_under->end()) m_hits.push_back(&it->second);
+    }
+  }
+
+  // Call after find_under() and before list() for the same node.
   void count(PathChange::Kind kind, std::size_t n) {
+    for (std::size_t* counter : m_hits) *counter += n;
+    m_hits.clear();
     if (!listing()) m_unlisted += n;
     switch (kind) {
       case PathChange::Kind::changed:
@@ -93,6 +107,7 @@ class Summarizer {
 
   // Records the current node of `side` (and its whole subtree) as present on that side only.
   void one_side(Flattener& side, PathChange::Kind kind) {
+    find_under(side.path());
     std::string path = listing() ? pointer(side.path()) : std::string();
     std::string value;
     if (side.kind() == NodeKind::leaf) {
@@ -116,6 +131,7 @@ class Summarizer {
     NodeKind kb = m_b.kind();
     if (ka == NodeKind::leaf && kb == NodeKind::leaf) {
       if (m_a.value() != m_b.value()) {
+        find_under(m_a.path());
         count(PathChange::Kind::changed, 1);
         if (listing()) {
           list(PathChange::Kind::changed, pointer(m_a.path()), std::string(m_a.value()),
@@ -135,6 +151,7 @@ class Summarizer {
       return;
     }
     // A type change: one changed value, whatever the containers hold.
+    find_under(m_a.path());
     std::string path = listing() ? pointer(m_a.path()) : std::string();
     std::string before = side_text(m_a);
     std::string after = side_text(m_b);
@@ -154,13 +171,15 @@ class Summarizer {
   std::size_t m_max_paths;
   PathSummary m_summary;
   std::size_t m_unlisted = 0;
+  CountsUnder* m_under;
+  std::vector<std::size_t*> m_hits;  // m_under's counters the next count() adds to
 };
 
 }  // namespace
 
 PathSummary summarize_checked(std::string_view canonical_a, std::string_view canonical_b,
-                              std::size_t max_paths, SummaryExtent& extent) {
-  Summarizer summarizer(canonical_a, canonical_b, max_paths);
+                              std::size_t max_paths, SummaryExtent& extent, CountsUnder* under) {
+  Summarizer summarizer(canonical_a, canonical_b, max_paths, under);
   PathSummary summary = summarizer.run();
   extent = summarizer.extent();
   return summary;

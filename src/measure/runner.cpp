@@ -603,6 +603,7 @@ StageResult StageMeasurer::finish() {
                                m_differing_run, summary.first_path(), paths,
                                paths == 1 ? "path differs" : "paths differ");
     diff::Options o;
+    o.arrangement = stage.snapshot->canon;
     o.label_a = "cold run 1";
     o.label_b = fmt::format("cold run {}", m_differing_run);
     snap.diff = diff::render(m_first_candidate, m_differing, o);

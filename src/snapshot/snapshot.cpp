@@ -203,6 +203,8 @@ Verdict check(const Claim& claim, std::string_view candidate, const Settings& se
   const bool has_diff = exists && v.status != Status::rearranged;
 
   diff::Options options;
+  // Both sides are canonical under the claim's rules unless the committed file is malformed.
+  if (v.status == Status::changed) options.arrangement = claim.canon;
   options.label_a = claim.path.string();
   if (other_rules) options.label_a += " (arranged under the current rules)";
   if (settings.update) {

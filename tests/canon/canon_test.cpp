@@ -364,5 +364,52 @@ TEST(CanonErrors, NulByteAnywhereIsRefusedWithItsOffset) {
   }
 }
 
+TEST(CanonTextSorted, FindsArraysOfObjectsWithoutIdentityAndAMemberThatWouldPairThem) {
+  const std::string doc = R"({
+    "by_id": [{"id": 2, "n": 1}, {"id": 1, "n": 2}],
+    "log": [{"at": 2}, {"at": 1}],
+    "shops": [{"id": 1, "items": [{"sku": "b", "price": 1, "note": "x"},
+                                 {"sku": "a", "price": 1, "note": "yy"}]}],
+    "a/b": [{"k": 1}, {"k": 1}],
+    "mixed": [3, {"name": "x", "v": 1}, {"name": "y", "v": 1}],
+    "one": [{"x": 1}],
+    "kinds": [{"c": 1, "d": "p"}, {"c": "1", "d": "q"}]
+  })";
+  auto arrays = text_sorted_arrays(doc, with_ordered({"/log"}));
+  ASSERT_EQ(arrays.size(), 4u);
+  // Document order of the arranged document: keys sorted, arrays as sorted.
+  EXPECT_EQ(arrays[0].pointer, "/a~1b");
+  EXPECT_EQ(arrays[0].elements, 2u);
+  EXPECT_EQ(arrays[0].member, "");  // `k` is present in both but not unique
+  EXPECT_EQ(arrays[1].pointer, "/kinds");
+  EXPECT_EQ(arrays[1].member, "d");  // `c` is unique only across kinds: `d` is of one kind
+  EXPECT_EQ(arrays[2].pointer, "/mixed");
+  EXPECT_EQ(arrays[2].elements, 3u);
+  EXPECT_EQ(arrays[2].objects, 2u);
+  EXPECT_EQ(arrays[2].member, "name");
+  EXPECT_EQ(arrays[3].pointer, "/shops/0/items");
+  EXPECT_EQ(arrays[3].member, "sku");  // `note` is unique too, but longer
+  // With `identity: [sku]` the items are paired by sku; `/by_id` never was text-sorted.
+  Options sku;
+  sku.identity = {"$id", "id", "sku"};
+  sku.ordered = {"/log"};
+  auto paired = text_sorted_arrays(doc, sku);
+  ASSERT_EQ(paired.size(), 3u);
+  EXPECT_EQ(paired[2].pointer, "/mixed");
+  // The root itself.
+  auto root = text_sorted_arrays(R"([{"a": 1}, {"a": 2}])", {});
+  ASSERT_EQ(root.size(), 1u);
+  EXPECT_EQ(root[0].pointer, "");
+  EXPECT_EQ(root[0].member, "a");
+  EXPECT_TRUE(text_sorted_arrays(R"([{"a": 1}, {"a": 2}])", with_ordered({""})).empty());
+}
+
+TEST(CanonNumbers, IsJsonNumberFollowsRfc8259) {
+  for (const char* yes : {"0", "-0", "347", "1.50", "12345678901234567890.123", "1e+100", "1E-7"})
+    EXPECT_TRUE(is_json_number(yes)) << yes;
+  for (const char* no : {"", "NaN", "Infinity", "-Infinity", "+1", "01", "1.", ".5", " 1", "1e"})
+    EXPECT_FALSE(is_json_number(no)) << no;
+}
+
 }  // namespace
 }  // namespace coldgate::canon

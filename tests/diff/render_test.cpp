@@ -168,5 +168,79 @@ TEST(DiffRender, SimilarLargeDocumentsGiveAProportionateDiff) {
   EXPECT_EQ(minus, s.changed);  // one removed line per changed value: the diff is minimal
 }
 
+// 120 items without `id`, sorted by their text; item 5 renamed moves to the end of the "item
+// 5…" run, so every element between its old and new place differs (the 54 names after "item 5"
+// and the last place, 3 members each, less one price that happens to be equal: 164 paths): the
+// note says why, and names the member that would pair them.
+// Without `unique`, names repeat after 60 items and no member identifies an element.
+std::string items(const std::string& renamed, bool unique = true) {
+  std::string doc = "{\"items\": [";
+  for (int i = 0; i < 120; ++i) {
+    doc += i ? "," : "";
+    const int n = unique ? i : i % 60;
+    doc += "{\"name\": \"" + (i == 5 ? renamed : "item " + std::to_string(n)) + "\", \"price\": " +
+           std::to_string(i % 7) + (unique ? ", \"sku\": \"S" + std::to_string(1000 + i) + "\"" : "") +
+           "}";
+  }
+  return canon::canonicalize(doc + "]}");
+}
+
+TEST(Render, AnArraySortedByTextGetsANoteWithAMemberForIdentity) {
+  Options options;
+  options.arrangement = canon::Options{};
+  std::string out = render(items("item 5"), items("zz"), options);
+  const std::string note =
+      "/items: an array of objects without `$id` or `id`, sorted by their text, so a changed "
+      "value can move elements: 164 paths differ. `identity: [$id, id, sku]` with member `sku` "
+      "would pair them (present and unique in all 120 elements).\n\n--- a\n";
+  EXPECT_NE(out.find("  … and 144 more\n" + note), std::string::npos) << out.substr(0, 2000);
+  // No member qualifies: said so.
+  out = render(items("item 5", false), items("zz", false), options);
+  EXPECT_NE(out.find("/items: an array of objects without `$id` or `id`, sorted by their text, so "
+                     "a changed value can move elements: 43 paths differ. No member is present "
+                     "and unique in all 120 elements, so none would work as `identity:`.\n"),
+            std::string::npos)
+      << out.substr(0, 2000);
+  // Without the rules, or where the array is paired by identity, no note.
+  EXPECT_EQ(render(items("item 5"), items("zz"), Options{}).find("sorted by their text"),
+            std::string::npos);
+  canon::Options by_sku;
+  by_sku.identity = {"sku"};
+  options.arrangement = by_sku;
+  std::string a = canon::canonicalize(items("item 5"), by_sku);
+  std::string b = canon::canonicalize(items("zz"), by_sku);
+  out = render(a, b, options);
+  EXPECT_EQ(out.substr(0, out.find('\n')), "1 path differs: 1 changed, 0 added, 0 removed");
+  EXPECT_EQ(out.find("sorted by their text"), std::string::npos);
+}
+
+TEST(Render, NotesNameIdentityMembersAsYamlAndStopAfterThree) {
+  // Four arrays, each with one value changed that moves its element from first to last (5 paths
+  // each); `a` is not unique, so the member is one that YAML must quote.
+  std::string a = "{", b = "{";
+  for (int k = 0; k < 4; ++k) {
+    std::string name = "l" + std::to_string(k);
+    const std::string rest = ", {\"a\": 2, \"my key\": \"q\"}, {\"a\": 2, \"my key\": \"r\"}]";
+    a += (k ? "," : "") + ("\"" + name + "\": [{\"a\": 1, \"my key\": \"p\"}" + rest);
+    b += (k ? "," : "") + ("\"" + name + "\": [{\"a\": 5, \"my key\": \"p\"}" + rest);
+  }
+  Options options;
+  canon::Options code;
+  code.identity = {"code"};
+  options.arrangement = code;
+  std::string out = render(canon::canonicalize(a + "}", code), canon::canonicalize(b + "}", code),
+                           options);
+  EXPECT_NE(out.find("/l0: an array of objects without `code`, sorted by their text, so a changed "
+                     "value can move elements: 5 paths differ. `identity: [code, \"my key\"]` with "
+                     "member `my key` would pair them (present and unique in all 3 elements).\n"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("\n/l2: "), std::string::npos);
+  EXPECT_EQ(out.find("\n/l3: "), std::string::npos);
+  EXPECT_NE(out.find("… and 1 more array sorted by their text with paths that differ\n\n--- a\n"),
+            std::string::npos)
+      << out;
+}
+
 }  // namespace
 }  // namespace coldgate::diff

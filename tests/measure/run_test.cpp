@@ -484,6 +484,33 @@ TEST_F(RunTest, ChangedSnapshotRulesAreRearrangedNotMalformed) {
   EXPECT_NE(changed.out.find("  /6/price: 10.5 → 99\n"), std::string::npos) << changed.out;
 }
 
+// Rows without an `id` column are sorted by their text: one renamed item moves six rows. The
+// report's diff says why and which column would pair them as `identity:`.
+TEST_F(RunTest, ADiffOfRowsSortedByTextNamesAnIdentity) {
+  auto stage = [](const std::string& name) {
+    return "  - name: rows\n"
+           "    query: select 'sku-' || id as sku, " + name + " as name from item\n"
+           "    snapshot: { path: snapshots/rows.json }\n";
+  };
+  config(stage("name"), "{ runs: 1, warm: 0 }");
+  ASSERT_EQ(run({"--update-snapshots"}).exit_code, 0);
+  config(stage("case when id = 5 then 'zz' else name end"), "{ runs: 1, warm: 0 }");
+  auto r = run();
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.out.find("| rows | snapshot | ❌ changed | snapshot changed: 12 paths differ (12 "
+                       "changed, 0 added, 0 removed); review snapshots/rows.json.new"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("(root): an array of objects without `$id` or `id`, sorted by their text, "
+                       "so a changed value can move elements: 12 paths differ. `identity: [$id, "
+                       "id, sku]` with member `sku` would pair them (present and unique in all 50 "
+                       "elements).\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(results().stages[0].snapshot->diff.find("`identity: [$id, id, sku]`"),
+            std::string::npos);
+}
+
 TEST_F(RunTest, JitBlockIsReadWhenJitFires) {
   config("  - name: jit\n"
          "    query: select sum(price * id) from item\n"
