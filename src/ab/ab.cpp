@@ -458,6 +458,7 @@ void AbRun::measure_interleaved() {
   // Candidates never go into the worktree (it is removed): always to <out>/snapshots/.
   head_ctx.snapshots.mode = snapshot::Mode::ci;
   head_ctx.snapshots.out_dir = m_out;
+  head_ctx.snapshots.label_root = config::label_root(m_head.config);
   head_ctx.progress = m_progress.get();
   if (m_measure_base) head_ctx.label = "head: ";
   measure::RunContext base_ctx = head_ctx;

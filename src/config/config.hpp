@@ -184,6 +184,10 @@ const std::map<std::string, std::vector<std::string>>& known_keys();
 /// the config's folder is inside it, else the config's folder.
 std::filesystem::path repository_root(const Config& config);
 
+/// The folder snapshot diffs name their files from: the git repository holding the config (the
+/// nearest folder at or above its folder with `.git`), else the config's folder.
+std::filesystem::path label_root(const Config& config);
+
 /// Refuses a config that would make coldgate write outside its repository: throws Error(usage)
 /// at the `path:` value's `file:line:col` when a snapshot path (next to which candidates and
 /// pending `.new` files are written) resolves — `..` and symlinks of existing folders followed

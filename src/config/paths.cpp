@@ -25,14 +25,27 @@ bool inside(const fs::path& path, const fs::path& root) {
   return !rel.empty() && *rel.begin() != "..";
 }
 
+// The nearest folder at or above `dir` holding `.git` (a folder, or a worktree's file); empty
+// when there is none.
+fs::path git_root(const fs::path& dir) {
+  std::error_code ec;
+  for (fs::path d = dir; !d.empty(); d = d.parent_path()) {
+    if (fs::exists(d / ".git", ec)) return d;
+    if (d == d.root_path()) break;
+  }
+  return {};
+}
+
 }  // namespace
+
+fs::path label_root(const Config& config) {
+  fs::path git = git_root(config.base_dir);
+  return git.empty() ? config.base_dir : git;
+}
 
 fs::path repository_root(const Config& config) {
   std::error_code ec;
-  for (fs::path dir = config.base_dir; !dir.empty(); dir = dir.parent_path()) {
-    if (fs::exists(dir / ".git", ec)) return dir;
-    if (dir == dir.root_path()) break;
-  }
+  if (fs::path git = git_root(config.base_dir); !git.empty()) return git;
   // No git (an exported tree, a container without .git): the folder coldgate runs in, when the
   // config is inside it (`coldgate run -c config/demo.yaml` from the checkout), else the config's.
   const fs::path cwd = fs::current_path(ec);

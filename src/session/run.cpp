@@ -119,6 +119,7 @@ Results run_job(const config::Config& cfg, const JobOptions& options) {
   ctx.snapshots.out_dir = options.out_dir;
   ctx.snapshots.update = options.update_snapshots && !options.ci;
   ctx.snapshots.accept_command = options.accept_command;
+  ctx.snapshots.label_root = config::label_root(cfg);
   ctx.progress = &progress;
   results.profile_note = enable_profile(ctx, cfg.database);
   if (!results.profile_note.empty()) progress.line("note: no server-side profile: " + results.profile_note);

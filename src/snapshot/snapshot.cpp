@@ -46,6 +46,14 @@ std::string counts_text(const diff::PathSummary& s) {
 
 std::string shown(const fs::path& p) { return util::display_path(p); }
 
+// `p` as diff headers name it: relative to settings.label_root when inside it.
+std::string label(const fs::path& p, const Settings& settings) {
+  if (settings.label_root.empty()) return p.string();
+  const fs::path file = resolved(p);
+  const fs::path root = resolved(settings.label_root);
+  return is_under(file, root) ? file.lexically_relative(root).generic_string() : shown(p);
+}
+
 // What to do next, for the message: accept locally, commit the artifact in CI.
 std::string next_step(const Claim& claim, const fs::path& pending, const Settings& settings,
                       bool has_diff) {
@@ -205,14 +213,14 @@ Verdict check(const Claim& claim, std::string_view candidate, const Settings& se
   diff::Options options;
   // Both sides are canonical under the claim's rules unless the committed file is malformed.
   if (v.status == Status::changed) options.arrangement = claim.canon;
-  options.label_a = claim.path.string();
+  options.label_a = label(claim.path, settings);
   if (other_rules) options.label_a += " (arranged under the current rules)";
   if (settings.update) {
     // --update-snapshots: the candidate replaces the snapshot; nothing stays pending.
     util::write_file_atomic(claim.path, candidate);
     remove_if_present(local_pending);
     remove_if_present(local_pending_diff);
-    options.label_b = claim.path.string() + " (updated)";
+    options.label_b = label(claim.path, settings) + " (updated)";
     if (has_diff) v.diff = diff::render(before, candidate, options);
     v.message = exists ? fmt::format("snapshot updated: {} was {}: {}", claim.path.string(),
                                      to_string(v.status), why)
@@ -224,11 +232,11 @@ Verdict check(const Claim& claim, std::string_view candidate, const Settings& se
   util::write_file_atomic(v.pending, candidate);
   const fs::path pending_diff(v.pending.string() + ".diff");
   if (has_diff) {
-    options.label_b = v.pending.string();
+    options.label_b = label(v.pending, settings);
     diff::Options full = options;
     full.max_lines = 0;
     util::write_file_atomic(pending_diff, diff::unified(before, candidate, full));
-    options.full_diff_path = pending_diff.string();
+    options.full_diff_path = label(pending_diff, settings);
     v.diff = diff::render(before, candidate, options);
   } else {
     remove_if_present(pending_diff);

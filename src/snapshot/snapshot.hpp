@@ -35,6 +35,10 @@ struct Settings {
   /// How messages tell the user to accept: "coldgate accept", plus "-c FILE" when the run used
   /// a config other than ./coldgate.yaml.
   std::string accept_command = "coldgate accept";
+  /// Diff headers (and the full diff's name) give files relative to this folder, the
+  /// repository (config::label_root), so no runner's absolute path shows; files outside it as
+  /// util::display_path shows them. Empty: as the claim and settings give them.
+  std::filesystem::path label_root;
 };
 
 /// Result of checking one candidate against its committed snapshot.

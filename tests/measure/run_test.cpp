@@ -511,6 +511,58 @@ TEST_F(RunTest, ADiffOfRowsSortedByTextNamesAnIdentity) {
             std::string::npos);
 }
 
+// Diff headers name the snapshot relative to the git repository, wherever coldgate runs from
+// (the config's folder when there is no repository): no runner's absolute path in report.md,
+// results.json or the .new.diff file.
+TEST_F(RunTest, DiffHeadersAreRepositoryRelative) {
+  auto project = [&](const std::string& n, const std::string& path) {
+    dir.write("app/schema.sql", "CREATE TABLE t (n int);\n");
+    dir.write("app/coldgate.yaml", "version: 1\n"
+                                   "database: { provider: local }\n"
+                                   "setup: [ { sql: schema.sql } ]\n"
+                                   "defaults: { runs: 1, warm: 0 }\n"
+                                   "stages:\n"
+                                   "  - name: one\n"
+                                   "    query: select json_build_object('n', " + n + ")\n"
+                                   "    decode: json\n"
+                                   "    snapshot: { path: " + path + " }\n");
+  };
+  auto run_in = [&](const std::filesystem::path& cwd, const std::string& config) {
+    return run_coldgate({"run", "-c", config}, cwd, "", {"CI=", "GITHUB_ACTIONS="});
+  };
+  auto headers = [](const std::string& text) {
+    auto at = text.find("--- ");
+    return at == std::string::npos ? std::string("(none)")
+                                   : text.substr(at, text.find("@@", at) - at);
+  };
+
+  // A git repository holding app/: paths from its root, though coldgate runs in app/.
+  ASSERT_EQ(std::system(("git init -q " + dir.path().string()).c_str()), 0);
+  project("1", "../snapshots/one.json");
+  ASSERT_EQ(run_coldgate({"run", "-c", "coldgate.yaml", "--update-snapshots"}, dir / "app", "",
+                         {"CI="}).exit_code, 0);
+  project("2", "../snapshots/one.json");
+  auto r = run_in(dir / "app", "coldgate.yaml");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  const std::string expected = "--- snapshots/one.json\n+++ snapshots/one.json.new\n";
+  EXPECT_EQ(headers(slurp(dir / "snapshots/one.json.new.diff")), expected);
+  EXPECT_EQ(headers(r.out), expected) << r.out;
+  Results res = results::from_json(slurp(dir / "app/coldgate-out/results.json"), "results.json");
+  EXPECT_EQ(headers(res.stages[0].snapshot->diff), expected);
+
+  // No repository: paths from the config's folder, though coldgate runs above it.
+  std::filesystem::remove_all(dir / ".git");
+  std::filesystem::remove_all(dir / "snapshots");
+  project("1", "snapshots/one.json");
+  ASSERT_EQ(run_coldgate({"run", "-c", "app/coldgate.yaml", "--update-snapshots"}, dir.path(), "",
+                         {"CI="}).exit_code, 0);
+  project("2", "snapshots/one.json");
+  r = run_in(dir.path(), "app/coldgate.yaml");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(headers(slurp(dir / "app/snapshots/one.json.new.diff")), expected);
+  EXPECT_EQ(headers(r.out), expected) << r.out;
+}
+
 TEST_F(RunTest, JitBlockIsReadWhenJitFires) {
   config("  - name: jit\n"
          "    query: select sum(price * id) from item\n"
