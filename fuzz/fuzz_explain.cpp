@@ -1,6 +1,6 @@
-// libFuzzer target: the EXPLAIN (FORMAT JSON) readers — parse_explain yields an Explain or a
-// coldgate::Error(infrastructure) carrying the given `where`; plan_relations never throws and
-// returns sorted unique names.
+// libFuzzer target: the EXPLAIN (FORMAT JSON) readers — parse_explain and plan_text yield an
+// Explain or the plan's text, or a coldgate::Error(infrastructure) carrying the given `where`;
+// plan_relations never throws and returns sorted unique names.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -15,6 +15,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   namespace measure = coldgate::measure;
   try {
     measure::parse_explain(text, "stage fuzz");
+  } catch (const coldgate::Error& e) {
+    if (e.code() != coldgate::ExitCode::infrastructure) std::abort();
+    if (e.where() != "stage fuzz") std::abort();
+  }
+  try {
+    measure::plan_text(text, "stage fuzz");
   } catch (const coldgate::Error& e) {
     if (e.code() != coldgate::ExitCode::infrastructure) std::abort();
     if (e.where() != "stage fuzz") std::abort();

@@ -3,11 +3,12 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cmath>
 #include <iostream>
-#include <nlohmann/json.hpp>
 
 #include "config/config.hpp"
 #include "measure/diagnose.hpp"
+#include "measure/explain.hpp"
 #include "measure/profile.hpp"
 #include "measure/runner.hpp"
 #include "measure/trial.hpp"
@@ -23,51 +24,7 @@
 namespace coldgate::cli {
 namespace {
 
-using nlohmann::json;
-
 std::string ms(double v) { return results::format_value(v, "ms"); }
-
-double num(const json& node, const char* key) {
-  auto it = node.find(key);
-  return it != node.end() && it->is_number() ? it->get<double>() : 0.0;
-}
-
-std::string str(const json& node, const char* key) {
-  auto it = node.find(key);
-  return it != node.end() && it->is_string() ? it->get<std::string>() : "";
-}
-
-// The plan tree as PostgreSQL's text format shows it, one node per line:
-// `-> Seq Scan on item  (cost=0.00..1.50 rows=50) (actual time=0.010..0.020 rows=50 loops=1)`.
-std::string render_plan(const json& plan) {
-  std::string out;
-  std::vector<std::pair<const json*, int>> todo{{&plan, 0}};
-  while (!todo.empty()) {
-    auto [node, depth] = todo.back();
-    todo.pop_back();
-    std::string indent(static_cast<std::size_t>(depth) * 2, ' ');
-    std::string label = str(*node, "Node Type");
-    if (auto rel = str(*node, "Relation Name"); !rel.empty()) {
-      label += " on " + rel;
-      if (auto alias = str(*node, "Alias"); !alias.empty() && alias != rel) label += " " + alias;
-    }
-    if (auto index = str(*node, "Index Name"); !index.empty()) label += " using " + index;
-    if (auto sub = str(*node, "Subplan Name"); !sub.empty()) out += indent + sub + "\n";
-    out += fmt::format("{}-> {}  (cost={:.2f}..{:.2f} rows={:.0f}) (actual time={:.3f}..{:.3f} "
-                       "rows={:.0f} loops={:.0f})\n",
-                       indent, label, num(*node, "Startup Cost"), num(*node, "Total Cost"),
-                       num(*node, "Plan Rows"), num(*node, "Actual Startup Time"),
-                       num(*node, "Actual Total Time"), num(*node, "Actual Rows"),
-                       num(*node, "Actual Loops"));
-    auto children = node->find("Plans");
-    if (children != node->end() && children->is_array()) {
-      for (auto it = children->rbegin(); it != children->rend(); ++it) {
-        todo.emplace_back(&*it, depth + 1);
-      }
-    }
-  }
-  return out;
-}
 
 // `explain STAGE --try`: one profiled cold run for the diagnoses, then the trial of their
 // remedies, printed as the report's table (or as JSON).
@@ -173,9 +130,8 @@ int run_explain(const ExplainArgs& args) {
                        results::format_value(std::round(e.total_cost), "count"),
                        results::format_value(std::round(e.jit_above_cost), "count"));
   }
-  json doc = json::parse(plan.json);
   out += '\n';
-  out += render_plan(doc.at(0).at("Plan"));
+  out += measure::plan_text(plan.json, fmt::format("stage {}: EXPLAIN", stage.name));
 
   // The one EXPLAIN ANALYZE run as a stage whose profile has one statement, so the diagnoses
   // are the ones `run` makes from its measured runs.

@@ -23,4 +23,14 @@ results::Explain parse_explain(std::string_view json, const std::string& where);
 /// EXPLAIN (FORMAT JSON) text; empty when the text is not such a plan.
 std::vector<std::string> plan_relations(std::string_view json);
 
+/// The plan tree of EXPLAIN (FORMAT JSON) output — with ANALYZE and BUFFERS or plan-only — as
+/// PostgreSQL's text format prints it (src/backend/commands/explain.c, ExplainNode): the top
+/// node first, each child after `->  ` two spaces in from its parent's lines; per node its
+/// cost estimate, what ANALYZE measured (`(actual time=… rows=… loops=…)`, `(never executed)`),
+/// then its keys, conditions, rows removed, sort, hash and heap figures, workers and
+/// `Buffers: shared hit=12 read=3`, each only when present and, for counts, not zero; the
+/// planner's buffers last. Lines end with '\n'. Throws Error(infrastructure) with `where` when
+/// the text is not such a document.
+std::string plan_text(std::string_view json, const std::string& where);
+
 }  // namespace coldgate::measure

@@ -31,6 +31,10 @@ struct ExplainTest : ::testing::Test {
               "    params: [10]\n"
               "    settings: { jit: 'on', jit_above_cost: '0', jit_inline_above_cost: '0', "
               "jit_optimize_above_cost: '0' }\n"
+              "  - name: scan\n"
+              "    query: select * from item where id = 5 or price > 290\n"
+              "  - name: lookup\n"
+              "    query: select price from item where id = 7\n"
               "  - name: cmd\n"
               "    command: [\"true\"]\n");
   }
@@ -48,9 +52,11 @@ TEST_F(ExplainTest, PrintsThePlanTheJitBlockAndTheDiagnoses) {
   EXPECT_NE(r.out.find("\nJIT: "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find(" functions · generation "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("(jit_above_cost 0)"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("-> Aggregate  (cost="), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\n\nAggregate  (cost="), std::string::npos) << r.out;  // the top node
+  EXPECT_NE(r.out.find("\n  ->  "), std::string::npos) << r.out;               // its child
   EXPECT_NE(r.out.find(" on item  (cost="), std::string::npos) << r.out;  // a scan of item
   EXPECT_NE(r.out.find(" (actual time="), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\n  Buffers: shared hit="), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("- 1 table this stage's statements read was never analyzed (public.item): "
                        "their plans rest on default statistics — add `- analyze: true` to setup:"),
             std::string::npos)
@@ -62,6 +68,28 @@ TEST_F(ExplainTest, PrintsThePlanTheJitBlockAndTheDiagnoses) {
   ASSERT_EQ(json.exit_code, 0) << json.err;
   EXPECT_EQ(json.out.rfind("[\n  {\n    \"Plan\": {", 0), 0u) << json.out;
   EXPECT_NE(json.out.find("\"Execution Time\""), std::string::npos);
+}
+
+// What one reads a plan for, under each node as psql shows it: a seq scan's filter and the rows
+// it removed, an index scan's condition, the buffers.
+TEST_F(ExplainTest, ShowsFiltersIndexConditionsRowsRemovedAndBuffers) {
+  auto scan = run_coldgate({"explain", "scan"}, dir.path());
+  ASSERT_EQ(scan.exit_code, 0) << scan.err;
+  EXPECT_NE(scan.out.find("\n\nSeq Scan on item  (cost="), std::string::npos) << scan.out;
+  EXPECT_NE(scan.out.find(" loops=1)\n"
+                          "  Filter: ((id = 5) OR (price > '290'::numeric))\n"
+                          "  Rows Removed by Filter: 192\n"
+                          "  Buffers: shared hit="),
+            std::string::npos)
+      << scan.out;
+
+  auto lookup = run_coldgate({"explain", "lookup"}, dir.path());
+  ASSERT_EQ(lookup.exit_code, 0) << lookup.err;
+  EXPECT_NE(lookup.out.find("\n\nIndex Scan using item_pkey on item  (cost="), std::string::npos)
+      << lookup.out;
+  EXPECT_NE(lookup.out.find(" loops=1)\n  Index Cond: (id = 7)\n  Buffers: shared hit="),
+            std::string::npos)
+      << lookup.out;
 }
 
 TEST_F(ExplainTest, UnknownOrCommandStageIsAUsageError) {

@@ -3,6 +3,7 @@
 // the suite's cluster (external provider), with small configured limits so the tests stay fast.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "canon/canon.hpp"
@@ -135,6 +136,26 @@ TEST(BoundsDeep, AMillionLevelsAreAClearErrorInEveryJsonReader) {
     EXPECT_EQ(e.where(), "stage deep: EXPLAIN");
   }
   EXPECT_TRUE(plan_relations(k_deep_100k).empty());
+  try {
+    plan_text(k_deep_100k, "stage deep: EXPLAIN");
+    ADD_FAILURE();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.message(), "stage deep: EXPLAIN: unexpected EXPLAIN output: expected a "
+                           "one-element array of an object");
+  }
+}
+
+TEST(BoundsDeep, APlanThousandsOfNodesDeepIsRenderedWithoutRecursion) {
+  constexpr int k_depth = 2000;
+  std::string plan;
+  for (int i = 0; i < k_depth; ++i) plan += R"({"Node Type": "Limit", "Plans": [)";
+  plan += R"({"Node Type": "Result"})";
+  for (int i = 0; i < k_depth; ++i) plan += "]}";
+  const std::string text = plan_text("[{\"Plan\": " + plan + "}]", "stage deep: EXPLAIN");
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), k_depth + 1);
+  EXPECT_EQ(text.rfind("Limit\n  ->  Limit\n        ->  Limit\n", 0), 0u);
+  // The node at depth d has its arrow 2 + 6 (d - 1) spaces in.
+  EXPECT_TRUE(text.ends_with(std::string(2 + 6 * (k_depth - 1), ' ') + "->  Result\n"));
 }
 
 TEST(BoundsDeep, DeepYamlIsALocatedConfigError) {

@@ -2,7 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
+#include "support/support.hpp"
 #include "util/error.hpp"
+#include "util/fs.hpp"
 
 namespace coldgate::measure {
 using namespace coldgate::results;
@@ -69,6 +73,70 @@ TEST(Explain, RejectsWhatIsNotExplainOutput) {
                           R"([{"Plan": {"Total Cost": 1}, "Planning Time": 0.1}])"}) {
     try {
       parse_explain(bad, "stage x: EXPLAIN");
+      ADD_FAILURE() << bad;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.where(), "stage x: EXPLAIN");
+      EXPECT_EQ(std::string(e.what()).rfind("unexpected EXPLAIN output: ", 0), 0u) << e.what();
+    }
+  }
+}
+
+// Golden files: tests/measure/golden/<case>.json is what PostgreSQL 15 printed for
+// EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) (plan_only: EXPLAIN (FORMAT JSON)); <case>.txt is
+// plan_text of it, checked line by line against the server's text format of the same query
+// (times aside). COLDGATE_UPDATE_GOLDEN=1 rewrites the .txt files; review the diff.
+void expect_golden_plan(const std::string& name) {
+  const auto dir = testing::source_dir() / "tests/measure/golden";
+  const std::string text = plan_text(testing::slurp(dir / (name + ".json")), name);
+  const char* update = std::getenv("COLDGATE_UPDATE_GOLDEN");
+  if (update && std::string(update) == "1") util::write_file_atomic(dir / (name + ".txt"), text);
+  EXPECT_EQ(text, testing::slurp(dir / (name + ".txt")))
+      << "tests/measure/golden/" << name << ".txt differs (COLDGATE_UPDATE_GOLDEN=1 rewrites it)";
+}
+
+TEST(PlanText, ASortOverAHashJoinOfAnIndexScanAndASeqScan) { expect_golden_plan("analyze_join"); }
+TEST(PlanText, WorkersOfAParallelPlan) { expect_golden_plan("analyze_parallel"); }
+TEST(PlanText, ASortThatSpillsToTempFiles) { expect_golden_plan("analyze_temp"); }
+TEST(PlanText, AnInitPlan) { expect_golden_plan("analyze_initplan"); }
+TEST(PlanText, NodesNeverExecuted) { expect_golden_plan("never_executed"); }
+TEST(PlanText, APlanOnlyExplain) { expect_golden_plan("plan_only"); }
+
+TEST(PlanText, TheSeqScanFilterExactly) {
+  // The lines one reads a plan for, as psql shows them for this very JSON.
+  const char* json = R"j([{"Plan": {"Node Type": "Seq Scan", "Parallel Aware": false,
+    "Async Capable": false, "Relation Name": "item", "Alias": "item", "Startup Cost": 0.00,
+    "Total Cost": 181.00, "Plan Rows": 10, "Plan Width": 14, "Actual Startup Time": 0.698,
+    "Actual Total Time": 0.700, "Actual Rows": 10, "Actual Loops": 1,
+    "Filter": "(price > '14985'::numeric)", "Rows Removed by Filter": 9990,
+    "Shared Hit Blocks": 12, "Shared Read Blocks": 3, "Shared Dirtied Blocks": 0,
+    "Shared Written Blocks": 0, "Temp Read Blocks": 0, "Temp Written Blocks": 0},
+    "Planning": {"Shared Hit Blocks": 0, "Shared Read Blocks": 0}, "Planning Time": 0.022,
+    "Execution Time": 0.704}])j";
+  EXPECT_EQ(plan_text(json, "t"),
+            "Seq Scan on item  (cost=0.00..181.00 rows=10 width=14) (actual time=0.698..0.700 "
+            "rows=10 loops=1)\n"
+            "  Filter: (price > '14985'::numeric)\n"
+            "  Rows Removed by Filter: 9990\n"
+            "  Buffers: shared hit=12 read=3\n");
+}
+
+TEST(PlanText, NamesThatNeedQuotesAndAliases) {
+  const char* json = R"([{"Plan": {"Node Type": "Seq Scan", "Relation Name": "Order Items",
+    "Alias": "o", "Startup Cost": 0, "Total Cost": 1, "Plan Rows": 1, "Plan Width": 4,
+    "Plans": [{"Node Type": "Index Only Scan", "Scan Direction": "Backward",
+      "Index Name": "Item_PK", "Relation Name": "item", "Alias": "item", "Startup Cost": 0,
+      "Total Cost": 1, "Plan Rows": 1, "Plan Width": 4, "Subplan Name": "SubPlan 1"}]}}])";
+  EXPECT_EQ(plan_text(json, "t"),
+            "Seq Scan on \"Order Items\" o  (cost=0.00..1.00 rows=1 width=4)\n"
+            "  SubPlan 1\n"
+            "    ->  Index Only Scan Backward using \"Item_PK\" on item  (cost=0.00..1.00 rows=1 "
+            "width=4)\n");
+}
+
+TEST(PlanText, RejectsWhatIsNotExplainOutput) {
+  for (const char* bad : {"", "{}", "[]", "[1]", R"([{"Plan": 1}])"}) {
+    try {
+      plan_text(bad, "stage x: EXPLAIN");
       ADD_FAILURE() << bad;
     } catch (const Error& e) {
       EXPECT_EQ(e.where(), "stage x: EXPLAIN");
