@@ -116,7 +116,12 @@ std::string ci_run_url() {
 GitInfo git_info(const fs::path& dir, const fs::path& out_dir) {
   GitInfo g;
   g.commit = git(dir, {"rev-parse", "HEAD"});
-  if (g.commit.empty()) return g;
+  if (g.commit.empty()) {
+    // No HEAD commit: not a checkout at all, or a repository whose first commit is yet to come.
+    g.unborn = git(dir, {"rev-parse", "--is-inside-work-tree"}) == "true";
+    if (g.unborn) g.dirty = uncommitted_changes(dir, out_dir);
+    return g;
+  }
   g.dirty = uncommitted_changes(dir, out_dir);
   g.branch = git(dir, {"rev-parse", "--abbrev-ref", "HEAD"});
   if (g.branch == "HEAD") {

@@ -12,9 +12,10 @@ namespace coldgate::measure {
 /// (/etc/os-release); the caller adds the server's part.
 results::Environment host_environment();
 
-/// Commit and branch of the git checkout holding `dir` ("" each when not a checkout or no git);
-/// GITHUB_HEAD_REF names the branch of a detached pull-request checkout in GitHub Actions.
-/// `dirty` lists the checkout's uncommitted changes (uncommitted_changes), `out_dir` left out.
+/// Commit and branch of the git checkout holding `dir` ("" each when not a checkout, in one
+/// without commits, or no git); GITHUB_HEAD_REF names the branch of a detached pull-request
+/// checkout in GitHub Actions. `unborn` says the checkout has no commit yet. `dirty` lists the
+/// checkout's uncommitted changes (uncommitted_changes), `out_dir` left out.
 results::GitInfo git_info(const std::filesystem::path& dir,
                           const std::filesystem::path& out_dir = {});
 

@@ -440,21 +440,28 @@ std::string link_url(std::string_view url) {
 std::string commits_line(const Results& r) {
   std::string base_commit =
       r.gate && !r.gate->base_git.commit.empty() ? r.gate->base_git.commit : r.git.base;
-  auto commit = [](const std::string& sha, const std::string& branch) {
-    std::string s = md_code(short_sha(sha));
+  // `+dirty` (git describe --dirty's mark): what was measured is the commit with uncommitted
+  // changes on top. run measures the working tree with its edits; ab measures the commit.
+  auto commit = [](const std::string& sha, const std::string& branch, const GitInfo* git) {
+    const bool dirty = git && !git->dirty.empty() && git->dirty_measured;
+    std::string s = md_code(short_sha(sha) + (dirty ? "+dirty" : ""));
     if (!branch.empty()) s += " (" + md_code(capped(branch, 200)) + ")";
     return s;
   };
   std::string commits;
   if (!base_commit.empty()) {
-    commits += "base " + commit(base_commit, r.gate ? r.gate->base_git.branch : "") + " → ";
+    const GitInfo* base_git = r.gate && base_commit == r.gate->base_git.commit ? &r.gate->base_git
+                                                                                : nullptr;
+    commits += "base " + commit(base_commit, base_git ? base_git->branch : "", base_git) + " → ";
   }
-  commits += r.git.commit.empty() ? "head (not a git checkout)"
-                                  : "head " + commit(r.git.commit, r.git.branch);
-  // run measures the working tree with its edits; ab measures the commit and leaves them out.
+  if (!r.git.commit.empty()) {
+    commits += "head " + commit(r.git.commit, r.git.branch, &r.git);
+  } else {
+    commits += r.git.unborn ? "head (git repository without commits)" : "head (not a git checkout)";
+  }
   if (!r.git.dirty.empty()) {
     std::string changes = plural(r.git.dirty.size(), "uncommitted change", "uncommitted changes");
-    commits += r.git.dirty_measured ? " + " + changes : " (" + changes + " not measured)";
+    commits += r.git.dirty_measured ? " with " + changes : " (" + changes + " not measured)";
   }
   // A baseline file the user gave is theirs to name; the cache's or ab's are internal.
   if (r.gate && r.gate->base_source == BaseSource::file && !r.gate->baseline.empty())

@@ -64,7 +64,8 @@ ordered_json git_json(const GitInfo& g) {
           {"branch", or_null(g.branch)},
           {"base", or_null(g.base)},
           {"dirty", g.dirty},
-          {"dirty_measured", g.dirty_measured}};
+          {"dirty_measured", g.dirty_measured},
+          {"unborn", g.unborn}};
 }
 
 ordered_json environment_json(const Environment& e) {
@@ -200,10 +201,7 @@ ordered_json gate_json(const std::optional<GateResult>& gate) {
         {{"stage", d.stage}, {"field", d.field}, {"base", d.base}, {"head", d.head}});
   }
   return {{"baseline", g.baseline},
-          {"base_git",
-           {{"commit", or_null(g.base_git.commit)},
-            {"branch", or_null(g.base_git.branch)},
-            {"base", or_null(g.base_git.base)}}},
+          {"base_git", git_json(g.base_git)},
           {"base_source", to_string(g.base_source)},
           {"base_measured_at", or_null(g.base_measured_at)},
           {"base_host", or_null(g.base_host)},
@@ -222,6 +220,7 @@ GitInfo git_from(const ordered_json& g) {
   GitInfo out{str(g, "commit"), str(g, "branch"), str(g, "base"), {}, true};
   if (g.contains("dirty")) out.dirty = g.at("dirty").get<std::vector<std::string>>();
   if (g.contains("dirty_measured")) out.dirty_measured = g.at("dirty_measured").get<bool>();
+  if (g.contains("unborn")) out.unborn = g.at("unborn").get<bool>();
   return out;
 }
 
@@ -358,8 +357,7 @@ GateThresholds thresholds_from(const ordered_json& t) {
 GateResult gate_from(const ordered_json& g, const std::string& source) {
   GateResult x;
   x.baseline = g.at("baseline").get<std::string>();
-  const auto& bg = g.at("base_git");
-  x.base_git = {str(bg, "commit"), str(bg, "branch"), str(bg, "base"), {}, true};
+  x.base_git = git_from(g.at("base_git"));
   if (std::string named = str(g, "base_source"); !named.empty()) {
     auto parsed = base_source_from(named);
     if (!parsed) {

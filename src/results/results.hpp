@@ -149,7 +149,7 @@ struct Environment {
 
 /// The commit measured.
 struct GitInfo {
-  std::string commit;  // "" when not in a git checkout
+  std::string commit;  // "" when not in a git checkout, or in one without commits (`unborn`)
   std::string branch;
   std::string base;  // baseline commit when known
   /// Uncommitted changes of the checkout when the measured commit is its HEAD, as `git status
@@ -158,6 +158,9 @@ struct GitInfo {
   /// `run` measures the working tree, changes included (true); `ab` measures the commit and
   /// leaves them out (false).
   bool dirty_measured = true;
+  /// A git repository without commits yet: its HEAD names a branch that has none (git's
+  /// "unborn branch"); `commit` is then "".
+  bool unborn = false;
 };
 
 /// A finding from the server-side profile, the plans and the catalog, with a concrete

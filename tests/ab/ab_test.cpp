@@ -17,29 +17,9 @@ namespace {
 
 namespace fs = std::filesystem;
 using testing::run_coldgate;
+using testing::run_git;
 using testing::slurp;
 using testing::TempDir;
-
-// Runs git in `dir` with a local identity; fails the test when git fails. Returns stdout trimmed.
-std::string run_git(const fs::path& dir, std::vector<std::string> args) {
-  util::SpawnOptions o;
-  o.argv = {"git",
-            "-c",
-            "user.name=coldgate test",
-            "-c",
-            "user.email=test@coldgate.invalid",
-            "-c",
-            "init.defaultBranch=base",
-            "-c",
-            "advice.detachedHead=false"};
-  o.argv.insert(o.argv.end(), args.begin(), args.end());
-  o.cwd = dir;
-  auto out = util::run(o, std::chrono::seconds(60));
-  EXPECT_TRUE(out.status.ok()) << "git " << args.front() << ": " << out.err;
-  std::string s = out.out;
-  while (!s.empty() && s.back() == '\n') s.pop_back();
-  return s;
-}
 
 // Sets an environment variable for one scope and restores it afterwards.
 class ScopedEnv {

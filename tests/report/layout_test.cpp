@@ -7,6 +7,7 @@
 
 #include "report/report.hpp"
 #include "report/report_fixtures.hpp"
+#include "results/json.hpp"
 
 namespace coldgate::report {
 namespace {
@@ -265,7 +266,8 @@ TEST(ReportLayout, UncommittedChangesAreCountedAndListedCapped) {
   Results base = passing_base();
   Results r = passing();
   std::string md = report(r, &base);
-  EXPECT_NE(md.find("→ head `5d6e7f8` (`feature/faster-load`) + 2 uncommitted changes\n"),
+  EXPECT_NE(md.find("- Commits: base `1a2b3c4` (`main`) → head `5d6e7f8+dirty` "
+                    "(`feature/faster-load`) with 2 uncommitted changes\n"),
             std::string::npos);
   EXPECT_NE(md.find("<details><summary>2 uncommitted changes</summary>\n\n```\n"
                     "M sql/orders_report.sql\n?? sql/new_index.sql\n```\n"),
@@ -273,15 +275,48 @@ TEST(ReportLayout, UncommittedChangesAreCountedAndListedCapped) {
   r.git.dirty.clear();
   for (int i = 0; i < 30; ++i) r.git.dirty.push_back(fmt::format("M sql/{:02}.sql", i));
   md = report(r, &base);
-  EXPECT_NE(md.find("+ 30 uncommitted changes"), std::string::npos);
+  EXPECT_NE(md.find("`5d6e7f8+dirty` (`feature/faster-load`) with 30 uncommitted changes\n"),
+            std::string::npos);
   EXPECT_NE(md.find("M sql/19.sql\n… and 10 more\n```"), std::string::npos);
   EXPECT_EQ(md.find("M sql/20.sql"), std::string::npos);
   // ab measured the commit, not the edits: the report says they were left out.
   r.git.dirty_measured = false;
   md = report(r, &base);
-  EXPECT_NE(md.find("`5d6e7f8` (`feature/faster-load`) (30 uncommitted changes not measured)\n"),
+  EXPECT_NE(md.find("→ head `5d6e7f8` (`feature/faster-load`) (30 uncommitted changes not "
+                    "measured)\n"),
             std::string::npos);
   EXPECT_NE(md.find("<summary>30 uncommitted changes, not measured</summary>"), std::string::npos);
+}
+
+// The base of a baseline measured on a working tree with edits is one commit plus those edits:
+// a head at the same commit would read as an identical base without the mark.
+TEST(ReportLayout, ABaseMeasuredWithUncommittedChangesIsMarkedDirty) {
+  Results base = passing_base();
+  Results r = passing();
+  r.gate->base_git.commit = r.git.commit = "b8436e1f00000000000000000000000000000000";
+  r.gate->base_git.dirty = {"M sql/orders_report.sql"};
+  r.git.dirty.clear();
+  std::string md = report(r, &base);
+  EXPECT_NE(md.find("- Commits: base `b8436e1+dirty` (`main`) → head `b8436e1` "
+                    "(`feature/faster-load`)\n"),
+            std::string::npos)
+      << md;
+  // results.json keeps the base's changes, so compare and comment show the same mark.
+  Results again = from_json(to_json(r), "results.json");
+  EXPECT_EQ(again.gate->base_git.dirty, std::vector<std::string>{"M sql/orders_report.sql"});
+  EXPECT_TRUE(again.gate->base_git.dirty_measured);
+  EXPECT_EQ(report(again, &base), md);
+}
+
+TEST(ReportLayout, ARepositoryWithoutCommitsIsNotCalledNotACheckout) {
+  Results r = no_baseline();
+  r.git = {};
+  EXPECT_NE(report(r, nullptr).find("- Commits: head (not a git checkout)\n"), std::string::npos);
+  r.git.unborn = true;
+  r.git.dirty = {"?? coldgate.yaml"};
+  EXPECT_NE(report(r, nullptr).find("- Commits: head (git repository without commits) with 1 "
+                                    "uncommitted change\n"),
+            std::string::npos);
 }
 
 TEST(ReportLayout, FortyStagesShowTheRegressionsFirstAndStayShort) {

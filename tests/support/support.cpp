@@ -10,6 +10,26 @@
 
 namespace coldgate::testing {
 
+std::string run_git(const std::filesystem::path& dir, std::vector<std::string> args) {
+  util::SpawnOptions o;
+  o.argv = {"git",
+            "-c",
+            "user.name=coldgate test",
+            "-c",
+            "user.email=test@coldgate.invalid",
+            "-c",
+            "init.defaultBranch=base",
+            "-c",
+            "advice.detachedHead=false"};
+  o.argv.insert(o.argv.end(), args.begin(), args.end());
+  o.cwd = dir;
+  auto out = util::run(o, std::chrono::seconds(60));
+  EXPECT_TRUE(out.status.ok()) << "git " << args.front() << ": " << out.err;
+  std::string s = out.out;
+  while (!s.empty() && s.back() == '\n') s.pop_back();
+  return s;
+}
+
 TempDir::TempDir() {
   const char* base = std::getenv("TMPDIR");
   std::string tmpl = std::string(base && *base ? base : "/tmp") + "/coldgate-test-XXXXXX";

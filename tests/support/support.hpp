@@ -36,6 +36,10 @@ struct RunResult {
 RunResult run_coldgate(const std::vector<std::string>& args, const std::filesystem::path& cwd = {},
                        const std::string& input = {}, const std::vector<std::string>& env = {});
 
+/// Runs git with `args` in `dir` with a local identity (user "coldgate test", first branch
+/// "base"); fails the current test when git fails. Returns its stdout without trailing newlines.
+std::string run_git(const std::filesystem::path& dir, std::vector<std::string> args);
+
 /// Reads a whole file; fails the current test (and returns "") when it cannot.
 std::string slurp(const std::filesystem::path& path);
 
