@@ -12,6 +12,7 @@
 #include "measure/profile.hpp"
 #include "measure/runner.hpp"
 #include "measure/trial.hpp"
+#include "report/escape.hpp"
 #include "report/remedies.hpp"
 #include "results/json.hpp"
 #include "util/secrets.hpp"
@@ -69,6 +70,7 @@ int run_trial(const config::Config& cfg, const config::Stage& stage, const Expla
   if (diagnoses.empty()) out += "  none\n";
   for (const auto& d : diagnoses) out += fmt::format("  - {}\n", d.message);
   out += "\nRemedies measured:\n";
+  report::ReaderScope terminal(report::Reader::terminal);  // the report's table, for stdout
   out += trial.empty() ? "  none: no diagnosis suggests a remedy to measure\n"
                        : "\n" + report::remedies_table(trial, s.kind);
   std::cout << out << std::flush;

@@ -5,6 +5,11 @@
 namespace coldgate::report {
 namespace {
 
+// The reader of this thread's escapes (ReaderScope); GitHub unless a scope says otherwise.
+thread_local Reader t_reader = Reader::github;
+
+bool for_terminal() { return t_reader == Reader::terminal; }
+
 constexpr std::string_view k_replacement = "\xEF\xBF\xBD";  // U+FFFD
 constexpr std::string_view k_zero_width_space = "\xE2\x80\x8B";
 
@@ -69,6 +74,15 @@ const char* markup_entity(char c) {
 
 }  // namespace
 
+ReaderScope::ReaderScope(Reader reader) : m_previous(t_reader) { t_reader = reader; }
+
+ReaderScope::~ReaderScope() { t_reader = m_previous; }
+
+std::string_view md_bracket(char bracket) {
+  if (for_terminal()) return bracket == '[' ? "[" : "]";
+  return bracket == '[' ? "&#91;" : "&#93;";
+}
+
 std::string valid_utf8(std::string_view text) {
   std::string out;
   out.reserve(text.size());
@@ -118,13 +132,13 @@ std::string md_text(std::string_view text) {
         break;
       }
       case '&':
-        out += "&amp;";
-        break;
       case '<':
-        out += "&lt;";
-        break;
       case '>':
-        out += "&gt;";
+        if (for_terminal()) {
+          out += c;
+        } else {
+          out += markup_entity(c);
+        }
         break;
       default:
         out += c;
@@ -180,7 +194,7 @@ std::string html_text(std::string_view text) {
   std::string s = one_line(text);
   std::string out;
   for (std::size_t i = 0; i < s.size(); ++i) {
-    if (const char* e = markup_entity(s[i])) {
+    if (const char* e = markup_entity(s[i]); e && !for_terminal()) {
       out += e;
     } else {
       out += s[i];

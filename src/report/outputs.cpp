@@ -52,10 +52,10 @@ void write_outputs(const results::Results& results, const results::Results* base
   if (env("GITHUB_ACTIONS") == "true") {
     std::string token = stop_commands_token();
     out << "::stop-commands::" << token << '\n'
-        << md.report << "::" << token << "::\n"
+        << md.terminal << "::" << token << "::\n"
         << annotations(results);
   } else {
-    out << md.report;
+    out << md.terminal;
   }
   if (!out.flush()) throw Error(ExitCode::infrastructure, "stdout", "write failed");
 }

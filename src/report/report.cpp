@@ -675,8 +675,11 @@ std::string cut_markdown(std::string_view text, std::size_t max_bytes,
   return out.size() <= max_bytes ? out : std::string(utf8_prefix(out, max_bytes));
 }
 
-Markdown markdown(const Results& r, const Results* base, const std::string& full_name,
-                  std::size_t max_bytes) {
+namespace {
+
+// report::markdown for the reader of the current ReaderScope: `report`, `full` and `cut`.
+Markdown render(const Results& r, const Results* base, const std::string& full_name,
+                std::size_t max_bytes) {
   Comparison c(r, base);
   std::string head = top(r);
   std::string foot = footer(r);
@@ -705,6 +708,17 @@ Markdown markdown(const Results& r, const Results* base, const std::string& full
       head, {changes, errors, diffs, diagnoses, remedies, chart, timings, unchanged, database, more},
       foot,
       full_name, max_bytes);
+  return md;
+}
+
+}  // namespace
+
+Markdown markdown(const Results& r, const Results* base, const std::string& full_name,
+                  std::size_t max_bytes) {
+  Markdown md = render(r, base, full_name, max_bytes);
+  // Shorter or as long, so cut only when `report` is, and then `full_name` exists.
+  ReaderScope terminal(Reader::terminal);
+  md.terminal = render(r, base, full_name, max_bytes).report;
   return md;
 }
 

@@ -18,6 +18,9 @@ struct Markdown {
   std::string report;  // at most max_bytes: stdout, $GITHUB_STEP_SUMMARY, the PR comment
   std::string full;    // everything; equals `report` unless `cut`
   bool cut = false;    // the full report was longer than max_bytes
+  /// `report` for a terminal (stdout, a CI log): the same text with `& < > " [ ]` as plain
+  /// characters, not entities (ReaderScope); cut only when `report` is.
+  std::string terminal;
 };
 
 /// The key of the PR comment marker: results.title with every run of characters other than
@@ -31,7 +34,8 @@ std::string marker_key(const std::string& title);
 /// `<details>`; errors and snapshot diffs; diagnoses of the changed stages (all without a
 /// gate); a Mermaid chart of the changed stages' cold wall time before and after; the other
 /// metrics per stage in `<details>`; a footer with the commits, the CI run and the environment.
-/// `base` may be null. All text from data is escaped (report/escape.hpp). When the whole is
+/// `base` may be null. All text from data is escaped (report/escape.hpp), for GitHub in
+/// `report` and `full`, for a terminal in `terminal`. When the whole is
 /// longer than `max_bytes`, `report` is a cut version that keeps the verdict, the regressions,
 /// failures and changed snapshots first and names `full_name` for the rest.
 Markdown markdown(const results::Results& results, const results::Results* base,

@@ -25,7 +25,7 @@ std::string cell_text(std::string_view text) {
     std::size_t bracket = std::min(text.find_first_of("[]", start), text.size());
     out += md_text(text.substr(start, bracket - start));
     if (bracket == text.size()) break;
-    out += text[bracket] == '[' ? "&#91;" : "&#93;";
+    out += md_bracket(text[bracket]);
     start = bracket + 1;
   }
   return out;
@@ -260,10 +260,8 @@ std::string more_lines(const Comparison& c, const StageResult& s, std::size_t& c
 std::string summary_text(std::string_view text) {
   std::string out;
   for (char c : html_text(text)) {
-    if (c == '[') {
-      out += "&#91;";
-    } else if (c == ']') {
-      out += "&#93;";
+    if (c == '[' || c == ']') {
+      out += md_bracket(c);
     } else {
       out += c;
     }

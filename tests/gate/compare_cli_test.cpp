@@ -29,6 +29,31 @@ TEST(CliCompare, FixturesFailTheGateWithTheVerdictAndWriteResults) {
   EXPECT_EQ(slurp(dir / "out/report.md"), r.out);
 }
 
+// The report's entities are for GitHub: report.md keeps them, the terminal gets the characters.
+TEST(CliCompare, TheTerminalReportHasNoHtmlEntities) {
+  TempDir dir;
+  results::Results head = results::from_json(slurp(fixture("head.json")), "head.json");
+  head.title = "Orders > 10 & <b>";
+  for (auto& s : head.stages) {
+    if (s.name == "broken") s.error = "ERROR: operator does not exist: integer > text [at 1]";
+  }
+  dir.write("head.json", results::to_json(head));
+  auto r = run_coldgate({"compare", fixture("base.json"), "head.json", "--out", "out"}, dir.path());
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  const std::string md = slurp(dir / "out/report.md");
+  EXPECT_NE(md.find("\n## Orders &gt; 10 &amp; &lt;b&gt;\n"), std::string::npos) << md;
+  EXPECT_NE(md.find(" | ERROR: operator does not exist: integer &gt; text &#91;at 1&#93; |\n"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(r.out.find("\n## Orders > 10 & <b>\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" | ERROR: operator does not exist: integer > text [at 1] |\n"),
+            std::string::npos)
+      << r.out;
+  for (const char* entity : {"&gt;", "&lt;", "&amp;", "&quot;", "&#91;", "&#93;"}) {
+    EXPECT_EQ(r.out.find(entity), std::string::npos) << entity << " in\n" << r.out;
+  }
+}
+
 TEST(CliCompare, SameFileTwicePassesAndAConfigSetsTheThresholds) {
   TempDir dir;
   auto r = run_coldgate({"compare", fixture("base.json"), fixture("base.json")}, dir.path());

@@ -19,6 +19,27 @@ TEST(ReportEscape, MarkdownTextCannotBreakATableOrCarryHtml) {
   EXPECT_EQ(md_text("<!-- coldgate:report:x -->"), "&lt;!-- coldgate:report:x --&gt;");
 }
 
+TEST(ReportEscape, ForATerminalTheCharactersStayPlain) {
+  {
+    ReaderScope terminal(Reader::terminal);
+    EXPECT_EQ(md_text("a < b & c > d"), "a < b & c > d");
+    EXPECT_EQ(md_text("&amp; a|b *x*"), "&amp; a\\|b \\*x\\*");  // backslash escapes stay
+    EXPECT_EQ(html_text("\"q\" <b> & @octocat"), "\"q\" <b> & @" + zwsp + "octocat");
+    EXPECT_EQ(md_bracket('['), "[");
+    EXPECT_EQ(md_bracket(']'), "]");
+    EXPECT_EQ(xml_text("<a & b>"), "&lt;a &amp; b&gt;");  // XML stays XML
+    {
+      ReaderScope github(Reader::github);  // scopes nest
+      EXPECT_EQ(md_text("a < b"), "a &lt; b");
+    }
+    EXPECT_EQ(md_text("a < b"), "a < b");
+  }
+  EXPECT_EQ(md_text("a < b & c > d"), "a &lt; b &amp; c &gt; d");
+  EXPECT_EQ(html_text("\"q\" <b> &"), "&quot;q&quot; &lt;b&gt; &amp;");
+  EXPECT_EQ(md_bracket('['), "&#91;");
+  EXPECT_EQ(md_bracket(']'), "&#93;");
+}
+
 TEST(ReportEscape, MentionsAreBrokenWithAZeroWidthSpace) {
   EXPECT_EQ(md_text("ping @octocat"), "ping @" + zwsp + "octocat");
   EXPECT_EQ(md_text("@org/team"), "@" + zwsp + "org/team");

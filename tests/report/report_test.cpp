@@ -60,6 +60,10 @@ void expect_outputs(const std::string& name, const Results& fixture,
   EXPECT_EQ(md.report, md.full);
   expect_golden(name + ".md", md.report);
   expect_golden(name + ".xml", junit_xml(head));
+  // The version for stdout: the same report, with characters where GitHub needs entities.
+  for (const char* entity : {"&gt;", "&lt;", "&amp;", "&quot;", "&#91;", "&#93;"}) {
+    EXPECT_EQ(md.terminal.find(entity), std::string::npos) << name << ": " << entity;
+  }
 }
 
 TEST(ReportGolden, NoBaseline) {
@@ -72,6 +76,9 @@ TEST(ReportGolden, Baseline) {
 
 TEST(ReportGolden, Hostile) {
   expect_outputs("hostile", hostile());
+  // hostile.terminal.md is hostile.md as a terminal shows it: `<img …>` and `&#91;link&#93;`
+  // as written, the Markdown's backslash escapes as they are.
+  expect_golden("hostile.terminal.md", markdown(input("hostile", hostile()), nullptr).terminal);
 }
 
 TEST(ReportGolden, Passing) {
