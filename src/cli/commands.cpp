@@ -1,5 +1,6 @@
 #include "cli/commands.hpp"
 #include "cli/comment_command.hpp"
+#include "cli/db_command.hpp"
 
 #include <unistd.h>
 
@@ -16,6 +17,7 @@
 
 #include "canon/canon.hpp"
 #include "config/config.hpp"
+#include "db/cluster_registry.hpp"
 #include "diff/diff.hpp"
 #include "gate/gate.hpp"
 #include "gate/merge.hpp"
@@ -155,6 +157,7 @@ int run_accept(const AcceptArgs& args) {
 }
 
 int run_run(const RunArgs& args) {
+  remove_stale_up_states(db::default_cache_dir());  // a killed `db up`'s URL and password
   session::JobOptions options;
   if (!args.shard.empty()) {
     std::tie(options.shard_index, options.shard_count) = session::parse_shard(args.shard);

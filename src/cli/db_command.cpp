@@ -2,10 +2,10 @@
 
 #include <fmt/core.h>
 #include <signal.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -13,6 +13,7 @@
 
 #include "config/config.hpp"
 #include "db/cluster_registry.hpp"
+#include "db/container_provider.hpp"
 #include "session/session.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
@@ -30,10 +31,11 @@ namespace {
 struct UpState {
   pid_t pid = 0;
   long long start = -1;
+  std::string pid_ns;  // "" in state files of coldgate before it was recorded
   std::string url;
 };
 
-std::optional<UpState> read_state(const fs::path& path) {
+std::optional<UpState> read_file_state(const fs::path& path) {
   std::ifstream in(path);
   if (!in) return std::nullopt;
   std::map<std::string, std::string> kv;
@@ -42,19 +44,28 @@ std::optional<UpState> read_state(const fs::path& path) {
     auto eq = line.find('=');
     if (eq != std::string::npos) kv[line.substr(0, eq)] = line.substr(eq + 1);
   }
-  UpState s{static_cast<pid_t>(std::atol(kv["pid"].c_str())), std::atoll(kv["start"].c_str()),
-            kv["url"]};
-  if (s.pid <= 0 || process_start_time(s.pid) != s.start) return std::nullopt;  // owner gone
+  return UpState{static_cast<pid_t>(std::atol(kv["pid"].c_str())),
+                 std::atoll(kv["start"].c_str()), kv["pid_ns"], kv["url"]};
+}
+
+bool running(const UpState& s) { return s.pid > 0 && process_start_time(s.pid) == s.start; }
+
+// The state of the `db up` whose state file is `path`, when that `db up` still runs.
+std::optional<UpState> read_state(const fs::path& path) {
+  auto s = read_file_state(path);
+  if (!s || !running(*s)) return std::nullopt;
   return s;
 }
 
-// The state file of this `db up`; removed when the server goes away.
+// The state file of this `db up`: 0600 from its creation, since the URL holds the password;
+// removed when the server goes away, or by the next command when we are killed.
 class StateFile {
  public:
   StateFile(fs::path path, const std::string& url) : m_path(std::move(path)) {
-    util::write_file_atomic(m_path, fmt::format("pid={}\nstart={}\nurl={}\n", ::getpid(),
-                                                process_start_time(::getpid()), url));
-    ::chmod(m_path.c_str(), 0600);  // it holds the password
+    util::write_file_atomic(m_path,
+                            fmt::format("pid={}\nstart={}\npid_ns={}\nurl={}\n", ::getpid(),
+                                        process_start_time(::getpid()), db::pid_namespace(), url),
+                            0600);
   }
   ~StateFile() {
     std::error_code ec;
@@ -66,6 +77,24 @@ class StateFile {
  private:
   fs::path m_path;
 };
+
+// What a `db up` killed with SIGKILL left running: its cluster (the registry), its container,
+// its work folder. Best effort, as every clean-up of leftovers.
+void stop_leftovers(const std::string& config_path) {
+  db::remove_stale_clusters(default_cache_dir());
+  const char* tmp = std::getenv("TMPDIR");
+  db::remove_stale_work_dirs(tmp && *tmp ? tmp : "/tmp", "coldgate-up-");
+  try {
+    config::Config cfg = config::load(config_path);
+    if (cfg.database.provider == config::Provider::container) {
+      auto options = db::ContainerOptions::from(cfg.database);
+      db::remove_stale_containers(db::find_engine(options.engine, options.where),
+                                  options.engine_env);
+    }
+  } catch (const Error&) {
+    // No config, or no engine: nothing of a container to find.
+  }
+}
 
 [[noreturn]] void none_running(const std::string& config_path) {
   throw usage_error("", fmt::format("no `coldgate db up` is running for {}", config_path));
@@ -103,8 +132,37 @@ fs::path db_up_state_path(const fs::path& cache_dir, const fs::path& config_path
   return cache_dir / "up" / (util::sha256_hex(abs.string()).substr(0, 16) + ".state");
 }
 
+int remove_stale_up_states(const fs::path& cache_dir) noexcept {
+  int removed = 0;
+  try {
+    std::error_code ec;
+    const std::string ns = db::pid_namespace();
+    for (const auto& e : fs::directory_iterator(cache_dir / "up", ec)) {
+      if (e.path().extension() != ".state") continue;
+      auto s = read_file_state(e.path());
+      if (!s || running(*s) || (!s->pid_ns.empty() && s->pid_ns != ns)) continue;
+      if (fs::remove(e.path(), ec)) ++removed;
+    }
+  } catch (const std::exception&) {
+    // Best effort: a file left now is removed by the next command.
+  }
+  return removed;
+}
+
 int run_db(const std::string& action, const std::string& config_path) {
   fs::path state_path = db_up_state_path(default_cache_dir(), config_path);
+  // This config's `db up` was killed (SIGKILL: no destructor ran) when its file outlives it.
+  std::optional<UpState> killed;
+  if (auto s = read_file_state(state_path); s && !running(*s)) killed = s;
+  remove_stale_up_states(default_cache_dir());
+  if (action == "down" && killed) {
+    stop_leftovers(config_path);
+    std::cerr << fmt::format("coldgate: the `coldgate db up` of {} (pid {}) had ended without "
+                             "stopping (killed?); removed its state file and what it left running",
+                             config_path, killed->pid)
+              << std::endl;
+    return 0;
+  }
   if (action == "up") return up(config_path, state_path);
   if (action == "url") {
     auto s = read_state(state_path);

@@ -157,14 +157,10 @@ void RunMarker::write() const {
                           m_data_dir.string()));
 }
 
-namespace {
-// Our PID namespace ("pid:[4026531836]"): a PID means nothing in another one (a container
-// sharing /tmp), so folders marked there are never judged here.
 std::string pid_namespace() {
   std::error_code ec;
   return fs::read_symlink("/proc/self/ns/pid", ec).string();
 }
-}  // namespace
 
 void mark_owner(const fs::path& dir) {
   pid_t self = ::getpid();

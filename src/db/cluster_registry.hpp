@@ -39,6 +39,11 @@ class RunMarker {
 /// clusters were removed. Never throws: a marker it cannot handle is left for the next run.
 int remove_stale_clusters(const std::filesystem::path& cache_dir);
 
+/// Our PID namespace as /proc/self/ns/pid names it ("pid:[4026531836]"); "" when unreadable. A
+/// PID means nothing in another namespace (a container sharing /tmp or $HOME), so what was
+/// marked there is never judged here.
+std::string pid_namespace();
+
 /// Writes `<dir>/owner` (our PID and start time) so that remove_stale_work_dirs() can tell when
 /// the run that made `dir` is gone. Throws Error(infrastructure) when it cannot write it.
 void mark_owner(const std::filesystem::path& dir);

@@ -111,7 +111,8 @@ std::string read_stdin() {
   return data;
 }
 
-void write_file_atomic(const std::filesystem::path& path, std::string_view contents) {
+void write_file_atomic(const std::filesystem::path& path, std::string_view contents,
+                       unsigned mode) {
   std::error_code ec;
   if (path.has_parent_path()) {
     std::filesystem::create_directories(path.parent_path(), ec);
@@ -137,7 +138,8 @@ void write_file_atomic(const std::filesystem::path& path, std::string_view conte
     throw Error(ExitCode::infrastructure, path.string(),
                 fmt::format("fsync failed: {} (nothing was replaced)", errno_text(errno)));
   }
-  ::fchmod(tmp.fd(), 0644);
+  // mkstemp made it 0600; widening is best effort (a file system without modes keeps its own).
+  if (mode != 0600) ::fchmod(tmp.fd(), static_cast<mode_t>(mode));
   tmp.close_fd();
   rename_atomic(tmp.path(), path);
   tmp.committed();

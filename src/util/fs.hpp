@@ -13,9 +13,13 @@ std::string read_file(const std::filesystem::path& path);
 std::string read_stdin();
 
 /// Writes `contents` to `path` atomically: a temp file in the same folder, fsync, then rename,
-/// so readers see the old file or the new one, never a partial one. Creates missing parent
-/// folders. Throws Error(infrastructure) with the path and errno text; the temp file is removed.
-void write_file_atomic(const std::filesystem::path& path, std::string_view contents);
+/// so readers see the old file or the new one, never a partial one. The file gets `mode`
+/// (umask not applied); the temp file is 0600 from its creation (mkstemp), so a file holding a
+/// secret (mode 0600) is never readable by others, not even while it is written. Creates
+/// missing parent folders. Throws Error(infrastructure) with the path and errno text; the temp
+/// file is removed.
+void write_file_atomic(const std::filesystem::path& path, std::string_view contents,
+                       unsigned mode = 0644);
 
 /// Renames `from` over `to` atomically (same file system) and fsyncs the folder;
 /// throws Error(infrastructure) naming both paths.

@@ -18,34 +18,9 @@ namespace {
 namespace fs = std::filesystem;
 using testing::run_coldgate;
 using testing::run_git;
+using testing::ScopedEnv;
 using testing::slurp;
 using testing::TempDir;
-
-// Sets an environment variable for one scope and restores it afterwards.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : m_name(name) {
-    if (const char* old = std::getenv(name)) m_old = old;
-    if (value) {
-      ::setenv(name, value, 1);
-    } else {
-      ::unsetenv(name);
-    }
-  }
-  ~ScopedEnv() {
-    if (m_old) {
-      ::setenv(m_name, m_old->c_str(), 1);
-    } else {
-      ::unsetenv(m_name);
-    }
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  const char* m_name;
-  std::optional<std::string> m_old;
-};
 
 // The stack: branch base (stage sleeps 50 ms), feature-1 on it (500 ms), feature-2 on that
 // (50 ms again). Gated on query_ms, the time of the query itself.

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "db/cluster_registry.hpp"
@@ -92,6 +93,82 @@ TEST(DbCommand, CtrlCStopsTheServer) {
   ::kill(child.pid, SIGINT);
   EXPECT_EQ(child.wait(), 0);
   EXPECT_THROW(Connection{ConnectionInfo::parse(url, "")}, Error);
+}
+
+// A `db up` killed with SIGKILL cannot remove its state file, which holds the URL with the
+// password: the file is 0600 from its creation, and the next `db down`, `db up` or `run`
+// removes it. Each test has a cache folder of its own, so no other command sweeps it meanwhile.
+struct KilledUp : ::testing::Test {
+  testing::TempDir cache;
+  testing::ScopedEnv xdg{"XDG_CACHE_HOME", cache.path().c_str()};
+  testing::TempDir dir;
+
+  // Starts `db up` of `config`, reads its URL, kills it with SIGKILL and reaps it (waitpid).
+  std::string up_and_kill(const std::string& config) {
+    auto child = start_up(config);
+    std::string url = child.read_line();
+    EXPECT_EQ(url.rfind("postgresql://postgres:", 0), 0u) << url;
+    ::kill(child.pid, SIGKILL);
+    EXPECT_EQ(child.wait(), 128 + SIGKILL);
+    return url;
+  }
+};
+
+TEST_F(KilledUp, ItsStateFileIsPrivateAndDownRemovesItAndStopsItsServer) {
+  auto config = write_config(dir);
+  const std::string url = up_and_kill(config);
+  const fs::path state = db_up_state_path(default_cache_dir(), config);
+  ASSERT_EQ(state.parent_path().parent_path(), cache.path() / "coldgate");
+  struct stat st{};
+  ASSERT_EQ(::stat(state.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  const std::string text = testing::slurp(state);
+  EXPECT_NE(text.find("\nurl=" + url + "\n"), std::string::npos) << text;
+  const std::string pid = text.substr(4, text.find('\n') - 4);  // "pid=N\n…"
+  const auto info = ConnectionInfo::parse(url, "");
+  { Connection still_there(info); }  // nothing stopped the server it started
+
+  ::testing::internal::CaptureStderr();
+  EXPECT_EQ(run_db("down", config), 0);
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(),
+            "coldgate: the `coldgate db up` of " + config + " (pid " + pid +
+                ") had ended without stopping (killed?); removed its state file and what it left "
+                "running\n");
+  EXPECT_FALSE(fs::exists(state));
+  EXPECT_THROW(Connection{info}, Error);
+  try {
+    run_db("down", config);
+    FAIL() << "a second down found a db up";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.message(), "no `coldgate db up` is running for " + config);
+  }
+}
+
+TEST_F(KilledUp, TheNextUpOfAnotherConfigRemovesItsStateFile) {
+  auto config = write_config(dir);
+  up_and_kill(config);
+  const fs::path state = db_up_state_path(default_cache_dir(), config);
+  ASSERT_TRUE(fs::exists(state));
+
+  testing::TempDir other;
+  auto other_config = write_config(other);
+  auto child = start_up(other_config);
+  std::string url = child.read_line();
+  ASSERT_EQ(url.rfind("postgresql://", 0), 0u) << url;
+  EXPECT_FALSE(fs::exists(state));
+  EXPECT_TRUE(fs::exists(db_up_state_path(default_cache_dir(), other_config)));
+  EXPECT_EQ(run_db("down", other_config), 0);
+  EXPECT_EQ(child.wait(), 0);
+}
+
+TEST_F(KilledUp, TheNextRunRemovesItsStateFile) {
+  auto config = write_config(dir);
+  up_and_kill(config);
+  const fs::path state = db_up_state_path(default_cache_dir(), config);
+  ASSERT_TRUE(fs::exists(state));
+  auto r = testing::run_coldgate({"run", "--no-ci"}, dir.path());
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_FALSE(fs::exists(state));
 }
 
 TEST(DbCommand, UnknownActionIsUsageError) {

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,20 @@ RunResult run_coldgate(const std::vector<std::string>& args, const std::filesyst
 /// Runs git with `args` in `dir` with a local identity (user "coldgate test", first branch
 /// "base"); fails the current test when git fails. Returns its stdout without trailing newlines.
 std::string run_git(const std::filesystem::path& dir, std::vector<std::string> args);
+
+/// Sets an environment variable (unsets it for a null `value`) for one scope and restores it
+/// afterwards; children forked or spawned meanwhile inherit it.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value);
+  ~ScopedEnv();
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* m_name;
+  std::optional<std::string> m_old;
+};
 
 /// Reads a whole file; fails the current test (and returns "") when it cannot.
 std::string slurp(const std::filesystem::path& path);

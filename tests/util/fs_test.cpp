@@ -1,6 +1,7 @@
 #include "util/fs.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 
 #include "support/support.hpp"
@@ -39,6 +40,26 @@ TEST(WriteFileAtomic, UnwritableFolderThrowsAndKeepsOldFile) {
     EXPECT_NE(e.message().find("plain"), std::string::npos) << e.message();
   }
   EXPECT_EQ(read_file(file), "old");
+}
+
+TEST(WriteFileAtomic, TheModeIsTheOneAskedForWhateverTheUmask) {
+  TempDir dir;
+  auto mode_of = [](const std::filesystem::path& p) {
+    struct stat st{};
+    EXPECT_EQ(::stat(p.c_str(), &st), 0);
+    return st.st_mode & 0777;
+  };
+  mode_t old = ::umask(0);
+  write_file_atomic(dir / "public", "x");
+  write_file_atomic(dir / "secret", "password", 0600);
+  write_file_atomic(dir / "group", "x", 0640);
+  ::umask(old);
+  EXPECT_EQ(mode_of(dir / "public"), 0644u);
+  EXPECT_EQ(mode_of(dir / "secret"), 0600u);
+  EXPECT_EQ(mode_of(dir / "group"), 0640u);
+  // Replacing a 0644 file with a secret leaves no reader of the secret behind.
+  write_file_atomic(dir / "public", "password", 0600);
+  EXPECT_EQ(mode_of(dir / "public"), 0600u);
 }
 
 TEST(ReadFile, MissingFileNamesThePath) {
