@@ -43,19 +43,34 @@ db::ConnectionInfo fresh_database(const std::string& name) {
   return info;
 }
 
+namespace {
+
+// The tests' own look-ups connect under this name and leave each other out: a backend whose
+// client has just closed is listed until it has exited, which happens when it happens.
+constexpr const char* k_observer_name = "coldgate-tests-observer";
+
+db::ConnectionInfo observer_info(const std::string& db) {
+  db::ConnectionInfo info = shared_cluster().socket_info(db);
+  info.options["application_name"] = k_observer_name;
+  return info;
+}
+
+}  // namespace
+
 std::vector<std::string> backends_of(const std::string& db) {
-  db::Connection conn(shared_cluster().socket_info(db));
+  db::Connection conn(observer_info(db));
   auto rows = conn.exec_params(
       "SELECT coalesce(application_name, '') || ': ' || coalesce(query, '') "
-      "FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()",
-      {db});
+      "FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid() "
+      "AND application_name IS DISTINCT FROM $2",
+      {db, k_observer_name});
   std::vector<std::string> out;
   for (const auto& row : rows) out.emplace_back(row[0].c_str());
   return out;
 }
 
 std::string role_settings_of(const std::string& db) {
-  db::Connection conn(shared_cluster().socket_info(db));
+  db::Connection conn(observer_info(db));
   auto rows = conn.exec(
       "SELECT coalesce(string_agg(c, ' ' ORDER BY c), '') FROM pg_db_role_setting s, "
       "unnest(s.setconfig) c WHERE s.setrole = 'postgres'::regrole AND s.setdatabase = "
