@@ -361,6 +361,7 @@ GateResult compare(const Results& head, const Results& base, const std::string& 
 }
 
 bool passed(const Results& r) {
+  if (r.stopped) return false;
   bool regression = r.gate && std::any_of(r.gate->metrics.begin(), r.gate->metrics.end(),
                                           [](const MetricVerdict& m) {
                                             return m.verdict == Verdict::regression;
@@ -370,7 +371,39 @@ bool passed(const Results& r) {
   });
 }
 
+std::string stopped_verdict(const Stopped& x) {
+  std::string text;
+  std::string at = x.where.empty() ? "" : " at " + x.where;
+  std::string summary = failure_summary(x.error);
+  switch (x.exit_code) {
+    case 1:
+      text = x.step.empty() ? fmt::format("failed: {}{}", x.where.empty() ? "" : x.where + ": ", summary)
+                            : fmt::format("failed: setup step {}{}: {}", x.step, at, summary);
+      break;
+    case 2:
+      text = fmt::format("{} error{}: {}", x.phase == "config" ? "config" : "usage", at, summary);
+      break;
+    case 130:
+      text = fmt::format("{} {}", summary,
+                         !x.step.empty()          ? "during setup step " + x.step
+                         : x.phase == "server"    ? "while the server started"
+                         : x.phase == "stages" && !x.not_run.empty()
+                             ? "during stage " + x.not_run.front()
+                             : "during " + (x.phase.empty() ? std::string("the run") : x.phase));
+      break;
+    default:
+      text = fmt::format("infrastructure error{}: {}", at, summary);
+      break;
+  }
+  if (!x.not_run.empty()) {
+    std::size_t n = x.not_run.size();
+    text += fmt::format("; {} stage{} not run", n, n == 1 ? "" : "s");
+  }
+  return text;
+}
+
 std::string verdict(const Results& r) {
+  if (r.stopped) return stopped_verdict(*r.stopped);
   std::vector<std::string> failed_names;
   for (const auto& s : r.stages) {
     if (s.failed()) failed_names.push_back(s.name);

@@ -57,7 +57,15 @@ results::GateResult compare(const results::Results& head, const results::Results
 bool passed(const results::Results& results);
 
 /// The one-line verdict: "passed: 5 stages, 5 snapshots match" or "failed: 1 regression
-/// (config-load wall_ms 10.4×), 1 snapshot changed (config-load)".
+/// (config-load wall_ms 10.4×), 1 snapshot changed (config-load)"; for a run that stopped,
+/// stopped_verdict().
 std::string verdict(const results::Results& results);
+
+/// Why a run stopped, in one line, by its exit code: "failed: setup step sql schema.sql at
+/// schema.sql:3:24: SQLSTATE 42703: …; 2 stages not run" (1), "config error at
+/// coldgate.yaml:3:10: setup[0].sql: file not found: …" (2), "infrastructure error at
+/// database: …" (3), "interrupted by SIGINT during setup step psql dump.sql" (130). The error
+/// is shortened by results::failure_summary.
+std::string stopped_verdict(const results::Stopped& stopped);
 
 }  // namespace coldgate::gate

@@ -77,6 +77,7 @@ Results merge(const std::vector<NamedResults>& inputs, const MergeOptions& optio
   }
 
   Results out = first;
+  out.warnings.clear();
   out.stages.clear();
   out.diagnoses.clear();
   out.obsolete_snapshots.clear();
@@ -86,6 +87,8 @@ Results merge(const std::vector<NamedResults>& inputs, const MergeOptions& optio
     if (r.started_at < out.started_at) out.started_at = r.started_at;  // RFC 3339 UTC sorts as text
     if (r.finished_at > out.finished_at) out.finished_at = r.finished_at;
     append_unique(out.obsolete_snapshots, r.obsolete_snapshots);
+    append_unique(out.warnings, r.warnings);
+    if (!out.stopped) out.stopped = r.stopped;  // a shard that stopped fails the whole run
     out.diagnoses.insert(out.diagnoses.end(), r.diagnoses.begin(), r.diagnoses.end());
   }
   auto rank = [&](const std::string& stage) {

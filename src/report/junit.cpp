@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 
+#include "gate/gate.hpp"
 #include "report/escape.hpp"
 #include "results/format.hpp"
 #include "report/table.hpp"
@@ -87,6 +88,38 @@ Suite stage_suite(const StageResult& s, const Results& r, Verdicts& verdicts) {
   return suite;
 }
 
+// A run that stopped: the setup steps as run and the one that failed (or the phase it stopped
+// in), then each selected stage it did not run, skipped with the reason.
+std::vector<Suite> stopped_suites(const Results& r) {
+  const Stopped& x = *r.stopped;
+  std::string summary = results::failure_summary(x.error);
+  std::string place = x.where.empty() ? "" : " at " + x.where;
+  std::string outcome = x.exit_code == 1 ? "failure" : "error";
+  std::vector<Suite> out;
+  if (x.phase == "setup" || !r.setup.empty()) {
+    Suite setup{"setup", {}};
+    for (const auto& step : r.setup) {
+      setup.cases.push_back({step.label, "", "", "", "",
+                             fmt::format("{} in {}", step.label, format_value(step.wall_ms, "ms"))});
+    }
+    if (x.phase == "setup") {
+      std::string name = x.step.empty() ? "setup" : x.step;
+      std::size_t colon = x.where.find(':');  // the file of "schema.sql:3:24"
+      setup.cases.push_back({name, colon == std::string::npos ? "" : x.where.substr(0, colon), outcome,
+                             x.exit_code == 1 ? "setup failed" : "setup error",
+                             name + place + ": " + summary,
+                             (x.where.empty() ? "" : x.where + ": ") + x.error});
+    }
+    out.push_back(std::move(setup));
+  }
+  if (x.phase != "setup") {
+    out.push_back({"coldgate", {{x.phase.empty() ? "run" : x.phase, "", outcome, "run stopped",
+                                 gate::stopped_verdict(x),
+                                 (x.where.empty() ? "" : x.where + ": ") + x.error}}});
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string junit_xml(const Results& r) {
@@ -96,7 +129,13 @@ std::string junit_xml(const Results& r) {
     for (const auto& v : r.gate->metrics) verdicts[v.stage].push_back(&v);
   }
   std::vector<Suite> suites;
+  if (r.stopped) suites = stopped_suites(r);
   for (const auto& s : r.stages) suites.push_back(stage_suite(s, r, verdicts));
+  if (r.stopped) {
+    for (const auto& name : r.stopped->not_run) {
+      suites.push_back({name, {{"run", "", "skipped", "", not_run_reason(*r.stopped), ""}}});
+    }
+  }
   if (r.gate) {
     for (const auto& name : r.gate->stages_removed) {
       Suite suite{name, {}};
@@ -117,12 +156,14 @@ std::string junit_xml(const Results& r) {
                      attr("coldgate: " + r.title), tests, failures, errors);
   for (const auto& s : suites) {
     out += fmt::format(
-        "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"0\">\n",
-        attr(s.name), s.cases.size(), s.count("failure"), s.count("error"));
+        "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\">\n",
+        attr(s.name), s.cases.size(), s.count("failure"), s.count("error"), s.count("skipped"));
     for (const auto& c : s.cases) {
       out += fmt::format("    <testcase classname=\"{}\" name=\"{}\"{}>\n", attr(s.name),
                          attr(c.name), c.file.empty() ? "" : " file=\"" + attr(c.file) + "\"");
-      if (c.outcome.empty()) {
+      if (c.outcome == "skipped") {
+        out += fmt::format("      <skipped message=\"{}\"/>\n", attr(c.message));
+      } else if (c.outcome.empty()) {
         out += fmt::format("      <system-out>{}</system-out>\n", xml_text(c.body));
       } else {
         out += fmt::format("      <{0} type=\"{1}\" message=\"{2}\">{3}</{0}>\n", c.outcome,

@@ -93,6 +93,9 @@ std::string top(const Results& r) {
   std::string verdict = capped(gate::verdict(r), k_max_line_bytes);
   out += fmt::format("{} **{}**\n", gate::passed(r) ? "✅" : "❌", md_text(verdict));
   if (std::string note = cache_note(r); !note.empty()) out += "\n" + note + "\n";
+  for (const auto& warning : r.warnings) {
+    out += fmt::format("\n⚠️ {}\n", md_text(capped(one_line(warning), k_max_line_bytes)));
+  }
   // ab measured the commit: the checkout's edits are not in these figures (listed in the footer).
   if (!r.git.dirty.empty() && !r.git.dirty_measured) {
     out += fmt::format("\n⚠️ {} in the checkout not measured: this is commit {} as committed "
@@ -140,6 +143,21 @@ Section more_metrics_section(const Comparison& c) {
 // needs next.
 Section errors_section(const Results& r) {
   Section s{"", {}, "", "failed stage's error", "failed stages' errors"};
+  if (r.stopped) {
+    // Why the run stopped, whole (a psql stderr tail), and what it left unmeasured.
+    const Stopped& x = *r.stopped;
+    std::string what = x.step.empty() ? "the run stopped" : "setup step " + x.step + " failed";
+    if (!x.where.empty()) what += " at " + x.where;
+    std::string after = "\n";
+    if (!x.not_run.empty()) {
+      std::string names;
+      for (const auto& n : x.not_run) names += (names.empty() ? "" : ", ") + md_code(capped(n, 200));
+      after += fmt::format("Stages {}: {}\n", not_run_reason(x), names);
+    }
+    s.items.push_back({fmt::format("\n<details open><summary>{}</summary>\n\n",
+                                   summary_text(capped(what, 400))),
+                       0, x.error, "", after + "</details>\n"});
+  }
   for (const auto& st : r.stages) {
     std::string_view error = st.error;
     while (!error.empty() && error.back() == '\n') error.remove_suffix(1);

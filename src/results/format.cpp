@@ -1,4 +1,5 @@
 #include "results/format.hpp"
+#include "results/results.hpp"
 
 #include <fmt/core.h>
 
@@ -60,6 +61,17 @@ std::string failure_summary(const std::string& error) {
   }
   if (cause.empty()) return first;
   return first + (first.ends_with(':') ? " " : " — ") + std::string(cause);
+}
+
+std::string not_run_reason(const Stopped& x) {
+  switch (x.exit_code) {
+    case 1: return x.phase == "build" ? "not run: the build failed" : "not run: setup failed";
+    case 2: return "not run: config error";
+    case 130: return "not run: interrupted";
+    default:
+      return x.phase == "server" ? "not run: the server did not start"
+                                 : "not run: infrastructure error";
+  }
 }
 
 std::string format_ratio(double ratio) {

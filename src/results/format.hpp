@@ -15,6 +15,13 @@ std::string format_value(double value, const std::string& unit);
 /// ones (a caret, a traceback frame) are passed over.
 std::string failure_summary(const std::string& error);
 
+struct Stopped;
+
+/// Why the stages of a run that stopped were not run, as the reports show it beside each:
+/// "not run: setup failed", "not run: the build failed", "not run: config error", "not run:
+/// the server did not start", "not run: infrastructure error", "not run: interrupted".
+std::string not_run_reason(const Stopped& stopped);
+
 /// A head/base ratio for humans: "10.4×", "2.31×", "0.41×", "123×".
 std::string format_ratio(double ratio);
 

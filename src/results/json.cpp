@@ -425,6 +425,13 @@ std::string to_json(const Results& r) {
   doc["remedies"] = remedies_json(r.remedies);
   doc["profile_note"] = or_null(r.profile_note);
   doc["gate"] = gate_json(r.gate);
+  // Written only when there is something to say: results of complete runs read as before.
+  if (!r.warnings.empty()) doc["warnings"] = r.warnings;
+  if (r.stopped) {
+    const Stopped& x = *r.stopped;
+    doc["stopped"] = {{"exit_code", x.exit_code}, {"phase", x.phase},   {"step", or_null(x.step)},
+                      {"where", or_null(x.where)}, {"error", x.error}, {"not_run", x.not_run}};
+  }
   return doc.dump(2) + "\n";
 }
 
@@ -503,6 +510,13 @@ Results from_json(std::string_view text, const std::string& source) {
       }
     }
     if (doc.contains("gate") && !doc["gate"].is_null()) r.gate = gate_from(doc["gate"], source);
+    if (doc.contains("warnings")) r.warnings = doc["warnings"].get<std::vector<std::string>>();
+    if (doc.contains("stopped") && !doc["stopped"].is_null()) {
+      const auto& x = doc["stopped"];
+      r.stopped = Stopped{x.at("exit_code").get<int>(), x.at("phase").get<std::string>(),
+                          str(x, "step"), str(x, "where"), x.at("error").get<std::string>(),
+                          x.at("not_run").get<std::vector<std::string>>()};
+    }
   } catch (const nlohmann::json::exception& e) {
     throw usage_error(source, fmt::format("malformed results file: {}", e.what()));
   }

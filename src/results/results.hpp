@@ -134,6 +134,22 @@ struct SetupResult {
   double wall_ms = 0;
 };
 
+/// Why a run ended before it measured every selected stage (results.json `stopped`): a setup
+/// step that failed, a config that names what is not there, a server that did not start or was
+/// lost, an interrupt. The reports say it as their verdict.
+struct Stopped {
+  /// What the run exits with (docs/architecture.md "Exit codes"): 1 what is under test failed
+  /// (a setup step, head's build), 2 config or usage error, 3 infrastructure, 130 interrupted.
+  int exit_code = 1;
+  /// Where the run was: "config" (before the server), "server" (starting it), "build" (ab),
+  /// "setup", "stages", "writing".
+  std::string phase;
+  std::string step;   // the setup step's label ("sql schema.sql"), or ""
+  std::string where;  // "schema.sql:12:3", "coldgate.yaml:4:11", "stage items", or ""
+  std::string error;  // the error as printed after `where`; several lines for a stderr tail
+  std::vector<std::string> not_run;  // the selected stages that were not measured, in order
+};
+
 /// Where and on what the run happened: compared across results, flagged when it differs.
 struct Environment {
   std::string host;
@@ -281,6 +297,11 @@ struct Results {
   /// once in the report; "" when they were profiled or the config turned it off.
   std::string profile_note;
   std::optional<GateResult> gate;               // verdicts against a baseline, when one was given
+  /// Why the run ended early; nullopt when every selected stage was measured.
+  std::optional<Stopped> stopped;
+  /// One line each about what may make the figures meaningless, said on stderr and in the
+  /// report (a setup script that loaded another database than the stages read).
+  std::vector<std::string> warnings;
   /// Why nothing was compared although a comparison was asked for (`ab` without a usable base:
   /// "base origin/main not found: …"); "" when a baseline was compared or none was asked for.
   std::string no_baseline;

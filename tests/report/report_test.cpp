@@ -93,6 +93,32 @@ TEST(ReportGolden, FortyStages) {
   expect_outputs("forty", forty(), forty_base());
 }
 
+// A run whose setup failed: a step done, psql's error with its stderr tail, the stages not run,
+// and the warning setup left.
+Results setup_failed() {
+  Results r;
+  common(r, "Start-up");
+  r.setup = {{"sql", "sql db/schema.sql", 42.5}};
+  r.stopped = Stopped{1,
+                      "setup",
+                      "psql db/seed.sql",
+                      "db/seed.sql:3",
+                      "psql -f db/seed.sql failed (exit status 3):\n"
+                      "psql:db/seed.sql:3: ERROR:  relation \"artist\" does not exist\n"
+                      "LINE 1: INSERT INTO artist VALUES (1, 'AC/DC');\n"
+                      "                    ^",
+                      {"config-load", "orders-report"}};
+  r.warnings = {"after setup the stages' database app has no tables, but database chinook has "
+                "11 tables (did a setup script's \\c move there?); set database.name: chinook so "
+                "the stages use it, with psql: {file: db/seed.sql, database: postgres} if the "
+                "script creates chinook"};
+  return r;
+}
+
+TEST(ReportGolden, SetupFailed) {
+  expect_outputs("setup_failed", setup_failed());
+}
+
 // --- properties ----------------------------------------------------------------------------
 
 std::vector<std::string> lines_of(const std::string& text) {

@@ -90,6 +90,40 @@ TEST(ResultsJson, EverySnapshotStatusHasItsName) {
   EXPECT_FALSE(passes(SnapshotStatus::rearranged));  // the file is not byte-identical
 }
 
+TEST(ResultsJson, ARunThatStoppedRoundTripsWithWhyAndItsWarnings) {
+  Results r = sample();
+  r.stages.clear();
+  r.stopped = Stopped{1, "setup", "psql db/dump.sql", "db/dump.sql:12",
+                      "psql -f db/dump.sql failed (exit status 3):\npsql:db/dump.sql:12: ERROR:  x",
+                      {"config-load", "broken"}};
+  r.warnings = {"after setup the stages' database coldgate has no tables, but …"};
+  auto doc = nlohmann::json::parse(to_json(r));
+  EXPECT_EQ(doc["stopped"], nlohmann::json::parse(R"({"exit_code": 1, "phase": "setup",
+      "step": "psql db/dump.sql", "where": "db/dump.sql:12",
+      "error": "psql -f db/dump.sql failed (exit status 3):\npsql:db/dump.sql:12: ERROR:  x",
+      "not_run": ["config-load", "broken"]})"));
+  EXPECT_EQ(doc["warnings"], nlohmann::json::array({r.warnings[0]}));
+  Results back = from_json(to_json(r), "r.json");
+  EXPECT_EQ(to_json(back), to_json(r));
+  ASSERT_TRUE(back.stopped);
+  EXPECT_EQ(back.stopped->step, "psql db/dump.sql");
+  EXPECT_EQ(back.stopped->not_run, (std::vector<std::string>{"config-load", "broken"}));
+  EXPECT_EQ(back.warnings, r.warnings);
+  // A stop with no step and no place: null members, read back as empty.
+  r.stopped = Stopped{130, "server", "", "", "interrupted by SIGINT", {}};
+  doc = nlohmann::json::parse(to_json(r));
+  EXPECT_EQ(doc["stopped"]["step"], nullptr);
+  EXPECT_EQ(doc["stopped"]["where"], nullptr);
+  back = from_json(to_json(r), "r.json");
+  EXPECT_EQ(back.stopped->exit_code, 130);
+  EXPECT_EQ(back.stopped->where, "");
+  // A complete run has neither member, as results of earlier versions.
+  doc = nlohmann::json::parse(to_json(sample()));
+  EXPECT_FALSE(doc.contains("stopped"));
+  EXPECT_FALSE(doc.contains("warnings"));
+  EXPECT_FALSE(from_json(to_json(sample()), "r.json").stopped);
+}
+
 TEST(ResultsJson, RejectsOtherFilesWithTheirName) {
   for (const char* bad : {"", "{", "[]", R"({"schema":"other/1"})",
                           R"({"schema":"coldgate-results/1","tool":{}})"}) {
