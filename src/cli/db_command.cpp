@@ -110,6 +110,7 @@ int up(const std::string& config_path, const fs::path& state_path) {
   // not kill us before the server is stopped and the state file removed.
   ::signal(SIGPIPE, SIG_IGN);
   config::Config cfg = config::load(config_path);
+  config::check_setup(cfg);
   session::Session session(cfg.database, "coldgate-up-",
                            [](const std::string& line) { std::cerr << "coldgate: " << line << '\n'; });
   session.setup(cfg);

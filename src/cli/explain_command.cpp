@@ -81,6 +81,7 @@ int run_trial(const config::Config& cfg, const config::Stage& stage, const Expla
 
 int run_explain(const ExplainArgs& args) {
   config::Config cfg = config::load(args.config);
+  config::check_setup(cfg);
   auto it = std::find_if(cfg.stages.begin(), cfg.stages.end(),
                          [&](const config::Stage& s) { return s.name == args.stage; });
   if (it == cfg.stages.end()) {

@@ -58,9 +58,17 @@ struct SetupStep {
   enum class Kind { sql, psql, restore, command, analyze };
   Kind kind = Kind::sql;
   std::filesystem::path file;     // sql / psql / restore: absolute path (resolved against the config's folder)
+  std::string file_given;         // that path as the config wrote it, for messages
   std::vector<std::string> argv;  // command given as a list: run without a shell
   std::string shell;              // command given as a string: run with /bin/sh -c
-  Location where;
+  /// psql: the database psql connects to first (`psql: {file, database}`), for a script that
+  /// drops and creates the stages' database and `\c`s into it; "" = the stages' database.
+  std::string database;
+  /// psql: `psql -v name=value` for each (`psql: {file, variables}`), read as :name / :'name'.
+  std::map<std::string, std::string> variables;
+  Location where;        // the list item
+  Location value_where;  // the file's or the command's value, where check_setup() points
+  std::string key;       // its key path, "setup[0].sql", "setup[1].psql.file", "setup[2].command"
 };
 
 /// `snapshot:` of a stage.
@@ -166,13 +174,23 @@ struct Config {
 
 /// Loads and validates a config file. `${VAR}` and `${VAR:-default}` are expanded in every
 /// string scalar. Throws Error(usage) whose `where` is `file:line:col` and whose text names the
-/// key path (`stages[2].snapshot.path: …`): unknown key (with "did you mean"), wrong type,
-/// missing required value, duplicate stage name, both `sql` and `command`, missing referenced
-/// file, unset variable, unsupported version.
+/// key path (`stages[2].snapshot.path: …`): invalid YAML (a plain value holding ': ' with the
+/// quoted value as the hint), unknown key (with "did you mean"), wrong type, missing required
+/// value, duplicate stage name, both `sql` and `command`, missing stage file, unset variable,
+/// unsupported version. What `setup:` names is checked apart, by check_setup(): commands that
+/// do not run setup (comment, compare, accept) read a config whose setup file is missing.
 Config load(const std::filesystem::path& file);
 
 /// As load(), from YAML text; `file` is used for messages and as the base for relative paths.
 Config parse(std::string_view yaml, const std::filesystem::path& file);
+
+/// Checks that what `setup:` names is there, as each step would look for it, so that a missing
+/// file or program is a config error before any server starts: sql/psql/restore files exist
+/// (sql and psql a file, restore a file or a dump folder), relative to the config's folder; a
+/// command's program (a list's first item, or a plain first word of a shell string) is found
+/// relative to the config's folder when it has a '/', else on PATH, and is executable. Throws
+/// Error(usage) at the value's `file:line:col` naming the key path, with what to do.
+void check_setup(const Config& config);
 
 /// The keys each mapping of a config accepts, by key path with `[]` for list items ("" = top
 /// level, "database", "setup[]", "stages[]", "stages[].snapshot", "stages[].gate", "gate", …).

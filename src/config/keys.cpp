@@ -13,6 +13,7 @@ const std::map<std::string, std::vector<std::string>>& known_keys() {
        {"provider", "version", "image", "engine", "run_args", "url", "restart_command", "name",
         "settings", "profile"}},
       {"setup[]", {"sql", "psql", "restore", "command", "analyze"}},
+      {"setup[].psql", {"file", "database", "variables"}},
       {"defaults", {"runs", "warm", "cold", "timeout", "max_result_bytes", "repeated_threshold",
                     "try_runs"}},
       {"stages[]",

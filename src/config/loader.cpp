@@ -127,21 +127,65 @@ class Loader {
       if (!step) m_r.fail(node[i], path, "needs one of " + detail::quoted_list(k_kinds));
       SetupStep s;
       s.where = m_r.location(node[i]);
-      const std::string step_path = f.path(step->key);
+      s.key = f.path(step->key);
+      s.value_where = m_r.location(step->value);
       if (step->key == "analyze") {
-        if (!m_r.boolean(step->value, step_path)) continue;  // `analyze: false` is no step
+        if (!m_r.boolean(step->value, s.key)) continue;  // `analyze: false` is no step
         s.kind = SetupStep::Kind::analyze;
       } else if (step->key == "command") {
         s.kind = SetupStep::Kind::command;
-        m_r.command(step->value, step_path, s.argv, s.shell);
+        m_r.command(step->value, s.key, s.argv, s.shell);
+        if (!s.argv.empty()) {  // check_setup() points at the program
+          s.value_where = m_r.location(step->value[0]);
+          s.key = index(s.key, 0);
+        }
       } else {
         s.kind = step->key == "sql"    ? SetupStep::Kind::sql
                  : step->key == "psql" ? SetupStep::Kind::psql
                                        : SetupStep::Kind::restore;
-        // pg_restore also reads directory-format dumps.
-        s.file = m_r.existing_path(step->value, step_path, s.kind == SetupStep::Kind::restore);
+        const YAML::Node* file = &step->value;
+        if (s.kind == SetupStep::Kind::psql && step->value.IsMap()) {
+          Fields p = m_r.fields(step->value, s.key, "setup[].psql");
+          read_psql_options(p, s);
+          file = &p.find("file")->value;
+          s.key = p.path("file");
+          s.value_where = m_r.location(*file);
+        } else if (!step->value.IsScalar()) {
+          m_r.fail(step->value, s.key,
+                   "expected a file name" +
+                       std::string(s.kind == SetupStep::Kind::psql
+                                       ? ", or {file: FILE, database: NAME, variables: {k: v}}"
+                                       : "") +
+                       ", got " + detail::describe(step->value));
+        }
+        s.file_given = m_r.nonempty_text(*file, s.key);
+        s.file = m_r.file_path(*file, s.key);  // whether it is there: check_setup()
       }
       m_c.setup.push_back(std::move(s));
+    }
+  }
+
+  // `psql: {file, database, variables}`: `file` is required.
+  void read_psql_options(const Fields& f, SetupStep& s) const {
+    if (!f.find("file"))
+      m_r.fail(f.node(), f.path(),
+               "missing required key 'file' (the script psql runs: {file: dump.sql})");
+    if (auto* e = f.find("database")) s.database = m_r.nonempty_text(e->value, f.path("database"));
+    if (auto* e = f.find("variables")) {
+      const std::string path = f.path("variables");
+      auto list = m_r.entries(e->value, path);
+      m_r.require_values(list, path);
+      for (const auto& v : list) {
+        // psql's own rule for variable names (its docs, "Variables"); ON_ERROR_STOP is how a
+        // failing statement fails the step, so it is not the config's to turn off.
+        if (!detail::is_psql_variable_name(v.key))
+          m_r.fail(v.key_node, path,
+                   "'" + v.key + "' is not a psql variable name (letters, digits and '_')");
+        if (v.key == "ON_ERROR_STOP")
+          m_r.fail(v.key_node, path,
+                   "ON_ERROR_STOP is always 1: a failing statement fails the step");
+        s.variables[v.key] = m_r.text(v.value, join(path, v.key), "a value (text or number)");
+      }
     }
   }
 
@@ -462,6 +506,36 @@ std::optional<YAML::Mark> stuck_document(const std::string& yaml) {
   return std::nullopt;
 }
 
+// For yaml-cpp's "illegal map value" on a line `key: some: text`: a plain value cannot hold
+// ': ', and quoting it is the fix, so the hint is the value quoted. "" when the line is not of
+// that shape (the mark is not past a first ': ').
+std::string quote_hint(std::string_view yaml, const YAML::Mark& mark) {
+  if (mark.is_null() || mark.pos < 0 || static_cast<std::size_t>(mark.pos) > yaml.size()) return "";
+  std::size_t pos = static_cast<std::size_t>(mark.pos);
+  std::size_t begin = yaml.rfind('\n', pos == 0 ? 0 : pos - 1);
+  begin = begin == std::string_view::npos ? 0 : begin + 1;
+  std::size_t end = std::min(yaml.find('\n', pos), yaml.size());
+  std::string_view line = yaml.substr(begin, end - begin);
+  std::size_t sep = line.find(": ");
+  if (sep == std::string_view::npos || begin + sep >= pos) return "";
+  std::string_view value = line.substr(sep + 2);
+  if (std::size_t comment = value.find(" #"); comment != std::string_view::npos)
+    value = value.substr(0, comment);
+  while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
+  while (!value.empty() && (value.back() == ' ' || value.back() == '\t' || value.back() == '\r'))
+    value.remove_suffix(1);
+  if (value.empty() || value.find(": ") == std::string_view::npos) return "";
+  std::string quoted;
+  if (value.find_first_of("\"\\") == std::string_view::npos) {
+    quoted = "\"" + std::string(value) + "\"";
+  } else {  // single quotes take everything literally but a quote, which is doubled
+    quoted = "'";
+    for (char c : value) quoted += c == '\'' ? std::string("''") : std::string(1, c);
+    quoted += "'";
+  }
+  return "; a plain value cannot hold ': ' — quote the value: " + quoted;
+}
+
 Location yaml_error_location(const std::string& file, const YAML::Mark& mark) {
   if (mark.is_null()) return {file, 0, 0};
   return {file, mark.line + 1, mark.column + 1};
@@ -495,7 +569,8 @@ Config parse(std::string_view yaml, const fs::path& file) {
       throw usage_error(yaml_error_location(shown, e.mark).str(),
                         "invalid YAML: nested deeper than yaml-cpp parses (500 levels); a config "
                         "nests a few levels");
-    throw usage_error(yaml_error_location(shown, e.mark).str(), "invalid YAML: " + e.msg);
+    std::string hint = e.msg == YAML::ErrorMsg::MAP_VALUE ? quote_hint(yaml, e.mark) : "";
+    throw usage_error(yaml_error_location(shown, e.mark).str(), "invalid YAML: " + e.msg + hint);
   }
   Reader reader(shown, config.base_dir, detail::getenv_lookup);
   if (docs.empty()) {

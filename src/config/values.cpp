@@ -176,6 +176,12 @@ bool is_setting_name(std::string_view name) {
   return !segment_start;
 }
 
+bool is_psql_variable_name(std::string_view name) {
+  return !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+    return is_alpha(c) || is_digit(c) || c == '_';
+  });
+}
+
 std::string quoted_list(const std::vector<std::string>& items, std::string_view last_sep) {
   std::string out;
   for (std::size_t i = 0; i < items.size(); ++i) {

@@ -36,6 +36,10 @@ bool is_metric_name(std::string_view name);
 /// True for a PostgreSQL setting name: [A-Za-z_][A-Za-z0-9_]*, optionally dotted (custom options).
 bool is_setting_name(std::string_view name);
 
+/// True for a psql variable name: [A-Za-z0-9_]+ (psql's docs, "Variables": letters, digits and
+/// underscores).
+bool is_psql_variable_name(std::string_view name);
+
 /// "a, b or c" with each item quoted as 'x'.
 std::string quoted_list(const std::vector<std::string>& items, std::string_view last_sep = " or ");
 

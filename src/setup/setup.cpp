@@ -1,6 +1,8 @@
 #include "setup/setup.hpp"
 
 #include <algorithm>
+#include <cctype>
+#include <charconv>
 
 #include <fmt/core.h>
 
@@ -37,27 +39,6 @@ std::string client_program(const Context& c, const std::string& name) {
   return name;
 }
 
-// Runs a client program with the PG* environment; throws with its stderr tail when it fails.
-void run_tool(const std::vector<std::string>& argv, const Context& c, const std::string& where,
-              const std::string& what) {
-  util::SpawnOptions opts{.argv = argv,
-                          .cwd = c.base_dir,
-                          .env = c.database.env(),
-                          .env_unset = db::ConnectionInfo::env_names()};
-  util::RunOutput r;
-  try {
-    r = util::run(opts);
-  } catch (const Error& e) {  // could not start: say which step
-    throw Error(e.code(), where, fmt::format("{} cannot start: {}", what, e.message()));
-  }
-  if (!r.status.ok()) {
-    std::string tail = util::tail_lines(r.err.empty() ? r.out : r.err, 20);
-    throw Error(ExitCode::gate_failed, where,
-                fmt::format("{} failed ({}){}{}", what, r.status.describe(),
-                            tail.empty() ? "" : ":\n", tail));
-  }
-}
-
 std::string command_text(const config::SetupStep& step) {
   if (!step.shell.empty()) return step.shell;
   std::string out;
@@ -65,43 +46,216 @@ std::string command_text(const config::SetupStep& step) {
   return out;
 }
 
+std::string label_of(const config::SetupStep& step, const fs::path& base_dir) {
+  switch (step.kind) {
+    case Kind::sql: return "sql " + shown(step.file, base_dir);
+    case Kind::psql: return "psql " + shown(step.file, base_dir);
+    case Kind::restore: return "restore " + shown(step.file, base_dir);
+    case Kind::command: return "command " + command_text(step);
+    case Kind::analyze: return "analyze";
+  }
+  return "";
+}
+
+// What a client program of a step says and how it ended.
+struct ToolRun {
+  util::ExitStatus status;
+  std::string tail;  // the last 20 lines of stderr (stdout when stderr is empty)
+};
+
+// Runs a step's program with the PG* environment of `database`. A program that cannot start
+// throws Error(`missing`) at `where`, naming the step as `what` with `hint`.
+ToolRun run_tool(const std::vector<std::string>& argv, const Context& c,
+                 const db::ConnectionInfo& database, const std::string& where,
+                 const std::string& what, ExitCode missing, const std::string& hint) {
+  util::SpawnOptions opts{.argv = argv,
+                          .cwd = c.base_dir,
+                          .env = database.env(),
+                          .env_unset = db::ConnectionInfo::env_names()};
+  util::RunOutput r;
+  try {
+    r = util::run(opts);
+  } catch (const Error& e) {  // could not start: say which step
+    if (e.code() == ExitCode::interrupted) throw;
+    throw Error(missing, where, fmt::format("{} cannot start: {}{}", what, e.message(), hint));
+  }
+  return {r.status, util::tail_lines(r.err.empty() ? r.out : r.err, 20)};
+}
+
+Error tool_failed(ExitCode code, const std::string& where, const std::string& what,
+                  const ToolRun& run) {
+  return Error(code, where,
+               fmt::format("{} failed ({}){}{}", what, run.status.describe(),
+                           run.tail.empty() ? "" : ":\n", run.tail));
+}
+
+constexpr std::string_view k_client_hint =
+    " (install PostgreSQL's client programs, e.g. the Debian package postgresql-client)";
+
+// Where psql says its script failed: "dump.sql:12" from "psql:dump.sql:12: ERROR:  …", or "".
+std::string psql_error_place(std::string_view stderr_text) {
+  for (std::size_t pos = 0; pos < stderr_text.size();) {
+    std::size_t end = std::min(stderr_text.find('\n', pos), stderr_text.size());
+    std::string_view line = stderr_text.substr(pos, end - pos);
+    pos = end + 1;
+    if (!line.starts_with("psql:")) continue;
+    std::size_t cut = std::string_view::npos;
+    for (std::string_view severity : {": ERROR:", ": FATAL:", ": error:"}) {
+      cut = std::min(cut, line.find(severity));
+    }
+    if (cut == std::string_view::npos || cut <= 5 || line[5] == ' ') continue;  // "psql: error: …"
+    std::string_view place = line.substr(5, cut - 5);  // FILE:LINE
+    std::size_t colon = place.rfind(':');
+    if (colon == std::string_view::npos || colon + 1 == place.size()) continue;
+    std::string_view number = place.substr(colon + 1);
+    if (!std::all_of(number.begin(), number.end(), [](char ch) { return ch >= '0' && ch <= '9'; }))
+      continue;
+    return std::string(place);
+  }
+  return "";
+}
+
+// psql's exit status 2 is "the connection to the server went bad" (its docs, "Exit Status"):
+// infrastructure when the server was lost, not when a script's \c names a missing database.
+bool lost_server(const std::string& text) {
+  for (const char* marker : {"server closed the connection unexpectedly",
+                             "connection to server was lost", "no connection to the server"}) {
+    if (text.find(marker) != std::string::npos) return true;
+  }
+  return false;
+}
+
+void run_psql(const config::SetupStep& step, const Context& c, const std::string& file) {
+  // psql runs in the config's folder and is given the path from there, so its messages say
+  // "psql:dump.sql:12: ERROR: …" as the user wrote the file's name.
+  std::vector<std::string> argv{client_program(c, "psql"), "-v", "ON_ERROR_STOP=1", "-X", "-q"};
+  for (const auto& [name, value] : step.variables) {
+    argv.push_back("-v");
+    argv.push_back(name + "=" + value);
+  }
+  argv.push_back("-f");
+  argv.push_back(file);
+  db::ConnectionInfo database = c.database;
+  if (!step.database.empty()) database.dbname = step.database;
+  const std::string what = "psql -f " + file;
+  ToolRun run = run_tool(argv, c, database, where_of(step, file), what,
+                         ExitCode::infrastructure, std::string(k_client_hint));
+  if (run.status.ok()) return;
+  std::string place = psql_error_place(run.tail);
+  std::string where = place.empty() ? where_of(step, file) : place;
+  ExitCode code = ExitCode::gate_failed;
+  if (run.status.exit_code == 2 && lost_server(run.tail)) code = ExitCode::infrastructure;
+  if (!step.database.empty() &&
+      run.tail.find(fmt::format("database \"{}\" does not exist", step.database)) !=
+          std::string::npos &&
+      place.empty()) {
+    // psql could not even connect to the database the config names.
+    throw Error(ExitCode::usage, where_of(step, file),
+                fmt::format("{}.database: the server has no database {}; name one it has "
+                            "(postgres, or the stages' {})",
+                            step.key.substr(0, step.key.rfind('.')), step.database,
+                            c.database.dbname));
+  }
+  throw tool_failed(code, where, what, run);
+}
+
+// The byte offset of 1-based `line` and character `column` in UTF-8 `text` (as PostgreSQL
+// counts a statement position), or npos when the text is shorter.
+std::size_t offset_of(const std::string& text, int line, int column) {
+  std::size_t i = 0;
+  for (int l = 1; l < line; ++l) {
+    i = text.find('\n', i);
+    if (i == std::string::npos) return i;
+    ++i;
+  }
+  for (int col = 1; col < column && i < text.size(); ++col) {
+    ++i;
+    while (i < text.size() && (static_cast<unsigned char>(text[i]) & 0xC0) == 0x80) ++i;
+  }
+  return i < text.size() ? i : std::string::npos;
+}
+
+// A sql: step's syntax error at a backslash is a psql meta-command (\c, \copy, \set, …) the
+// server cannot run: the same error with the fix, or `e` itself.
+Error with_meta_command_hint(const Error& e, const std::string& sql, const std::string& file) {
+  const std::string& where = e.where();
+  if (e.code() != ExitCode::gate_failed || !where.starts_with(file + ":")) return e;
+  std::string_view place = std::string_view(where).substr(file.size() + 1);
+  std::size_t colon = place.find(':');
+  int line = 0;
+  int column = 0;
+  if (colon == std::string_view::npos ||
+      std::from_chars(place.data(), place.data() + colon, line).ec != std::errc() ||
+      std::from_chars(place.data() + colon + 1, place.data() + place.size(), column).ec !=
+          std::errc()) {
+    return e;
+  }
+  std::size_t at = offset_of(sql, line, column);
+  if (at == std::string::npos || sql[at] != '\\') return e;
+  std::size_t end = at + 1;
+  while (end < sql.size() && (std::isalnum(static_cast<unsigned char>(sql[end])) || sql[end] == '.' ||
+                              sql[end] == '!' || sql[end] == '?')) {
+    ++end;
+  }
+  std::string meta = sql.substr(at, std::max<std::size_t>(end - at, 2));
+  return Error(ExitCode::gate_failed, where,
+               fmt::format("{} is a psql meta-command, which a sql: step cannot run (it sends "
+                           "the file to the server as SQL); load the file with psql: {}",
+                           meta, file));
+}
+
 }  // namespace
 
 StepResult run_step(const config::SetupStep& step, const Context& c) {
   util::throw_if_interrupted();
   auto t0 = std::chrono::steady_clock::now();
-  StepResult result;
+  StepResult result{"", label_of(step, c.base_dir)};
   std::string file = shown(step.file, c.base_dir);
   switch (step.kind) {
     case Kind::sql: {
-      result = {"sql", "sql " + file};
-      db::run_script(c.database, util::read_file(step.file), file);
+      result.kind = "sql";
+      std::string sql = util::read_file(step.file);
+      try {
+        db::run_script(c.database, sql, file);
+      } catch (const Error& e) {
+        throw with_meta_command_hint(e, sql, file);
+      }
       break;
     }
     case Kind::psql: {
-      result = {"psql", "psql " + file};
-      run_tool({client_program(c, "psql"), "-v", "ON_ERROR_STOP=1", "-X", "-q", "-f",
-                step.file.string()},
-               c, where_of(step, file), "psql -f " + file);
+      result.kind = "psql";
+      run_psql(step, c, file);
       break;
     }
     case Kind::restore: {
-      result = {"restore", "restore " + file};
-      run_tool({client_program(c, "pg_restore"), "--no-owner", "--no-privileges", "--exit-on-error",
-                "-d", c.database.dbname, step.file.string()},
-               c, where_of(step, file), "pg_restore " + file);
+      result.kind = "restore";
+      const std::string what = "pg_restore " + file;
+      ToolRun run = run_tool({client_program(c, "pg_restore"), "--no-owner", "--no-privileges",
+                              "--exit-on-error", "-d", c.database.dbname, step.file.string()},
+                             c, c.database, where_of(step, file), what, ExitCode::infrastructure,
+                             std::string(k_client_hint));
+      if (!run.status.ok()) throw tool_failed(ExitCode::gate_failed, where_of(step, file), what, run);
       break;
     }
     case Kind::command: {
+      result.kind = "command";
       std::string text = command_text(step);
-      result = {"command", "command " + text};
       std::vector<std::string> argv =
           step.shell.empty() ? step.argv : std::vector<std::string>{"/bin/sh", "-c", step.shell};
-      run_tool(argv, c, where_of(step, "setup command"), "setup command `" + text + "`");
+      // A program named by a path runs from the config's folder, as config::check_setup finds it.
+      if (step.shell.empty() && argv[0].find('/') != std::string::npos &&
+          fs::path(argv[0]).is_relative()) {
+        argv[0] = (c.base_dir / argv[0]).lexically_normal().string();
+      }
+      const std::string where = where_of(step, "setup command");
+      const std::string what = "setup command `" + text + "`";
+      ToolRun run = run_tool(argv, c, c.database, where, what, ExitCode::usage,
+                             "; install it, or fix the command in the config");
+      if (!run.status.ok()) throw tool_failed(ExitCode::gate_failed, where, what, run);
       break;
     }
     case Kind::analyze: {
-      result = {"analyze", "analyze"};
+      result.kind = "analyze";
       db::Connection conn(c.database);
       conn.exec("ANALYZE", where_of(step, "analyze"));
       break;
@@ -116,11 +270,76 @@ std::vector<StepResult> run_setup(const std::vector<config::SetupStep>& steps, c
                                   const std::function<void(const StepResult&)>& on_step) {
   std::vector<StepResult> out;
   for (const auto& step : steps) {
-    util::throw_if_interrupted();
-    out.push_back(run_step(step, c));
+    try {
+      out.push_back(run_step(step, c));
+    } catch (const Error& e) {
+      throw StepFailure(e, label_of(step, c.base_dir));
+    }
     if (on_step) on_step(out.back());
   }
   return out;
+}
+
+std::string stage_database_warning(const std::vector<config::SetupStep>& steps,
+                                   const Context& c) {
+  // Tables, partitioned tables, views, materialized views and foreign tables outside the
+  // system schemas: what a stage could read.
+  const std::string count_sql =
+      "SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+      "WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f') "
+      "AND n.nspname NOT IN ('pg_catalog', 'information_schema') "
+      "AND n.nspname NOT LIKE 'pg\\_toast%'";
+  {
+    db::Connection conn(c.database);
+    if (conn.exec(count_sql, "setup")[0][0].as<long long>() > 0) return "";
+  }
+  std::vector<std::pair<long long, std::string>> others;  // tables, database
+  std::vector<std::string> names;
+  {
+    db::Connection conn(c.database);
+    for (const auto& row :
+         conn.exec("SELECT datname FROM pg_database WHERE datallowconn AND NOT datistemplate "
+                   "AND datname <> current_database() ORDER BY datname LIMIT 50",
+                   "setup")) {
+      names.push_back(row[0].c_str());
+    }
+  }
+  for (const auto& name : names) {
+    db::ConnectionInfo info = c.database;
+    info.dbname = name;
+    try {
+      db::Connection conn(info);
+      long long n = conn.exec(count_sql, "setup")[0][0].as<long long>();
+      if (n > 0) others.emplace_back(n, name);
+    } catch (const Error& e) {
+      if (e.code() == ExitCode::interrupted) throw;  // else: a database we may not read
+    }
+  }
+  if (others.empty()) return "";
+  std::sort(others.begin(), others.end(),
+            [](const auto& a, const auto& b) { return a.first != b.first ? a.first > b.first : a.second < b.second; });
+  const auto& [count, name] = others.front();
+  std::string also;
+  for (std::size_t i = 1; i < others.size() && i < 4; ++i) {
+    also += fmt::format("{}{} ({})", also.empty() ? "" : ", ", others[i].second, others[i].first);
+  }
+  if (others.size() > 4) also += fmt::format(", … ({} in all)", others.size());
+  // The script to load from another database: the one psql step that runs in the stages'.
+  std::string script = "FILE";
+  std::size_t psql_steps = 0;
+  for (const auto& s : steps) {
+    if (s.kind == Kind::psql && s.database.empty()) {
+      ++psql_steps;
+      script = shown(s.file, c.base_dir);
+    }
+  }
+  if (psql_steps != 1) script = "FILE";
+  return fmt::format(
+      "after setup the stages' database {} has no tables, but database {} has {}{}{} (did a "
+      "setup script's \\c move there?); set database.name: {} so the stages use it, with "
+      "psql: {{file: {}, database: postgres}} if the script creates {}",
+      c.database.dbname, name, count, count == 1 ? " table" : " tables",
+      also.empty() ? "" : " (also " + also + ")", name, script, name);
 }
 
 }  // namespace coldgate::setup

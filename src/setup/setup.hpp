@@ -8,6 +8,7 @@
 
 #include "config/config.hpp"
 #include "db/connection_info.hpp"
+#include "util/error.hpp"
 
 namespace coldgate::db {
 class Connection;
@@ -29,16 +30,41 @@ struct StepResult {
   double wall_ms = 0;  // wall-clock time of the step, milliseconds
 };
 
+/// The error of a setup step that failed, with the step's label ("sql schema.sql"), as
+/// run_setup() throws it: the reports name the step, its place and its error.
+class StepFailure : public Error {
+ public:
+  StepFailure(const Error& cause, std::string label)
+      : Error(cause.code(), cause.where(), cause.what()), m_label(std::move(label)) {}
+  /// The failed step's label, as StepResult::label.
+  const std::string& label() const noexcept { return m_label; }
+
+ private:
+  std::string m_label;
+};
+
 /// Runs `steps` in order and times each, calling `on_step` after each one (progress lines);
-/// throws Error(interrupted) between steps after SIGINT/SIGTERM. Throws Error on the first failure,
-/// with where = the file position (sql), or the step's config location, and what = the cause:
-/// SQLSTATE + server message (sql), stderr tail (psql, restore, command). Exit code
-/// gate_failed for a failing step, infrastructure for a missing program or lost server.
+/// throws StepFailure(interrupted) after SIGINT/SIGTERM. Throws StepFailure on the first
+/// failure, with where = the error's place in the file (sql: `file:line:col` of the server's
+/// position; psql: `file:line` psql names), else the step's config location, and what = the
+/// cause: SQLSTATE + server message (sql), stderr tail (psql, restore, command). The exit code
+/// is the cause's (docs/architecture.md "Exit codes"): gate_failed for what is under test (a
+/// statement, a script, a dump, a command that exits non-zero or is killed), usage for a
+/// setup command program or a psql `database` that is not there, infrastructure for a missing
+/// psql/pg_restore or a lost server.
 std::vector<StepResult> run_setup(const std::vector<config::SetupStep>& steps,
                                   const Context& context,
                                   const std::function<void(const StepResult&)>& on_step = {});
 
-/// Runs one step; see run_setup().
+/// Runs one step; throws the plain Error of run_setup() (without the label).
 StepResult run_step(const config::SetupStep& step, const Context& context);
+
+/// After setup: when the stages' database (`context.database`) has no tables but other
+/// databases of the server have some, a one-line warning that names them and what to set
+/// (database.name, and psql's `database:` for the script of `steps` that creates it); "" when
+/// the stages' database has tables or no other one has. Databases it cannot connect to are
+/// left out; never throws but Error(infrastructure) when the stages' database cannot be read.
+std::string stage_database_warning(const std::vector<config::SetupStep>& steps,
+                                   const Context& context);
 
 }  // namespace coldgate::setup

@@ -272,20 +272,128 @@ TEST(ConfigErrors, ReferencedFileMissing) {
   EXPECT_EQ(f.what,
             "stages[0].sql: file not found: config/demo/q.sql (relative to the config's folder " +
                 base + ")");
-  f = failure("version: 1\nsetup:\n  - sql: schema.sql\n", file);
+}
+
+// The error check_setup() throws for a config that loads; fails the test when there is none.
+Failure setup_failure(const std::string& yaml, const std::filesystem::path& file) {
+  Config c = parse(yaml, file);  // what setup names is not checked by loading
+  try {
+    check_setup(c);
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::usage);
+    return {e.where(), e.what()};
+  }
+  ADD_FAILURE() << "no error for:\n" << yaml;
+  return {};
+}
+
+TEST(ConfigErrors, SetupFileMissingIsACheckSetupErrorWithAHint) {
+  TempDir dir;
+  auto file = dir / "coldgate.yaml";
+  const std::string base = dir.path().string();
+  auto f = setup_failure("version: 1\nsetup:\n  - sql: schema.sql\n", file);
   EXPECT_EQ(f.where, file.string() + ":3:10");
   EXPECT_EQ(f.what, "setup[0].sql: file not found: schema.sql (relative to the config's folder " +
-                        base + ")");
-  f = failure("version: 1\nsetup:\n  - analyze: true\n  - psql: /nonexistent/dump.sql\n", file);
+                        base + "); fix the path or add the file");
+  f = setup_failure("version: 1\nsetup:\n  - analyze: true\n  - psql: /nonexistent/dump.sql\n",
+                    file);
   EXPECT_EQ(f.where, file.string() + ":4:11");
-  EXPECT_EQ(f.what, "setup[1].psql: file not found: /nonexistent/dump.sql");
-  f = failure("version: 1\nsetup:\n  - restore: data.dump\n", file);
-  EXPECT_EQ(
-      f.what,
-      "setup[0].restore: file not found: data.dump (relative to the config's folder " + base + ")");
+  EXPECT_EQ(f.what, "setup[1].psql: file not found: /nonexistent/dump.sql; fix the path or add "
+                    "the file");
+  f = setup_failure("version: 1\nsetup:\n  - restore: data.dump\n", file);
+  EXPECT_EQ(f.what, "setup[0].restore: file not found: data.dump (relative to the config's "
+                    "folder " + base + "); fix the path or add the file");
+  f = setup_failure("version: 1\nsetup:\n  - psql: { file: db/chinook.sql, database: postgres }\n",
+                    file);
+  EXPECT_EQ(f.where, file.string() + ":3:19");
+  EXPECT_EQ(f.what, "setup[0].psql.file: file not found: db/chinook.sql (relative to the "
+                    "config's folder " + base + "); fix the path or add the file");
   dir.write("sqldir/x", "");
-  f = failure("version: 1\nsetup:\n  - sql: sqldir\n", file);
+  f = setup_failure("version: 1\nsetup:\n  - sql: sqldir\n", file);
   EXPECT_EQ(f.what, "setup[0].sql: " + base + "/sqldir is a folder; expected a file");
+  // A directory-format dump is a folder.
+  EXPECT_NO_THROW(check_setup(parse("version: 1\nsetup:\n  - restore: sqldir\n", file)));
+}
+
+TEST(ConfigErrors, SetupCommandProgramIsFoundAsTheStepWouldRunIt) {
+  TempDir dir;
+  auto file = dir / "coldgate.yaml";
+  const std::string base = dir.path().string();
+  auto f = setup_failure("version: 1\nsetup:\n  - command: [coldgate-no-such-program, --fast]\n",
+                         file);
+  EXPECT_EQ(f.where, file.string() + ":3:15");
+  EXPECT_EQ(f.what, "setup[0].command[0]: program not found: coldgate-no-such-program (looked up "
+                    "on PATH, as the step runs it); install it, or name it by its path from the "
+                    "config's folder, e.g. ./tools/coldgate-no-such-program");
+  f = setup_failure("version: 1\nsetup:\n  - command: ./tools/seed.sh --all\n", file);
+  EXPECT_EQ(f.where, file.string() + ":3:14");
+  EXPECT_EQ(f.what, "setup[0].command: program not found: ./tools/seed.sh (relative to the "
+                    "config's folder " + base + "); fix the path or add the file");
+  // Relative to the config's folder, not to the current one.
+  auto script = dir.write("tools/seed.sh", "echo seeded\n");
+  f = setup_failure("version: 1\nsetup:\n  - command: [./tools/seed.sh, --all]\n", file);
+  EXPECT_EQ(f.what, "setup[0].command[0]: ./tools/seed.sh is not executable; chmod +x it, or run "
+                    "it through its interpreter: [sh, ./tools/seed.sh, --all]");
+  f = setup_failure("version: 1\nsetup:\n  - command: tools/seed.sh\n", file);
+  EXPECT_EQ(f.what, "setup[0].command: tools/seed.sh is not executable; chmod +x it, or run it "
+                    "through its interpreter: sh tools/seed.sh");
+  f = setup_failure("version: 1\nsetup:\n  - command: [./tools]\n", file);
+  EXPECT_EQ(f.what, "setup[0].command[0]: ./tools is a folder, not a program");
+  std::filesystem::permissions(script, std::filesystem::perms::owner_exec,
+                               std::filesystem::perm_options::add);
+  EXPECT_NO_THROW(check_setup(parse("version: 1\nsetup:\n  - command: [./tools/seed.sh]\n"
+                                    "  - command: tools/seed.sh --all\n  - command: [sh, -c, x]\n",
+                                    file)));
+  // A shell string is checked only when it starts with a plain word that is not the shell's:
+  // what follows `cd x &&`, a variable or an assignment is the shell's to find.
+  EXPECT_NO_THROW(check_setup(parse(
+      "version: 1\nsetup:\n  - command: cd db && ./coldgate-no-such-program\n"
+      "  - command: FOO=1 coldgate-no-such-program\n  - command: '\"$TOOL\" x'\n"
+      "  - command: for f in *.sql; do psql -f $f; done\n  - command: echo hi\n",
+      file)));
+  f = setup_failure("version: 1\nsetup:\n  - command: coldgate-no-such-program --seed | tee log\n",
+                    file);
+  EXPECT_EQ(f.what, "setup[0].command: program not found: coldgate-no-such-program (looked up on "
+                    "PATH, as the step runs it); install it, or name it by its path from the "
+                    "config's folder, e.g. ./tools/coldgate-no-such-program");
+}
+
+TEST(ConfigErrors, PsqlStepWithOptions) {
+  EXPECT_CONFIG_ERROR("version: 1\nsetup:\n  - psql: { database: postgres }\n",
+                      "coldgate.yaml:3:11",
+                      "setup[0].psql: missing required key 'file' (the script psql runs: {file: "
+                      "dump.sql})");
+  EXPECT_CONFIG_ERROR("version: 1\nsetup:\n  - psql: { file: a.sql, datbase: postgres }\n",
+                      "coldgate.yaml:3:26",
+                      "setup[0].psql: unknown key 'datbase' (did you mean 'database'?)");
+  EXPECT_CONFIG_ERROR("version: 1\nsetup:\n  - psql: { file: a.sql, variables: { my-var: 1 } }\n",
+                      "coldgate.yaml:3:39",
+                      "setup[0].psql.variables: 'my-var' is not a psql variable name (letters, "
+                      "digits and '_')");
+  EXPECT_CONFIG_ERROR(
+      "version: 1\nsetup:\n  - psql: { file: a.sql, variables: { ON_ERROR_STOP: 0 } }\n",
+      "coldgate.yaml:3:39",
+      "setup[0].psql.variables: ON_ERROR_STOP is always 1: a failing statement fails the step");
+  EXPECT_CONFIG_ERROR("version: 1\nsetup:\n  - psql: [a.sql]\n", "coldgate.yaml:3:11",
+                      "setup[0].psql: expected a file name, or {file: FILE, database: NAME, "
+                      "variables: {k: v}}, got a list");
+  EXPECT_CONFIG_ERROR("version: 1\nsetup:\n  - sql: { file: a.sql }\n", "coldgate.yaml:3:10",
+                      "setup[0].sql: expected a file name, got a mapping");
+}
+
+TEST(ConfigErrors, PlainValueHoldingColonSpaceGetsTheQuotedValueAsHint) {
+  EXPECT_CONFIG_ERROR("version: 1\nstages:\n  - name: a\n    query: select 1 as \"x: y\"\n",
+                      "coldgate.yaml:4:26",
+                      "invalid YAML: illegal map value; a plain value cannot hold ': ' — quote "
+                      "the value: 'select 1 as \"x: y\"'");
+  EXPECT_CONFIG_ERROR("version: 1\nreport:\n  title: value: more   # a comment\n",
+                      "coldgate.yaml:3:15",
+                      "invalid YAML: illegal map value; a plain value cannot hold ': ' — quote "
+                      "the value: \"value: more\"");
+  EXPECT_CONFIG_ERROR("version: 1\nsetup:\n  - command: echo it's: done\n",
+                      "coldgate.yaml:3:23",
+                      "invalid YAML: illegal map value; a plain value cannot hold ': ' — quote "
+                      "the value: \"echo it's: done\"");
 }
 
 TEST(ConfigErrors, SetupSteps) {

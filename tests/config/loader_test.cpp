@@ -126,6 +126,11 @@ stages:
   EXPECT_TRUE(c.setup[5].argv.empty());
   EXPECT_EQ(c.setup[6].kind, SetupStep::Kind::analyze);
   EXPECT_EQ(c.setup[6].where.str(), file.string() + ":9:5");
+  EXPECT_EQ(c.setup[1].file_given, "./sql/../schema.sql");
+  EXPECT_EQ(c.setup[1].key, "setup[1].psql");
+  EXPECT_EQ(c.setup[1].value_where.str(), file.string() + ":4:11");
+  EXPECT_EQ(c.setup[4].key, "setup[4].command[0]");
+  EXPECT_EQ(c.setup[4].value_where.str(), file.string() + ":7:15");
   EXPECT_EQ(c.stages[0].sql, base / "sql/q.sql");
   EXPECT_EQ(c.stages[0].snapshot->path, dir / "snaps/q.json");
   EXPECT_EQ(c.stages[0].snapshot->from, "");
@@ -136,6 +141,36 @@ stages:
   EXPECT_EQ(c.stages[2].command, (std::vector<std::string>{"./measure"}));
   EXPECT_EQ(c.stages[2].snapshot->from, "stdout");
   EXPECT_EQ(c.stages[2].snapshot->path, fs::path("/tmp/d.json"));
+}
+
+TEST(ConfigLoad, PsqlStepTakesAFileOrItsOptions) {
+  TempDir dir;
+  auto file = dir / "coldgate.yaml";
+  Config c = parse(R"(version: 1
+database: { name: chinook }
+setup:
+  - psql: db/plain.sql
+  - psql:
+      file: db/chinook.sql
+      database: postgres
+      variables: { band: "AC/DC", year: 1973, live: true }
+  - psql: { file: db/more.sql }
+)",
+                   file);
+  ASSERT_EQ(c.setup.size(), 3u);
+  EXPECT_EQ(c.setup[0].file, dir / "db/plain.sql");
+  EXPECT_EQ(c.setup[0].database, "");
+  EXPECT_TRUE(c.setup[0].variables.empty());
+  EXPECT_EQ(c.setup[1].kind, SetupStep::Kind::psql);
+  EXPECT_EQ(c.setup[1].file, dir / "db/chinook.sql");
+  EXPECT_EQ(c.setup[1].file_given, "db/chinook.sql");
+  EXPECT_EQ(c.setup[1].database, "postgres");
+  EXPECT_EQ(c.setup[1].variables,
+            (std::map<std::string, std::string>{{"band", "AC/DC"}, {"live", "true"}, {"year", "1973"}}));
+  EXPECT_EQ(c.setup[1].key, "setup[1].psql.file");
+  EXPECT_EQ(c.setup[1].value_where.str(), file.string() + ":6:13");
+  EXPECT_EQ(c.setup[2].database, "");
+  EXPECT_EQ(c.setup[2].file, dir / "db/more.sql");
 }
 
 TEST(ConfigLoad, SnapshotShorthandAndDefaults) {

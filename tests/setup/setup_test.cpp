@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include "db/connection.hpp"
 #include "support/cluster.hpp"
 #include "support/support.hpp"
@@ -105,15 +107,127 @@ TEST_F(SetupTest, PsqlFailureShowsStderrTail) {
     run_step(file_step(Kind::psql, f), c);
     FAIL();
   } catch (const Error& e) {
+    // Where psql says the script failed, with the file as the config names it.
     EXPECT_EQ(e.code(), ExitCode::gate_failed);
     EXPECT_EQ(e.message(),
-              "broken.sql: psql -f broken.sql failed (exit status 3):\n"
-              "psql:" +
-                  f.string() +
-                  ":2: ERROR:  relation \"missing\" does not exist\n"
-                  "LINE 1: SELECT * FROM missing;\n"
-                  "                      ^");
+              "broken.sql:2: psql -f broken.sql failed (exit status 3):\n"
+              "psql:broken.sql:2: ERROR:  relation \"missing\" does not exist\n"
+              "LINE 1: SELECT * FROM missing;\n"
+              "                      ^");
   }
+}
+
+// A dump shaped like the Chinook PostgreSQL script: it drops and creates its own database,
+// connects to it with \c, then creates and fills its tables.
+std::string chinook_script(const std::string& db, bool with_variables) {
+  std::string out = "DROP DATABASE IF EXISTS " + db + ";\nCREATE DATABASE " + db + ";\n\\c " + db +
+                    "\n\nCREATE TABLE artist (artist_id int PRIMARY KEY, name text NOT NULL);\n"
+                    "CREATE TABLE album (album_id int PRIMARY KEY, title text NOT NULL,\n"
+                    "                    artist_id int NOT NULL REFERENCES artist);\n";
+  for (int i = 1; i <= 25; ++i) {
+    out += "INSERT INTO artist (artist_id, name) VALUES (" + std::to_string(i) + ", 'Artist " +
+           std::to_string(i) + "');\n";
+  }
+  out += with_variables
+             ? "INSERT INTO album VALUES (1, :'title', :artist);\n"
+             : "INSERT INTO album VALUES (1, 'For Those About To Rock We Salute You', 1);\n";
+  return out;
+}
+
+TEST_F(SetupTest, PsqlStartsInTheStepsDatabaseForAScriptThatMakesItsOwn) {
+  auto c = context("setup_chinook_start");  // the stages' database, left as it is
+  config::SetupStep step = file_step(Kind::psql, dir.write("chinook.sql",
+                                                           chinook_script("setup_chinook", true)));
+  step.database = "postgres";
+  step.variables = {{"artist", "1"}, {"title", "Let There Be Rock"}};
+  auto r = run_step(step, c);
+  EXPECT_EQ(r.label, "psql chinook.sql");
+  Context chinook = c;
+  chinook.database.dbname = "setup_chinook";
+  EXPECT_EQ(count(chinook, "SELECT count(*) FROM artist"), 25);
+  {
+    db::Connection conn(chinook.database);
+    // -v title=… and -v artist=1: :'title' a literal, :artist as written.
+    EXPECT_EQ(std::string(conn.exec("SELECT title || ' by ' || artist_id FROM album")[0][0].c_str()),
+              "Let There Be Rock by 1");
+  }
+  EXPECT_EQ(setup::stage_database_warning({step}, chinook), "");
+
+  // Run again: the script drops its database, which psql is not in.
+  EXPECT_NO_THROW(run_step(step, c));
+}
+
+TEST_F(SetupTest, AfterSetupTheOtherDatabaseWithTablesIsNamed) {
+  auto c = context("setup_chinook_plain");
+  config::SetupStep step =
+      file_step(Kind::psql, dir.write("db/chinook.sql", chinook_script("setup_chinook2", false)));
+  run_step(step, c);  // psql follows the \c: the tables are in setup_chinook2
+  EXPECT_EQ(count(c, "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'"), 0);
+  EXPECT_EQ(setup::stage_database_warning({step}, c),
+            "after setup the stages' database setup_chinook_plain has no tables, but database "
+            "setup_chinook2 has 2 tables (did a setup script's \\c move there?); set "
+            "database.name: setup_chinook2 so the stages use it, with psql: {file: "
+            "db/chinook.sql, database: postgres} if the script creates setup_chinook2");
+  // With a table of its own the stages' database is what setup meant.
+  db::run_script(c.database, "CREATE TABLE own (x int);", "seed");
+  EXPECT_EQ(setup::stage_database_warning({step}, c), "");
+}
+
+TEST_F(SetupTest, PsqlStepWhoseDatabaseIsNotThereIsAConfigError) {
+  auto c = context("setup_psql_nodb");
+  config::SetupStep step = file_step(Kind::psql, dir.write("x.sql", "SELECT 1;\n"));
+  step.database = "setup_no_such_db";
+  step.key = "setup[0].psql.file";
+  step.where = {"coldgate.yaml", 3, 5};
+  try {
+    run_step(step, c);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::usage);
+    EXPECT_EQ(e.message(),
+              "coldgate.yaml:3:5: setup[0].psql.database: the server has no database "
+              "setup_no_such_db; name one it has (postgres, or the stages' setup_psql_nodb)");
+  }
+}
+
+TEST_F(SetupTest, SqlStepMeetingAMetaCommandSaysToUsePsql) {
+  auto c = context("setup_sql_meta");
+  for (const auto& [text, where, meta] :
+       std::vector<std::tuple<std::string, std::string, std::string>>{
+           {chinook_script("setup_meta", false), "meta.sql:3:1", "\\c"},
+           {"CREATE TABLE t (x int);\n  \\copy t FROM 'x.csv'\n", "meta.sql:2:3", "\\copy"}}) {
+    auto f = dir.write("meta.sql", text);
+    try {
+      run_step(file_step(Kind::sql, f), c);
+      ADD_FAILURE() << "no error for " << text;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ExitCode::gate_failed);
+      EXPECT_EQ(e.message(), where + ": " + meta +
+                                 " is a psql meta-command, which a sql: step cannot run (it sends "
+                                 "the file to the server as SQL); load the file with psql: "
+                                 "meta.sql");
+    }
+  }
+  // The script failed as a whole: nothing of it ran.
+  EXPECT_EQ(count(c, "SELECT count(*) FROM pg_database WHERE datname = 'setup_meta'"), 0);
+}
+
+TEST_F(SetupTest, RunSetupNamesTheStepThatFailed) {
+  auto c = context("setup_failure_label");
+  std::vector<config::SetupStep> steps{
+      file_step(Kind::sql, dir.write("ok.sql", "CREATE TABLE a (x int);\n")),
+      file_step(Kind::sql, dir.write("bad.sql", "INSERT INTO a VALUES ('x');\n"))};
+  std::vector<std::string> done;
+  try {
+    run_setup(steps, c, [&](const StepResult& r) { done.push_back(r.label); });
+    FAIL();
+  } catch (const StepFailure& f) {
+    EXPECT_EQ(f.label(), "sql bad.sql");
+    EXPECT_EQ(f.code(), ExitCode::gate_failed);
+    EXPECT_EQ(f.message(),
+              "bad.sql:1:23: SQLSTATE 22P02: invalid input syntax for type integer: \"x\"");
+  }
+  EXPECT_EQ(done, (std::vector<std::string>{"sql ok.sql"}));
 }
 
 TEST_F(SetupTest, RestoreLoadsCustomFormatDump) {
@@ -176,11 +290,25 @@ TEST_F(SetupTest, CommandThatCannotStartNamesTheStep) {
     run_step(step, c);
     FAIL();
   } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ExitCode::infrastructure);
+    // The config names a program that is not there (config::check_setup finds it first).
+    EXPECT_EQ(e.code(), ExitCode::usage);
     EXPECT_EQ(e.message(),
               "coldgate.yaml:3:5: setup command `coldgate-no-such-program x` cannot start: "
-              "coldgate-no-such-program: command not found in PATH");
+              "coldgate-no-such-program: command not found in PATH; install it, or fix the "
+              "command in the config");
   }
+}
+
+TEST_F(SetupTest, CommandNamedByAPathRunsFromTheConfigFolder) {
+  Context c{.database = testing::shared_cluster().connection_info(), .base_dir = dir.path()};
+  auto script = dir.write("tools/seed.sh", "#!/bin/sh\necho \"$1\" > seeded.txt\n");
+  std::filesystem::permissions(script, std::filesystem::perms::owner_exec,
+                               std::filesystem::perm_options::add);
+  config::SetupStep step;
+  step.kind = Kind::command;
+  step.argv = {"./tools/seed.sh", "ok"};
+  EXPECT_EQ(run_step(step, c).label, "command ./tools/seed.sh ok");
+  EXPECT_EQ(testing::slurp(dir / "seeded.txt"), "ok\n");
 }
 
 TEST_F(SetupTest, AnalyzeAndTablesNeverAnalyzed) {

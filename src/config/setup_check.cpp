@@ -1,0 +1,127 @@
+// What `setup:` names must be there before a server is started for it: a deleted dump or a
+// script without its execute bit is the config's mistake (exit 2), not the data's (exit 1).
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <iterator>
+#include <optional>
+#include <string_view>
+#include <system_error>
+
+#include "config/config.hpp"
+#include "util/error.hpp"
+#include "util/process.hpp"
+
+namespace coldgate::config {
+namespace {
+
+namespace fs = std::filesystem;
+using Kind = SetupStep::Kind;
+
+// Words /bin/sh runs itself (POSIX reserved words, special and regular built-ins): a shell
+// command starting with one has no program to look for.
+constexpr std::string_view k_shell_words[] = {
+    "!",     "{",       "}",       "case",    "do",    "done",   "elif",   "else",
+    "esac",  "fi",      "for",     "if",      "in",    "then",   "until",  "while",
+    ".",     ":",       "break",   "continue", "eval", "exec",   "exit",   "export",
+    "readonly", "return", "set",   "shift",   "times", "trap",   "unset",  "alias",
+    "cd",    "command", "echo",    "false",   "getopts", "hash", "kill",   "local",
+    "printf", "pwd",    "read",    "test",    "true",  "umask",  "wait"};
+
+bool plain_word_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+         c == '_' || c == '.' || c == '/' || c == '+' || c == '-';
+}
+
+// The program a shell command starts with when its text begins with a plain word (no quotes,
+// variables, assignments or operators) that is not the shell's own; nullopt otherwise.
+std::optional<std::string> first_program(std::string_view shell) {
+  std::size_t start = shell.find_first_not_of(" \t\n");
+  if (start == std::string_view::npos) return std::nullopt;
+  std::size_t end = start;
+  while (end < shell.size() && plain_word_char(shell[end])) ++end;
+  if (end == start) return std::nullopt;
+  if (end < shell.size() && shell[end] != ' ' && shell[end] != '\t' && shell[end] != '\n')
+    return std::nullopt;
+  std::string_view word = shell.substr(start, end - start);
+  if (std::find(std::begin(k_shell_words), std::end(k_shell_words), word) !=
+      std::end(k_shell_words))
+    return std::nullopt;
+  return std::string(word);
+}
+
+// The problem with running `program` from `base_dir` as a setup command does (a path with '/'
+// relative to the config's folder, else PATH), or "" when it would start.
+std::string program_problem(const std::string& program, const fs::path& base_dir,
+                            const std::string& as_interpreted) {
+  if (program.find('/') == std::string::npos) {
+    if (util::find_program(program)) return "";
+    return fmt::format(
+        "program not found: {} (looked up on PATH, as the step runs it); install it, or name it "
+        "by its path from the config's folder, e.g. ./tools/{}",
+        program, program);
+  }
+  fs::path p = fs::path(program).is_absolute() ? fs::path(program) : base_dir / program;
+  std::error_code ec;
+  auto status = fs::status(p, ec);
+  if (!fs::exists(status)) {
+    return fmt::format("program not found: {}{}; fix the path or add the file", program,
+                       fs::path(program).is_relative()
+                           ? " (relative to the config's folder " + base_dir.string() + ")"
+                           : "");
+  }
+  if (fs::is_directory(status)) return fmt::format("{} is a folder, not a program", program);
+  if (::access(p.c_str(), X_OK) != 0) {
+    return fmt::format("{} is not executable; chmod +x it, or run it through its interpreter: {}",
+                       program, as_interpreted);
+  }
+  return "";
+}
+
+void fail(const SetupStep& step, const std::string& what) {
+  throw usage_error(step.value_where.str(), step.key + ": " + what);
+}
+
+}  // namespace
+
+void check_setup(const Config& config) {
+  for (const SetupStep& step : config.setup) {
+    switch (step.kind) {
+      case Kind::sql:
+      case Kind::psql:
+      case Kind::restore: {
+        std::error_code ec;
+        auto status = fs::status(step.file, ec);
+        if (!fs::exists(status)) {
+          fail(step, fmt::format("file not found: {}{}; fix the path or add the file",
+                                 step.file_given,
+                                 fs::path(step.file_given).is_relative()
+                                     ? " (relative to the config's folder " +
+                                           config.base_dir.string() + ")"
+                                     : ""));
+        }
+        // pg_restore also reads directory-format dumps.
+        if (fs::is_directory(status) && step.kind != Kind::restore)
+          fail(step, step.file.string() + " is a folder; expected a file");
+        break;
+      }
+      case Kind::command: {
+        if (!step.argv.empty()) {
+          std::string list = "sh";
+          for (const auto& a : step.argv) list += ", " + a;
+          std::string problem = program_problem(step.argv.front(), config.base_dir, "[" + list + "]");
+          if (!problem.empty()) fail(step, problem);
+        } else if (auto program = first_program(step.shell)) {
+          std::string problem = program_problem(*program, config.base_dir, "sh " + *program);
+          if (!problem.empty()) fail(step, problem);
+        }
+        break;
+      }
+      case Kind::analyze:
+        break;
+    }
+  }
+}
+
+}  // namespace coldgate::config
