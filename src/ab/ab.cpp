@@ -14,6 +14,7 @@
 #include "measure/diagnose.hpp"
 #include "measure/environment.hpp"
 #include "measure/runner.hpp"
+#include "session/run.hpp"
 #include "session/session.hpp"
 #include "util/fs.hpp"
 #include "util/process.hpp"
@@ -93,17 +94,18 @@ void build(const Side& side, const fs::path& log, measure::Progress& progress) {
 }
 
 // base's database on head's server: dropped when the run ends (the local and container
-// providers remove the whole server anyway; an external server keeps no leftover).
+// providers remove the whole server anyway; an external server keeps no leftover). Made empty
+// for base's setup to load, or by take_over() of the database base's setup made itself.
 class BaseDatabase {
  public:
-  BaseDatabase(const db::Provider& provider, const std::string& name)
+  BaseDatabase(const db::Provider& provider, const std::string& name, bool create)
       : m_provider(provider), m_name(name) {
     try {
       db::Connection admin(provider.connection_info());
       std::string quoted = admin.raw().quote_name(name);
       admin.exec("DROP DATABASE IF EXISTS " + quoted);
-      admin.exec("CREATE DATABASE " + quoted);
-      m_created = true;
+      if (create) admin.exec("CREATE DATABASE " + quoted);
+      m_created = create;
     } catch (const Error& e) {
       if (e.code() == ExitCode::interrupted) throw;
       throw Error(ExitCode::infrastructure, "database",
@@ -122,16 +124,48 @@ class BaseDatabase {
     } catch (...) {  // best effort: the server may be gone already
     }
   }
+  // Renames database `from`, as base's setup left it, to this one, and leaves an empty `from`
+  // for head's setup (unless that setup makes its own).
+  void take_over(const std::string& from) {
+    try {
+      db::Connection admin(admin_info());
+      std::string quoted = admin.raw().quote_name(from);
+      admin.exec("ALTER DATABASE " + quoted + " RENAME TO " + admin.raw().quote_name(m_name));
+      m_created = true;
+      admin.exec("CREATE DATABASE " + quoted);
+    } catch (const Error& e) {
+      if (e.code() == ExitCode::interrupted) throw;
+      throw Error(ExitCode::infrastructure, "database",
+                  fmt::format("cannot rename base's database {} to {} ({}); coldgate ab needs a "
+                              "role that may CREATE DATABASE",
+                              from, m_name, e.message()));
+    }
+  }
   BaseDatabase(const BaseDatabase&) = delete;
   BaseDatabase& operator=(const BaseDatabase&) = delete;
   const db::ConnectionInfo& info() const { return m_info; }
 
  private:
+  // The server's `postgres` database: not the one to rename.
+  db::ConnectionInfo admin_info() const {
+    db::ConnectionInfo info = m_provider.connection_info();
+    info.dbname = "postgres";
+    return info;
+  }
+
   const db::Provider& m_provider;
   std::string m_name;
   db::ConnectionInfo m_info;
   bool m_created = false;
 };
+
+// True when a setup step of `cfg` loads from another database than the stages' (psql's
+// `database:`): a script that drops and creates the stages' database and `\c`s into it.
+bool loads_elsewhere(const config::Config& cfg) {
+  return std::any_of(cfg.setup.begin(), cfg.setup.end(), [&](const config::SetupStep& s) {
+    return !s.database.empty() && s.database != cfg.database.name;
+  });
+}
 
 // The stages base measures: base's own definition of each of head's stages (its files, query,
 // command) with head's runs, warm, cold mode and timeout, so the cold runs pair up. A stage
@@ -278,10 +312,12 @@ class AbRun {
   void start_session();
   void take_base_from_cache();
   void prepare_base();
-  void new_results_of_both();
+  void new_head_results();
+  void new_base_results();
   void set_up_data();
   void measure_interleaved();
   void finish();
+  void stop(const Error& e);
 
   const Options& m_options;
   Outcome m_outcome;
@@ -303,6 +339,10 @@ class AbRun {
   results::Results m_head_results;
   results::Results m_base_results;
   std::unique_ptr<BaseDatabase> m_base_db;
+  // Where the run is, for the reports of a run that stops (results::Stopped).
+  std::string m_phase = "config";
+  std::string m_failed_step;  // base's failed setup step, named for the report ("base: …")
+  std::vector<std::string> m_not_run;  // head's stages not measured yet
 };
 
 void AbRun::resolve() {
@@ -408,14 +448,19 @@ void AbRun::prepare_base() {
   build(m_base, m_out / "ab" / "base-build.log", *m_progress);
 }
 
-void AbRun::new_results_of_both() {
-  const std::string config_name = util::display_path(m_options.config);
+// Head's results from the moment its config loaded: a run that stops has them reported.
+void AbRun::new_head_results() {
+  m_head_results = new_results(util::display_path(m_options.config), m_head.config, {},
+                               m_commits.head, m_commits.head_branch);
+  m_head_results.ci_run_url = measure::ci_run_url();
+  for (const auto& s : m_head.config.stages) m_not_run.push_back(s.name);
+}
+
+void AbRun::new_base_results() {
   const results::Environment& env = m_session->environment();
-  m_head_results =
-      new_results(config_name, m_head.config, env, m_commits.head, m_commits.head_branch);
+  m_head_results.environment = env;
   if (m_measure_base || m_outcome.base) m_head_results.git.base = m_commits.base;
   m_head_results.no_baseline = m_no_baseline;
-  m_head_results.ci_run_url = measure::ci_run_url();
   if (m_commits.head_is_checkout) {
     // ab measures the commit: edits of the checkout are left out, and the report says so.
     m_head_results.git.dirty = m_dirty;
@@ -428,23 +473,34 @@ void AbRun::new_results_of_both() {
           first_changes(m_dirty)));
     }
   }
-  m_base_results =
-      new_results(config_name, m_base.config, env, m_commits.base, m_commits.base_branch);
+  m_base_results = new_results(util::display_path(m_options.config), m_base.config, env,
+                               m_commits.base, m_commits.base_branch);
 }
 
-// Each side's data from its own setup steps, in its own database on the one server.
+// Each side's data from its own setup steps, in its own database on the one server. A base
+// whose scripts make the stages' database themselves (psql's `database:`) is set up first, as
+// head's would be, and its database renamed to <name>_base before head's setup makes its own.
 void AbRun::set_up_data() {
-  m_head_results.setup = m_session->setup(m_head.config, m_measure_base ? "head" : "");
-  if (!m_measure_base) return;
-  m_base_db =
-      std::make_unique<BaseDatabase>(m_session->provider(), m_head.config.database.name + "_base");
-  try {
-    m_base_results.setup = m_session->setup(m_base.config, "base", m_base_db->info());
-  } catch (const Error& e) {
-    if (e.code() != ExitCode::gate_failed) throw;
-    throw Error(ExitCode::infrastructure, "setup (base " + short_sha(m_commits.base) + ")",
-                e.message() + "; the base cannot be measured");
+  const std::string name = m_session->provider().connection_info().dbname;
+  auto set_up_base = [&](const std::optional<db::ConnectionInfo>& target) {
+    try {
+      m_session->setup(m_base.config, "base", target, &m_base_results);
+    } catch (const Error& e) {
+      if (e.code() != ExitCode::gate_failed) throw;
+      m_failed_step = "base: " + session::stopped_by(e, "setup", {}).step;
+      throw Error(ExitCode::infrastructure, "setup (base " + short_sha(m_commits.base) + ")",
+                  e.message() + "; the base cannot be measured");
+    }
+  };
+  if (m_measure_base && loads_elsewhere(m_base.config)) {
+    m_base_db = std::make_unique<BaseDatabase>(m_session->provider(), name + "_base", false);
+    set_up_base(std::nullopt);
+    m_base_db->take_over(name);
   }
+  m_session->setup(m_head.config, m_measure_base ? "head" : "", std::nullopt, &m_head_results);
+  if (!m_measure_base || m_base_db) return;
+  m_base_db = std::make_unique<BaseDatabase>(m_session->provider(), name + "_base", true);
+  set_up_base(m_base_db->info());
 }
 
 // Base run i, then head run i, stage by stage in head's config order.
@@ -495,6 +551,7 @@ void AbRun::measure_interleaved() {
       if (b.failed()) m_progress->line(fmt::format("base: stage {} failed: {}", b.name, b.error));
     }
     auto& h = m_head_results.stages.emplace_back(head_m.finish());
+    m_not_run.erase(m_not_run.begin());
     h.error = util::mask_secrets(h.error);
     m_progress->stage_end(h);
   }
@@ -539,17 +596,42 @@ void AbRun::finish() {
   m_outcome.head = std::move(m_head_results);
 }
 
+// Head's results say why the run stopped; nothing is cached or compared.
+void AbRun::stop(const Error& e) {
+  m_head_results.stopped = session::stopped_by(e, m_phase, m_not_run);
+  if (!m_failed_step.empty()) m_head_results.stopped->step = m_failed_step;
+  m_head_results.finished_at = measure::utc_now();
+  if (m_head.worktree) strip_worktree(m_head_results, m_head.worktree->path());
+  m_outcome.base.reset();
+  m_outcome.gate_error.reset();
+  m_outcome.stop_error = e;
+  m_outcome.head = std::move(m_head_results);
+}
+
 Outcome AbRun::run() {
   resolve();
-  check_out_head();
-  start_session();
-  take_base_from_cache();
-  build(m_head, m_out / "ab" / "head-build.log", *m_progress);
-  prepare_base();
-  new_results_of_both();
-  set_up_data();
-  measure_interleaved();
-  finish();
+  check_out_head();  // from here on, every way out has head's reports
+  new_head_results();
+  try {
+    config::check_setup(m_head.config);
+    m_phase = "server";
+    start_session();
+    take_base_from_cache();
+    m_phase = "build";
+    build(m_head, m_out / "ab" / "head-build.log", *m_progress);
+    prepare_base();
+    new_base_results();
+    m_phase = "setup";
+    set_up_data();
+    m_phase = "stages";
+    measure_interleaved();
+    util::throw_if_interrupted();  // a SIGINT/SIGTERM while the server stopped
+    finish();
+  } catch (const Error& e) {
+    m_base_db.reset();  // the server stops before the reports are written
+    m_session.reset();
+    stop(e);
+  }
   return std::move(m_outcome);
 }
 

@@ -34,6 +34,9 @@ struct Outcome {
   /// gate::compare's error (require_same_environment), or the missing base without
   /// allow_no_baseline (exit 3): thrown once the outputs are written.
   std::optional<Error> gate_error;
+  /// The error that stopped the run after head's config loaded (head.stopped says it, base is
+  /// nullopt): printed and exited with once the outputs are written.
+  std::optional<Error> stop_error;
 };
 
 /// `coldgate ab`: resolves both commits (resolve_commits), checks each out as a git worktree
@@ -44,10 +47,13 @@ struct Outcome {
 /// results by commit and fingerprint() in <out>/cache/. A cached base is not measured again.
 /// Worktrees are removed on every exit path. A named base that cannot be resolved leaves head
 /// measured alone with results.no_baseline saying why (and gate_error exit 3 unless
-/// allow_no_baseline). Throws Error: usage (no config in head, bad refs, base and head one
-/// commit, uncommitted changes in CI mode), infrastructure (no base named at all without
-/// allow_no_baseline, base build or setup failed, server), gate_failed (head's build or setup
-/// failed), interrupted.
+/// allow_no_baseline). A base whose setup loads from another database (psql's `database:`)
+/// is set up first, as head's would be, and its database renamed to <name>_base. Throws Error
+/// before head's config loaded: usage (no config in head, bad refs, base and head one commit,
+/// uncommitted changes in CI mode), infrastructure (no base named at all without
+/// allow_no_baseline), interrupted. After it loaded, an error comes back in `stop_error` with
+/// head.stopped saying why: usage (config::check_setup), infrastructure (base build or setup
+/// failed, server), gate_failed (head's build or setup failed), interrupted.
 Outcome run_ab(const Options& options);
 
 }  // namespace coldgate::ab

@@ -12,6 +12,7 @@
 #include "results/json.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
+#include "util/secrets.hpp"
 
 namespace coldgate::cli {
 
@@ -40,8 +41,13 @@ int run_ab(const AbArgs& args) {
     std::cerr << "coldgate: no baseline: nothing was compared — measured head only ("
               << outcome.head.no_baseline << ")\n";
   }
+  // A run that stopped: its error as always, then the verdict that says it, as the last line.
+  if (outcome.stop_error) {
+    std::cerr << "coldgate: error: " << util::mask_secrets(outcome.stop_error->message()) << '\n';
+  }
   std::cerr << "coldgate: " << gate::verdict(outcome.head) << "; results in "
             << (out / "results.json").string() << '\n';
+  if (outcome.stop_error) return static_cast<int>(outcome.stop_error->code());
   if (outcome.gate_error) throw *outcome.gate_error;
   return gate::passed(outcome.head) ? 0 : static_cast<int>(ExitCode::gate_failed);
 }

@@ -28,6 +28,7 @@
 #include "util/error.hpp"
 #include "util/fs.hpp"
 #include "util/process.hpp"
+#include "util/secrets.hpp"
 
 namespace coldgate::cli {
 
@@ -158,6 +159,10 @@ int run_accept(const AcceptArgs& args) {
 
 int run_run(const RunArgs& args) {
   remove_stale_up_states(db::default_cache_dir());  // a killed `db up`'s URL and password
+  // First of all: a run that stops before its reports (a config that does not load) must not
+  // leave an earlier run's report.md to pass for its own.
+  std::filesystem::path out = args.out;
+  report::clear_outputs(out, args.stages.empty() && args.shard.empty());
   session::JobOptions options;
   if (!args.shard.empty()) {
     std::tie(options.shard_index, options.shard_count) = session::parse_shard(args.shard);
@@ -187,13 +192,19 @@ int run_run(const RunArgs& args) {
   // Results may be piped to a reader that quits early (`coldgate run | head`): a failed write
   // must not kill us before the server is stopped.
   ::signal(SIGPIPE, SIG_IGN);
-  std::filesystem::path out = args.out;
-  auto [results, gate_error] = session::run(cfg, options, std::move(base), args.baseline, std::cout);
+  auto [results, gate_error, stop_error] =
+      session::run(cfg, options, std::move(base), args.baseline, std::cout);
+  // A run that stopped: its error as always, then the verdict that says it, as the last line.
+  if (stop_error) std::cerr << "coldgate: error: " << util::mask_secrets(stop_error->message()) << '\n';
   std::cerr << "coldgate: " << gate::verdict(results) << "; results in "
             << (out / "results.json").string() << '\n';
-  int code = gate::passed(results) ? 0 : static_cast<int>(ExitCode::gate_failed);
-  // report.comment alone comments only in CI mode, and only where a forge is detected.
-  if (args.comment || (cfg.report.comment && options.ci)) {
+  int code = stop_error                ? static_cast<int>(stop_error->code())
+             : gate::passed(results) ? 0
+                                     : static_cast<int>(ExitCode::gate_failed);
+  // report.comment alone comments only in CI mode, and only where a forge is detected. After
+  // SIGINT/SIGTERM coldgate stops: a later `coldgate comment` posts that report.
+  bool stopped_by_signal = stop_error && stop_error->code() == ExitCode::interrupted;
+  if (!stopped_by_signal && (args.comment || (cfg.report.comment && options.ci))) {
     CommentArgs comment;
     comment.out = args.out;
     comment.config = args.config;

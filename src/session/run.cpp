@@ -14,6 +14,7 @@
 #include "measure/trial.hpp"
 #include "report/outputs.hpp"
 #include "session/session.hpp"
+#include "setup/setup.hpp"
 #include "snapshot/snapshot.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
@@ -90,25 +91,28 @@ std::pair<int, int> parse_shard(std::string_view text) {
   return {index, count};
 }
 
-Results run_job(const config::Config& cfg, const JobOptions& options) {
-  util::install_interrupt_handlers();
-  std::vector<config::Stage> stages =
-      shard(selected(cfg, options.stages), options.shard_index, options.shard_count);
+namespace {
 
-  Results results;
-  results.tool_version = COLDGATE_VERSION;
-  results.started_at = utc_now();
-  results.config = shown(cfg.file);
-  results.title = cfg.report.title;
-  results.git = git_info(cfg.base_dir, options.out_dir);
-  results.ci_run_url = ci_run_url();
+// Where a run is, for the report of a run that stops: its phase (results::Stopped::phase) and
+// the selected stages not measured yet.
+struct Position {
+  std::string phase = "usage";
+  std::vector<std::string> not_run;
+};
 
+// Starts the server, runs setup, measures `stages` into `results` (which keeps what was done
+// when this throws), stops the server; `at` follows along.
+void run_job(const config::Config& cfg, const JobOptions& options,
+             const std::vector<config::Stage>& stages, Results& results, Position& at) {
   Progress progress(options.progress, std::cerr, static_cast<int>(stages.size()));
+  at.phase = "server";
   Session session(cfg.database, "coldgate-run-",
                   [&](const std::string& line) { progress.line(line); });
   results.environment = session.environment();
-  results.setup = session.setup(cfg);
+  at.phase = "setup";
+  session.setup(cfg, "", {}, &results);
 
+  at.phase = "stages";
   RunContext ctx;
   ctx.provider = &session.provider();
   ctx.base_dir = cfg.base_dir;
@@ -128,12 +132,14 @@ Results run_job(const config::Config& cfg, const JobOptions& options) {
   for (const auto& stage : stages) {
     progress.stage_start(++index, stage.name);
     results.stages.push_back(run_stage(stage, ctx));
+    at.not_run.erase(at.not_run.begin());
     // A stage error may quote a command's stderr or a server message: no password in results.
     results.stages.back().error = util::mask_secrets(results.stages.back().error);
     progress.stage_end(results.stages.back());
   }
   results.diagnoses = measure::diagnose(results, cfg);
   if (options.try_remedies) {
+    at.phase = "remedies";
     for (std::size_t i = 0; i < stages.size(); ++i) {
       if (results.stages[i].failed()) continue;
       auto trial = measure::try_remedies(stages[i], results.stages[i], results.diagnoses, ctx,
@@ -157,16 +163,48 @@ Results run_job(const config::Config& cfg, const JobOptions& options) {
     }
     results.obsolete_snapshots.assign(obsolete.begin(), obsolete.end());
   }
-  results.finished_at = utc_now();
-  return results;
+}
+
+}  // namespace
+
+results::Stopped stopped_by(const Error& error, const std::string& phase,
+                            std::vector<std::string> not_run) {
+  results::Stopped x;
+  x.exit_code = static_cast<int>(error.code());
+  x.phase = phase;
+  if (const auto* failure = dynamic_cast<const setup::StepFailure*>(&error)) x.step = failure->label();
+  x.where = util::mask_secrets(error.where());
+  x.error = util::mask_secrets(error.what());
+  x.not_run = std::move(not_run);
+  return x;
 }
 
 RunOutcome run(const config::Config& cfg, const JobOptions& options, std::optional<Results> base,
                const std::string& baseline_name, std::ostream& out) {
-  report::clear_outputs(options.out_dir, options.stages.empty() && options.shard_count == 1);
-  RunOutcome outcome{run_job(cfg, options), std::nullopt};
-  util::throw_if_interrupted();  // a SIGINT/SIGTERM while the server stopped: no results
+  util::install_interrupt_handlers();
+  RunOutcome outcome;
   Results& results = outcome.results;
+  results.tool_version = COLDGATE_VERSION;
+  results.started_at = utc_now();
+  results.config = shown(cfg.file);
+  results.title = cfg.report.title;
+  results.git = git_info(cfg.base_dir, options.out_dir);
+  results.ci_run_url = ci_run_url();
+  Position at;
+  try {
+    std::vector<config::Stage> stages =
+        shard(selected(cfg, options.stages), options.shard_index, options.shard_count);
+    for (const auto& s : stages) at.not_run.push_back(s.name);
+    at.phase = "config";
+    config::check_setup(cfg);  // a missing file or program: exit 2 before any server starts
+    run_job(cfg, options, stages, results, at);
+    util::throw_if_interrupted();  // a SIGINT/SIGTERM while the server stopped
+  } catch (const Error& e) {
+    results.stopped = stopped_by(e, at.phase, at.not_run);
+    outcome.stop_error = e;
+    base.reset();  // nothing to compare: the report is about why the run stopped
+  }
+  results.finished_at = utc_now();
   if (base) {
     // Stages of the config this run skipped (--stage, --shard) were not measured, not removed.
     std::erase_if(base->stages, [&](const StageResult& b) {
@@ -183,7 +221,8 @@ RunOutcome run(const config::Config& cfg, const JobOptions& options, std::option
     }
   }
   report::write_outputs(results, base ? &*base : nullptr, options.out_dir, out);
-  util::throw_if_interrupted();  // while writing: each file is whole, but the run was stopped
+  // While writing: each file is whole, but the run was stopped.
+  if (!outcome.stop_error) util::throw_if_interrupted();
   return outcome;
 }
 

@@ -31,21 +31,31 @@ struct JobOptions {
 /// `--shard I/N` as {I, N}; throws Error(usage) unless I and N are integers with 1 ≤ I ≤ N.
 std::pair<int, int> parse_shard(std::string_view text);
 
-/// The main job: starts the configured server (provider), runs the setup steps, measures every
-/// selected stage in config order, checks snapshots, stops the server. A failing stage does not
-/// stop the others. Throws Error: usage (unknown --stage, with a hint), gate_failed (a setup
-/// step failed), infrastructure (server did not start or came not back), interrupted.
-results::Results run_job(const config::Config& config, const JobOptions& options);
+/// What results.json's `stopped` says of the error that ended a run in `phase` (see
+/// results::Stopped): its exit code, the setup step's label when it is a setup::StepFailure, its
+/// place and text with secrets masked, and the stages `not_run`.
+results::Stopped stopped_by(const Error& error, const std::string& phase,
+                            std::vector<std::string> not_run);
 
-/// A whole `coldgate run` after argument parsing: clears the outputs it owns in
-/// options.out_dir (report::clear_outputs), runs the job, gates it against `baseline` when given
-/// (its stages that --stage/--shard skipped are not "removed"), and writes results.json,
+/// A whole `coldgate run` after the config loaded (the caller has cleared the outputs it owns
+/// in options.out_dir, report::clear_outputs): selects the stages (--stage, --shard), checks
+/// what setup names (config::check_setup), starts the configured server (provider), runs the
+/// setup steps, measures every selected stage in config order (a failing stage does not stop
+/// the others), checks snapshots, stops the server, gates the results against `baseline` when
+/// given (its stages that --stage/--shard skipped are not "removed"), and writes results.json,
 /// report.md, junit.xml and the summary (report::write_outputs, the report printed to `out`).
-/// gate::compare's error (require_same_environment) comes back in `gate_error`, to be thrown
-/// once the outputs exist. Throws as run_job, and Error(interrupted) after SIGINT/SIGTERM.
+/// An Error that ends the run early — usage (unknown --stage), config (check_setup), a setup
+/// step (setup::StepFailure: gate_failed, usage or infrastructure by its cause), the server
+/// (infrastructure), SIGINT/SIGTERM (interrupted) — does not escape: the outputs are written
+/// with results.stopped saying why and the stages measured so far, and the error comes back
+/// in `stop_error` for the caller to print and exit with. gate::compare's error
+/// (require_same_environment) comes back in `gate_error`, to be thrown once the outputs exist.
+/// Throws only when the outputs cannot be written (Error(infrastructure)), or Error(interrupted)
+/// for a SIGINT/SIGTERM while they were written.
 struct RunOutcome {
   results::Results results;
   std::optional<Error> gate_error;
+  std::optional<Error> stop_error;
 };
 RunOutcome run(const config::Config& config, const JobOptions& options,
                std::optional<results::Results> baseline, const std::string& baseline_name,

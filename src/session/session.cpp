@@ -37,18 +37,19 @@ void Session::stop() noexcept {
   if (m_provider) m_provider->stop();
 }
 
-std::vector<results::SetupResult> Session::setup(const config::Config& cfg, const std::string& who,
-                                                 const std::optional<db::ConnectionInfo>& target) {
-  std::vector<results::SetupResult> out;
-  setup::run_setup(
-      cfg.setup,
-      {target ? *target : m_provider->connection_info(), cfg.base_dir, m_provider->client_bindir()},
-      [&](const setup::StepResult& s) {
-        m_say(fmt::format("setup {}{} ({:.0f} ms)", who.empty() ? "" : who + ": ", s.label,
-                          s.wall_ms));
-        out.push_back({s.kind, s.label, s.wall_ms});
-      });
-  return out;
+void Session::setup(const config::Config& cfg, const std::string& who,
+                    const std::optional<db::ConnectionInfo>& target, results::Results* into) {
+  setup::Context context{target ? *target : m_provider->connection_info(), cfg.base_dir,
+                         m_provider->client_bindir()};
+  const std::string prefix = who.empty() ? "" : who + ": ";
+  setup::run_setup(cfg.setup, context, [&](const setup::StepResult& s) {
+    m_say(fmt::format("setup {}{} ({:.0f} ms)", prefix, s.label, s.wall_ms));
+    if (into) into->setup.push_back({s.kind, s.label, s.wall_ms});
+  });
+  std::string warning = setup::stage_database_warning(cfg.setup, context);
+  if (warning.empty()) return;
+  m_say("warning: " + prefix + warning);
+  if (into) into->warnings.push_back(prefix + warning);
 }
 
 }  // namespace coldgate::session

@@ -43,9 +43,13 @@ class Session {
 
   /// Runs `cfg`'s setup steps, from `cfg.base_dir`, into `target` (the provider's own database
   /// when nullopt), saying each as "setup <who>: <label> (N ms)" ("setup <label> (N ms)" when
-  /// `who` is empty). Returns the steps as run. Throws as setup::run_setup.
-  std::vector<results::SetupResult> setup(const config::Config& cfg, const std::string& who = "",
-                                          const std::optional<db::ConnectionInfo>& target = {});
+  /// `who` is empty), then setup::stage_database_warning as "warning: <who>: …". Appends each
+  /// step as it finishes to `into->setup` and the warning to `into->warnings` (when `into` is
+  /// given), so a failed setup keeps the steps before it. Throws as setup::run_setup
+  /// (setup::StepFailure).
+  void setup(const config::Config& cfg, const std::string& who = "",
+             const std::optional<db::ConnectionInfo>& target = {},
+             results::Results* into = nullptr);
 
   /// Stops the server now; the destructor does it otherwise. Never throws.
   void stop() noexcept;

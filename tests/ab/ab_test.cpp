@@ -143,6 +143,95 @@ TEST_F(AbTest, EachPullRequestOfTheStackIsGatedAgainstTheBranchBelowIt) {
   EXPECT_EQ(results("coldgate-out/base/results.json").git.commit, sha["feature-1"]);
 }
 
+// A commit on a new branch `name` from the current one, with `files` written.
+std::string commit_files(AbTest& t, const std::string& name,
+                         const std::vector<std::pair<std::string, std::string>>& files) {
+  run_git(t.dir.path(), {"checkout", "-q", "-b", name});
+  for (const auto& [file, text] : files) t.dir.write(file, text);
+  run_git(t.dir.path(), {"add", "-A"});
+  run_git(t.dir.path(), {"commit", "-q", "-m", name});
+  return t.sha[name] = run_git(t.dir.path(), {"rev-parse", "HEAD"});
+}
+
+// Once head's config loaded, every way out has reports: a head whose setup fails fails the
+// gate (exit 1), a base whose setup fails cannot be compared against (exit 3).
+TEST_F(AbTest, AFailingSetupOfEitherSideIsReportedWithTheCodeOfItsSide) {
+  run_git(dir.path(), {"checkout", "-q", "feature-2"});
+  commit_files(*this, "broken-head", {{"schema.sql", "CREATE TABLE item (id int);\nINSERT INTO item VALUES ('x');\n"}});
+  auto head = ab({"--base", "feature-2", "--no-cache"});
+  EXPECT_EQ(head.exit_code, 1) << head.err;
+  const std::string verdict = "failed: setup step sql schema.sql at schema.sql:2:26: SQLSTATE "
+                              "22P02: invalid input syntax for type integer: \"x\"; 1 stage not run";
+  EXPECT_NE(head.err.find("\ncoldgate: " + verdict + "; results in coldgate-out/results.json\n"),
+            std::string::npos)
+      << head.err;
+  EXPECT_NE(slurp(dir / "coldgate-out/report.md").find("\n❌ **" + verdict + "**\n"),
+            std::string::npos);
+  EXPECT_NE(slurp(dir / "coldgate-out/junit.xml").find("<skipped message=\"not run: setup failed\"/>"),
+            std::string::npos);
+  results::Results r = results();
+  ASSERT_TRUE(r.stopped);
+  EXPECT_EQ(r.stopped->step, "sql schema.sql");
+  EXPECT_EQ(r.git.commit, sha["broken-head"]);
+  EXPECT_FALSE(fs::exists(dir / "coldgate-out/base/results.json"));
+  EXPECT_FALSE(fs::exists(dir / "coldgate-out/ab/head"));  // worktrees gone on this way out too
+
+  // The broken commit as base: nothing to compare against.
+  commit_files(*this, "fixed-head", {{"schema.sql", "CREATE TABLE item (id int);\n"}});
+  auto base = ab({"--base", "broken-head", "--no-cache"});
+  EXPECT_EQ(base.exit_code, 3) << base.err;
+  const std::string base_verdict =
+      "infrastructure error at setup (base " + sha["broken-head"].substr(0, 12) +
+      "): schema.sql:2:26: SQLSTATE 22P02: invalid input syntax for type integer: \"x\"; the base "
+      "cannot be measured; 1 stage not run";
+  EXPECT_NE(base.err.find("\ncoldgate: " + base_verdict + "; results in coldgate-out/results.json\n"),
+            std::string::npos)
+      << base.err;
+  r = results();
+  ASSERT_TRUE(r.stopped);
+  EXPECT_EQ(r.stopped->step, "base: sql schema.sql");
+  EXPECT_EQ(r.stopped->exit_code, 3);
+  EXPECT_NE(slurp(dir / "coldgate-out/junit.xml")
+                .find("<testcase classname=\"setup\" name=\"base: sql schema.sql\""),
+            std::string::npos);
+}
+
+// A dump that drops and creates the stages' database itself (psql: {database: postgres}) on both
+// sides: base's is loaded first and renamed to <name>_base, so each side measures its own data.
+TEST_F(AbTest, ScriptsThatMakeTheirOwnDatabaseAreMeasuredOnEachSide) {
+  auto dump = [](int artists) {
+    std::string out = "DROP DATABASE IF EXISTS chinook;\nCREATE DATABASE chinook;\n\\c chinook\n"
+                      "CREATE TABLE artist (artist_id int PRIMARY KEY, name text);\n";
+    for (int i = 1; i <= artists; ++i)
+      out += "INSERT INTO artist VALUES (" + std::to_string(i) + ", 'Artist " + std::to_string(i) + "');\n";
+    return out;
+  };
+  const std::string config = "version: 1\n"
+                             "database: { provider: local, name: chinook }\n"
+                             "setup:\n"
+                             "  - psql: { file: chinook.sql, database: postgres }\n"
+                             "defaults: { runs: 1, warm: 0 }\n"
+                             "stages:\n"
+                             "  - name: artists\n"
+                             "    query: select * from artist\n";
+  run_git(dir.path(), {"checkout", "-q", "feature-2"});
+  commit_files(*this, "dump-base", {{"coldgate.yaml", config}, {"chinook.sql", dump(3)}});
+  commit_files(*this, "dump-head", {{"chinook.sql", dump(5)}});
+  auto r = ab({"--base", "dump-base", "--no-cache"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err.find("warning:"), std::string::npos) << r.err;
+  EXPECT_LT(r.err.find("setup base: psql chinook.sql"), r.err.find("setup head: psql chinook.sql"))
+      << r.err;
+  results::Results head = results();
+  results::Results base = results("coldgate-out/base/results.json");
+  ASSERT_EQ(head.stages.size(), 1u);
+  ASSERT_EQ(base.stages.size(), 1u);
+  EXPECT_EQ(head.stages[0].error, "");
+  EXPECT_EQ(base.stages[0].error, "");
+  EXPECT_EQ(head.stages[0].find("rows")->cold, std::vector<double>{5});
+  EXPECT_EQ(base.stages[0].find("rows")->cold, std::vector<double>{3});
+}
+
 // A base that was named but cannot be had is no silent pass: head is measured and reported with
 // "no baseline" first, and the run exits 3 unless --allow-no-baseline.
 TEST_F(AbTest, AnUnknownBaseIsReportedAsNoBaselineAndExits3UnlessAllowed) {

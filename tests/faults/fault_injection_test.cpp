@@ -423,6 +423,35 @@ TEST_F(FaultTest, SigintWhileWritingResults) { deliver_twice(*this, Phase::writi
 TEST_F(FaultTest, SigtermWhileWritingResults) { deliver_twice(*this, Phase::writing, SIGTERM, 1402); }
 TEST_F(FaultTest, SigkillWhileWritingResults) { deliver_twice(*this, Phase::writing, SIGKILL, 1403); }
 
+// An interrupted run has reports too: what it was doing and what it did not run.
+TEST_F(FaultTest, SigintDuringASetupCommandWritesReportsSayingSo) {
+  Running r = start("setup-cmd.yaml");
+  ASSERT_TRUE(wait_for([&] { return fs::exists(dir / "setup.started") || r.process->wait_exited(0ms); },
+                       120s));
+  ASSERT_FALSE(r.process->wait_exited(0ms)) << read_all(r.err);  // the command sleeps 60 s
+  ::kill(r.process->pid(), SIGINT);
+  std::string err;
+  EXPECT_EQ(finish(r, &err), 130) << err;
+  const std::string step = "command sh -c touch setup.started; exec sleep 60";
+  const std::string verdict = "interrupted by SIGINT during setup step " + step + "; 1 stage not run";
+  EXPECT_EQ(err.substr(err.rfind("coldgate: interrupted")),
+            "coldgate: " + verdict + "; results in coldgate-out/results.json\n");
+  EXPECT_NE(slurp(dir / "coldgate-out/report.md").find("\n❌ **" + verdict + "**\n"), std::string::npos);
+  auto res = results::from_json(slurp(dir / "coldgate-out/results.json"), "results.json");
+  ASSERT_TRUE(res.stopped);
+  EXPECT_EQ(res.stopped->exit_code, 130);
+  EXPECT_EQ(res.stopped->step, step);
+  EXPECT_EQ(res.stopped->not_run, std::vector<std::string>{"last"});
+  std::string xml = slurp(dir / "coldgate-out/junit.xml");
+  EXPECT_NE(xml.find("<error type=\"setup error\" message=\"" + step +
+                     ": interrupted by SIGINT\">interrupted by SIGINT</error>"),
+            std::string::npos)
+      << xml;
+  EXPECT_NE(xml.find("<skipped message=\"not run: interrupted\"/>"), std::string::npos) << xml;
+  expect_nothing_left("after the interrupted setup");
+  expect_no_partial_files(false, "after the interrupted setup");
+}
+
 // ---------------------------------------------------------------------------------------------
 // The server killed under a running stage
 
@@ -467,7 +496,17 @@ TEST_F(FaultTest, ServerStoppedImmediatelyUnderAStageEndsTheRunWithExit3) {
             std::string::npos)
       << err;
   EXPECT_FALSE(fs::exists(dir / "after.ran")) << "a stage ran after the server was lost";
-  EXPECT_FALSE(fs::exists(dir / "coldgate-out/results.json"));
+  // The reports say so: the stage it stopped in and the one after it were not run.
+  auto res = results::from_json(slurp(dir / "coldgate-out/results.json"), "results.json");
+  ASSERT_TRUE(res.stopped);
+  EXPECT_EQ(res.stopped->exit_code, 3);
+  EXPECT_EQ(res.stopped->phase, "stages");
+  EXPECT_EQ(res.stopped->where, "stage sleepy");
+  EXPECT_EQ(res.stopped->not_run, (std::vector<std::string>{"sleepy", "after"}));
+  EXPECT_NE(slurp(dir / "coldgate-out/report.md")
+                .find("\n❌ **infrastructure error at stage sleepy: the PostgreSQL server stopped "
+                      "answering; the run stops (cold run 1/2: "),
+            std::string::npos);
   expect_nothing_left("after the lost server");
   expect_no_partial_files(false, "after the lost server");
 }

@@ -390,5 +390,34 @@ TEST_F(CommentTest, RunWithCommentPostsTheReportAndKeepsTheGatesExitCode) {
   EXPECT_TRUE(contains(r.err, "coldgate: warning: comment not posted: comment: no token: $GITHUB_TOKEN is empty")) << r.err;
 }
 
+// A run whose setup fails has a report too, and `run --comment` posts it: the pull request
+// says why, and the run keeps its exit code.
+TEST_F(CommentTest, RunWithCommentPostsWhySetupFailed) {
+  dir.write("coldgate.yaml", "version: 1\n"
+                             "database: { provider: local }\n"
+                             "setup:\n"
+                             "  - sql: schema.sql\n"
+                             "defaults: { runs: 1, warm: 0 }\n"
+                             "stages:\n"
+                             "  - name: ok\n"
+                             "    command: [\"true\"]\n");
+  dir.write("schema.sql", "CREATE TABLE t (id int);\nINSERT INTO t VALUES ('x');\n");
+  std::vector<std::string> env{"CI=", "GITHUB_ACTIONS=true", "GITHUB_REPOSITORY=acme/app",
+                               "GITHUB_API_URL=" + forge.url(), "GITHUB_EVENT_NAME=pull_request",
+                               "GITHUB_EVENT_PATH=" + (dir / "event.json").string(),
+                               std::string("GITHUB_TOKEN=") + k_token, "GITHUB_STEP_SUMMARY="};
+  RunResult r = run_coldgate({"run", "--comment"}, dir.path(), "", env);
+  printed += r.out + r.err;
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  auto list = forge.comments(k_thread);
+  ASSERT_EQ(list.size(), 1u);
+  EXPECT_EQ(list[0].body, slurp(dir / "coldgate-out/report.md"));
+  EXPECT_TRUE(contains(list[0].body, "\n❌ **failed: setup step sql schema.sql at schema.sql:2:23: "
+                                     "SQLSTATE 22P02: invalid input syntax for type integer: "
+                                     "\"x\"; 1 stage not run**\n"))
+      << list[0].body;
+  EXPECT_TRUE(contains(r.out, "comment created on pull request #7")) << r.out;
+}
+
 }  // namespace
 }  // namespace coldgate::forge
