@@ -8,6 +8,7 @@
 
 #include "ab/git.hpp"
 #include "results/json.hpp"
+#include "support/dumps.hpp"
 #include "support/support.hpp"
 #include "util/error.hpp"
 #include "util/process.hpp"
@@ -199,13 +200,7 @@ TEST_F(AbTest, AFailingSetupOfEitherSideIsReportedWithTheCodeOfItsSide) {
 // A dump that drops and creates the stages' database itself (psql: {database: postgres}) on both
 // sides: base's is loaded first and renamed to <name>_base, so each side measures its own data.
 TEST_F(AbTest, ScriptsThatMakeTheirOwnDatabaseAreMeasuredOnEachSide) {
-  auto dump = [](int artists) {
-    std::string out = "DROP DATABASE IF EXISTS chinook;\nCREATE DATABASE chinook;\n\\c chinook\n"
-                      "CREATE TABLE artist (artist_id int PRIMARY KEY, name text);\n";
-    for (int i = 1; i <= artists; ++i)
-      out += "INSERT INTO artist VALUES (" + std::to_string(i) + ", 'Artist " + std::to_string(i) + "');\n";
-    return out;
-  };
+  auto dump = [](int artists) { return testing::chinook_shaped_dump("chinook", artists, false); };
   const std::string config = "version: 1\n"
                              "database: { provider: local, name: chinook }\n"
                              "setup:\n"

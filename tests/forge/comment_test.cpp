@@ -66,6 +66,13 @@ struct CommentTest : ::testing::Test {
     printed += r.out + r.err;
     return r;
   }
+  // The environment of `coldgate run --comment` in a GitHub Actions pull request job.
+  std::vector<std::string> run_env() {
+    return {"CI=", "GITHUB_ACTIONS=true", "GITHUB_REPOSITORY=acme/app",
+            "GITHUB_API_URL=" + forge.url(), "GITHUB_EVENT_NAME=pull_request",
+            "GITHUB_EVENT_PATH=" + (dir / "event.json").string(),
+            std::string("GITHUB_TOKEN=") + k_token, "GITHUB_STEP_SUMMARY="};
+  }
   std::vector<FakeForge::Seen> requests(const std::string& method) {
     std::vector<FakeForge::Seen> out;
     for (const auto& s : forge.seen()) {
@@ -363,10 +370,7 @@ TEST_F(CommentTest, RunWithCommentPostsTheReportAndKeepsTheGatesExitCode) {
                              "stages:\n"
                              "  - name: ok\n"
                              "    command: [\"true\"]\n");
-  std::vector<std::string> env{"CI=", "GITHUB_ACTIONS=true", "GITHUB_REPOSITORY=acme/app",
-                               "GITHUB_API_URL=" + forge.url(), "GITHUB_EVENT_NAME=pull_request",
-                               "GITHUB_EVENT_PATH=" + (dir / "event.json").string(),
-                               std::string("GITHUB_TOKEN=") + k_token, "GITHUB_STEP_SUMMARY="};
+  std::vector<std::string> env = run_env();
   RunResult r = run_coldgate({"run", "--comment"}, dir.path(), "", env);
   printed += r.out + r.err;
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -402,10 +406,7 @@ TEST_F(CommentTest, RunWithCommentPostsWhySetupFailed) {
                              "  - name: ok\n"
                              "    command: [\"true\"]\n");
   dir.write("schema.sql", "CREATE TABLE t (id int);\nINSERT INTO t VALUES ('x');\n");
-  std::vector<std::string> env{"CI=", "GITHUB_ACTIONS=true", "GITHUB_REPOSITORY=acme/app",
-                               "GITHUB_API_URL=" + forge.url(), "GITHUB_EVENT_NAME=pull_request",
-                               "GITHUB_EVENT_PATH=" + (dir / "event.json").string(),
-                               std::string("GITHUB_TOKEN=") + k_token, "GITHUB_STEP_SUMMARY="};
+  std::vector<std::string> env = run_env();
   RunResult r = run_coldgate({"run", "--comment"}, dir.path(), "", env);
   printed += r.out + r.err;
   EXPECT_EQ(r.exit_code, 1) << r.err;

@@ -4,9 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <sstream>
 
 #include "results/json.hpp"
+#include "support/dumps.hpp"
 #include "support/support.hpp"
 #include "util/process.hpp"
 
@@ -17,13 +17,6 @@ namespace fs = std::filesystem;
 using testing::run_coldgate;
 using testing::slurp;
 using testing::TempDir;
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) out.push_back(line);
-  return out;
-}
 
 // junit.xml read by a real XML parser (Python's xml.etree, Debian's python3): one line per
 // testcase, "suite/case: outcome type: message" ("suite/case: passed" for a passing one).
@@ -61,14 +54,18 @@ struct StoppedRunTest : ::testing::Test {
     args.insert(args.begin(), "run");
     return run_coldgate(args, dir.path(), "", {"CI=", "GITHUB_ACTIONS=", "GITHUB_STEP_SUMMARY="});
   }
-  // The verdict: report.md's line after the marker and the title.
+  // The verdict: report.md's line after the marker, the title and a blank line.
   std::string report_verdict() {
-    auto lines = lines_of(slurp(dir / "coldgate-out/report.md"));
-    return lines.size() > 3 ? lines[3] : "";
+    std::string md = slurp(dir / "coldgate-out/report.md");
+    std::size_t start = md.find("\n\n");
+    if (start == std::string::npos) return "";
+    return md.substr(start + 2, md.find('\n', start + 2) - start - 2);
   }
+  // The last line of `text` (which ends with a newline), without it.
   std::string last_line(const std::string& text) {
-    auto lines = lines_of(text);
-    return lines.empty() ? "" : lines.back();
+    if (text.size() < 2) return "";
+    std::size_t start = text.rfind('\n', text.size() - 2);
+    return text.substr(start == std::string::npos ? 0 : start + 1, text.size() - 1 - (start + 1));
   }
   results::Results results() {
     return results::from_json(slurp(dir / "coldgate-out/results.json"), "results.json");
@@ -158,10 +155,8 @@ TEST_F(StoppedRunTest, AMissingSetupFileOrProgramIsAConfigErrorBeforeAnyServerSt
   const std::string error = "coldgate.yaml:4:10: setup[0].sql: file not found: db/schema.sql "
                             "(relative to the config's folder " + dir.path().string() +
                             "); fix the path or add the file";
-  EXPECT_EQ(lines_of(r.err), (std::vector<std::string>{
-                                 "coldgate: error: " + error,
-                                 "coldgate: config error at " + error +
-                                     "; 2 stages not run; results in coldgate-out/results.json"}));
+  EXPECT_EQ(r.err, "coldgate: error: " + error + "\ncoldgate: config error at " + error +
+                      "; 2 stages not run; results in coldgate-out/results.json\n");
   EXPECT_EQ(report_verdict(), "❌ **config error at coldgate.yaml:4:10: setup\\[0\\].sql: file "
                               "not found: db/schema.sql (relative to the config's folder " +
                                   dir.path().string() +
@@ -178,10 +173,11 @@ TEST_F(StoppedRunTest, AMissingSetupFileOrProgramIsAConfigErrorBeforeAnyServerSt
   r = run();
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_EQ(r.err.find(") ready in "), std::string::npos) << "a server was started:\n" << r.err;
-  EXPECT_EQ(lines_of(r.err).front(),
-            "coldgate: error: coldgate.yaml:4:15: setup[0].command[0]: program not found: "
-            "coldgate-no-such-seeder (looked up on PATH, as the step runs it); install it, or "
-            "name it by its path from the config's folder, e.g. ./tools/coldgate-no-such-seeder");
+  EXPECT_TRUE(r.err.starts_with(
+      "coldgate: error: coldgate.yaml:4:15: setup[0].command[0]: program not found: "
+      "coldgate-no-such-seeder (looked up on PATH, as the step runs it); install it, or name it "
+      "by its path from the config's folder, e.g. ./tools/coldgate-no-such-seeder\n"))
+      << r.err;
   EXPECT_EQ(report_verdict(),
             "❌ **config error at coldgate.yaml:4:15: setup\\[0\\].command\\[0\\]: program not "
             "found: coldgate-no-such-seeder (looked up on PATH, as the step runs it); install it, "
@@ -208,7 +204,7 @@ TEST_F(StoppedRunTest, AServerThatDoesNotStartIsExit3WithReportsSayingSo) {
   auto res = results();
   EXPECT_EQ(res.stopped->phase, "server");
   EXPECT_EQ(res.stopped->exit_code, 3);
-  EXPECT_EQ(lines_of(junit_cases(dir / "coldgate-out/junit.xml")).back(),
+  EXPECT_EQ(last_line(junit_cases(dir / "coldgate-out/junit.xml")),
             "other/run: skipped: not run: the server did not start");
 }
 
@@ -233,24 +229,8 @@ TEST_F(StoppedRunTest, AnEarlierRunsReportNeverPassesForThisOnes) {
                               "(did you mean 'items'?)**");
 }
 
-// A dump shaped like the Chinook PostgreSQL script: it drops and creates its own database,
-// connects to it with \c, then creates and fills its tables.
-std::string chinook_script(bool with_variables) {
-  std::string out = "DROP DATABASE IF EXISTS chinook;\nCREATE DATABASE chinook;\n\\c chinook\n\n"
-                    "CREATE TABLE artist (artist_id int PRIMARY KEY, name text NOT NULL);\n"
-                    "CREATE TABLE album (album_id int PRIMARY KEY, title text NOT NULL,\n"
-                    "                    artist_id int NOT NULL REFERENCES artist);\n";
-  for (int i = 1; i <= 3; ++i) {
-    out += "INSERT INTO artist (artist_id, name) VALUES (" + std::to_string(i) + ", 'Artist " +
-           std::to_string(i) + "');\n";
-  }
-  out += with_variables ? "INSERT INTO album VALUES (1, :'title', :artist);\n"
-                        : "INSERT INTO album VALUES (1, 'For Those About To Rock', 1);\n";
-  return out;
-}
-
 TEST_F(StoppedRunTest, AChinookShapedDumpLoadsWithPsqlStartingInPostgres) {
-  dir.write("db/chinook.sql", chinook_script(true));
+  dir.write("db/chinook.sql", testing::chinook_shaped_dump("chinook", 3, true));
   dir.write("coldgate.yaml",
             "version: 1\n"
             "database: { provider: local, name: chinook }\n"
@@ -274,7 +254,7 @@ TEST_F(StoppedRunTest, AChinookShapedDumpLoadsWithPsqlStartingInPostgres) {
 }
 
 TEST_F(StoppedRunTest, AChinookShapedDumpInThePlainFormIsToldWhereItsTablesWent) {
-  dir.write("db/chinook.sql", chinook_script(false));
+  dir.write("db/chinook.sql", testing::chinook_shaped_dump("chinook", 3, false));
   dir.write("coldgate.yaml", "version: 1\n"
                              "database: { provider: local }\n"
                              "setup:\n"
@@ -291,19 +271,19 @@ TEST_F(StoppedRunTest, AChinookShapedDumpInThePlainFormIsToldWhereItsTablesWent)
       "use it, with psql: {file: db/chinook.sql, database: postgres} if the script creates "
       "chinook";
   EXPECT_NE(r.err.find("\ncoldgate: warning: " + warning + "\n"), std::string::npos) << r.err;
-  auto lines = lines_of(slurp(dir / "coldgate-out/report.md"));
-  ASSERT_GT(lines.size(), 5u);
-  EXPECT_EQ(lines[3], "❌ **failed: 1 stage failed (albums)**");
-  EXPECT_EQ(lines[5],
-            "⚠️ after setup the stages' database coldgate has no tables, but database chinook has "
-            "2 tables (did a setup script's \\\\c move there?); set database.name: chinook so the "
-            "stages use it, with psql: {file: db/chinook.sql, database: postgres} if the script "
-            "creates chinook");
+  EXPECT_EQ(report_verdict(), "❌ **failed: 1 stage failed (albums)**");
+  EXPECT_NE(slurp(dir / "coldgate-out/report.md")
+                .find("❌ **failed: 1 stage failed (albums)**\n\n⚠️ after setup the stages' "
+                      "database coldgate has no tables, but database chinook has 2 tables (did a "
+                      "setup script's \\\\c move there?); set database.name: chinook so the "
+                      "stages use it, with psql: {file: db/chinook.sql, database: postgres} if "
+                      "the script creates chinook\n"),
+            std::string::npos);
   EXPECT_EQ(results().warnings, std::vector<std::string>{warning});
 }
 
 TEST_F(StoppedRunTest, ASqlStepWithAMetaCommandSaysToUsePsql) {
-  dir.write("db/chinook.sql", chinook_script(false));
+  dir.write("db/chinook.sql", testing::chinook_shaped_dump("chinook", 3, false));
   config("  - sql: db/chinook.sql\n");
   auto r = run();
   EXPECT_EQ(r.exit_code, 1) << r.err;

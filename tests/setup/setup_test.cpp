@@ -7,6 +7,7 @@
 
 #include "db/connection.hpp"
 #include "support/cluster.hpp"
+#include "support/dumps.hpp"
 #include "support/support.hpp"
 #include "util/error.hpp"
 #include "util/process.hpp"
@@ -36,6 +37,16 @@ struct SetupTest : ::testing::Test {
     return {.database = testing::fresh_database(db),
             .base_dir = dir.path(),
             .client_bindir = testing::shared_cluster().client_bindir()};
+  }
+  // The Error run_step throws; fails the test when it throws none.
+  Error error_of(const config::SetupStep& step, const Context& c) {
+    try {
+      run_step(step, c);
+    } catch (const Error& e) {
+      return e;
+    }
+    ADD_FAILURE() << "no error";
+    return Error(ExitCode::ok, "", "");
   }
   long long count(const Context& c, const std::string& sql) {
     db::Connection conn(c.database);
@@ -117,27 +128,10 @@ TEST_F(SetupTest, PsqlFailureShowsStderrTail) {
   }
 }
 
-// A dump shaped like the Chinook PostgreSQL script: it drops and creates its own database,
-// connects to it with \c, then creates and fills its tables.
-std::string chinook_script(const std::string& db, bool with_variables) {
-  std::string out = "DROP DATABASE IF EXISTS " + db + ";\nCREATE DATABASE " + db + ";\n\\c " + db +
-                    "\n\nCREATE TABLE artist (artist_id int PRIMARY KEY, name text NOT NULL);\n"
-                    "CREATE TABLE album (album_id int PRIMARY KEY, title text NOT NULL,\n"
-                    "                    artist_id int NOT NULL REFERENCES artist);\n";
-  for (int i = 1; i <= 25; ++i) {
-    out += "INSERT INTO artist (artist_id, name) VALUES (" + std::to_string(i) + ", 'Artist " +
-           std::to_string(i) + "');\n";
-  }
-  out += with_variables
-             ? "INSERT INTO album VALUES (1, :'title', :artist);\n"
-             : "INSERT INTO album VALUES (1, 'For Those About To Rock We Salute You', 1);\n";
-  return out;
-}
-
 TEST_F(SetupTest, PsqlStartsInTheStepsDatabaseForAScriptThatMakesItsOwn) {
   auto c = context("setup_chinook_start");  // the stages' database, left as it is
   config::SetupStep step = file_step(Kind::psql, dir.write("chinook.sql",
-                                                           chinook_script("setup_chinook", true)));
+                                                           testing::chinook_shaped_dump("setup_chinook", 25, true)));
   step.database = "postgres";
   step.variables = {{"artist", "1"}, {"title", "Let There Be Rock"}};
   auto r = run_step(step, c);
@@ -160,7 +154,7 @@ TEST_F(SetupTest, PsqlStartsInTheStepsDatabaseForAScriptThatMakesItsOwn) {
 TEST_F(SetupTest, AfterSetupTheOtherDatabaseWithTablesIsNamed) {
   auto c = context("setup_chinook_plain");
   config::SetupStep step =
-      file_step(Kind::psql, dir.write("db/chinook.sql", chinook_script("setup_chinook2", false)));
+      file_step(Kind::psql, dir.write("db/chinook.sql", testing::chinook_shaped_dump("setup_chinook2", 25, false)));
   run_step(step, c);  // psql follows the \c: the tables are in setup_chinook2
   EXPECT_EQ(count(c, "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'"), 0);
   EXPECT_EQ(setup::stage_database_warning({step}, c),
@@ -179,34 +173,25 @@ TEST_F(SetupTest, PsqlStepWhoseDatabaseIsNotThereIsAConfigError) {
   step.database = "setup_no_such_db";
   step.key = "setup[0].psql.file";
   step.where = {"coldgate.yaml", 3, 5};
-  try {
-    run_step(step, c);
-    FAIL();
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ExitCode::usage);
-    EXPECT_EQ(e.message(),
-              "coldgate.yaml:3:5: setup[0].psql.database: the server has no database "
-              "setup_no_such_db; name one it has (postgres, or the stages' setup_psql_nodb)");
-  }
+  Error e = error_of(step, c);
+  EXPECT_EQ(e.code(), ExitCode::usage);
+  EXPECT_EQ(e.message(),
+            "coldgate.yaml:3:5: setup[0].psql.database: the server has no database "
+            "setup_no_such_db; name one it has (postgres, or the stages' setup_psql_nodb)");
 }
 
 TEST_F(SetupTest, SqlStepMeetingAMetaCommandSaysToUsePsql) {
   auto c = context("setup_sql_meta");
   for (const auto& [text, where, meta] :
        std::vector<std::tuple<std::string, std::string, std::string>>{
-           {chinook_script("setup_meta", false), "meta.sql:3:1", "\\c"},
+           {testing::chinook_shaped_dump("setup_meta", 25, false), "meta.sql:3:1", "\\c"},
            {"CREATE TABLE t (x int);\n  \\copy t FROM 'x.csv'\n", "meta.sql:2:3", "\\copy"}}) {
-    auto f = dir.write("meta.sql", text);
-    try {
-      run_step(file_step(Kind::sql, f), c);
-      ADD_FAILURE() << "no error for " << text;
-    } catch (const Error& e) {
-      EXPECT_EQ(e.code(), ExitCode::gate_failed);
-      EXPECT_EQ(e.message(), where + ": " + meta +
-                                 " is a psql meta-command, which a sql: step cannot run (it sends "
-                                 "the file to the server as SQL); load the file with psql: "
-                                 "meta.sql");
-    }
+    Error e = error_of(file_step(Kind::sql, dir.write("meta.sql", text)), c);
+    EXPECT_EQ(e.code(), ExitCode::gate_failed);
+    EXPECT_EQ(e.message(), where + ": " + meta +
+                               " is a psql meta-command, which a sql: step cannot run (it sends "
+                               "the file to the server as SQL); load the file with psql: "
+                               "meta.sql");
   }
   // The script failed as a whole: nothing of it ran.
   EXPECT_EQ(count(c, "SELECT count(*) FROM pg_database WHERE datname = 'setup_meta'"), 0);
@@ -286,17 +271,13 @@ TEST_F(SetupTest, CommandThatCannotStartNamesTheStep) {
   step.kind = Kind::command;
   step.argv = {"coldgate-no-such-program", "x"};
   step.where = {"coldgate.yaml", 3, 5};
-  try {
-    run_step(step, c);
-    FAIL();
-  } catch (const Error& e) {
-    // The config names a program that is not there (config::check_setup finds it first).
-    EXPECT_EQ(e.code(), ExitCode::usage);
-    EXPECT_EQ(e.message(),
-              "coldgate.yaml:3:5: setup command `coldgate-no-such-program x` cannot start: "
-              "coldgate-no-such-program: command not found in PATH; install it, or fix the "
-              "command in the config");
-  }
+  // The config names a program that is not there (config::check_setup finds it first).
+  Error e = error_of(step, c);
+  EXPECT_EQ(e.code(), ExitCode::usage);
+  EXPECT_EQ(e.message(),
+            "coldgate.yaml:3:5: setup command `coldgate-no-such-program x` cannot start: "
+            "coldgate-no-such-program: command not found in PATH; install it, or fix the "
+            "command in the config");
 }
 
 TEST_F(SetupTest, CommandNamedByAPathRunsFromTheConfigFolder) {
