@@ -141,8 +141,8 @@ struct Stopped {
   /// What the run exits with (docs/architecture.md "Exit codes"): 1 what is under test failed
   /// (a setup step, head's build), 2 config or usage error, 3 infrastructure, 130 interrupted.
   int exit_code = 1;
-  /// Where the run was: "config" (before the server), "server" (starting it), "build" (ab),
-  /// "setup", "stages", "writing".
+  /// Where the run was: "usage" (an unknown --stage), "config" (what setup names, before the
+  /// server), "server" (starting it), "build" (ab), "setup", "stages", "remedies" (--try).
   std::string phase;
   std::string step;   // the setup step's label ("sql schema.sql"), or ""
   std::string where;  // "schema.sql:12:3", "coldgate.yaml:4:11", "stage items", or ""

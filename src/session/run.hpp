@@ -54,8 +54,8 @@ results::Stopped stopped_by(const Error& error, const std::string& phase,
 /// for a SIGINT/SIGTERM while they were written.
 struct RunOutcome {
   results::Results results;
-  std::optional<Error> gate_error;
-  std::optional<Error> stop_error;
+  std::optional<Error> gate_error;  // gate::compare's, to throw once the outputs exist
+  std::optional<Error> stop_error;  // what ended the run early (results.stopped says it)
 };
 RunOutcome run(const config::Config& config, const JobOptions& options,
                std::optional<results::Results> baseline, const std::string& baseline_name,
