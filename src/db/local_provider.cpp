@@ -215,16 +215,16 @@ bool LocalProvider::try_launch(int port, bool fixed) {
       }
       throw Error(ExitCode::infrastructure, m_options.where,
                   fmt::format("database: PostgreSQL server did not start ({}); last 20 lines of "
-                              "{}:\n{}",
-                              status.describe(), log.string(), util::tail_lines(out, 20)));
+                              "its log:\n{}",
+                              status.describe(), util::tail_lines(out, 20)));
     }
     if (std::chrono::steady_clock::now() > deadline) {
       std::string out = read_from(log, log_offset);
       shutdown(SIGKILL);
       throw Error(ExitCode::infrastructure, m_options.where,
                   fmt::format("database: PostgreSQL server did not accept connections within {} "
-                              "s; last 20 lines of {}:\n{}",
-                              k_ready_timeout.count(), log.string(), util::tail_lines(out, 20)));
+                              "s; last 20 lines of its log:\n{}",
+                              k_ready_timeout.count(), util::tail_lines(out, 20)));
     }
   }
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cstdlib>
 
 #include <fmt/core.h>
 
@@ -72,6 +73,13 @@ ToolRun run_tool(const std::vector<std::string>& argv, const Context& c,
                           .cwd = c.base_dir,
                           .env = database.env(),
                           .env_unset = db::ConnectionInfo::env_names()};
+  // The server's own client programs come first, as for a stage's command: a setup script's
+  // `psql` or `pg_restore` must match the server, not whatever version PATH holds.
+  if (c.client_bindir) {
+    const char* path = std::getenv("PATH");
+    opts.env.push_back(
+        fmt::format("PATH={}:{}", c.client_bindir->string(), path ? path : "/usr/bin:/bin"));
+  }
   util::RunOutput r;
   try {
     r = util::run(opts);

@@ -248,7 +248,7 @@ TEST(LocalProvider, StartupFailureShowsServerLogTail) {
     FAIL() << "started with a bad setting";
   } catch (const Error& e) {
     EXPECT_NE(e.message().find("database: PostgreSQL server did not start (exit status 1); "
-                               "last 20 lines of "),
+                               "last 20 lines of its log:\n"),
               std::string::npos)
         << e.message();
     EXPECT_NE(e.message().find("invalid value for parameter \"shared_buffers\": \"lots\""),

@@ -250,6 +250,16 @@ TEST_F(SetupTest, CommandGetsPgEnvironmentAndConfigFolder) {
   EXPECT_EQ(count(c, "SELECT sum(x) FROM made_by_cmd"), 7);
 }
 
+TEST_F(SetupTest, CommandFindsTheServersClientProgramsFirst) {
+  auto c = context("setup_cmd_path");
+  ASSERT_TRUE(c.client_bindir);
+  // pg_ctl is in the server's bindir only (Debian puts no pg_ctl on PATH): found there first.
+  run_step(shell_step("command -v pg_ctl > which.txt; command -v psql >> which.txt"), c);
+  EXPECT_EQ(testing::slurp(dir / "which.txt"),
+            (*c.client_bindir / "pg_ctl").string() + "\n" + (*c.client_bindir / "psql").string() +
+                "\n");
+}
+
 TEST_F(SetupTest, FailingCommandShowsLast20LinesOfStderr) {
   Context c{.database = testing::shared_cluster().connection_info(), .base_dir = dir.path()};
   try {
