@@ -111,8 +111,9 @@ std::string read_stdin() {
   return data;
 }
 
-void write_file_atomic(const std::filesystem::path& path, std::string_view contents,
-                       unsigned mode) {
+namespace {
+
+void create_parent(const std::filesystem::path& path) {
   std::error_code ec;
   if (path.has_parent_path()) {
     std::filesystem::create_directories(path.parent_path(), ec);
@@ -121,7 +122,12 @@ void write_file_atomic(const std::filesystem::path& path, std::string_view conte
                   fmt::format("cannot create folder: {}", ec.message()));
     }
   }
-  TempFile tmp(path);
+}
+
+// Fills `tmp` (a temp file beside `path`) with `contents`, fsynced, with `mode`, and closes it;
+// the caller then puts it in place.
+void fill_temp(TempFile& tmp, const std::filesystem::path& path, std::string_view contents,
+               unsigned mode) {
   const char* p = contents.data();
   std::size_t left = contents.size();
   while (left > 0) {
@@ -141,8 +147,31 @@ void write_file_atomic(const std::filesystem::path& path, std::string_view conte
   // mkstemp made it 0600; widening is best effort (a file system without modes keeps its own).
   if (mode != 0600) ::fchmod(tmp.fd(), static_cast<mode_t>(mode));
   tmp.close_fd();
+}
+
+}  // namespace
+
+void write_file_atomic(const std::filesystem::path& path, std::string_view contents,
+                       unsigned mode) {
+  create_parent(path);
+  TempFile tmp(path);
+  fill_temp(tmp, path, contents, mode);
   rename_atomic(tmp.path(), path);
   tmp.committed();
+}
+
+bool create_file_atomic(const std::filesystem::path& path, std::string_view contents) {
+  create_parent(path);
+  TempFile tmp(path);
+  fill_temp(tmp, path, contents, 0644);
+  // link(2) puts the whole file in place only when the name is free; the temp name goes with tmp.
+  if (::link(tmp.path().c_str(), path.c_str()) != 0) {
+    if (errno == EEXIST) return false;
+    throw Error(ExitCode::infrastructure, path.string(),
+                fmt::format("cannot create: {}", errno_text(errno)));
+  }
+  fsync_dir(path.parent_path());
+  return true;
 }
 
 void rename_atomic(const std::filesystem::path& from, const std::filesystem::path& to) {

@@ -21,6 +21,11 @@ std::string read_stdin();
 void write_file_atomic(const std::filesystem::path& path, std::string_view contents,
                        unsigned mode = 0644);
 
+/// Writes `contents` to `path` as write_file_atomic() does, but only when `path` does not exist
+/// yet (the whole file appears under its name by link(2), or nothing does): false, and nothing
+/// written, when it exists. Throws Error(infrastructure) with the path and errno text.
+bool create_file_atomic(const std::filesystem::path& path, std::string_view contents);
+
 /// Renames `from` over `to` atomically (same file system) and fsyncs the folder;
 /// throws Error(infrastructure) naming both paths.
 void rename_atomic(const std::filesystem::path& from, const std::filesystem::path& to);

@@ -630,6 +630,8 @@ void install_interrupt_handlers() {
 
 int interrupted() { return g_interrupt_signal.load(); }
 
+int interrupt_fd() { return g_interrupt_pipe[0]; }
+
 void throw_if_interrupted() {
   if (int sig = interrupted()) {
     throw Error(ExitCode::interrupted, "", fmt::format("interrupted by {}", signal_name(sig)));

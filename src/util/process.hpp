@@ -142,6 +142,10 @@ void install_interrupt_handlers();
 /// The signal received since install_interrupt_handlers(), or 0.
 int interrupted();
 
+/// A descriptor that becomes readable when a SIGINT/SIGTERM arrives (for poll(2) beside other
+/// input); -1 before install_interrupt_handlers() or when its pipe could not be made.
+int interrupt_fd();
+
 /// Throws Error(interrupted) when a SIGINT/SIGTERM has arrived.
 void throw_if_interrupted();
 
