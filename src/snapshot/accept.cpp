@@ -24,6 +24,27 @@ std::string did_you_mean(std::string_view word, const std::vector<Claim>& claims
 
 }  // namespace
 
+std::vector<Claim> pending_claims(const std::vector<Claim>& claims,
+                                  const std::vector<std::string>& stages, const std::string& command) {
+  for (const std::string& stage : stages) {
+    bool known =
+        std::any_of(claims.begin(), claims.end(), [&](const Claim& c) { return c.stage == stage; });
+    if (!known) {
+      throw usage_error(command,
+                        fmt::format("unknown stage '{}'{}", stage, did_you_mean(stage, claims)));
+    }
+  }
+  std::vector<Claim> pending;
+  for (const Claim& claim : claims) {
+    if (!stages.empty() && std::find(stages.begin(), stages.end(), claim.stage) == stages.end()) {
+      continue;
+    }
+    std::error_code ec;
+    if (fs::is_regular_file(fs::path(claim.path.string() + ".new"), ec)) pending.push_back(claim);
+  }
+  return pending;
+}
+
 std::vector<Accepted> accept(const std::vector<Claim>& claims,
                              const std::vector<std::string>& stages, Mode mode) {
   if (mode == Mode::ci) {
@@ -31,28 +52,10 @@ std::vector<Accepted> accept(const std::vector<Claim>& claims,
                       "refusing to write snapshots in CI mode (CI=true); download the candidates "
                       "from the job's artifacts and commit them, or run with --no-ci");
   }
-  for (const std::string& stage : stages) {
-    bool known =
-        std::any_of(claims.begin(), claims.end(), [&](const Claim& c) { return c.stage == stage; });
-    if (!known) {
-      throw usage_error("accept",
-                        fmt::format("unknown stage '{}'{}", stage, did_you_mean(stage, claims)));
-    }
-  }
-
+  const std::vector<Claim> pending = pending_claims(claims, stages, "accept");
   // First check every pending candidate, then promote them: a refusal changes nothing.
-  struct Pending {
-    const Claim* claim;
-    fs::path file;
-  };
-  std::vector<Pending> pending;
-  for (const Claim& claim : claims) {
-    if (!stages.empty() && std::find(stages.begin(), stages.end(), claim.stage) == stages.end()) {
-      continue;
-    }
+  for (const Claim& claim : pending) {
     fs::path file(claim.path.string() + ".new");
-    std::error_code ec;
-    if (!fs::is_regular_file(file, ec)) continue;
     std::string text = util::read_file(file);
     if (!canon::is_canonical(text, claim.canon)) {
       std::string reason = malformed_reason(text, claim.canon);
@@ -61,7 +64,6 @@ std::vector<Accepted> accept(const std::vector<Claim>& claims,
           fmt::format("refusing {} (stage '{}'): it {}; nothing was changed", file.string(),
                       claim.stage, reason.empty() ? "is not in canonical form" : reason));
     }
-    pending.push_back(Pending{&claim, std::move(file)});
   }
   if (pending.empty()) {
     throw usage_error("accept",
@@ -69,11 +71,12 @@ std::vector<Accepted> accept(const std::vector<Claim>& claims,
   }
 
   std::vector<Accepted> accepted;
-  for (const Pending& p : pending) {
-    util::rename_atomic(p.file, p.claim->path);
+  for (const Claim& claim : pending) {
+    fs::path file(claim.path.string() + ".new");
+    util::rename_atomic(file, claim.path);
     std::error_code ec;
-    fs::remove(fs::path(p.file.string() + ".diff"), ec);  // the review aid is stale now
-    accepted.push_back(Accepted{p.claim->stage, p.claim->path, p.file});
+    fs::remove(fs::path(file.string() + ".diff"), ec);  // the review aid is stale now
+    accepted.push_back(Accepted{claim.stage, claim.path, file});
   }
   return accepted;
 }

@@ -66,6 +66,59 @@ std::string next_step(const Claim& claim, const fs::path& pending, const Setting
                      settings.accept_command, claim.stage);
 }
 
+// The status of `candidate` against the committed file (`committed`; null when there is none),
+// why, said for humans, and what a diff compares the candidate with.
+struct Classified {
+  Status status = Status::missing;
+  std::string why;           // "" for a match
+  bool other_rules = false;  // changed, and the committed file was written under other rules
+  std::string arranged;      // then: its content arranged under the current ones
+  /// What a diff compares the candidate with: the committed bytes, or `arranged`.
+  std::string_view before(const std::string& committed) const {
+    return other_rules ? std::string_view(arranged) : std::string_view(committed);
+  }
+};
+
+Classified classify(const Claim& claim, const std::string* committed, std::string_view candidate) {
+  Classified c;
+  if (committed == nullptr) {
+    c.why = fmt::format("{} does not exist", shown(claim.path));
+    return c;
+  }
+  if (*committed == candidate) {
+    c.status = Status::match;
+    return c;
+  }
+  Committed read = read_committed(*committed, claim.canon);
+  if (!read.malformed.empty()) {
+    c.status = Status::malformed;
+    c.why = fmt::format("{} {}", shown(claim.path), read.malformed);
+  } else if (read.arranged == candidate) {
+    c.status = Status::rearranged;
+    c.why = fmt::format("{} is arranged under changed rules, content identical", shown(claim.path));
+  } else {
+    c.status = Status::changed;
+    c.other_rules = read.arranged != *committed;
+    if (c.other_rules) c.arranged = std::move(read.arranged);
+    c.why = counts_text(diff::summarize(c.before(*committed), candidate, 0));
+    if (c.other_rules) {
+      c.why += fmt::format(" once {}, arranged under other rules, is arranged under the current ones",
+                           shown(claim.path));
+    }
+  }
+  return c;
+}
+
+// The diff options both check() and view_pending() start from: both sides are canonical under
+// the claim's rules unless the committed file is malformed.
+diff::Options diff_options(const Claim& claim, const Classified& c, std::string label_a) {
+  diff::Options options;
+  if (c.status == Status::changed) options.arrangement = claim.canon;
+  options.label_a = std::move(label_a);
+  if (c.other_rules) options.label_a += " (arranged under the current rules)";
+  return options;
+}
+
 }  // namespace
 
 std::string_view to_string(Status status) {
@@ -176,45 +229,20 @@ Verdict check(const Claim& claim, std::string_view candidate, const Settings& se
   std::error_code ec;
   bool exists = fs::exists(claim.path, ec);
   std::string committed = exists ? util::read_file(claim.path) : std::string();
-  // What the diff compares the candidate with: the committed bytes, or, for a file written
-  // under other rules, the same content arranged under the current ones.
-  std::string_view before = committed;
-  bool other_rules = false;  // `before` is the committed content arranged under the current rules
-  Committed read;
-  std::string why;  // the status, said for humans
-  if (!exists) {
-    v.status = Status::missing;
-    why = fmt::format("{} does not exist", shown(claim.path));
-  } else if (committed == candidate) {
-    v.status = Status::match;
+  Classified c = classify(claim, exists ? &committed : nullptr, candidate);
+  v.status = c.status;
+  const std::string& why = c.why;  // the status, said for humans
+  const std::string_view before = c.before(committed);
+  if (v.status == Status::match) {
     if (settings.mode == Mode::local) {
       remove_if_present(local_pending);
       remove_if_present(local_pending_diff);
     }
     return v;
-  } else if (read = read_committed(committed, claim.canon); !read.malformed.empty()) {
-    v.status = Status::malformed;
-    why = fmt::format("{} {}", shown(claim.path), read.malformed);
-  } else if (read.arranged == candidate) {
-    v.status = Status::rearranged;
-    why = fmt::format("{} is arranged under changed rules, content identical", shown(claim.path));
-  } else {
-    v.status = Status::changed;
-    before = read.arranged;
-    other_rules = read.arranged != committed;
-    why = counts_text(diff::summarize(before, candidate, 0));
-    if (other_rules) {
-      why += fmt::format(" once {}, arranged under other rules, is arranged under the current ones",
-                         shown(claim.path));
-    }
   }
   const bool has_diff = exists && v.status != Status::rearranged;
 
-  diff::Options options;
-  // Both sides are canonical under the claim's rules unless the committed file is malformed.
-  if (v.status == Status::changed) options.arrangement = claim.canon;
-  options.label_a = label(claim.path, settings);
-  if (other_rules) options.label_a += " (arranged under the current rules)";
+  diff::Options options = diff_options(claim, c, label(claim.path, settings));
   if (settings.update) {
     // --update-snapshots: the candidate replaces the snapshot; nothing stays pending.
     util::write_file_atomic(claim.path, candidate);
@@ -249,6 +277,51 @@ Verdict check(const Claim& claim, std::string_view candidate, const Settings& se
                             next_step(claim, v.pending, settings, has_diff));
   }
   return v;
+}
+
+PendingView view_pending(const Claim& claim, bool color) {
+  const fs::path pending(claim.path.string() + ".new");
+  const std::string candidate = util::read_file(pending);
+  std::error_code ec;
+  bool exists = fs::exists(claim.path, ec);
+  const std::string committed = exists ? util::read_file(claim.path) : std::string();
+  Classified c = classify(claim, exists ? &committed : nullptr, candidate);
+  PendingView view;
+  view.status = c.status;
+  if (c.status == Status::match) {
+    view.message = fmt::format("the candidate is identical to {}", shown(claim.path));
+    return view;
+  }
+  view.message = c.status == Status::rearranged
+                     ? fmt::format("snapshot rearranged: {}: accepting rewrites it", c.why)
+                     : fmt::format("snapshot {}: {}", to_string(c.status), c.why);
+  if (!canon::is_canonical(candidate, claim.canon)) {
+    std::string reason = malformed_reason(candidate, claim.canon);
+    view.message += fmt::format("; the candidate {}, so it cannot be accepted",
+                                reason.empty() ? "is not in canonical form" : reason);
+  }
+  if (c.status == Status::rearranged) return view;  // the same content: nothing to show
+
+  diff::Options options = diff_options(claim, c, exists ? shown(claim.path) : "/dev/null");
+  options.color = color;
+  options.label_b = shown(pending);
+  if (exists) {
+    const fs::path full(pending.string() + ".diff");
+    if (fs::is_regular_file(full, ec)) options.full_diff_path = shown(full);
+    view.diff = diff::render(c.before(committed), candidate, options);
+  } else {
+    // Nothing to compare with: the candidate itself, as a new file's diff shows it.
+    options.full_diff_path = shown(pending);
+    view.diff = diff::unified("", candidate, options);
+  }
+  return view;
+}
+
+fs::path reject(const Claim& claim) {
+  const fs::path pending(claim.path.string() + ".new");
+  remove_if_present(pending);
+  remove_if_present(fs::path(pending.string() + ".diff"));
+  return pending;
 }
 
 std::vector<fs::path> find_obsolete(const fs::path& dir, const std::vector<Claim>& claims) {

@@ -96,6 +96,31 @@ struct Accepted {
   std::filesystem::path pending;  // the promoted `.new` file (now gone)
 };
 
+/// The claims with a pending `<path>.new` file, in the order of `claims`; only those of `stages`
+/// when it is not empty. Throws Error(usage) at `command` ("accept", "review") for a stage name
+/// no claim has, with a "did you mean".
+std::vector<Claim> pending_claims(const std::vector<Claim>& claims,
+                                  const std::vector<std::string>& stages, const std::string& command);
+
+/// What `coldgate review` shows of one pending candidate.
+struct PendingView {
+  Status status = Status::missing;  // the committed file against the candidate; match when equal
+  std::string message;  // one line in check()'s words: "snapshot changed: 1 path differs (…)",
+                        // plus why accept would refuse a candidate that is not canonical
+  std::string diff;     // diff::render of committed (arranged under the current rules when
+                        // written under others) vs candidate: path summary, hunks capped at 200
+                        // lines naming `<path>.new.diff`; a missing snapshot's candidate as added
+                        // lines against /dev/null, capped likewise; "" for match and rearranged
+};
+
+/// Compares `claim`'s pending `<path>.new` with the committed file as check() does; `color`
+/// paints the diff (ANSI). Throws Error(usage) when a file cannot be read.
+PendingView view_pending(const Claim& claim, bool color);
+
+/// Deletes `claim`'s pending `<path>.new` and its `<path>.new.diff` (what review's "reject"
+/// does); returns the candidate's path. Throws Error(infrastructure) when one cannot be removed.
+std::filesystem::path reject(const Claim& claim);
+
 /// Promotes pending `<path>.new` files of the given claims (all claims when `stages` is empty)
 /// over their snapshots, each atomically (temp + rename); a pending file that is not canonical
 /// is refused. Throws Error(usage) under Mode::ci ("accept refuses to write snapshots in CI"),
