@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 #include <libpq-fe.h>
 
+#include <algorithm>
 #include <cctype>
 #include <memory>
 
@@ -10,6 +11,40 @@
 #include "util/secrets.hpp"
 
 namespace coldgate::db {
+
+std::vector<std::pair<std::size_t, std::size_t>> password_spans(std::string_view s) {
+  std::vector<std::pair<std::size_t, std::size_t>> spans;
+  auto scheme = s.find("://");
+  if (scheme != std::string_view::npos) {
+    auto at = s.find('@', scheme + 3);
+    auto slash = s.find('/', scheme + 3);
+    if (at != std::string_view::npos && (slash == std::string_view::npos || at < slash)) {
+      auto colon = s.find(':', scheme + 3);
+      if (colon != std::string_view::npos && colon < at) spans.emplace_back(colon + 1, at - colon - 1);
+    }
+  }
+  for (std::string_view key : {"password=", "password ="}) {
+    auto p = s.find(key);
+    if (p == std::string_view::npos) continue;
+    auto start = p + key.size();
+    while (start < s.size() && s[start] == ' ') ++start;
+    auto end = start;
+    if (end < s.size() && s[end] == '\'') {
+      ++end;
+      while (end < s.size() && s[end] != '\'') end += (s[end] == '\\') ? 2 : 1;
+      end = std::min(end + 1, s.size());
+    } else {
+      while (end < s.size() && s[end] != ' ' && s[end] != '&') ++end;
+    }
+    // One inside the user information (`u:password=x@h`) is that password's own text.
+    bool inside = std::any_of(spans.begin(), spans.end(), [&](const auto& span) {
+      return start < span.first + span.second && span.first < end;
+    });
+    if (!inside) spans.emplace_back(start, end - start);
+  }
+  std::sort(spans.begin(), spans.end());
+  return spans;
+}
 
 namespace {
 
@@ -40,30 +75,9 @@ std::string pct(const std::string& v) {
 // Replaces the password in a URL or key=value string with *** for error messages.
 std::string mask(std::string_view text) {
   std::string s(text);
-  auto scheme = s.find("://");
-  if (scheme != std::string::npos) {
-    auto at = s.find('@', scheme + 3);
-    auto slash = s.find('/', scheme + 3);
-    if (at != std::string::npos && (slash == std::string::npos || at < slash)) {
-      auto colon = s.find(':', scheme + 3);
-      if (colon != std::string::npos && colon < at) s.replace(colon + 1, at - colon - 1, "***");
-    }
-  }
-  for (const char* key : {"password=", "password ="}) {
-    auto p = s.find(key);
-    if (p == std::string::npos) continue;
-    auto start = p + std::string_view(key).size();
-    while (start < s.size() && s[start] == ' ') ++start;
-    auto end = start;
-    if (end < s.size() && s[end] == '\'') {
-      ++end;
-      while (end < s.size() && s[end] != '\'') end += (s[end] == '\\') ? 2 : 1;
-      end = std::min(end + 1, s.size());
-    } else {
-      while (end < s.size() && s[end] != ' ' && s[end] != '&') ++end;
-    }
-    s.replace(start, end - start, "***");
-  }
+  auto spans = password_spans(text);
+  // From the end, so the earlier offsets stay true.
+  for (auto it = spans.rbegin(); it != spans.rend(); ++it) s.replace(it->first, it->second, "***");
   return s;
 }
 

@@ -3,6 +3,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace coldgate::db {
@@ -34,5 +35,10 @@ struct ConnectionInfo {
   /// stray PGPASSWORD or PGSERVICE cannot redirect a child).
   static std::vector<std::string> env_names();
 };
+
+/// Where passwords stand in a libpq URL (`user:PASSWORD@`) or key=value string (`password=…`,
+/// also a URL's `?password=`), as written: {byte offset, length} pairs in order, a quoted
+/// value with its quotes. Empty when there is none. For masking and for `coldgate init`.
+std::vector<std::pair<std::size_t, std::size_t>> password_spans(std::string_view text);
 
 }  // namespace coldgate::db
