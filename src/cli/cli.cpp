@@ -17,6 +17,7 @@
 #include "cli/comment_command.hpp"
 #include "cli/explain_command.hpp"
 #include "cli/db_command.hpp"
+#include "cli/review_command.hpp"
 #include "measure/probe.hpp"
 #include "util/error.hpp"
 #include "util/secrets.hpp"
@@ -92,6 +93,26 @@ std::vector<Subcommand> subcommands() {
          sub.add_flag("--allow-outside", args->allow_outside,
                       "let snapshot paths of the config leave its repository");
          return [args] { return run_accept(*args); };
+       }},
+      {"review", "walk the pending .new snapshots on a terminal: accept, reject or skip each",
+       [](CLI::App& sub) -> std::function<int()> {
+         auto args = std::make_shared<ReviewArgs>();
+         sub.add_option("stage", args->stages, "stages to review (default: all pending)");
+         add_config_option(sub, args->config);
+         add_ci_flags(sub, args->ci);
+         sub.add_flag("--allow-outside", args->allow_outside,
+                      "let snapshot paths of the config leave its repository");
+         sub.footer(
+             "Shows each pending snapshot in turn (the stage, why it does not match, the path\n"
+             "summary and the diff, capped at 200 lines) and reads one key, without Enter:\n"
+             "  a  accept: the candidate replaces the snapshot, atomically (as coldgate accept STAGE)\n"
+             "  r  reject: delete the candidate (<snapshot>.new) and its .new.diff\n"
+             "  s  skip: leave it pending\n"
+             "  q  quit: leave this one and the rest pending (also Esc, Ctrl-D)\n"
+             "Then it prints what was done: review: N accepted, N rejected, N skipped. Ctrl-C ends it\n"
+             "the same way (exit 130); the terminal's mode is restored on every exit. Without a\n"
+             "terminal (stdin or stdout not one) and in CI mode it refuses (exit 2): use coldgate accept.");
+         return [args] { return run_review(*args); };
        }},
       {"canon", "print the canonical form of a JSON document",
        [](CLI::App& sub) -> std::function<int()> {

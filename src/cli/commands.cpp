@@ -62,6 +62,27 @@ void require_config(const std::string& path) {
   }
 }
 
+config::Config load_snapshot_config(const std::string& path, bool allow_outside) {
+  auto cfg = load_config(path);
+  if (!allow_outside) config::require_paths_inside(cfg);
+  return cfg;
+}
+
+std::vector<snapshot::Claim> snapshot_claims(const config::Config& cfg) {
+  std::vector<snapshot::Claim> claims;
+  for (const auto& stage : cfg.stages) {
+    if (stage.snapshot) claims.push_back({stage.name, stage.snapshot->path, stage.snapshot->canon});
+  }
+  return claims;
+}
+
+std::string accept_command(const std::string& config_path) {
+  if (std::filesystem::path(config_path).lexically_normal() == "coldgate.yaml") {
+    return "coldgate accept";
+  }
+  return "coldgate accept -c " + config_path;
+}
+
 bool ci_mode(std::optional<bool> flag) {
   if (flag) return *flag;
   const char* ci = std::getenv("CI");
@@ -144,14 +165,9 @@ int run_accept(const AcceptArgs& args) {
     // Refuse before reading the config: CI must never write under snapshots/.
     snapshot::accept({}, args.stages, mode);
   }
-  auto cfg = load_config(args.config);
-  if (!args.allow_outside) config::require_paths_inside(cfg);
-  std::vector<snapshot::Claim> claims;
-  for (const auto& stage : cfg.stages) {
-    if (stage.snapshot) claims.push_back({stage.name, stage.snapshot->path, stage.snapshot->canon});
-  }
+  auto cfg = load_snapshot_config(args.config, args.allow_outside);
   auto cwd = std::filesystem::current_path();
-  for (const auto& a : snapshot::accept(claims, args.stages, mode)) {
+  for (const auto& a : snapshot::accept(snapshot_claims(cfg), args.stages, mode)) {
     std::cout << "accepted " << a.stage << ": " << a.path.lexically_proximate(cwd).string() << '\n';
   }
   return 0;
@@ -174,16 +190,13 @@ int run_run(const RunArgs& args) {
     base = results::from_json(util::read_file(args.baseline), args.baseline);
     gate::check_samples(*base, args.baseline);
   }
-  auto cfg = load_config(args.config);
-  if (!args.allow_outside) config::require_paths_inside(cfg);
+  auto cfg = load_snapshot_config(args.config, args.allow_outside);
   options.stages = args.stages;
   options.out_dir = args.out;
   options.ci = ci_mode(args.ci);
   options.update_snapshots = args.update_snapshots;
   options.try_remedies = args.try_remedies;
-  if (std::filesystem::path(args.config).lexically_normal() != "coldgate.yaml") {
-    options.accept_command = "coldgate accept -c " + args.config;
-  }
+  options.accept_command = accept_command(args.config);
   options.progress = measure::detect_progress_style(options.ci);
   if (options.ci && args.update_snapshots) {
     throw usage_error("--update-snapshots", "refused in CI mode: CI never writes under snapshots/; "

@@ -5,6 +5,9 @@
 #include <string>
 #include <vector>
 
+#include "config/config.hpp"
+#include "snapshot/snapshot.hpp"
+
 namespace coldgate::cli {
 
 /// True when coldgate runs in CI mode: `--ci`/`--no-ci` when given, else the CI environment
@@ -17,6 +20,17 @@ bool use_color(const std::string& when);
 
 /// Throws Error(usage) with a hint when the config file `path` does not exist.
 void require_config(const std::string& path);
+
+/// Loads the config at `path` (require_config's hint when it does not exist) and, unless
+/// `allow_outside`, refuses snapshot paths outside its repository (config::require_paths_inside).
+config::Config load_snapshot_config(const std::string& path, bool allow_outside);
+
+/// The snapshot claims of the config's stages that have a snapshot, in config order.
+std::vector<snapshot::Claim> snapshot_claims(const config::Config& cfg);
+
+/// How messages tell the user to accept: "coldgate accept", plus "-c PATH" when `config_path`
+/// is not ./coldgate.yaml.
+std::string accept_command(const std::string& config_path);
 
 /// Arguments of `coldgate canon`.
 struct CanonArgs {
