@@ -17,6 +17,7 @@
 #include "cli/comment_command.hpp"
 #include "cli/explain_command.hpp"
 #include "cli/db_command.hpp"
+#include "cli/init_command.hpp"
 #include "cli/review_command.hpp"
 #include "measure/probe.hpp"
 #include "util/error.hpp"
@@ -113,6 +114,32 @@ std::vector<Subcommand> subcommands() {
              "the same way (exit 130); the terminal's mode is restored on every exit. Without a\n"
              "terminal (stdin or stdout not one) and in CI mode it refuses (exit 2): use coldgate accept.");
          return [args] { return run_review(*args); };
+       }},
+      {"init", "write a commented starter coldgate.yaml (--from-dump FILE, --from-url URL)",
+       [](CLI::App& sub) -> std::function<int()> {
+         auto args = std::make_shared<InitArgs>();
+         auto* dump = sub.add_option(
+             "--from-dump", args->from_dump,
+             "a pg_dump of your data: the setup step is chosen by its kind (see below)")
+             ->type_name("FILE");
+         auto* url = sub.add_option("--from-url", args->from_url,
+                                    "an existing server's libpq URL: provider external")
+                       ->type_name("URL");
+         dump->excludes(url);
+         sub.add_option("-o,--output", args->output, "the config to write (never overwritten)")
+             ->type_name("PATH")
+             ->capture_default_str();
+         sub.footer(
+             "--from-dump detects the kind of dump: a custom-format (PGDMP…), tar or directory\n"
+             "(toc.dat) archive → restore: FILE; SQL with psql meta-commands (a line starting with\n"
+             "\\, as after COPY … FROM stdin) → psql: FILE, and when the script creates a database\n"
+             "and \\connects to it, psql: {file: FILE, database: postgres} with database.name set to\n"
+             "it; other SQL → sql: FILE. Paths are written relative to the config's folder.\n"
+             "--from-url writes the URL with its password replaced by ${COLDGATE_DB_PASSWORD} and\n"
+             "prints the export line to set it. The stages: table-rows (a query of every table's\n"
+             "row count) and schema (a command printing the tables' columns through psql), each\n"
+             "with its snapshot path, and a sql: file stage commented out. Next: coldgate run.");
+         return [args] { return run_init(*args); };
        }},
       {"canon", "print the canonical form of a JSON document",
        [](CLI::App& sub) -> std::function<int()> {

@@ -17,7 +17,7 @@ TEST(Cli, VersionPrintsNameAndVersion) {
 TEST(Cli, HelpListsEverySubcommandOfTheDesign) {
   auto r = run_coldgate({"--help"});
   EXPECT_EQ(r.exit_code, 0);
-  for (const char* sub : {"run", "compare", "accept", "review", "canon", "diff", "explain",
+  for (const char* sub : {"run", "compare", "accept", "review", "init", "canon", "diff", "explain",
                           "comment", "ab", "merge", "db"}) {
     EXPECT_NE(r.out.find(std::string("  ") + sub + " "), std::string::npos) << sub << "\n" << r.out;
   }
@@ -45,7 +45,7 @@ TEST(Cli, UnknownSubcommandFarFromAllHasNoSuggestion) {
 
 TEST(Cli, EverySubcommandIsBuilt) {
   // Each command of docs/architecture.md "Command line" answers --help with its own options (no placeholder left).
-  for (const char* sub : {"run", "compare", "accept", "review", "canon", "diff", "explain",
+  for (const char* sub : {"run", "compare", "accept", "review", "init", "canon", "diff", "explain",
                           "comment", "ab", "merge", "db"}) {
     auto r = run_coldgate({sub, "--help"});
     EXPECT_EQ(r.exit_code, 0) << sub << ": " << r.err;

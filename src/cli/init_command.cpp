@@ -1,0 +1,562 @@
+// `coldgate init`: a commented starter coldgate.yaml for one's own project.
+#include "cli/init_command.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <fstream>
+#include <iostream>
+#include <optional>
+#include <string_view>
+
+#include <fmt/core.h>
+
+#include "db/connection_info.hpp"
+#include "util/error.hpp"
+#include "util/fs.hpp"
+
+namespace coldgate::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// The variable the written url reads its password from (a *PASSWORD* name: masked in errors).
+constexpr std::string_view k_password_variable = "COLDGATE_DB_PASSWORD";
+
+bool starts_with_word(std::string_view line, std::string_view word) {
+  if (line.size() < word.size()) return false;
+  for (std::size_t i = 0; i < word.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(line[i])) != word[i]) return false;
+  }
+  return line.size() == word.size() || std::isspace(static_cast<unsigned char>(line[word.size()]));
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// The database `CREATE DATABASE <name> …` creates: a quoted name as written, an unquoted one
+// folded to lower case as PostgreSQL folds it; nullopt when the line is no such statement.
+std::optional<std::string> created_database(std::string_view line) {
+  line = trim(line);
+  if (!starts_with_word(line, "create")) return std::nullopt;
+  line = trim(line.substr(6));
+  if (!starts_with_word(line, "database")) return std::nullopt;
+  line = trim(line.substr(8));
+  if (line.empty()) return std::nullopt;
+  std::string name;
+  if (line.front() == '"') {
+    for (std::size_t i = 1; i < line.size(); ++i) {
+      if (line[i] == '"') {
+        if (i + 1 < line.size() && line[i + 1] == '"') {
+          name.push_back('"');
+          ++i;
+          continue;
+        }
+        return name;
+      }
+      name.push_back(line[i]);
+    }
+    return std::nullopt;
+  }
+  for (char c : line) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '$') break;
+    name.push_back(c);
+  }
+  if (name.empty()) return std::nullopt;
+  return lower(name);
+}
+
+// psql's arguments of a meta-command line: whitespace-separated, 'single' or "double" quoted.
+std::vector<std::string> meta_arguments(std::string_view rest) {
+  std::vector<std::string> out;
+  std::size_t i = 0;
+  while (i < rest.size()) {
+    while (i < rest.size() && std::isspace(static_cast<unsigned char>(rest[i]))) ++i;
+    if (i >= rest.size()) break;
+    std::string arg;
+    while (i < rest.size() && !std::isspace(static_cast<unsigned char>(rest[i]))) {
+      char q = rest[i];
+      if (q == '\'' || q == '"') {
+        for (++i; i < rest.size() && rest[i] != q; ++i) {
+          if (q == '\'' && rest[i] == '\\' && i + 1 < rest.size()) ++i;
+          arg.push_back(rest[i]);
+        }
+        ++i;
+      } else {
+        arg.push_back(rest[i++]);
+      }
+    }
+    out.push_back(std::move(arg));
+  }
+  return out;
+}
+
+// The database of `\c` / `\connect`: its first argument after `-reuse-previous=…`, or the
+// dbname of a connection string (pg_dump writes `\connect -reuse-previous=on "dbname='x'"`
+// for a name that needs quoting); "" for `-` (the current one) or none.
+std::string connect_target(std::string_view rest) {
+  std::vector<std::string> args = meta_arguments(rest);
+  auto it = args.begin();
+  if (it != args.end() && it->rfind("-reuse-previous", 0) == 0) ++it;
+  if (it == args.end() || *it == "-") return {};
+  if (it->find('=') != std::string::npos) {
+    for (const auto& arg : meta_arguments(*it)) {
+      if (arg.rfind("dbname=", 0) == 0) return arg.substr(7);
+    }
+    return {};
+  }
+  return *it;
+}
+
+DumpKind detect_archive_folder(const fs::path& path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path / "toc.dat", ec)) {
+    throw usage_error(path.string(),
+                      "is a folder without toc.dat, so not a directory-format pg_dump archive; "
+                      "pass a dump file or the folder `pg_dump -Fd` wrote");
+  }
+  DumpKind kind;
+  kind.step = DumpKind::Step::restore;
+  kind.what = "a directory-format archive (pg_dump -Fd: toc.dat)";
+  return kind;
+}
+
+}  // namespace
+
+DumpKind detect_dump(const fs::path& path) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) {
+    throw usage_error(path.string(), "not found; pass the path of a pg_dump file or folder");
+  }
+  if (fs::is_directory(path, ec)) return detect_archive_folder(path);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw usage_error(path.string(), "cannot be read");
+  std::string head(512, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<std::size_t>(in.gcount()));
+  if (head.empty()) {
+    throw usage_error(path.string(), "is empty; pass the output of pg_dump");
+  }
+  DumpKind kind;
+  if (head.rfind("PGDMP", 0) == 0) {
+    kind.step = DumpKind::Step::restore;
+    kind.what = "a custom-format archive (pg_dump -Fc: starts with PGDMP)";
+    return kind;
+  }
+  if (head.size() >= 262 && head.compare(257, 5, "ustar") == 0) {
+    kind.step = DumpKind::Step::restore;
+    kind.what = "a tar-format archive (pg_dump -Ft)";
+    return kind;
+  }
+  if (head.size() >= 2 && static_cast<unsigned char>(head[0]) == 0x1f &&
+      static_cast<unsigned char>(head[1]) == 0x8b) {
+    throw usage_error(path.string(), fmt::format("is gzip-compressed; unpack it first (gunzip -k "
+                                                 "{}) and pass the uncompressed file",
+                                                 path.string()));
+  }
+  if (head.find('\0') != std::string::npos) {
+    throw usage_error(path.string(),
+                      "is neither SQL text nor a pg_dump archive (a custom-format one starts "
+                      "with PGDMP); pass the output of pg_dump");
+  }
+
+  in.clear();
+  in.seekg(0);
+  std::string line;
+  std::size_t number = 0;
+  bool in_copy = false;             // inside COPY … FROM stdin data, up to `\.`
+  std::string psql_reason;          // the first line that needs psql
+  std::vector<std::string> created;
+  std::string connected;            // the first \connect target
+  std::size_t connected_line = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (in_copy) {
+      if (line == "\\.") in_copy = false;
+      continue;
+    }
+    std::string_view l = line;
+    if (!l.empty() && l.front() == '\\') {
+      std::string_view command = l.substr(1, l.find_first_of(" \t") - 1);
+      if (psql_reason.empty()) psql_reason = fmt::format("line {}: \\{}", number, command);
+      if ((command == "c" || command == "connect") && connected.empty()) {
+        std::string target = connect_target(l.substr(1 + command.size()));
+        bool created_here = std::find(created.begin(), created.end(), target) != created.end();
+        if (!target.empty() && (created_here || (target != "postgres" && target != "template1"))) {
+          connected = target;
+          connected_line = number;
+        }
+      }
+      continue;
+    }
+    if (starts_with_word(l, "copy") && lower(trim(l)).ends_with("from stdin;")) {
+      in_copy = true;
+      if (psql_reason.empty()) psql_reason = fmt::format("line {}: COPY … FROM stdin", number);
+      continue;
+    }
+    if (auto db = created_database(l)) {
+      if (std::find(created.begin(), created.end(), *db) == created.end()) created.push_back(*db);
+      continue;
+    }
+    constexpr std::string_view k_dumped_from = "-- Dumped from database version ";
+    if (kind.server_version.empty() && l.rfind(k_dumped_from, 0) == 0) {
+      std::string_view v = l.substr(k_dumped_from.size());
+      kind.server_version = std::string(v.substr(0, v.find(' ')));
+    }
+  }
+
+  if (psql_reason.empty()) {
+    kind.step = DumpKind::Step::sql;
+    kind.what = "plain SQL without psql meta-commands";
+    return kind;
+  }
+  kind.step = DumpKind::Step::psql;
+  bool creates = std::find(created.begin(), created.end(), connected) != created.end();
+  if (creates) {
+    kind.database = connected;
+    for (const auto& db : created) {
+      if (db != connected) kind.also_created.push_back(db);
+    }
+    kind.what = fmt::format("a psql script that creates database {} and connects to it (line {})",
+                            connected, connected_line);
+  } else {
+    kind.connects = connected;
+    kind.what = fmt::format("a psql script ({})", psql_reason);
+  }
+  return kind;
+}
+
+namespace {
+
+// `text` with each `${` written `$${`, so the config's ${ENV} expansion leaves it as it is.
+std::string env_escaped(std::string_view text) {
+  std::string out;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '$' && i + 1 < text.size() && text[i + 1] == '{') out += '$';
+    out += text[i];
+  }
+  return out;
+}
+
+// `text` as a YAML scalar: plain when that reads back as the same string, else double-quoted.
+std::string yaml_scalar(std::string_view text) {
+  static const char* k_words[] = {"true", "false", "yes", "no", "on", "off", "null", "~", "y", "n"};
+  const std::string folded = lower(text);
+  bool plain = !text.empty() &&
+               std::none_of(std::begin(k_words), std::end(k_words),
+                            [&](const char* w) { return folded == w; }) &&
+               !std::all_of(text.begin(), text.end(), [](char c) {
+                 return std::isdigit(static_cast<unsigned char>(c)) || c == '.';
+               });
+  for (std::size_t i = 0; plain && i < text.size(); ++i) {
+    auto c = static_cast<unsigned char>(text[i]);
+    plain = std::isalnum(c) || c == '_' || c == '.' || c == '/' || (i > 0 && c == '-');
+  }
+  if (plain) return std::string(text);
+  std::string out = "\"";
+  for (char ch : text) {
+    auto c = static_cast<unsigned char>(ch);
+    if (ch == '"' || ch == '\\') {
+      out += '\\';
+      out += ch;
+    } else if (c < 0x20 || c == 0x7f) {
+      out += fmt::format("\\x{:02x}", c);
+    } else {
+      out += ch;
+    }
+  }
+  return out + "\"";
+}
+
+// A string of the user's (a path, a database name) as the config must hold it.
+std::string yaml_text(std::string_view text) { return yaml_scalar(env_escaped(text)); }
+
+// `code` with `comment` beside it, comments lined up at column 35 as in docs/configuration.md.
+std::string commented(std::string_view code, std::string_view comment) {
+  std::string out(code);
+  out.append(out.size() < 34 ? 34 - out.size() : 2, ' ');
+  return out + "# " + std::string(comment) + "\n";
+}
+
+std::string shell_quoted(std::string_view s) {
+  std::string out = "'";
+  for (char c : s) {
+    if (c == '\'') out += "'\\''";
+    else out += c;
+  }
+  return out + "'";
+}
+
+// The url as the config holds it — each password replaced by ${COLDGATE_DB_PASSWORD} (quotes
+// kept), the rest env_escaped() — and the password's text as written there (what the variable
+// must hold, so the expansion gives back the url as given); "" when it has none.
+std::pair<std::string, std::string> without_password(const std::string& url) {
+  auto spans = db::password_spans(url);
+  std::string secret;
+  std::string out;
+  std::size_t pos = 0;
+  for (auto [offset, length] : spans) {
+    std::string_view value = std::string_view(url).substr(offset, length);
+    if (value.size() >= 2 && value.front() == '\'' && value.back() == '\'') {
+      ++offset;
+      length -= 2;
+      value = value.substr(1, value.size() - 2);
+    }
+    if (value.empty()) continue;
+    if (!secret.empty() && secret != value) {
+      throw usage_error("--from-url", "has two different passwords; pass one");
+    }
+    secret = value;
+    out += env_escaped(std::string_view(url).substr(pos, offset - pos));
+    out += fmt::format("${{{}}}", k_password_variable);
+    pos = offset + length;
+  }
+  out += env_escaped(std::string_view(url).substr(pos));
+  return {out, secret};
+}
+
+struct Starter {
+  std::string database;  // the `database:` section
+  std::string setup;     // the `setup:` section (comments only when there is nothing to load)
+};
+
+std::string dump_step(const DumpKind& kind, const std::string& rel) {
+  switch (kind.step) {
+    case DumpKind::Step::sql:
+      return commented("  - sql: " + yaml_text(rel), "through libpq, in one transaction");
+    case DumpKind::Step::restore:
+      return commented("  - restore: " + yaml_text(rel),
+                       "pg_restore --no-owner --no-privileges");
+    case DumpKind::Step::psql:
+      if (!kind.database.empty()) {
+        return commented("  - psql: {file: " + yaml_text(rel) + ", database: postgres}",
+                         fmt::format("the script creates {} itself", kind.database));
+      }
+      return commented("  - psql: " + yaml_text(rel), "COPY … FROM stdin and meta-commands need psql");
+  }
+  return {};
+}
+
+Starter local_starter(const DumpKind* kind, const std::string& rel) {
+  Starter s;
+  s.database = "database:\n";
+  s.database += commented("  provider: local", "a throwaway cluster of this machine's PostgreSQL");
+  std::string version = "default: the newest installed";
+  if (kind && !kind->server_version.empty()) {
+    version = fmt::format("the dump is from PostgreSQL {}; {}", kind->server_version, version);
+  }
+  std::string major = "15";
+  if (kind && !kind->server_version.empty()) {
+    // Before 10 a major version had two parts (9.6), and coldgate supports 10 or newer.
+    std::string first = kind->server_version.substr(0, kind->server_version.find('.'));
+    bool digits = std::all_of(first.begin(), first.end(),
+                              [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; });
+    if (digits && first.size() >= 2) major = first;
+  }
+  s.database += commented("  # version: " + major, version);
+  std::string name = kind ? (!kind->database.empty() ? kind->database : kind->connects) : "";
+  if (!name.empty()) {
+    s.database += commented("  name: " + yaml_text(name),
+                            kind->database.empty()
+                                ? "the dump connects to it: the stages run in it"
+                                : "the dump creates it: the stages run in it");
+  }
+  s.database += commented("  # settings: {shared_buffers: 256MB}", "as production has them");
+  if (kind) {
+    s.setup = commented("setup:", "loads the data, one step per item");
+    s.setup += dump_step(*kind, rel);
+    s.setup += commented("  - analyze: true", "statistics for the planner");
+  } else {
+    s.setup = commented("# setup:", "loads your data, one step per item");
+    s.setup += commented("#   - psql: db/dump.sql", "pg_dump --no-owner app > db/dump.sql");
+    s.setup += commented("#   - restore: db/app.dump", "pg_dump -Fc (or -Fd) output");
+    s.setup += commented("#   - analyze: true", "statistics for the planner");
+  }
+  return s;
+}
+
+Starter external_starter(const std::string& url, bool has_password) {
+  Starter s;
+  s.database = "database:\n";
+  s.database += commented("  provider: external", "a server coldgate does not start or stop");
+  if (has_password) {
+    s.database += fmt::format("  # the password comes from the environment: export {}=…\n",
+                              k_password_variable);
+  }
+  s.database += "  url: " + yaml_scalar(url) + "\n";
+  s.database += commented("  # restart_command: sudo systemctl restart postgresql", "needed for cold: restart");
+  s.setup = commented("# setup:", "loads data into that database!");
+  s.setup += commented("#   - psql: db/dump.sql", "plain pg_dump output");
+  s.setup += commented("#   - analyze: true", "statistics for the planner");
+  return s;
+}
+
+// The query of the first stage: every table's exact row count, so the first run gives a real
+// snapshot on any database (query_to_xml runs the count per table inside one statement).
+constexpr const char* k_row_counts = R"(      select coalesce(json_object_agg(t.table_schema || '.' || t.table_name,
+               (xpath('/row/n/text()', query_to_xml(
+                  format('select count(*) as n from %I.%I', t.table_schema, t.table_name),
+                  false, true, '')))[1]::text::bigint), '{}')
+      from information_schema.tables as t
+      where t.table_type = 'BASE TABLE'
+        and t.table_schema not in ('pg_catalog', 'information_schema')
+)";
+
+// What the command stage prints: each table's columns and their types.
+constexpr const char* k_columns = R"(        select coalesce(json_object_agg(s.name, s.columns), '{}')
+        from (select c.table_schema || '.' || c.table_name as name,
+                     json_object_agg(c.column_name, c.data_type) as columns
+              from information_schema.columns as c
+              join information_schema.tables as t
+                on t.table_schema = c.table_schema and t.table_name = c.table_name
+              where t.table_type = 'BASE TABLE'
+                and t.table_schema not in ('pg_catalog', 'information_schema')
+              group by 1) as s
+)";
+
+std::string stages_section() {
+  std::string s = "stages:\n";
+  s += "  # A SQL stage: each cold run is a fresh process that connects and runs the query;\n"
+       "  # column 1 of row 1 is the snapshot. This one counts the rows of every table, so the\n"
+       "  # first run gives a real snapshot: replace it with the query your application runs at\n"
+       "  # start-up.\n";
+  s += "  - name: table-rows\n";
+  s += "    query: |\n";
+  s += k_row_counts;
+  s += commented("    decode: json", "parse the result as JSON in the measured process");
+  s += "    snapshot:\n";
+  s += commented("      path: snapshots/table-rows.json", "coldgate review (or accept) writes it");
+  s += "\n";
+  s += "  # A SQL stage with its query in a file of its own (write the file, then uncomment):\n";
+  s += "  # - name: settings-load\n";
+  s += "  #   sql: queries/settings-load.sql\n";
+  s += commented("  #   params: [1]", "$1, $2 … bound as parameters, never spliced");
+  s += commented("  #   settings: {jit: \"off\"}", "SET LOCAL in the query's transaction");
+  s += "  #   decode: json\n";
+  s += "  #   snapshot:\n";
+  s += "  #     path: snapshots/settings-load.json\n";
+  s += "\n";
+  s += "  # A command stage: any program that exits, measured as a whole, with PGHOST, PGPORT,\n"
+       "  # PGUSER, PGPASSWORD, PGDATABASE and DATABASE_URL set; what it prints is the snapshot.\n"
+       "  # This one prints every table's columns through psql: replace it with your\n"
+       "  # application's start-up, e.g. command: [./bin/app, --exit-when-ready].\n";
+  s += "  - name: schema\n";
+  s += "    command:\n";
+  s += "      - psql\n";
+  s += commented("      - --no-psqlrc", "-X: no ~/.psqlrc");
+  s += "      - --no-align\n";
+  s += "      - --tuples-only\n";
+  s += "      - --command\n";
+  s += "      - >-\n";
+  s += k_columns;
+  s += "    snapshot:\n";
+  s += commented("      path: snapshots/schema.json", "coldgate review (or accept) writes it");
+  s += commented("      from: stdout", "or the file the program writes");
+  return s;
+}
+
+std::string starter_text(const Starter& s, const std::string& invocation) {
+  std::string out;
+  out += fmt::format("# coldgate.yaml, written by `{}`: edit it for your project.\n", invocation);
+  out += "# Every key and its default: docs/configuration.md of coldgate. Next: `coldgate run`\n"
+         "# (the first run fails, exit 1: no snapshot is committed yet), `coldgate review` to\n"
+         "# take the snapshots, `coldgate run` again (exit 0), then commit them with this file.\n";
+  out += "version: 1\n\n";
+  out += s.database + "\n";
+  out += s.setup + "\n";
+  out += commented("# defaults:", "of every stage");
+  out += commented("#   runs: 5", "cold runs, each a fresh process");
+  out += commented("#   warm: 5", "warm runs after each cold run");
+  out += commented("#   cold: process", "restart: also restart the server");
+  out += commented("#   timeout: 10m", "per run");
+  out += "\n";
+  out += stages_section();
+  out += "\n";
+  out += commented("# gate:", "when a change fails against its baseline");
+  out += commented("#   max_ratio: 10", "this many times slower …");
+  out += commented("#   min_delta: 20ms", "… and at least this much");
+  out += "\n";
+  out += "# report:\n";
+  out += commented("#   title: coldgate", "the report's heading");
+  return out;
+}
+
+}  // namespace
+
+int run_init(const InitArgs& args) {
+  const fs::path output = args.output;
+  std::error_code ec;
+  if (fs::exists(output, ec) || fs::is_symlink(output, ec)) {
+    throw usage_error(output.string(), "already exists, and init never overwrites a file: pass "
+                                       "-o PATH for another one, or remove it");
+  }
+  if (!args.from_dump.empty() && !args.from_url.empty()) {
+    throw usage_error("init", "--from-dump and --from-url exclude each other; pass one");
+  }
+  const fs::path folder = fs::absolute(output).parent_path().lexically_normal();
+  std::string invocation = "coldgate init";
+  std::vector<std::string> notes;  // printed after "wrote"
+  Starter starter;
+  if (!args.from_url.empty()) {
+    // Refuses a malformed URL, and masks its password in every later error.
+    const db::ConnectionInfo server = db::ConnectionInfo::parse(args.from_url, "--from-url");
+    auto [url, secret] = without_password(args.from_url);
+    starter = external_starter(url, !secret.empty());
+    invocation += " --from-url URL";
+    std::cout << "external server " << server.display() << " → database.provider external\n";
+    if (!secret.empty()) {
+      notes.push_back(fmt::format(
+          "the password is not written into {}: its url reads ${{{}}}; before coldgate run:\n"
+          "  export {}={}",
+          output.string(), k_password_variable, k_password_variable, shell_quoted(secret)));
+    }
+  } else if (!args.from_dump.empty()) {
+    const fs::path dump = args.from_dump;
+    DumpKind kind = detect_dump(dump);
+    std::string rel = fs::absolute(dump).lexically_normal().lexically_proximate(folder).generic_string();
+    starter = local_starter(&kind, rel);
+    invocation += " --from-dump " + rel;
+    const char* step = kind.step == DumpKind::Step::sql    ? "sql"
+                       : kind.step == DumpKind::Step::psql ? "psql"
+                                                           : "restore";
+    std::cout << "detected " << dump.string() << ": " << kind.what << " → setup step " << step;
+    if (!kind.database.empty()) std::cout << " in database postgres; the stages use " << kind.database;
+    std::cout << '\n';
+    if (!kind.also_created.empty()) {
+      std::string others;
+      for (const auto& db : kind.also_created) others += (others.empty() ? "" : ", ") + db;
+      notes.push_back(fmt::format("the dump also creates {}: set database.name to the one the "
+                                  "stages should use",
+                                  others));
+    }
+  } else {
+    starter = local_starter(nullptr, "");
+    notes.push_back("no data is loaded yet: uncomment a setup step for your dump (or run coldgate "
+                    "init --from-dump FILE instead)");
+  }
+
+  if (!util::create_file_atomic(output, starter_text(starter, invocation))) {
+    throw usage_error(output.string(), "already exists, and init never overwrites a file: pass "
+                                       "-o PATH for another one, or remove it");
+  }
+  std::cout << "wrote " << output.string()
+            << ": stages table-rows (a query) and schema (a command), each with a snapshot\n";
+  for (const auto& note : notes) std::cout << note << '\n';
+  std::string config = output.lexically_normal() == "coldgate.yaml" ? "" : " -c " + output.string();
+  std::cout << fmt::format("next: coldgate run{}   (the first run exits 1: no snapshot is committed "
+                           "yet; then coldgate review{})\n",
+                           config, config);
+  return 0;
+}
+
+}  // namespace coldgate::cli

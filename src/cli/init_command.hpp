@@ -1,0 +1,44 @@
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace coldgate::cli {
+
+/// Arguments of `coldgate init`.
+struct InitArgs {
+  std::string from_dump;                // --from-dump FILE: a pg_dump file or directory archive
+  std::string from_url;                 // --from-url URL: an existing server (provider external)
+  std::string output = "coldgate.yaml"; // -o PATH: the file to write
+};
+
+/// What `coldgate init --from-dump` found in a dump, and so which setup step loads it.
+struct DumpKind {
+  enum class Step { sql, psql, restore };
+  Step step = Step::sql;
+  std::string what;      // for humans: "a custom-format archive (starts with PGDMP)", …
+  std::string database;  // the database a psql script creates and \connects to, else ""
+  std::string connects;  // the database a psql script \connects to without creating it, else ""
+  std::vector<std::string> also_created;  // further databases the script creates (pg_dumpall)
+  std::string server_version;  // "15.4" from "-- Dumped from database version 15.4", else ""
+};
+
+/// Reads `path` as `coldgate init` does: a folder with toc.dat, a file starting with `PGDMP` or
+/// a tar archive (`ustar` at byte 257) is a pg_restore archive; text with a line starting with
+/// `\` (a psql meta-command, also `\.` after `COPY … FROM stdin;` data) or a `COPY … FROM stdin`
+/// is a psql script, one that runs `CREATE DATABASE x` and `\connect x` (or `\c x`) names `x`;
+/// other text is plain SQL. Throws Error(usage) naming the path for a missing, empty, gzip or
+/// binary file and for a folder without toc.dat, each with what to do.
+DumpKind detect_dump(const std::filesystem::path& path);
+
+/// Writes a commented starter config to args.output — `database:` (local, or external for
+/// --from-url with the password replaced by `${COLDGATE_DB_PASSWORD}`), the setup step the
+/// dump needs with its path relative to the config's folder, one stage of each kind (a query of
+/// every table's row count and a command printing the tables' columns through psql, both with
+/// snapshot paths, plus a `sql:` file stage commented out) — and prints what it detected and the
+/// next command. Returns 0. Throws Error(usage) when args.output exists (it never overwrites),
+/// for both --from-dump and --from-url, and for what detect_dump() or the URL's parser refuses.
+int run_init(const InitArgs& args);
+
+}  // namespace coldgate::cli

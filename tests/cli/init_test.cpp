@@ -1,0 +1,358 @@
+// `coldgate init` through the binary: the kind of dump it detects, the setup step it writes for
+// each, the external provider without the password, and that coldgate's own loader reads what
+// it wrote. tests/cli/golden/init-*.yaml hold two whole files (COLDGATE_UPDATE_GOLDEN=1 rewrites
+// them; review the diff before committing).
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "config/config.hpp"
+#include "support/support.hpp"
+#include "util/fs.hpp"
+
+namespace coldgate::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+void expect_golden(const std::string& name, const std::string& actual) {
+  fs::path golden = source_dir() / "tests/cli/golden" / name;
+  const char* update = std::getenv("COLDGATE_UPDATE_GOLDEN");
+  if (update && std::string(update) == "1") {
+    util::write_file_atomic(golden, actual);
+    return;
+  }
+  EXPECT_EQ(actual, slurp(golden)) << "tests/cli/golden/" << name
+                                   << " differs (COLDGATE_UPDATE_GOLDEN=1 rewrites it)";
+}
+
+// What pg_dump writes for a small database: schema, then COPY … FROM stdin data ended by `\.`.
+const char* k_pg_dump = R"(--
+-- PostgreSQL database dump
+--
+
+-- Dumped from database version 15.8 (Debian 15.8-0+deb12u1)
+-- Dumped by pg_dump version 15.8 (Debian 15.8-0+deb12u1)
+
+SET statement_timeout = 0;
+SELECT pg_catalog.set_config('search_path', '', false);
+
+CREATE TABLE public.accounts (
+    id integer NOT NULL,
+    name text
+);
+
+COPY public.accounts (id, name) FROM stdin;
+1	ada
+2	\N
+\.
+
+CREATE DATABASE not_this_one;
+)";
+
+// The setup step lines of a written config (those after "setup:" up to the blank line).
+std::string setup_lines(const std::string& yaml) {
+  auto start = yaml.find("\nsetup:");
+  if (start == std::string::npos) return {};
+  start = yaml.find('\n', start + 1) + 1;
+  return yaml.substr(start, yaml.find("\n\n", start) - start + 1);
+}
+
+// The `database:` section of a written config.
+std::string database_lines(const std::string& yaml) {
+  auto start = yaml.find("\ndatabase:\n");
+  if (start == std::string::npos) return {};
+  start += 1;
+  return yaml.substr(start, yaml.find("\n\n", start) - start + 1);
+}
+
+class Init : public ::testing::Test {
+ protected:
+  RunResult init(const std::vector<std::string>& args) {
+    std::vector<std::string> all{"init"};
+    all.insert(all.end(), args.begin(), args.end());
+    return run_coldgate(all, dir_.path());
+  }
+  TempDir dir_;
+};
+
+TEST_F(Init, APgDumpWithCopyFromStdinGetsAPsqlStepAndLoads) {
+  dir_.write("db/dump.sql", k_pg_dump);
+  auto r = init({"--from-dump", "db/dump.sql"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out,
+            "detected db/dump.sql: a psql script (line 16: COPY … FROM stdin) → setup step psql\n"
+            "wrote coldgate.yaml: stages table-rows (a query) and schema (a command), each with a "
+            "snapshot\n"
+            "next: coldgate run   (the first run exits 1: no snapshot is committed yet; then "
+            "coldgate review)\n");
+  EXPECT_EQ(r.err, "");
+  std::string yaml = slurp(dir_ / "coldgate.yaml");
+  expect_golden("init-from-dump.yaml", yaml);
+
+  config::Config cfg = config::load(dir_ / "coldgate.yaml");
+  EXPECT_EQ(cfg.database.provider, config::Provider::local);
+  EXPECT_EQ(cfg.database.name, "coldgate");
+  ASSERT_EQ(cfg.setup.size(), 2u);
+  EXPECT_EQ(cfg.setup[0].kind, config::SetupStep::Kind::psql);
+  EXPECT_EQ(cfg.setup[0].file, fs::canonical(dir_ / "db/dump.sql"));
+  EXPECT_EQ(cfg.setup[1].kind, config::SetupStep::Kind::analyze);
+  ASSERT_EQ(cfg.stages.size(), 2u);
+  EXPECT_EQ(cfg.stages[0].name, "table-rows");
+  EXPECT_FALSE(cfg.stages[0].is_command());
+  EXPECT_EQ(cfg.stages[0].decode, config::Decode::json);
+  ASSERT_TRUE(cfg.stages[0].snapshot);
+  EXPECT_EQ(cfg.stages[0].snapshot->path, fs::canonical(dir_.path()) / "snapshots/table-rows.json");
+  EXPECT_EQ(cfg.stages[1].name, "schema");
+  EXPECT_TRUE(cfg.stages[1].is_command());
+  EXPECT_EQ(cfg.stages[1].command.front(), "psql");
+  EXPECT_EQ(cfg.stages[1].command.size(), 6u);
+  ASSERT_TRUE(cfg.stages[1].snapshot);
+  EXPECT_EQ(cfg.stages[1].snapshot->path, fs::canonical(dir_.path()) / "snapshots/schema.json");
+  EXPECT_EQ(cfg.stages[1].snapshot->from, "stdout");
+}
+
+TEST_F(Init, AnotherMetaCommandIsNamedWithItsLine) {
+  dir_.write("seed.sql", "-- seed\n\\set ON_ERROR_STOP on\ninsert into t values (1);\n");
+  auto r = init({"--from-dump", "seed.sql"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.substr(0, r.out.find('\n') + 1),
+            "detected seed.sql: a psql script (line 2: \\set) → setup step psql\n");
+  EXPECT_EQ(setup_lines(slurp(dir_ / "coldgate.yaml")),
+            "  - psql: seed.sql                # COPY … FROM stdin and meta-commands need psql\n"
+            "  - analyze: true                 # statistics for the planner\n");
+}
+
+TEST_F(Init, PlainSqlWithoutMetaCommandsGetsASqlStep) {
+  dir_.write("db/schema.sql", "create table t (id int primary key);\ninsert into t values (1);\n");
+  auto r = init({"--from-dump", "db/schema.sql"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.substr(0, r.out.find('\n') + 1),
+            "detected db/schema.sql: plain SQL without psql meta-commands → setup step sql\n");
+  std::string yaml = slurp(dir_ / "coldgate.yaml");
+  EXPECT_EQ(setup_lines(yaml),
+            "  - sql: db/schema.sql            # through libpq, in one transaction\n"
+            "  - analyze: true                 # statistics for the planner\n");
+  // No "Dumped from" line: the version stays the default, commented out.
+  EXPECT_NE(yaml.find("  # version: 15                   # default: the newest installed\n"),
+            std::string::npos);
+  auto cfg = config::load(dir_ / "coldgate.yaml");
+  EXPECT_EQ(cfg.setup.at(0).kind, config::SetupStep::Kind::sql);
+}
+
+TEST_F(Init, AScriptThatCreatesItsDatabaseAndConnectsRunsInPostgres) {
+  // pg_dump --create: the script makes the database and \connects into it.
+  dir_.write("app.sql",
+             "CREATE DATABASE shop WITH TEMPLATE = template0 ENCODING = 'UTF8';\n"
+             "ALTER DATABASE shop OWNER TO postgres;\n"
+             "\\connect shop\n"
+             "CREATE TABLE public.t (id integer);\n");
+  auto r = init({"--from-dump", "app.sql"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.substr(0, r.out.find('\n') + 1),
+            "detected app.sql: a psql script that creates database shop and connects to it (line "
+            "3) → setup step psql in database postgres; the stages use shop\n");
+  std::string yaml = slurp(dir_ / "coldgate.yaml");
+  EXPECT_EQ(database_lines(yaml),
+            "database:\n"
+            "  provider: local                 # a throwaway cluster of this machine's PostgreSQL\n"
+            "  # version: 15                   # default: the newest installed\n"
+            "  name: shop                      # the dump creates it: the stages run in it\n"
+            "  # settings: {shared_buffers: 256MB}  # as production has them\n");
+  EXPECT_EQ(setup_lines(yaml),
+            "  - psql: {file: app.sql, database: postgres}  # the script creates shop itself\n"
+            "  - analyze: true                 # statistics for the planner\n");
+}
+
+TEST_F(Init, AQuotedDatabaseNameAsPgDumpWritesItIsQuotedInTheConfig) {
+  dir_.write("app.sql",
+             "CREATE DATABASE \"Shop Data\" WITH TEMPLATE = template0;\n"
+             "\\connect -reuse-previous=on \"dbname='Shop Data'\"\n");
+  auto r = init({"--from-dump", "app.sql"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(slurp(dir_ / "coldgate.yaml")
+                .find("  name: \"Shop Data\"               # the dump creates it: the stages run in it\n"),
+            std::string::npos)
+      << slurp(dir_ / "coldgate.yaml");
+}
+
+TEST_F(Init, ADumpOfSeveralDatabasesNamesTheOthers) {
+  dir_.write("all.sql",
+             "\\connect template1\n"
+             "CREATE DATABASE one;\n"
+             "CREATE DATABASE two;\n"
+             "\\connect one\n"
+             "\\connect two\n");
+  auto r = init({"--from-dump", "all.sql"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("the stages use one\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\nthe dump also creates two: set database.name to the one the stages "
+                       "should use\n"),
+            std::string::npos)
+      << r.out;
+}
+
+TEST_F(Init, ArchivesGetARestoreStepAndLoad) {
+  std::string custom = "PGDMP";
+  custom += std::string("\x01\x0e\x00\x04\x08\x01\x01", 7);
+  dir_.write("db/app.dump", custom);
+  std::string tar(1024, '\0');
+  tar.replace(0, 8, "toc.dat");
+  tar.replace(257, 5, "ustar");
+  dir_.write("db/app.tar", tar);
+  dir_.write("db/app.dir/toc.dat", "PGDMP");
+  struct Case {
+    const char* dump;
+    const char* what;
+    const char* step;
+  };
+  for (auto [dump, what, step] : {
+           Case{"db/app.dump", "a custom-format archive (pg_dump -Fc: starts with PGDMP)",
+                "  - restore: db/app.dump          # pg_restore --no-owner --no-privileges\n"},
+           Case{"db/app.tar", "a tar-format archive (pg_dump -Ft)",
+                "  - restore: db/app.tar           # pg_restore --no-owner --no-privileges\n"},
+           Case{"db/app.dir", "a directory-format archive (pg_dump -Fd: toc.dat)",
+                "  - restore: db/app.dir           # pg_restore --no-owner --no-privileges\n"}}) {
+    fs::remove(dir_ / "coldgate.yaml");
+    auto r = init({"--from-dump", dump});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out.substr(0, r.out.find('\n') + 1),
+              std::string("detected ") + dump + ": " + what + " → setup step restore\n");
+    std::string yaml = slurp(dir_ / "coldgate.yaml");
+    EXPECT_EQ(setup_lines(yaml).substr(0, setup_lines(yaml).find('\n') + 1), step);
+    auto cfg = config::load(dir_ / "coldgate.yaml");
+    EXPECT_EQ(cfg.setup.at(0).kind, config::SetupStep::Kind::restore) << dump;
+  }
+}
+
+TEST_F(Init, PathsAreRelativeToTheConfigsFolder) {
+  dir_.write("db/dump.sql", k_pg_dump);
+  auto r = init({"--from-dump", "db/dump.sql", "-o", "ci/coldgate.yaml"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  std::string yaml = slurp(dir_ / "ci/coldgate.yaml");
+  EXPECT_EQ(setup_lines(yaml).substr(0, setup_lines(yaml).find('\n') + 1),
+            "  - psql: ../db/dump.sql          # COPY … FROM stdin and meta-commands need psql\n");
+  EXPECT_EQ(r.out.substr(r.out.rfind("next:")),
+            "next: coldgate run -c ci/coldgate.yaml   (the first run exits 1: no snapshot is "
+            "committed yet; then coldgate review -c ci/coldgate.yaml)\n");
+  auto cfg = config::load(dir_ / "ci/coldgate.yaml");
+  EXPECT_EQ(cfg.setup.at(0).file, fs::canonical(dir_ / "db/dump.sql"));
+  EXPECT_EQ(cfg.stages.at(0).snapshot->path, fs::canonical(dir_.path()) / "ci/snapshots/table-rows.json");
+}
+
+TEST_F(Init, NeverOverwritesAFile) {
+  dir_.write("coldgate.yaml", "mine\n");
+  dir_.write("db/dump.sql", k_pg_dump);
+  auto r = init({"--from-dump", "db/dump.sql"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "coldgate: error: coldgate.yaml: already exists, and init never overwrites a "
+                   "file: pass -o PATH for another one, or remove it\n");
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(slurp(dir_ / "coldgate.yaml"), "mine\n");
+}
+
+TEST_F(Init, DumpsItCannotReadAreRefusedWithWhatToDo) {
+  dir_.write("empty.sql", "");
+  dir_.write("dump.sql.gz", std::string("\x1f\x8b\x08\x00", 4) + "rest");
+  dir_.write("photo.png", std::string("\x89PNG\r\n\x1a\n\0\0\0\rIHDR", 16));
+  fs::create_directories(dir_ / "folder");
+  for (auto [dump, message] : {
+           std::pair{"missing.sql", "missing.sql: not found; pass the path of a pg_dump file or folder"},
+           {"empty.sql", "empty.sql: is empty; pass the output of pg_dump"},
+           {"dump.sql.gz", "dump.sql.gz: is gzip-compressed; unpack it first (gunzip -k "
+                           "dump.sql.gz) and pass the uncompressed file"},
+           {"photo.png", "photo.png: is neither SQL text nor a pg_dump archive (a custom-format "
+                         "one starts with PGDMP); pass the output of pg_dump"},
+           {"folder", "folder: is a folder without toc.dat, so not a directory-format pg_dump "
+                      "archive; pass a dump file or the folder `pg_dump -Fd` wrote"}}) {
+    auto r = init({"--from-dump", dump});
+    EXPECT_EQ(r.exit_code, 2) << dump;
+    EXPECT_EQ(r.err, std::string("coldgate: error: ") + message + "\n");
+    EXPECT_FALSE(fs::exists(dir_ / "coldgate.yaml")) << dump;
+  }
+}
+
+TEST_F(Init, FromUrlWritesTheExternalProviderWithoutThePassword) {
+  const std::string url = "postgresql://app:s3cr%40t@db.example:6543/shop?sslmode=require";
+  auto r = init({"--from-url", url});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out,
+            "external server postgresql://app:***@db.example:6543/shop?sslmode=require → "
+            "database.provider external\n"
+            "wrote coldgate.yaml: stages table-rows (a query) and schema (a command), each with a "
+            "snapshot\n"
+            "the password is not written into coldgate.yaml: its url reads ${COLDGATE_DB_PASSWORD}; "
+            "before coldgate run:\n"
+            "  export COLDGATE_DB_PASSWORD='s3cr%40t'\n"
+            "next: coldgate run   (the first run exits 1: no snapshot is committed yet; then "
+            "coldgate review)\n");
+  std::string yaml = slurp(dir_ / "coldgate.yaml");
+  EXPECT_EQ(yaml.find("s3cr"), std::string::npos) << yaml;
+  expect_golden("init-from-url.yaml", yaml);
+
+  ::setenv("COLDGATE_DB_PASSWORD", "s3cr%40t", 1);
+  auto cfg = config::load(dir_ / "coldgate.yaml");
+  ::unsetenv("COLDGATE_DB_PASSWORD");
+  EXPECT_EQ(cfg.database.provider, config::Provider::external);
+  EXPECT_EQ(cfg.database.url, url);  // the variable gives back the URL as it was given
+  EXPECT_TRUE(cfg.setup.empty());
+}
+
+TEST_F(Init, FromUrlKeepsAConninfoPasswordsQuotesAndAUrlWithoutOneAsItIs) {
+  const std::string conninfo = "host=db.example user=app password='a b\\'c' dbname=shop";
+  auto r = init({"--from-url", conninfo});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("\n  export COLDGATE_DB_PASSWORD='a b\\'\\''c'\n"), std::string::npos) << r.out;
+  EXPECT_NE(slurp(dir_ / "coldgate.yaml")
+                .find("  url: \"host=db.example user=app password='${COLDGATE_DB_PASSWORD}' dbname=shop\"\n"),
+            std::string::npos);
+  ::setenv("COLDGATE_DB_PASSWORD", "a b\\'c", 1);
+  EXPECT_EQ(config::load(dir_ / "coldgate.yaml").database.url, conninfo);
+  ::unsetenv("COLDGATE_DB_PASSWORD");
+
+  fs::remove(dir_ / "coldgate.yaml");
+  auto plain = init({"--from-url", "postgresql://app@db.example/shop"});
+  EXPECT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_EQ(plain.out.find("export"), std::string::npos) << plain.out;
+  EXPECT_NE(slurp(dir_ / "coldgate.yaml").find("  url: \"postgresql://app@db.example/shop\"\n"),
+            std::string::npos);
+  EXPECT_EQ(config::load(dir_ / "coldgate.yaml").database.url, "postgresql://app@db.example/shop");
+}
+
+TEST_F(Init, AMalformedUrlIsRefusedWithItsPasswordMasked) {
+  auto r = init({"--from-url", "postgresql://app:hunter2@db.example:notaport/shop"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "coldgate: error: --from-url: invalid port 'notaport' in "
+                   "'postgresql://app:***@db.example:notaport/shop'\n");
+  auto junk = init({"--from-url", "host=db password=hunter2 nonsense"});
+  EXPECT_EQ(junk.exit_code, 2);
+  EXPECT_EQ(junk.err, "coldgate: error: --from-url: invalid connection string 'host=db "
+                      "password=*** nonsense': missing \"=\" after \"nonsense\" in connection info "
+                      "string\n");
+  EXPECT_FALSE(fs::exists(dir_ / "coldgate.yaml"));
+}
+
+TEST_F(Init, DumpAndUrlExcludeEachOther) {
+  auto r = init({"--from-dump", "a.sql", "--from-url", "postgresql://h/d"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "coldgate: error: init: --from-dump excludes --from-url; see coldgate init --help\n");
+}
+
+TEST_F(Init, WithoutADumpTheStarterLoadsAndSaysWhatToAdd) {
+  auto r = init({});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out,
+            "wrote coldgate.yaml: stages table-rows (a query) and schema (a command), each with a "
+            "snapshot\n"
+            "no data is loaded yet: uncomment a setup step for your dump (or run coldgate init "
+            "--from-dump FILE instead)\n"
+            "next: coldgate run   (the first run exits 1: no snapshot is committed yet; then "
+            "coldgate review)\n");
+  auto cfg = config::load(dir_ / "coldgate.yaml");
+  EXPECT_TRUE(cfg.setup.empty());
+  EXPECT_EQ(cfg.stages.size(), 2u);
+}
+
+}  // namespace
+}  // namespace coldgate::testing
