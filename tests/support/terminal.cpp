@@ -19,9 +19,12 @@ namespace fs = std::filesystem;
 
 constexpr auto k_bound = std::chrono::seconds(60);
 
-// Records the terminal's mode around the command; the traps keep the shell alive through the
-// Ctrl-C that is meant for the command, so it still records the mode afterwards.
-constexpr const char* k_wrapper = R"(trap : INT TERM
+// Records the terminal's mode around the command. Job control (set -m) runs the command as an
+// interactive shell does: in a process group of its own in the terminal's foreground, so Ctrl-C
+// and Ctrl-Z reach it as they reach a command typed at a prompt (a process group without job
+// control would be orphaned, and the kernel discards Ctrl-Z for those).
+constexpr const char* k_wrapper = R"(set -m
+trap : INT TERM
 unset CI
 dir=$1
 shift
