@@ -51,6 +51,15 @@ void add_ci_flags(CLI::App& sub, std::optional<bool>& ci) {
   on->excludes(off);
 }
 
+// accept's and review's options: the stages, -c, --ci/--no-ci, --allow-outside.
+void add_snapshot_options(CLI::App& sub, AcceptArgs& args, const char* stages_help) {
+  sub.add_option("stage", args.stages, stages_help);
+  add_config_option(sub, args.config);
+  add_ci_flags(sub, args.ci);
+  sub.add_flag("--allow-outside", args.allow_outside,
+               "let snapshot paths of the config leave its repository");
+}
+
 std::vector<Subcommand> subcommands() {
   return {
       {"run", "run every stage, check snapshots, gate against a baseline",
@@ -88,21 +97,13 @@ std::vector<Subcommand> subcommands() {
       {"accept", "promote pending .new snapshots over the committed ones",
        [](CLI::App& sub) -> std::function<int()> {
          auto args = std::make_shared<AcceptArgs>();
-         sub.add_option("stage", args->stages, "stages to accept (default: all pending)");
-         add_config_option(sub, args->config);
-         add_ci_flags(sub, args->ci);
-         sub.add_flag("--allow-outside", args->allow_outside,
-                      "let snapshot paths of the config leave its repository");
+         add_snapshot_options(sub, *args, "stages to accept (default: all pending)");
          return [args] { return run_accept(*args); };
        }},
       {"review", "walk the pending .new snapshots on a terminal: accept, reject or skip each",
        [](CLI::App& sub) -> std::function<int()> {
          auto args = std::make_shared<ReviewArgs>();
-         sub.add_option("stage", args->stages, "stages to review (default: all pending)");
-         add_config_option(sub, args->config);
-         add_ci_flags(sub, args->ci);
-         sub.add_flag("--allow-outside", args->allow_outside,
-                      "let snapshot paths of the config leave its repository");
+         add_snapshot_options(sub, *args, "stages to review (default: all pending)");
          sub.footer(
              "Shows each pending snapshot in turn (the stage, why it does not match, the path\n"
              "summary and the diff, capped at 200 lines) and reads one key, without Enter:\n"

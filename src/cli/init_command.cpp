@@ -424,6 +424,15 @@ constexpr const char* k_columns = R"(        select coalesce(json_object_agg(s.n
               group by 1) as s
 )";
 
+// A stage's `snapshot:` block with its path (and `from:` for a command stage).
+std::string snapshot_block(std::string_view stage, bool command) {
+  std::string s = "    snapshot:\n";
+  s += commented(fmt::format("      path: snapshots/{}.json", stage),
+                 "coldgate review (or accept) writes it");
+  if (command) s += commented("      from: stdout", "or the file the program writes");
+  return s;
+}
+
 std::string stages_section() {
   std::string s = "stages:\n";
   s += "  # A SQL stage: each cold run is a fresh process that connects and runs the query;\n"
@@ -434,8 +443,7 @@ std::string stages_section() {
   s += "    query: |\n";
   s += k_row_counts;
   s += commented("    decode: json", "parse the result as JSON in the measured process");
-  s += "    snapshot:\n";
-  s += commented("      path: snapshots/table-rows.json", "coldgate review (or accept) writes it");
+  s += snapshot_block("table-rows", false);
   s += "\n";
   s += "  # A SQL stage with its query in a file of its own (write the file, then uncomment):\n";
   s += "  # - name: settings-load\n";
@@ -459,9 +467,7 @@ std::string stages_section() {
   s += "      - --command\n";
   s += "      - >-\n";
   s += k_columns;
-  s += "    snapshot:\n";
-  s += commented("      path: snapshots/schema.json", "coldgate review (or accept) writes it");
-  s += commented("      from: stdout", "or the file the program writes");
+  s += snapshot_block("schema", true);
   return s;
 }
 

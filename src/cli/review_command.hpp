@@ -1,18 +1,11 @@
 #pragma once
 
-#include <optional>
-#include <string>
-#include <vector>
+#include "cli/commands.hpp"
 
 namespace coldgate::cli {
 
-/// Arguments of `coldgate review`.
-struct ReviewArgs {
-  std::string config = "coldgate.yaml";
-  std::vector<std::string> stages;  // empty: every stage with a pending snapshot
-  std::optional<bool> ci;
-  bool allow_outside = false;       // --allow-outside: snapshot paths may leave the repository
-};
+/// Arguments of `coldgate review`: accept's (-c, the stages, --ci/--no-ci, --allow-outside).
+using ReviewArgs = AcceptArgs;
 
 /// Walks the pending `.new` snapshots of the config's stages one at a time on the terminal, in
 /// the manner of `cargo insta review`: the stage, check()'s one-line status, the path summary
