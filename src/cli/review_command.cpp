@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <string_view>
 
 #include <fmt/core.h>
 
@@ -117,14 +118,16 @@ std::string joined(const std::vector<std::string>& names) {
   return out;
 }
 
+// `accept` is how to take the rest: "coldgate accept" with the run's -c.
 void print_summary(const Tally& t, const std::string& accept) {
   std::cout << fmt::format("review: {} accepted, {} rejected, {} skipped\n", t.accepted.size(),
                            t.rejected.size(), t.skipped.size());
   if (!t.accepted.empty()) std::cout << "  accepted: " << joined(t.accepted) << '\n';
   if (!t.rejected.empty()) std::cout << "  rejected: " << joined(t.rejected) << '\n';
   if (!t.skipped.empty()) {
-    std::cout << "  skipped:  " << joined(t.skipped) << " (still pending: coldgate review, or "
-              << accept << ')' << '\n';
+    std::string options = accept.substr(std::string_view("coldgate accept").size());
+    std::cout << "  skipped:  " << joined(t.skipped) << " (still pending: coldgate review"
+              << options << ", or " << accept << ")\n";
   }
   std::cout.flush();
 }
@@ -139,8 +142,10 @@ Choice review_one(const snapshot::Claim& claim, std::size_t index, std::size_t c
   std::cout << fmt::format("\n── {}/{} · stage {} · {}\n", index + 1, count, claim.stage,
                            util::display_path(claim.path));
   std::cout << view.message << '\n';
-  if (!view.diff.empty()) std::cout << '\n' << view.diff;
-  if (view.diff.empty() || view.diff.back() != '\n') std::cout << '\n';
+  if (!view.diff.empty()) {
+    std::cout << '\n' << view.diff;
+    if (view.diff.back() != '\n') std::cout << '\n';
+  }
   for (;;) {
     std::cout << '\n' << k_prompt << std::flush;
     char key = keys.next();
@@ -182,9 +187,9 @@ Choice review_one(const snapshot::Claim& claim, std::size_t index, std::size_t c
 int run_review(const ReviewArgs& args) {
   const std::string accept = accept_command(args.config);
   if (ci_mode(args.ci)) {
-    throw usage_error("", fmt::format("review is interactive and CI mode (--ci, CI=true) never "
-                                      "writes under snapshots/: run it locally with --no-ci, or "
-                                      "take the candidates from the job's artifacts"));
+    throw usage_error("", "review is interactive and CI mode (--ci, CI=true) never writes "
+                          "under snapshots/: run it locally with --no-ci, or take the candidates "
+                          "from the job's artifacts");
   }
   for (auto [fd, name] : {std::pair{STDIN_FILENO, "stdin"}, std::pair{STDOUT_FILENO, "stdout"}}) {
     if (::isatty(fd) != 1) {

@@ -267,8 +267,8 @@ TEST_F(Review, StagesNamedReviewOnlyThoseAndCOptionNamesTheConfig) {
       << term.screen();
   term.keys({"s"});
   EXPECT_EQ(term.wait_exit(), 0);
-  EXPECT_NE(term.screen().find("  skipped:  gamma (still pending: coldgate review, or coldgate "
-                               "accept -c sub/gate.yaml)\n"),
+  EXPECT_NE(term.screen().find("  skipped:  gamma (still pending: coldgate review -c "
+                               "sub/gate.yaml, or coldgate accept -c sub/gate.yaml)\n"),
             std::string::npos)
       << term.screen();
 }
