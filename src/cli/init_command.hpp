@@ -19,6 +19,7 @@ struct DumpKind {
   Step step = Step::sql;
   std::string what;      // for humans: "a custom-format archive (starts with PGDMP)", …
   std::string database;  // the database a psql script creates and \connects to, else ""
+  bool drops_first = false;  // the script runs DROP DATABASE [IF EXISTS] of `database` before it
   std::string connects;  // the database a psql script \connects to without creating it, else ""
   std::vector<std::string> also_created;  // further databases the script creates (pg_dumpall)
   std::string server_version;  // "15.4" from "-- Dumped from database version 15.4", else ""
@@ -27,7 +28,8 @@ struct DumpKind {
 /// Reads `path` as `coldgate init` does: a folder with toc.dat, a file starting with `PGDMP` or
 /// a tar archive (`ustar` at byte 257) is a pg_restore archive; text with a line starting with
 /// `\` (a psql meta-command, also `\.` after `COPY … FROM stdin;` data) or a `COPY … FROM stdin`
-/// is a psql script, one that runs `CREATE DATABASE x` and `\connect x` (or `\c x`) names `x`;
+/// is a psql script, one that runs `CREATE DATABASE x` and `\connect x` (or `\c x`) names `x`
+/// (and whether a `DROP DATABASE [IF EXISTS] x` comes first);
 /// other text is plain SQL. Throws Error(usage) naming the path for a missing, empty, gzip or
 /// binary file and for a folder without toc.dat, each with what to do.
 DumpKind detect_dump(const std::filesystem::path& path);

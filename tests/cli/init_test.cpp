@@ -163,6 +163,25 @@ TEST_F(Init, AScriptThatCreatesItsDatabaseAndConnectsRunsInPostgres) {
   EXPECT_EQ(setup_lines(yaml),
             "  - psql: {file: app.sql, database: postgres}  # the script creates shop itself\n"
             "  - analyze: true                 # statistics for the planner\n");
+  // Without a DROP DATABASE first, the database coldgate made for the stages is in its way.
+  EXPECT_NE(r.out.find("\napp.sql creates database shop without dropping it first, and coldgate "
+                       "makes the stages' database shop before setup, so CREATE DATABASE shop "
+                       "would fail: dump with pg_dump --create --clean --if-exists (it writes DROP "
+                       "DATABASE IF EXISTS shop first), or add that line before it\n"),
+            std::string::npos)
+      << r.out;
+
+  // pg_dump --create --clean --if-exists drops it first: nothing to say.
+  fs::remove(dir_ / "coldgate.yaml");
+  dir_.write("clean.sql",
+             "DROP DATABASE IF EXISTS shop;\n"
+             "CREATE DATABASE shop WITH TEMPLATE = template0 ENCODING = 'UTF8';\n"
+             "\\connect shop\n");
+  auto clean = init({"--from-dump", "clean.sql"});
+  EXPECT_EQ(clean.exit_code, 0) << clean.err;
+  EXPECT_EQ(clean.out.find("without dropping it first"), std::string::npos) << clean.out;
+  EXPECT_NE(slurp(dir_ / "coldgate.yaml").find("  - psql: {file: clean.sql, database: postgres}"),
+            std::string::npos);
 }
 
 TEST_F(Init, AQuotedDatabaseNameAsPgDumpWritesItIsQuotedInTheConfig) {
