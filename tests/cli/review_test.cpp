@@ -230,8 +230,8 @@ TEST_F(Review, ACandidateThatIsNotCanonicalIsNotAccepted) {
   std::string screen = term.wait_for("quit ›");
   EXPECT_NE(screen.find("── 1/1 · stage gamma · snapshots/gamma.json\n"
                         "snapshot changed: 1 path differs (1 changed, 0 added, 0 removed); the "
-                        "candidate is not in canonical form from line 1 (unsorted, re-indented or "
-                        "edited by hand?), so it cannot be accepted\n"
+                        "candidate is not in canonical form from line 1 (unsorted keys, re-indented "
+                        "or edited by hand?), so it cannot be accepted\n"
                         "\n"
                         "1 path differs: 1 changed, 0 added, 0 removed\n"
                         "  (root): [1 item] → [2, 1]\n"),
@@ -245,8 +245,8 @@ TEST_F(Review, ACandidateThatIsNotCanonicalIsNotAccepted) {
                 "quit › a\n"
                 "not accepted: accept: refusing " + (dir_ / "snapshots/gamma.json.new").string() +
                 " (stage 'gamma'): it is not "
-                "in canonical form from line 1 (unsorted, re-indented or edited by hand?); nothing "
-                "was changed\n"
+                "in canonical form from line 1 (unsorted keys, re-indented or edited by hand?); "
+                "nothing was changed\n"
                 "\n"
                 "  a accept · r reject (delete the candidate) · s skip · q quit › s\n"
                 "skipped gamma\n"),
@@ -254,6 +254,24 @@ TEST_F(Review, ACandidateThatIsNotCanonicalIsNotAccepted) {
       << term.screen();
   EXPECT_EQ(slurp(dir_ / "snapshots/gamma.json"), k_gamma_old);
   EXPECT_EQ(term.stty_after(), term.stty_before());
+}
+
+TEST_F(Review, ASnapshotWrittenUnderOtherRulesIsShownRearrangedWithoutADiff) {
+  // Arrays are sorted under delta's rules; its committed file kept the order of other rules.
+  dir_.write("snapshots/delta.json", "[\n  2,\n  1\n]\n");
+  dir_.write("snapshots/delta.json.new", "[\n  1,\n  2\n]\n");
+  TmuxSession term({COLDGATE_BINARY, "review", "delta"}, dir_.path());
+  EXPECT_EQ(term.wait_for("quit ›"),
+            "review: 1 pending snapshot\n"
+            "\n"
+            "── 1/1 · stage delta · snapshots/delta.json\n"
+            "snapshot rearranged: snapshots/delta.json is arranged under changed rules, content "
+            "identical: accepting rewrites it\n"
+            "\n"
+            "  a accept · r reject (delete the candidate) · s skip · q quit ›\n");
+  term.keys({"a"});
+  EXPECT_EQ(term.wait_exit(), 0);
+  EXPECT_EQ(slurp(dir_ / "snapshots/delta.json"), "[\n  1,\n  2\n]\n");
 }
 
 TEST_F(Review, StagesNamedReviewOnlyThoseAndCOptionNamesTheConfig) {
