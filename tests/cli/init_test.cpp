@@ -310,9 +310,8 @@ TEST_F(Init, FromUrlWritesTheExternalProviderWithoutThePassword) {
   EXPECT_EQ(yaml.find("s3cr"), std::string::npos) << yaml;
   expect_golden("init-from-url.yaml", yaml);
 
-  ::setenv("COLDGATE_DB_PASSWORD", "s3cr%40t", 1);
+  ScopedEnv password("COLDGATE_DB_PASSWORD", "s3cr%40t");
   auto cfg = config::load(dir_ / "coldgate.yaml");
-  ::unsetenv("COLDGATE_DB_PASSWORD");
   EXPECT_EQ(cfg.database.provider, config::Provider::external);
   EXPECT_EQ(cfg.database.url, url);  // the variable gives back the URL as it was given
   EXPECT_TRUE(cfg.setup.empty());
@@ -326,9 +325,10 @@ TEST_F(Init, FromUrlKeepsAConninfoPasswordsQuotesAndAUrlWithoutOneAsItIs) {
   EXPECT_NE(slurp(dir_ / "coldgate.yaml")
                 .find("  url: \"host=db.example user=app password='${COLDGATE_DB_PASSWORD}' dbname=shop\"\n"),
             std::string::npos);
-  ::setenv("COLDGATE_DB_PASSWORD", "a b\\'c", 1);
-  EXPECT_EQ(config::load(dir_ / "coldgate.yaml").database.url, conninfo);
-  ::unsetenv("COLDGATE_DB_PASSWORD");
+  {
+    ScopedEnv password("COLDGATE_DB_PASSWORD", "a b\\'c");
+    EXPECT_EQ(config::load(dir_ / "coldgate.yaml").database.url, conninfo);
+  }
 
   fs::remove(dir_ / "coldgate.yaml");
   auto plain = init({"--from-url", "postgresql://app@db.example/shop"});

@@ -11,7 +11,6 @@
 
 #include "support/support.hpp"
 #include "support/terminal.hpp"
-#include "util/process.hpp"
 
 namespace coldgate::testing {
 namespace {
@@ -67,7 +66,7 @@ bool ends_with(const std::string& text, const std::string& end) {
 
 TEST(QuickStart, InitRunReviewRunAndCiOnADumpOfOurOwn) {
   TempDir project;
-  ASSERT_TRUE(util::run({.argv = {"git", "init", "-q", project.path().string()}}).status.ok());
+  run_git(project.path(), {"init", "-q"});
   project.write("db/dump.sql", generated_dump());
   const std::vector<std::string> local{"CI="};  // a developer's shell, whatever runs the tests
 
