@@ -163,6 +163,12 @@ TEST_F(Init, AScriptThatCreatesItsDatabaseAndConnectsRunsInPostgres) {
   EXPECT_EQ(setup_lines(yaml),
             "  - psql: {file: app.sql, database: postgres}  # the script creates shop itself\n"
             "  - analyze: true                 # statistics for the planner\n");
+  auto cfg = config::load(dir_ / "coldgate.yaml");
+  EXPECT_EQ(cfg.database.name, "shop");
+  ASSERT_EQ(cfg.setup.size(), 2u);
+  EXPECT_EQ(cfg.setup[0].kind, config::SetupStep::Kind::psql);
+  EXPECT_EQ(cfg.setup[0].database, "postgres");
+  EXPECT_EQ(cfg.setup[0].file, fs::canonical(dir_ / "app.sql"));
   // Without a DROP DATABASE first, the database coldgate made for the stages is in its way.
   EXPECT_NE(r.out.find("\napp.sql creates database shop without dropping it first, and coldgate "
                        "makes the stages' database shop before setup, so CREATE DATABASE shop "

@@ -9,6 +9,7 @@
 
 #include <fmt/core.h>
 
+#include "support/dumps.hpp"
 #include "support/support.hpp"
 #include "support/terminal.hpp"
 
@@ -122,6 +123,38 @@ TEST(QuickStart, InitRunReviewRunAndCiOnADumpOfOurOwn) {
   }
   std::sort(snapshots.begin(), snapshots.end());
   EXPECT_EQ(snapshots, (std::vector<std::string>{"schema.json", "table-rows.json"}));
+}
+
+// A dump that creates its own database and \c's into it (as the Chinook script and pg_dump
+// --create --clean --if-exists do): init writes psql: {file, database: postgres} and
+// database.name, and the stages read the database the script made.
+TEST(QuickStart, ADumpThatCreatesItsDatabaseRunsAsInitWroteIt) {
+  TempDir project;
+  run_git(project.path(), {"init", "-q"});
+  project.write("db/chinook.sql", chinook_shaped_dump("chinook", 3, false));
+  const std::vector<std::string> local{"CI="};
+
+  auto init = run_coldgate({"init", "--from-dump", "db/chinook.sql"}, project.path(), {}, local);
+  ASSERT_EQ(init.exit_code, 0) << init.err;
+  EXPECT_EQ(init.out.substr(0, init.out.find('\n') + 1),
+            "detected db/chinook.sql: a psql script that creates database chinook and connects to "
+            "it (line 3) → setup step psql in database postgres; the stages use chinook\n");
+
+  auto first = run_coldgate({"run"}, project.path(), {}, local);
+  EXPECT_EQ(first.exit_code, 1) << first.err;
+  EXPECT_TRUE(ends_with(first.err, "coldgate: failed: 2 snapshots missing (table-rows, schema); "
+                                   "results in coldgate-out/results.json\n"))
+      << first.err;
+  EXPECT_EQ(slurp(project / "snapshots/table-rows.json.new"),
+            "{\n  \"public.album\": 1,\n  \"public.artist\": 3\n}\n");
+
+  auto accept = run_coldgate({"accept"}, project.path(), {}, local);
+  EXPECT_EQ(accept.exit_code, 0) << accept.err;
+  auto second = run_coldgate({"run"}, project.path(), {}, local);
+  EXPECT_EQ(second.exit_code, 0) << second.err;
+  EXPECT_TRUE(ends_with(second.err, "coldgate: passed: 2 stages, 2 snapshots match; results in "
+                                    "coldgate-out/results.json\n"))
+      << second.err;
 }
 
 }  // namespace
