@@ -182,8 +182,6 @@ DumpKind detect_dump(const fs::path& path) {
   bool in_copy = false;             // inside COPY … FROM stdin data, up to `\.`
   std::string psql_reason;          // the first line that needs psql
   std::vector<std::string> created;
-  std::vector<std::string> dropped;        // DROP DATABASE so far
-  std::vector<std::string> dropped_first;  // created after a DROP DATABASE of the same name
   std::string connected;            // the first \connect target
   std::size_t connected_line = 0;
   while (std::getline(in, line)) {
@@ -214,13 +212,9 @@ DumpKind detect_dump(const fs::path& path) {
     }
     if (auto db = database_of(l, "create")) {
       if (std::find(created.begin(), created.end(), *db) == created.end()) created.push_back(*db);
-      if (std::find(dropped.begin(), dropped.end(), *db) != dropped.end()) dropped_first.push_back(*db);
       continue;
     }
-    if (auto db = database_of(l, "drop")) {
-      dropped.push_back(*db);
-      continue;
-    }
+    if (database_of(l, "drop")) continue;
     constexpr std::string_view k_dumped_from = "-- Dumped from database version ";
     if (kind.server_version.empty() && l.rfind(k_dumped_from, 0) == 0) {
       std::string_view v = l.substr(k_dumped_from.size());
@@ -237,8 +231,6 @@ DumpKind detect_dump(const fs::path& path) {
   bool creates = std::find(created.begin(), created.end(), connected) != created.end();
   if (creates) {
     kind.database = connected;
-    kind.drops_first =
-        std::find(dropped_first.begin(), dropped_first.end(), connected) != dropped_first.end();
     for (const auto& db : created) {
       if (db != connected) kind.also_created.push_back(db);
     }
@@ -553,14 +545,6 @@ int run_init(const InitArgs& args) {
     std::cout << "detected " << dump.string() << ": " << kind.what << " → setup step " << step;
     if (!kind.database.empty()) std::cout << " in database postgres; the stages use " << kind.database;
     std::cout << '\n';
-    if (!kind.database.empty() && !kind.drops_first) {
-      notes.push_back(fmt::format(
-          "{0} creates database {1} without dropping it first, and coldgate makes the stages' "
-          "database {1} before setup, so CREATE DATABASE {1} would fail: dump with pg_dump "
-          "--create --clean --if-exists (it writes DROP DATABASE IF EXISTS {1} first), or add "
-          "that line before it",
-          dump.string(), kind.database));
-    }
     if (!kind.also_created.empty()) {
       std::string others;
       for (const auto& db : kind.also_created) others += (others.empty() ? "" : ", ") + db;

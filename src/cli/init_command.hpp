@@ -19,7 +19,6 @@ struct DumpKind {
   Step step = Step::sql;
   std::string what;      // for humans: "a custom-format archive (starts with PGDMP)", …
   std::string database;  // the database a psql script creates and \connects to, else ""
-  bool drops_first = false;  // the script runs DROP DATABASE [IF EXISTS] of `database` before it
   std::string connects;  // the database a psql script \connects to without creating it, else ""
   std::vector<std::string> also_created;  // further databases the script creates (pg_dumpall)
   std::string server_version;  // "15.4" from "-- Dumped from database version 15.4", else ""

@@ -40,7 +40,7 @@ void Session::stop() noexcept {
 void Session::setup(const config::Config& cfg, const std::string& who,
                     const std::optional<db::ConnectionInfo>& target, results::Results* into) {
   setup::Context context{target ? *target : m_provider->connection_info(), cfg.base_dir,
-                         m_provider->client_bindir()};
+                         m_provider->client_bindir(), m_provider->name() != "external"};
   const std::string prefix = who.empty() ? "" : who + ": ";
   setup::run_setup(cfg.setup, context, [&](const setup::StepResult& s) {
     m_say(fmt::format("setup {}{} ({:.0f} ms)", prefix, s.label, s.wall_ms));

@@ -133,6 +133,63 @@ bool lost_server(const std::string& text) {
   return false;
 }
 
+// Tables, partitioned tables, views, materialized views and foreign tables outside the
+// system schemas: what a stage could read.
+constexpr std::string_view k_count_user_relations =
+    "SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+    "WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f') "
+    "AND n.nspname NOT IN ('pg_catalog', 'information_schema') "
+    "AND n.nspname NOT LIKE 'pg\\_toast%'";
+
+// Whether the first MiB of `script` (where pg_dump --create and hand-written scripts put it)
+// has `CREATE DATABASE name`, the name bare or double-quoted, in any letter case.
+bool creates_database(const std::filesystem::path& script, const std::string& name) {
+  std::string head = util::read_file_prefix(script, std::size_t{1} << 20);
+  auto lower = [](std::string text) {
+    for (char& ch : text) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    return text;
+  };
+  std::string text = lower(head);
+  const std::string wanted = lower(name);
+  for (std::size_t pos = text.find("create database"); pos != std::string::npos;
+       pos = text.find("create database", pos + 1)) {
+    std::size_t i = pos + 15;
+    while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
+    bool quoted = i < text.size() && text[i] == '"';
+    if (quoted) ++i;
+    if (text.compare(i, wanted.size(), wanted) != 0) continue;
+    std::size_t end = i + wanted.size();
+    if (quoted ? (end < text.size() && text[end] == '"')
+               : (end == text.size() || !(std::isalnum(static_cast<unsigned char>(text[end])) ||
+                                          text[end] == '_' || text[end] == '$'))) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// On this run's own server, the stages' database is made empty before setup; a script run from
+// another database that creates it (pg_dump --create without --clean) would fail with "already
+// exists". Dropped only while it holds nothing a stage could read.
+void make_room_for(const config::SetupStep& step, const Context& c) {
+  if (!c.own_server || step.database.empty() || step.database == c.database.dbname) return;
+  if (!creates_database(step.file, c.database.dbname)) return;
+  db::ConnectionInfo other = c.database;
+  other.dbname = step.database;
+  db::Connection conn(other);
+  if (conn.exec_params("SELECT 1 FROM pg_database WHERE datname = $1", {c.database.dbname})
+          .empty()) {
+    return;
+  }
+  {
+    db::Connection stages(c.database);
+    if (stages.exec(std::string(k_count_user_relations), "setup")[0][0].as<long long>() > 0) {
+      return;
+    }
+  }
+  conn.exec("DROP DATABASE " + conn.raw().quote_name(c.database.dbname), "setup");
+}
+
 void run_psql(const config::SetupStep& step, const Context& c, const std::string& file) {
   // psql runs in the config's folder and is given the path from there, so its messages say
   // "psql:dump.sql:12: ERROR: …" as the user wrote the file's name.
@@ -143,6 +200,7 @@ void run_psql(const config::SetupStep& step, const Context& c, const std::string
   }
   argv.push_back("-f");
   argv.push_back(file);
+  make_room_for(step, c);
   db::ConnectionInfo database = c.database;
   if (!step.database.empty()) database.dbname = step.database;
   const std::string what = "psql -f " + file;
@@ -290,13 +348,7 @@ std::vector<StepResult> run_setup(const std::vector<config::SetupStep>& steps, c
 
 std::string stage_database_warning(const std::vector<config::SetupStep>& steps,
                                    const Context& c) {
-  // Tables, partitioned tables, views, materialized views and foreign tables outside the
-  // system schemas: what a stage could read.
-  const std::string count_sql =
-      "SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
-      "WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f') "
-      "AND n.nspname NOT IN ('pg_catalog', 'information_schema') "
-      "AND n.nspname NOT LIKE 'pg\\_toast%'";
+  const std::string count_sql(k_count_user_relations);
   {
     db::Connection conn(c.database);
     if (conn.exec(count_sql, "setup")[0][0].as<long long>() > 0) return "";

@@ -21,6 +21,9 @@ struct Context {
   db::ConnectionInfo database;
   std::filesystem::path base_dir;  // cwd of commands; paths shown relative to it
   std::optional<std::filesystem::path> client_bindir;  // psql/pg_restore; nullopt: PATH
+  /// The server is this run's own (local, container): an empty stages' database that a psql
+  /// script creates itself may be dropped first. Never on an external server.
+  bool own_server = false;
 };
 
 /// One finished step, for the report.

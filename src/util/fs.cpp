@@ -68,6 +68,24 @@ void fsync_dir(const std::filesystem::path& dir) {
 
 }  // namespace
 
+std::string read_file_prefix(const std::filesystem::path& path, std::size_t max_bytes) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    throw usage_error(path.string(), "is a folder; expected a file");
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    throw usage_error(path.string(), fmt::format("cannot read file: {}", errno_text(errno)));
+  }
+  std::string data(max_bytes, '\0');
+  in.read(data.data(), static_cast<std::streamsize>(max_bytes));
+  if (in.bad()) {
+    throw usage_error(path.string(), fmt::format("read error: {}", errno_text(errno)));
+  }
+  data.resize(static_cast<std::size_t>(in.gcount()));
+  return data;
+}
+
 std::string read_file(const std::filesystem::path& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) {

@@ -9,6 +9,10 @@ namespace coldgate::util {
 /// Whole contents of `path` as bytes; throws Error(usage) naming the path when it cannot be read.
 std::string read_file(const std::filesystem::path& path);
 
+/// The first `max_bytes` bytes of `path` (all of it when shorter), for sniffing a large file's
+/// head; throws Error(usage) naming the path when it cannot be read.
+std::string read_file_prefix(const std::filesystem::path& path, std::size_t max_bytes);
+
 /// Reads all of standard input; throws Error(infrastructure) on a read error.
 std::string read_stdin();
 

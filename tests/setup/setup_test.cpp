@@ -151,6 +151,36 @@ TEST_F(SetupTest, PsqlStartsInTheStepsDatabaseForAScriptThatMakesItsOwn) {
   EXPECT_NO_THROW(run_step(step, c));
 }
 
+TEST_F(SetupTest, APsqlScriptCreatingTheStagesDatabaseFindsRoomOnTheRunsOwnServer) {
+  // pg_dump --create without --clean: CREATE DATABASE, no DROP first. The run made the stages'
+  // database empty before setup; on its own server that empty database makes way.
+  auto c = context("setup_create_only");
+  c.own_server = true;
+  config::SetupStep step = file_step(
+      Kind::psql, dir.write("create.sql",
+                            "CREATE DATABASE setup_create_only WITH TEMPLATE = template0;\n"
+                            "\\connect setup_create_only\n"
+                            "CREATE TABLE t (x int);\nINSERT INTO t VALUES (1), (2);\n"));
+  step.database = "postgres";
+  run_step(step, c);
+  EXPECT_EQ(count(c, "SELECT count(*) FROM t"), 2);
+
+  // Now it holds a table: never dropped, the script's own error stands.
+  Error again = error_of(step, c);
+  EXPECT_EQ(again.code(), ExitCode::gate_failed);
+  EXPECT_NE(again.message().find(
+                "psql:create.sql:1: ERROR:  database \"setup_create_only\" already exists"),
+            std::string::npos)
+      << again.message();
+  EXPECT_EQ(count(c, "SELECT count(*) FROM t"), 2);
+
+  // An external server's database is never dropped, even an empty one.
+  auto external = context("setup_create_only");
+  Error refused = error_of(step, external);
+  EXPECT_NE(refused.message().find("already exists"), std::string::npos) << refused.message();
+  EXPECT_EQ(count(external, "SELECT count(*) FROM pg_class WHERE relname = 't'"), 0);
+}
+
 TEST_F(SetupTest, AfterSetupTheOtherDatabaseWithTablesIsNamed) {
   auto c = context("setup_chinook_plain");
   config::SetupStep step =
