@@ -3,6 +3,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <optional>
 #include <sstream>
 
 #include "config/config.hpp"
@@ -144,8 +145,9 @@ class Loader {
                  : step->key == "psql" ? SetupStep::Kind::psql
                                        : SetupStep::Kind::restore;
         const YAML::Node* file = &step->value;
+        std::optional<Fields> options;  // outlives `file`, which may point into it
         if (s.kind == SetupStep::Kind::psql && step->value.IsMap()) {
-          Fields p = m_r.fields(step->value, s.key, "setup[].psql");
+          const Fields& p = options.emplace(m_r.fields(step->value, s.key, "setup[].psql"));
           read_psql_options(p, s);
           file = &p.find("file")->value;
           s.key = p.path("file");
