@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# The package test: builds the Debian package (ci/package.sh), then, in a fresh container of a
+# clean Debian bookworm (the debootstrap'd debian:bookworm-slim of ci/base-image.sh: no
+# registry), does what a user does:
+#   1. `apt-get update && apt-get install -y ./coldgate_<version>_amd64.deb`: it must install
+#      with its Depends and Recommends (PostgreSQL 15, psql, git, python3-psycopg2) from
+#      Debian's mirror, and put coldgate on PATH;
+#   2. runs the bundled demo as a non-root user, as the man page says:
+#      `cp -r /usr/share/coldgate/demo coldgate-demo && cd coldgate-demo &&
+#       coldgate run -c config/demo.yaml` — exit 0 and the "passed" line;
+#   3. `man coldgate` (after installing man-db) shows the page with its COMMANDS section;
+#   4. bash-completion's own loader finds the completion, which completes commands and options.
+# Needs root (rootful podman, as ci/test.sh). Removes its container and its folder; the base
+# image stays in podman's storage. Timings: docs/ci.md "The Debian package".
+#   sudo bash ci/package-test.sh               # builds the package with ci/package.sh
+#   bash ci/package-test.sh --deb FILE.deb     # checks FILE.deb instead (ctest Package.container:
+#                                              # the test build's own package); exit 77 if not root
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+given=
+case "${1:-}" in
+  --deb) given=${2:?ci/package-test.sh: --deb needs the .deb file} ;;
+  "") ;;
+  *) echo "ci/package-test.sh: unknown argument '$1' (usage: ci/package-test.sh [--deb FILE.deb])" >&2; exit 2 ;;
+esac
+if [[ $(id -u) -ne 0 ]]; then
+  if [[ -n "$given" ]]; then echo "ci/package-test.sh: skipped: needs root (rootful podman)" >&2; exit 77; fi
+  exec sudo --preserve-env=PATH bash "$0" "$@"
+fi
+
+say() { echo "ci/package-test.sh: $*" >&2; }
+fail() { say "FAIL: $*"; exit 1; }
+image=debian:bookworm-slim
+name=coldgate-package-test-$$
+start=$SECONDS
+phase=$SECONDS
+lap() { lap_s=$((SECONDS - phase)); phase=$SECONDS; }  # seconds since the last lap, in $lap_s
+
+# podman as ci/docker-test.sh sets it up (the API service it may start is not needed: stopped
+# again at the end if it was started here), then the base image.
+service_pid_file=/run/coldgate-podman/service.pid
+before=$(cat "$service_pid_file" 2>/dev/null || true)
+after=$before
+if ! command -v podman >/dev/null || [[ ! -e /etc/containers/containers.conf ]]; then
+  bash ci/setup-podman.sh >/dev/null
+  after=$(cat "$service_pid_file" 2>/dev/null || true)
+fi
+work=$(mktemp -d /var/tmp/coldgate-package-test.XXXXXX)
+cleanup() {
+  podman rm -f "$name" >/dev/null 2>&1 || true
+  rm -rf "$work"
+  if [[ -n "$after" && "$after" != "$before" ]]; then kill "$after" 2>/dev/null || true; fi
+}
+trap cleanup EXIT
+bash ci/base-image.sh "$image" >&2
+lap; say "podman and the base image ready (${lap_s} s)"
+
+if [[ -n "$given" ]]; then
+  [[ -f "$given" ]] || fail "--deb $given: no such file"
+  deb=$(realpath -- "$given")
+  say "checking $deb"
+else
+  say "building the package (ci/package.sh; log: $work/package.log)"
+  deb=$(bash ci/package.sh 2>"$work/package.log") || { tail -n 40 "$work/package.log" >&2; fail "the package did not build"; }
+  lap; say "built $(basename "$deb") ($(du -k "$deb" | cut -f1) KiB) in ${lap_s} s"
+fi
+dpkg-deb -f "$deb" Package Version Architecture Depends Recommends >&2
+
+# The folder the .deb is in, readable by apt's _apt user (no "unsandboxed" note).
+chmod 755 "$work"
+cp "$deb" "$work/"
+deb_name=$(basename "$deb")
+# SYS_PTRACE: an ASan build's LeakSanitizer (the test build's package) stops the world with ptrace.
+podman run -d --name "$name" --network=host --cap-add=SYS_PTRACE -v "$work":/pkg:ro "$image" \
+  sleep infinity >/dev/null
+inside() { podman exec "$name" bash -euo pipefail -c "$1"; }
+
+# 1. The install, as the issue says it.
+say "in a fresh $image container: apt-get update && apt-get install -y ./$deb_name"
+if ! inside "cd /pkg && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y ./$deb_name" \
+  >"$work/install.log" 2>&1; then
+  tail -n 30 "$work/install.log" >&2
+  fail "apt-get install ./$deb_name failed in a clean container"
+fi
+lap; say "installed in ${lap_s} s"
+version=$(dpkg-deb -f "$deb" Version)
+got=$(inside 'command -v coldgate && coldgate --version')
+[[ "$got" == $'/usr/bin/coldgate\ncoldgate '"$version" ]] || fail "coldgate on PATH: expected /usr/bin/coldgate, coldgate $version; got: $got"
+inside 'test -x /usr/lib/postgresql/15/bin/postgres && command -v psql >/dev/null && command -v git >/dev/null &&
+        python3 -c "import psycopg2"' || fail "the Recommends (postgresql-15, postgresql-client-15, git, python3-psycopg2) are not installed"
+say "coldgate $version at /usr/bin/coldgate, with PostgreSQL 15, psql, git and psycopg2"
+
+# 2. The demo, as a user who is not root, in a copy of the shipped folder.
+say "the demo as user 'demo': cp -r /usr/share/coldgate/demo coldgate-demo && cd coldgate-demo && coldgate run -c config/demo.yaml"
+inside 'useradd --create-home demo'
+code=0
+podman exec --user demo --workdir /home/demo "$name" bash -euo pipefail -c \
+  'cp -r /usr/share/coldgate/demo coldgate-demo && cd coldgate-demo && coldgate run -c config/demo.yaml' \
+  >"$work/report.txt" 2>"$work/progress.txt" || code=$?
+lap
+if [[ $code -ne 0 ]]; then
+  cat "$work/report.txt" >&2
+  tail -n 30 "$work/progress.txt" >&2
+  fail "the demo exited $code in the container (report and progress above)"
+fi
+passed=$(grep '^coldgate: passed: ' "$work/progress.txt" || true)
+[[ -n "$passed" ]] || { tail -n 10 "$work/progress.txt" >&2; fail "the demo exited 0 without a 'coldgate: passed:' line"; }
+say "demo ran in ${lap_s} s: $passed"
+
+# 3. The man page (the package ships it; reading it takes man-db, which minbase lacks).
+inside 'DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends man-db bash-completion' \
+  >"$work/man-db.log" 2>&1 || { tail -n 20 "$work/man-db.log" >&2; fail "installing man-db and bash-completion failed"; }
+page=$(inside 'MANPAGER=cat MANWIDTH=100 man coldgate 2>&1')
+for want in "coldgate - measure PostgreSQL-backed start-up cold" "COMMANDS" "coldgate run [OPTIONS]" \
+  "-c, --config TEXT=coldgate.yaml" "cp -r /usr/share/coldgate/demo coldgate-demo"; do
+  grep -qF -- "$want" <<<"$page" || { head -n 30 <<<"$page" >&2; fail "man coldgate does not show '$want'"; }
+done
+say "man coldgate: $(wc -l <<<"$page") lines, with the COMMANDS section"
+
+# 4. The completion, loaded the way bash-completion loads it on the first Tab.
+# shellcheck disable=SC2016  # expanded inside the container
+reply=$(inside 'source /usr/share/bash-completion/bash_completion
+  __load_completion coldgate || { echo "not found by bash-completion"; exit 1; }
+  complete -p coldgate
+  COMP_WORDS=(coldgate d); COMP_CWORD=1; _coldgate coldgate d coldgate; echo "${COMPREPLY[*]}"
+  COMP_WORDS=(coldgate run --u); COMP_CWORD=2; _coldgate coldgate --u run; echo "${COMPREPLY[*]}"')
+[[ "$reply" == $'complete -F _coldgate coldgate\ndiff db\n--update-snapshots' ]] \
+  || fail "the completion in the container: expected 'complete -F _coldgate coldgate', 'diff db', '--update-snapshots'; got: $reply"
+say "bash completion: coldgate d<Tab> → diff db; coldgate run --u<Tab> → --update-snapshots"
+lap
+say "PASS in $((SECONDS - start)) s"
