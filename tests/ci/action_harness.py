@@ -5,6 +5,8 @@ coldgate binary, on temporary git repositories whose origin is a local bare repo
 a fake GitHub comments API on 127.0.0.1 (harness/: runner.py, expressions.py, fake_github.py).
 
   /usr/bin/python3 tests/ci/action_harness.py --coldgate build-dev/coldgate --scenario NAME
+  … --scenario package --package coldgate_<version>_amd64.deb
+                             the action's `package` input, in the workflow's container (root, podman)
   … --scenario list          the scenarios
   … --keep                   keep the temporary folder (jobs' logs, workspaces, artifacts)
   … -v                       print every job's log as it runs
@@ -14,11 +16,15 @@ printed), 2 when the harness cannot replay something.
 """
 
 import argparse
+import functools
+import http.server
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import traceback
 from pathlib import Path
@@ -30,6 +36,10 @@ from harness.fake_github import FakeGitHub  # noqa: E402
 from harness.runner import Harness, HarnessError, Job, git, run_workflow_job  # noqa: E402
 
 SOURCE_DIR = Path(__file__).resolve().parents[2]
+# The workflows' `container:` images, for the scenarios that replay them: the debootstrap'd
+# bookworm of ci/base-image.sh (no registry here) stands in for Docker Hub's debian:bookworm.
+CONTAINER_IMAGES = {"debian:bookworm": "localhost/debian:bookworm-slim"}
+IN_CONTAINERS = {"package"}
 
 # The project under test: one timed stage (pg_sleep) and one with a snapshot. Gated on the
 # query's own time, so 20 ms → 400 ms is a 20× regression, far above max_ratio 10 and
@@ -91,6 +101,7 @@ class Scenario:
         self.api = harness.api
         self.origin = harness.origin
         self.pulls = {}
+        self.package = None  # --package: the .deb the package scenario installs
 
     # -- the repository --
 
@@ -434,6 +445,81 @@ def scenario_stack(s):
               "PR3: the base comes from feature-2's recorded entry", job=job)
 
 
+def scenario_package(s):
+    """The action's `package` input in the workflow's own container (debian:bookworm): the
+    .deb is installed with apt-get, with what it recommends, from Debian's mirror, and the
+    installed coldgate measures; nothing is compiled (the harness fails a step that compiles)
+    and the binary cache is not used. A path in the workspace, then a URL, then a missing file."""
+    if os.geteuid() != 0:
+        raise Skip("package needs root: podman runs the job's container")
+    if not s.package or not Path(s.package).is_file():
+        raise HarnessError(f"the package scenario needs --package FILE.deb (got {s.package!r})")
+    deb = Path(s.package).resolve()
+    field = lambda name: subprocess.run(["dpkg-deb", "-f", str(deb), name], check=True,
+                                        stdout=subprocess.PIPE, text=True).stdout.strip()
+    version = field("Version")
+    s.c.check(field("Package") == "coldgate" and deb.name == f"coldgate_{version}_amd64.deb",
+              f"the package is coldgate_{version}_amd64.deb", deb.name)
+    s.c.check("libpqxx-6.4" in field("Depends") and "libyaml-cpp0.7" in field("Depends"),
+              "its Depends come from the binary's libraries (dpkg-shlibdeps)", field("Depends"))
+    s.c.check(field("Recommends") == "postgresql-15, postgresql-client-15, git, python3-psycopg2",
+              "it recommends PostgreSQL 15, psql, git and psycopg2", field("Recommends"))
+
+    s.main()
+    s.branch("feature-docs", {"README.md": "# shop\n\nA shop.\n"}, "docs: say what it is")
+    pr = s.pull_request(1, "feature-docs", "main")
+
+    def the_package_in_the_workspace(job):  # as a step that downloads a release would leave it
+        (job.workspace / "dist").mkdir()
+        shutil.copy2(deb, job.workspace / "dist" / deb.name)
+
+    def installed(job, label):
+        install = s.step(job, "Install coldgate")
+        log = install.log if install else ""
+        s.c.check(f"coldgate: /usr/bin/coldgate from the package coldgate {version}" in log
+                  and f"coldgate {version}" in log.splitlines(),
+                  f"{label}: the action installed the package and runs /usr/bin/coldgate", log[-800:], job)
+        cache = s.step(job, "Cache the coldgate binary")
+        s.c.check(cache is not None and cache.outcome == "skipped", f"{label}: the binary cache is not used",
+                  f"{cache and cache.outcome}", job)
+        s.c.check("container debian:bookworm" in job.text(), f"{label}: the job ran in its container", job=job)
+
+    job = s.pr_job(pr, "package from the workspace", inputs={"comment": "always", "package": f"dist/{deb.name}"},
+                   after_checkout=the_package_in_the_workspace)
+    s.expect(job, pr, exit_code=0, writes=[("POST", 201)], verdict="✅ **passed")
+    installed(job, "package from the workspace")
+
+    # From a URL (a release asset): the action downloads it with curl, which it installs first.
+    handler = functools.partial(QuietHandler, directory=str(deb.parent))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/{deb.name}"
+        job = s.pr_job(pr, "package from a URL", inputs={"comment": "always", "package": url})
+    finally:
+        server.shutdown()
+        server.server_close()
+    s.expect(job, pr, exit_code=0, writes=[("PATCH", 200)], verdict="✅ **passed")
+    installed(job, "package from a URL")
+    s.c.check(f"coldgate: downloading {url}" in job.text(), "package from a URL: the log says what is downloaded", job=job)
+
+    job = s.pr_job(pr, "package missing", inputs={"package": "dist/nothing.deb"})
+    s.c.check(job.exit_code == 2 and job.first_failure == ("Install coldgate", 2),
+              "package missing: the job fails with exit 2 in the action's install step",
+              f"exit {job.exit_code}, first failure {job.first_failure}", job)
+    errors = [m for level, m in job.annotations if level == "error"]
+    s.c.check(f"coldgate action: input package: no file dist/nothing.deb (relative to {job.workspace}); "
+              "give the .deb that ci/package.sh makes, or its URL" in errors,
+              "package missing: one error names the input, the file and what to give", f"{errors}", job)
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    """Serves the package for the URL job; its request lines stay out of the scenario's log."""
+
+    def log_message(self, format, *args):
+        pass
+
+
 SCENARIOS = {
     "pass": scenario_pass,
     "regression": scenario_regression,
@@ -444,6 +530,7 @@ SCENARIOS = {
     "fork": scenario_fork,
     "ownership": scenario_ownership,
     "stack": scenario_stack,
+    "package": scenario_package,
 }
 
 
@@ -451,6 +538,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--coldgate", help="the built coldgate binary")
     parser.add_argument("--scenario", required=True, help="a scenario, or 'list'")
+    parser.add_argument("--package", help="the .deb for the package scenario")
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
     parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args()
@@ -470,9 +558,18 @@ def main():
     started = time.monotonic()
     code = 0
     try:
-        harness = Harness(root, SOURCE_DIR, Path(args.coldgate).resolve(), api, verbose=args.verbose)
+        images = None
+        if args.scenario in IN_CONTAINERS:
+            images = CONTAINER_IMAGES
+            for local in images.values():
+                if subprocess.run(["podman", "image", "exists", local]).returncode != 0:
+                    raise HarnessError(f"no image {local}: bash ci/setup-podman.sh builds it")
+        harness = Harness(root, SOURCE_DIR, Path(args.coldgate).resolve(), api, verbose=args.verbose,
+                          container_images=images)
         print(f"scenario {args.scenario} in {root}", flush=True)
-        SCENARIOS[args.scenario](Scenario(harness, checks))
+        scenario = Scenario(harness, checks)
+        scenario.package = args.package
+        SCENARIOS[args.scenario](scenario)
     except Skip as e:
         print(f"action_harness: skipped: {e}")
         code = 77

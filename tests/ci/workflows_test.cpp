@@ -110,7 +110,8 @@ TEST(GithubAction, InputsAreTheDocumentedOnesAndEveryOneIsUsedAndDefined) {
   YAML::Node action = load("ci/github/action.yml");
   ASSERT_EQ(action["runs"]["using"].as<std::string>(), "composite");
   std::set<std::string> defined = keys(action["inputs"]);
-  for (const char* required : {"config", "base", "mode", "comment", "allow-no-baseline", "cache", "token"}) {
+  for (const char* required : {"config", "base", "mode", "comment", "allow-no-baseline", "cache", "token",
+                               "package"}) {
     EXPECT_TRUE(defined.count(required)) << "input " << required << " is missing";
   }
   for (const auto& kv : action["inputs"]) {

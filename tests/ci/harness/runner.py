@@ -15,6 +15,11 @@ machine, for ci/github/ (docs: "Workflow syntax", "Metadata syntax for GitHub Ac
   when the key was not an exact hit), actions/upload-artifact and actions/download-artifact
   (a folder per run), and coldgate's own action (ci/github), run as a composite action.
 - Each job has its own HOME, RUNNER_TEMP and token; CI=true, GITHUB_ACTIONS=true.
+- A job's `container:` is replayed only when the harness is given `container_images` (the
+  workflow's image → a local podman image): the job then runs as the runner runs a container
+  job, each `run:` step `exec`'d in one container of that image that has the job's folders
+  mounted at their own paths and the host's network (the fake API on 127.0.0.1), removed when
+  the job ends. Otherwise `container:` is not replayed and the steps run on this machine.
 """
 
 import fnmatch
@@ -311,8 +316,10 @@ class Harness:
     """What the jobs of one scenario share: the source tree of coldgate (the action's own
     checkout), the fake API, the cache and artifact stores, the origin, and a run counter."""
 
-    def __init__(self, root, source_dir, coldgate, api, repository="acme/shop", verbose=False):
+    def __init__(self, root, source_dir, coldgate, api, repository="acme/shop", verbose=False,
+                 container_images=None):
         self.root = Path(root)
+        self.container_images = container_images
         self.source_dir = Path(source_dir)
         self.coldgate = Path(coldgate)
         self.api = api
@@ -333,6 +340,42 @@ class Harness:
 
 
 # --- jobs ----------------------------------------------------------------------------------------
+
+
+class JobContainer:
+    """The container of a `container:` job: `sleep infinity` in `image`, with `mount` (the
+    harness's folder: workspace, HOME, RUNNER_TEMP, origin) and, read-only, `action_dir` (the
+    action's own checkout, which the runner keeps in its mounted _actions folder) at the same
+    paths inside, on the host's network. The runner's `docker exec` of each step is
+    `podman exec` here."""
+
+    LABEL = "coldgate.test=action-harness"
+
+    def __init__(self, image, mount, action_dir, name):
+        self.image = image
+        self.name = name
+        # A harness run that was killed leaves its container: the next one removes it.
+        stale = subprocess.run(["podman", "ps", "-aq", "--filter", f"label={self.LABEL}"],
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True).stdout.split()
+        if stale:
+            subprocess.run(["podman", "rm", "-f", "-t", "0", *stale], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+        # SYS_PTRACE: the LeakSanitizer of an ASan build of coldgate stops the world with ptrace.
+        out = subprocess.run(["podman", "run", "-d", "--rm", "--name", name, "--label", self.LABEL,
+                              "--network=host", "--cap-add=SYS_PTRACE", "-v", f"{mount}:{mount}",
+                              "-v", f"{action_dir}:{action_dir}:ro", image, "sleep", "infinity"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        if out.returncode != 0:
+            raise HarnessError(f"podman run {image}: {out.stderr.strip()}")
+
+    def exec_argv(self, cwd, env, argv):
+        """`argv` run in the container in folder `cwd` with exactly `env`."""
+        envs = [f"--env={k}={v}" for k, v in env.items()]
+        return ["podman", "exec", f"--workdir={cwd}", *envs, self.name, *argv]
+
+    def remove(self):
+        subprocess.run(["podman", "rm", "-f", "-t", "0", self.name], stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
 
 
 class StepResult:
@@ -400,6 +443,7 @@ class Job:
         self.first_failure = None   # (step name, exit code)
         self.action_runs = []       # each composite run: {"inputs", "outputs", "steps"}
         self.checkout_hooks = []
+        self.container = None       # a JobContainer while a `container:` job runs
         self.checkout_overrides = {}
         self.action_overrides = {}
         self.step_timeout = 600
@@ -546,7 +590,7 @@ class Job:
             raise HarnessError(f"step {name!r}: shell {shell!r} is not replayed (only bash)")
         preparation = re.fullmatch(r"apt-get update -qq && apt-get install -y -qq --no-install-recommends ([\w .+-]+)\n?",
                                    script)
-        if preparation:
+        if preparation and self.container is None:
             # The container's own package installs: this machine has them (ci/setup.sh --test).
             missing = [p for p in preparation.group(1).split()
                        if subprocess.run(["dpkg-query", "-W", "-f=${Status}", p], stdout=subprocess.PIPE,
@@ -573,9 +617,12 @@ class Job:
         script_file.write_text(script)
         cwd = self.workspace / step.get("working-directory", ".")
         started = time.monotonic()
+        argv = ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script_file)]
+        if self.container is not None:
+            argv = self.container.exec_argv(cwd, env, argv)
+            cwd, env = None, {"PATH": SYSTEM_PATH}
         try:
-            proc = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script_file)],
-                                  cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            proc = subprocess.run(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                   stderr=subprocess.STDOUT, timeout=self.step_timeout)
             code, output = proc.returncode, proc.stdout.decode(errors="replace")
         except subprocess.TimeoutExpired as e:
@@ -766,7 +813,19 @@ def run_workflow_job(harness, workflow_file, job_id, job, *, action_inputs=None,
     job.step_timeout = int(spec.get("timeout-minutes", 10)) * 60
     job.env_file_values.update({k: to_string(v) for k, v in (wf.get("env") or {}).items()})
     job.env_file_values.update({k: to_string(v) for k, v in (spec.get("env") or {}).items()})
-    job.run_steps(spec["steps"], scope)
-    job.finish()
+    image = spec.get("container")
+    image = image.get("image") if isinstance(image, dict) else image
+    if image and harness.container_images is not None:
+        if image not in harness.container_images:
+            raise HarnessError(f"{workflow_file}: no local image stands in for container {image!r}")
+        job.container = JobContainer(harness.container_images[image], harness.root, harness.source_dir,
+                                     f"coldgate-harness-{os.getpid()}-{job.run_id}")
+        job.log(f"── container {image} (here {harness.container_images[image]}): {job.container.name}")
+    try:
+        job.run_steps(spec["steps"], scope)
+        job.finish()
+    finally:
+        if job.container is not None:
+            job.container.remove()
     job.log(f"── job {job.conclusion} (exit {job.exit_code})")
     return job
