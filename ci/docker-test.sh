@@ -25,16 +25,10 @@ start=$SECONDS
 phase=$SECONDS
 lap() { lap_s=$((SECONDS - phase)); phase=$SECONDS; }  # seconds since the last lap, in $lap_s
 
-# podman, runc and its configuration: ci/setup-podman.sh when missing (it also starts the API
-# service, which this test does not need: stopped again at the end if it was started here).
-# Then the base image (debootstrap when missing).
-service_pid_file=/run/coldgate-podman/service.pid
-before=$(cat "$service_pid_file" 2>/dev/null || true)
-after=$before
-if ! command -v podman >/dev/null || [[ ! -e /etc/containers/containers.conf ]]; then
-  bash ci/setup-podman.sh >/dev/null
-  after=$(cat "$service_pid_file" 2>/dev/null || true)
-fi
+# podman (ci/setup-podman.sh when missing; podman_service_stop at the end), then the base image
+# (debootstrap when missing).
+# shellcheck source=ci/podman-ready.sh
+source ci/podman-ready.sh
 bash ci/base-image.sh >&2
 
 work=$(mktemp -d /var/tmp/coldgate-docker-test.XXXXXX)
@@ -42,7 +36,7 @@ cleanup() {
   podman rm -f "$name" >/dev/null 2>&1 || true
   podman rmi "$image" >/dev/null 2>&1 || true
   rm -rf "$work"
-  if [[ -n "$after" && "$after" != "$before" ]]; then kill "$after" 2>/dev/null || true; fi
+  podman_service_stop
 }
 trap cleanup EXIT
 lap; say "podman and the base image ready (${lap_s} s)"

@@ -37,20 +37,15 @@ start=$SECONDS
 phase=$SECONDS
 lap() { lap_s=$((SECONDS - phase)); phase=$SECONDS; }  # seconds since the last lap, in $lap_s
 
-# podman as ci/docker-test.sh sets it up (the API service it may start is not needed: stopped
-# again at the end if it was started here), then the base image.
-service_pid_file=/run/coldgate-podman/service.pid
-before=$(cat "$service_pid_file" 2>/dev/null || true)
-after=$before
-if ! command -v podman >/dev/null || [[ ! -e /etc/containers/containers.conf ]]; then
-  bash ci/setup-podman.sh >/dev/null
-  after=$(cat "$service_pid_file" 2>/dev/null || true)
-fi
+# podman (ci/setup-podman.sh when missing; podman_service_stop at the end), then the base image
+# (debootstrap when missing).
+# shellcheck source=ci/podman-ready.sh
+source ci/podman-ready.sh
 work=$(mktemp -d /var/tmp/coldgate-package-test.XXXXXX)
 cleanup() {
   podman rm -f "$name" >/dev/null 2>&1 || true
   rm -rf "$work"
-  if [[ -n "$after" && "$after" != "$before" ]]; then kill "$after" 2>/dev/null || true; fi
+  podman_service_stop
 }
 trap cleanup EXIT
 bash ci/base-image.sh "$image" >&2
