@@ -342,6 +342,16 @@ class Harness:
 # --- jobs ----------------------------------------------------------------------------------------
 
 
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 class JobContainer:
     """The container of a `container:` job: `sleep infinity` in `image`, with `mount` (the
     harness's folder: workspace, HOME, RUNNER_TEMP, origin) and, read-only, `action_dir` (the
@@ -349,20 +359,24 @@ class JobContainer:
     paths inside, on the host's network. The runner's `docker exec` of each step is
     `podman exec` here."""
 
-    LABEL = "coldgate.test=action-harness"
+    LABEL = "coldgate.action-harness.pid"  # the harness process whose job it is
 
     def __init__(self, image, mount, action_dir, name):
         self.image = image
         self.name = name
-        # A harness run that was killed leaves its container: the next one removes it.
-        stale = subprocess.run(["podman", "ps", "-aq", "--filter", f"label={self.LABEL}"],
-                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True).stdout.split()
+        # A harness run that was killed leaves its container: the next one removes it, and
+        # only such (a harness that is still running may be another checkout's).
+        listed = subprocess.run(["podman", "ps", "-a", "--filter", f"label={self.LABEL}",
+                                 "--format", f'{{{{.ID}}}} {{{{index .Labels "{self.LABEL}"}}}}'],
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True).stdout
+        stale = [cid for cid, pid in (line.split() for line in listed.splitlines() if len(line.split()) == 2)
+                 if not _alive(int(pid))]
         if stale:
             subprocess.run(["podman", "rm", "-f", "-t", "0", *stale], stdout=subprocess.DEVNULL,
                            stderr=subprocess.DEVNULL)
         # SYS_PTRACE: the LeakSanitizer of an ASan build of coldgate stops the world with ptrace.
-        out = subprocess.run(["podman", "run", "-d", "--rm", "--name", name, "--label", self.LABEL,
-                              "--network=host", "--cap-add=SYS_PTRACE", "-v", f"{mount}:{mount}",
+        out = subprocess.run(["podman", "run", "-d", "--rm", "--name", name,
+                              "--label", f"{self.LABEL}={os.getpid()}", "--network=host", "--cap-add=SYS_PTRACE", "-v", f"{mount}:{mount}",
                               "-v", f"{action_dir}:{action_dir}:ro", image, "sleep", "infinity"],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         if out.returncode != 0:
