@@ -66,9 +66,9 @@ void fsync_dir(const std::filesystem::path& dir) {
   }
 }
 
-}  // namespace
-
-std::string read_file_prefix(const std::filesystem::path& path, std::size_t max_bytes) {
+// `path` opened for binary reading; throws Error(usage) naming it when it is a folder or
+// cannot be opened.
+std::ifstream open_for_reading(const std::filesystem::path& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) {
     throw usage_error(path.string(), "is a folder; expected a file");
@@ -77,6 +77,13 @@ std::string read_file_prefix(const std::filesystem::path& path, std::size_t max_
   if (!in) {
     throw usage_error(path.string(), fmt::format("cannot read file: {}", errno_text(errno)));
   }
+  return in;
+}
+
+}  // namespace
+
+std::string read_file_prefix(const std::filesystem::path& path, std::size_t max_bytes) {
+  std::ifstream in = open_for_reading(path);
   std::string data(max_bytes, '\0');
   in.read(data.data(), static_cast<std::streamsize>(max_bytes));
   if (in.bad()) {
@@ -87,14 +94,7 @@ std::string read_file_prefix(const std::filesystem::path& path, std::size_t max_
 }
 
 std::string read_file(const std::filesystem::path& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    throw usage_error(path.string(), "is a folder; expected a file");
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    throw usage_error(path.string(), fmt::format("cannot read file: {}", errno_text(errno)));
-  }
+  std::ifstream in = open_for_reading(path);
   std::string data;
   in.seekg(0, std::ios::end);
   auto size = in.tellg();

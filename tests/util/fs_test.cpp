@@ -72,6 +72,20 @@ TEST(ReadFile, MissingFileNamesThePath) {
   }
 }
 
+TEST(ReadFilePrefix, TheHeadOfALongFileAllOfAShortOneAndAFolderRefused) {
+  TempDir dir;
+  auto file = dir.write("dump.sql", "CREATE DATABASE shop;\n\\connect shop\n");
+  EXPECT_EQ(read_file_prefix(file, 15), "CREATE DATABASE");
+  EXPECT_EQ(read_file_prefix(file, 1 << 20), "CREATE DATABASE shop;\n\\connect shop\n");
+  try {
+    read_file_prefix(dir.path(), 10);
+    FAIL() << "read a folder";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.message(), dir.path().string() + ": is a folder; expected a file");
+    EXPECT_EQ(e.code(), ExitCode::usage);
+  }
+}
+
 TEST(Sha256, KnownVectors) {
   // FIPS 180-4 examples.
   EXPECT_EQ(sha256_hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
