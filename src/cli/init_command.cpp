@@ -82,13 +82,16 @@ std::optional<std::string> database_of(std::string_view line, std::string_view v
 }
 
 // psql's arguments of a meta-command line: whitespace-separated, 'single' or "double" quoted.
-std::vector<std::string> meta_arguments(std::string_view rest) {
+// With `strip_semicolons`, an argument's unquoted trailing `;` are dropped, as psql does for
+// \connect's (psqlscanslash.l, psql_scan_slash_option: `\c chinook;` connects to chinook).
+std::vector<std::string> meta_arguments(std::string_view rest, bool strip_semicolons = false) {
   std::vector<std::string> out;
   std::size_t i = 0;
   while (i < rest.size()) {
     while (i < rest.size() && std::isspace(static_cast<unsigned char>(rest[i]))) ++i;
     if (i >= rest.size()) break;
     std::string arg;
+    std::size_t quoted_end = 0;  // arg's length after its last quoted part
     while (i < rest.size() && !std::isspace(static_cast<unsigned char>(rest[i]))) {
       char q = rest[i];
       if (q == '\'' || q == '"') {
@@ -97,10 +100,12 @@ std::vector<std::string> meta_arguments(std::string_view rest) {
           arg.push_back(rest[i]);
         }
         ++i;
+        quoted_end = arg.size();
       } else {
         arg.push_back(rest[i++]);
       }
     }
+    while (strip_semicolons && arg.size() > quoted_end && arg.back() == ';') arg.pop_back();
     out.push_back(std::move(arg));
   }
   return out;
@@ -110,7 +115,7 @@ std::vector<std::string> meta_arguments(std::string_view rest) {
 // dbname of a connection string (pg_dump writes `\connect -reuse-previous=on "dbname='x'"`
 // for a name that needs quoting); "" for `-` (the current one) or none.
 std::string connect_target(std::string_view rest) {
-  std::vector<std::string> args = meta_arguments(rest);
+  std::vector<std::string> args = meta_arguments(rest, true);
   auto it = args.begin();
   if (it != args.end() && it->rfind("-reuse-previous", 0) == 0) ++it;
   if (it == args.end() || *it == "-") return {};

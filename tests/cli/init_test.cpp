@@ -186,6 +186,33 @@ TEST_F(Init, AScriptThatCreatesItsDatabaseAndConnectsRunsInPostgres) {
             std::string::npos);
 }
 
+TEST_F(Init, TheChinookScriptsConnectWithASemicolonNamesTheDatabaseWithoutIt) {
+  // The Chinook PostgreSQL script writes `\c chinook;`: psql connects to chinook.
+  dir_.write("Chinook_PostgreSql.sql",
+             "DROP DATABASE IF EXISTS chinook;\n"
+             "CREATE DATABASE chinook;\n"
+             "\\c chinook;\n"
+             "CREATE TABLE artist (artist_id int PRIMARY KEY, name text);\n");
+  auto r = init({"--from-dump", "Chinook_PostgreSql.sql"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("detected Chinook_PostgreSql.sql: a psql script that creates database "
+                       "chinook and connects to it (line 3) → setup step psql in database "
+                       "postgres; the stages use chinook\n"),
+            std::string::npos)
+      << r.out;
+  auto cfg = config::load(dir_ / "coldgate.yaml");
+  EXPECT_EQ(cfg.database.name, "chinook");
+  ASSERT_EQ(cfg.setup.size(), 2u);
+  EXPECT_EQ(cfg.setup[0].database, "postgres");
+
+  // A quoted semicolon is the name's own.
+  fs::remove(dir_ / "coldgate.yaml");
+  dir_.write("odd.sql", "CREATE DATABASE \"odd;\";\n\\c \"odd;\";\n");
+  auto odd = init({"--from-dump", "odd.sql"});
+  EXPECT_EQ(odd.exit_code, 0) << odd.err;
+  EXPECT_NE(odd.out.find("the stages use odd;\n"), std::string::npos) << odd.out;
+}
+
 TEST_F(Init, AQuotedDatabaseNameAsPgDumpWritesItIsQuotedInTheConfig) {
   dir_.write("app.sql",
              "CREATE DATABASE \"Shop Data\" WITH TEMPLATE = template0;\n"
