@@ -4,6 +4,7 @@
 #include <cctype>
 #include <charconv>
 #include <cstdlib>
+#include <fstream>
 
 #include <fmt/core.h>
 
@@ -123,6 +124,84 @@ std::string psql_error_place(std::string_view stderr_text) {
   return "";
 }
 
+// The positive number right after the first `key` in `text` ("LINE 5: …" → 5), or 0; `*end`
+// is set past its digits.
+long number_after(std::string_view text, std::string_view key, std::size_t* end = nullptr) {
+  std::size_t pos = text.find(key);
+  if (pos == std::string_view::npos) return 0;
+  const char* begin = text.data() + pos + key.size();
+  long value = 0;
+  auto [ptr, ec] = std::from_chars(begin, text.data() + text.size(), value);
+  if (ec != std::errc() || value <= 0) return 0;
+  if (end) *end = static_cast<std::size_t>(ptr - text.data());
+  return value;
+}
+
+// psql names the line where a statement ended (`psql:dump.sql:102:`): for a COPY's bad row the
+// `\.` line, for a typo the line of the `;`. The server's place within the statement makes it
+// exact: `CONTEXT:  COPY orders, line 2` is the second line after the COPY line, and
+// `LINE 5: <text>` with its caret is the last line up to psql's one that holds that text, at the
+// caret's column. `place` ("dump.sql:102") is kept when the script cannot tell more.
+std::string exact_psql_place(const std::string& place, const config::SetupStep& step,
+                             const std::string& file, std::string_view tail) {
+  std::size_t colon = place.rfind(':');
+  if (colon == std::string::npos || place.substr(0, colon) != file) return place;  // \i'ncluded
+  const long end_line = std::atol(place.c_str() + colon + 1);
+
+  long copy_row = 0;  // the bad row's line within the COPY data, 1 = the line after COPY
+  if (std::size_t context = tail.find("CONTEXT:  COPY "); context != std::string_view::npos) {
+    std::string_view rest = tail.substr(context);
+    rest = rest.substr(0, std::min(rest.find('\n'), rest.size()));
+    copy_row = number_after(rest, ", line ");
+  }
+  std::string snippet;      // the statement's line as the server shows it
+  long snippet_column = -1;  // the caret's 0-based place in it, -1 unknown
+  if (copy_row == 0) {
+    std::size_t after = 0;
+    if (number_after(tail, "\nLINE ", &after) == 0 || tail.compare(after, 2, ": ") != 0) {
+      return place;
+    }
+    std::size_t text_begin = after + 2;
+    std::size_t text_end = std::min(tail.find('\n', text_begin), tail.size());
+    snippet = std::string(tail.substr(text_begin, text_end - text_begin));
+    bool cut_front = snippet.starts_with("...");
+    if (cut_front) snippet.erase(0, 3);
+    if (snippet.ends_with("...")) snippet.erase(snippet.size() - 3);
+    if (snippet.empty()) return place;
+    // The caret line is indented as far as "LINE 5: " plus the caret's place in the text.
+    std::size_t line_begin = tail.rfind('\n', text_begin - 1) + 1;
+    std::size_t caret_line = text_end + 1;
+    std::size_t caret = caret_line < tail.size() ? tail.find('^', caret_line) : std::string_view::npos;
+    if (!cut_front && caret != std::string_view::npos && tail.find('\n', caret_line) > caret &&
+        caret - caret_line >= text_begin - line_begin) {
+      snippet_column = static_cast<long>((caret - caret_line) - (text_begin - line_begin));
+    }
+  }
+
+  std::ifstream in(step.file, std::ios::binary);
+  std::string line;
+  long number = 0;
+  long found = 0;
+  long found_column = 0;  // 1-based byte column, 0 unknown
+  while (number < end_line && std::getline(in, line)) {
+    ++number;
+    if (copy_row > 0) {
+      std::size_t first = line.find_first_not_of(" \t");
+      if (first != std::string::npos &&
+          (line.compare(first, 5, "COPY ") == 0 || line.compare(first, 5, "copy ") == 0)) {
+        found = number;
+      }
+    } else if (std::size_t at = line.find(snippet); at != std::string::npos) {
+      found = number;
+      found_column = snippet_column >= 0 ? static_cast<long>(at) + snippet_column + 1 : 0;
+    }
+  }
+  if (found == 0 || number != end_line) return place;
+  if (copy_row > 0) return fmt::format("{}:{}", file, found + copy_row);
+  return found_column > 0 ? fmt::format("{}:{}:{}", file, found, found_column)
+                          : fmt::format("{}:{}", file, found);
+}
+
 // psql's exit status 2 is "the connection to the server went bad" (its docs, "Exit Status"):
 // infrastructure when the server was lost, not when a script's \c names a missing database.
 bool lost_server(const std::string& text) {
@@ -208,6 +287,7 @@ void run_psql(const config::SetupStep& step, const Context& c, const std::string
                          ExitCode::infrastructure, std::string(k_client_hint));
   if (run.status.ok()) return;
   std::string place = psql_error_place(run.tail);
+  if (!place.empty()) place = exact_psql_place(place, step, file, run.tail);
   std::string where = place.empty() ? where_of(step, file) : place;
   ExitCode code = ExitCode::gate_failed;
   if (run.status.exit_code == 2 && lost_server(run.tail)) code = ExitCode::infrastructure;

@@ -115,14 +115,14 @@ TEST_F(StoppedRunTest, PsqlScriptErrorAndAFailingCommandFailTheGateToo) {
   config("  - sql: schema.sql\n  - psql: seed.sql\n");
   auto r = run();
   EXPECT_EQ(r.exit_code, 1) << r.err;
-  const std::string psql = "failed: setup step psql seed.sql at seed.sql:2: psql -f seed.sql "
+  const std::string psql = "failed: setup step psql seed.sql at seed.sql:2:13: psql -f seed.sql "
                            "failed (exit status 3): psql:seed.sql:2: ERROR:  relation \"missing\" "
                            "does not exist; 2 stages not run";
   EXPECT_EQ(report_verdict(), "❌ **" + psql + "**");
   EXPECT_EQ(last_line(r.err), "coldgate: " + psql + "; results in coldgate-out/results.json");
   EXPECT_EQ(junit_cases(dir / "coldgate-out/junit.xml"),
             "setup/sql schema.sql: passed\n"
-            "setup/psql seed.sql: failure setup failed: psql seed.sql at seed.sql:2: psql -f "
+            "setup/psql seed.sql: failure setup failed: psql seed.sql at seed.sql:2:13: psql -f "
             "seed.sql failed (exit status 3): psql:seed.sql:2: ERROR:  relation \"missing\" does "
             "not exist\n"
             "items/run: skipped: not run: setup failed\n"

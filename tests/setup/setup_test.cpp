@@ -121,11 +121,48 @@ TEST_F(SetupTest, PsqlFailureShowsStderrTail) {
     // Where psql says the script failed, with the file as the config names it.
     EXPECT_EQ(e.code(), ExitCode::gate_failed);
     EXPECT_EQ(e.message(),
-              "broken.sql:2: psql -f broken.sql failed (exit status 3):\n"
+              "broken.sql:2:15: psql -f broken.sql failed (exit status 3):\n"
               "psql:broken.sql:2: ERROR:  relation \"missing\" does not exist\n"
               "LINE 1: SELECT * FROM missing;\n"
               "                      ^");
   }
+}
+
+TEST_F(SetupTest, PsqlFailureIsPlacedOnTheLineTheServerMeansNotTheStatementsEnd) {
+  auto c = context("setup_psql_place");
+  // psql says line 6 (the `);`) for the typo on line 4, and line 12 (the `\.`) for the bad
+  // second row on line 10.
+  auto typo = dir.write("typo.sql",
+                        "SELECT 1;\n"
+                        "CREATE TABLE orders (\n"
+                        "    id int PRIMARY KEY,\n"
+                        "    qty intger NOT NULL,\n"
+                        "    note text\n"
+                        ");\n");
+  Error e = error_of(file_step(Kind::psql, typo), c);
+  EXPECT_EQ(e.where(), "typo.sql:4:9") << e.message();
+  EXPECT_NE(e.message().find("psql:typo.sql:6: ERROR:  type \"intger\" does not exist"),
+            std::string::npos)
+      << e.message();
+
+  auto copy = dir.write("copy.sql",
+                        "CREATE TABLE items (id int, qty int);\n"
+                        "\n"
+                        "--\n"
+                        "-- Data for Name: items\n"
+                        "--\n"
+                        "\n"
+                        "\n"
+                        "COPY public.items (id, qty) FROM stdin;\n"
+                        "1\t2\n"
+                        "2\tabc\n"
+                        "3\t4\n"
+                        "\\.\n");
+  Error bad_row = error_of(file_step(Kind::psql, copy), c);
+  EXPECT_EQ(bad_row.where(), "copy.sql:10") << bad_row.message();
+  EXPECT_NE(bad_row.message().find("CONTEXT:  COPY items, line 2, column qty: \"abc\""),
+            std::string::npos)
+      << bad_row.message();
 }
 
 TEST_F(SetupTest, PsqlStartsInTheStepsDatabaseForAScriptThatMakesItsOwn) {
