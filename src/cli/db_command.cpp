@@ -144,6 +144,9 @@ int remove_stale_up_states(const fs::path& cache_dir) noexcept {
       if (!s || running(*s) || (!s->pid_ns.empty() && s->pid_ns != ns)) continue;
       if (fs::remove(e.path(), ec)) ++removed;
     }
+    // And the work folders of killed `db up`s (their owner file names a process that is gone).
+    const char* tmp = std::getenv("TMPDIR");
+    db::remove_stale_work_dirs(tmp && *tmp ? tmp : "/tmp", "coldgate-up-");
   } catch (const std::exception&) {
     // Best effort: a file left now is removed by the next command.
   }

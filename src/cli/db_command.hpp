@@ -21,8 +21,9 @@ namespace coldgate::cli {
 int run_db(const std::string& action, const std::string& config_path);
 
 /// Removes `<cache_dir>/up/*.state` files whose `db up` no longer runs (killed with SIGKILL, so
-/// it could not remove its own): they hold a URL with its password. Files of a `db up` in
-/// another PID namespace are left alone. Returns how many it removed; never throws.
+/// it could not remove its own): they hold a URL with its password; and the `$TMPDIR/coldgate-up-*`
+/// work folders such a `db up` left. Files of a `db up` in another PID namespace are left
+/// alone. Returns how many state files it removed; never throws.
 int remove_stale_up_states(const std::filesystem::path& cache_dir) noexcept;
 
 /// The state file of a `db up` of `config_path` (absolute path hashed) under `cache_dir`.

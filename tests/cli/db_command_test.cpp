@@ -101,7 +101,21 @@ TEST(DbCommand, CtrlCStopsTheServer) {
 struct KilledUp : ::testing::Test {
   testing::TempDir cache;
   testing::ScopedEnv xdg{"XDG_CACHE_HOME", cache.path().c_str()};
+  testing::TempDir tmp;  // the `db up`s' work folders: what a killed one left is seen here
+  // As /tmp is: the server's unprivileged account reaches its own folder under it.
+  int tmp_mode_set = ::chmod(tmp.path().c_str(), 01777);
+  testing::ScopedEnv tmpdir{"TMPDIR", tmp.path().c_str()};
   testing::TempDir dir;
+
+  // The `coldgate-up-*` work folders in this test's TMPDIR.
+  std::vector<std::string> work_dirs() const {
+    std::vector<std::string> out;
+    for (const auto& e : fs::directory_iterator(tmp.path())) {
+      std::string name = e.path().filename().string();
+      if (name.rfind("coldgate-up-", 0) == 0) out.push_back(name);
+    }
+    return out;
+  }
 
   // Starts `db up` of `config`, reads its URL, kills it with SIGKILL and reaps it (waitpid).
   std::string up_and_kill(const std::string& config) {
@@ -136,6 +150,7 @@ TEST_F(KilledUp, ItsStateFileIsPrivateAndDownRemovesItAndStopsItsServer) {
                 "running\n");
   EXPECT_FALSE(fs::exists(state));
   EXPECT_THROW(Connection{info}, Error);
+  EXPECT_EQ(work_dirs(), std::vector<std::string>{});
   try {
     run_db("down", config);
     FAIL() << "a second down found a db up";
@@ -159,16 +174,20 @@ TEST_F(KilledUp, TheNextUpOfAnotherConfigRemovesItsStateFile) {
   EXPECT_TRUE(fs::exists(db_up_state_path(default_cache_dir(), other_config)));
   EXPECT_EQ(run_db("down", other_config), 0);
   EXPECT_EQ(child.wait(), 0);
+  EXPECT_EQ(work_dirs(), std::vector<std::string>{});
 }
 
 TEST_F(KilledUp, TheNextRunRemovesItsStateFile) {
   auto config = write_config(dir);
-  up_and_kill(config);
+  const std::string url = up_and_kill(config);
   const fs::path state = db_up_state_path(default_cache_dir(), config);
   ASSERT_TRUE(fs::exists(state));
+  ASSERT_EQ(work_dirs().size(), 1u);  // the killed one's
   auto r = testing::run_coldgate({"run", "--no-ci"}, dir.path());
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_FALSE(fs::exists(state));
+  EXPECT_EQ(work_dirs(), std::vector<std::string>{});
+  EXPECT_THROW(Connection{ConnectionInfo::parse(url, "")}, Error);  // its server was stopped
 }
 
 TEST(DbCommand, UnknownActionIsUsageError) {
