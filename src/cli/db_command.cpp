@@ -78,12 +78,11 @@ class StateFile {
   fs::path m_path;
 };
 
-// What a `db up` killed with SIGKILL left running: its cluster (the registry), its container,
-// its work folder. Best effort, as every clean-up of leftovers.
+// What a `db up` killed with SIGKILL left running: its cluster (the registry), its container.
+// Its work folder is gone already: run_db() called remove_stale_up_states() first. Best effort,
+// as every clean-up of leftovers.
 void stop_leftovers(const std::string& config_path) {
   db::remove_stale_clusters(default_cache_dir());
-  const char* tmp = std::getenv("TMPDIR");
-  db::remove_stale_work_dirs(tmp && *tmp ? tmp : "/tmp", "coldgate-up-");
   try {
     config::Config cfg = config::load(config_path);
     if (cfg.database.provider == config::Provider::container) {
@@ -145,8 +144,7 @@ int remove_stale_up_states(const fs::path& cache_dir) noexcept {
       if (fs::remove(e.path(), ec)) ++removed;
     }
     // And the work folders of killed `db up`s (their owner file names a process that is gone).
-    const char* tmp = std::getenv("TMPDIR");
-    db::remove_stale_work_dirs(tmp && *tmp ? tmp : "/tmp", "coldgate-up-");
+    db::remove_stale_work_dirs(util::temp_base(), "coldgate-up-");
   } catch (const std::exception&) {
     // Best effort: a file left now is removed by the next command.
   }

@@ -26,6 +26,7 @@
 #include "db/profile.hpp"
 #include "db/template_cache.hpp"
 #include "util/error.hpp"
+#include "util/fs.hpp"
 
 namespace coldgate::db {
 
@@ -68,8 +69,7 @@ std::string read_from(const fs::path& path, std::uintmax_t offset) {
 }
 
 fs::path make_run_dir(const std::optional<ServerAccount>& account) {
-  const char* base = std::getenv("TMPDIR");
-  std::string tmpl = std::string(base && *base ? base : "/tmp") + "/coldgate-pg-XXXXXX";
+  std::string tmpl = (util::temp_base() / "coldgate-pg-XXXXXX").string();
   if (::mkdtemp(tmpl.data()) == nullptr) {
     throw Error(ExitCode::infrastructure, tmpl,
                 fmt::format("cannot create cluster folder: {}", std::strerror(errno)));

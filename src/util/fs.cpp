@@ -224,9 +224,13 @@ std::string display_path(const std::filesystem::path& p) {
   return rel.empty() ? p.string() : rel.string();
 }
 
-TempDir::TempDir(const std::string& prefix) {
+std::filesystem::path temp_base() {
   const char* base = std::getenv("TMPDIR");
-  std::string tmpl = std::string(base && *base ? base : "/tmp") + "/" + prefix + "XXXXXX";
+  return base && *base ? base : "/tmp";
+}
+
+TempDir::TempDir(const std::string& prefix) {
+  std::string tmpl = (temp_base() / (prefix + "XXXXXX")).string();
   if (::mkdtemp(tmpl.data()) == nullptr) {
     throw Error(ExitCode::infrastructure, tmpl,
                 fmt::format("cannot create temp folder: {}", errno_text(errno)));

@@ -41,7 +41,10 @@ std::string sha256_hex(std::string_view bytes);
 /// for a sibling), unchanged when already relative or when the current folder is unknown.
 std::string display_path(const std::filesystem::path& p);
 
-/// A private (mode 0700) folder under $TMPDIR (default /tmp), removed with its contents when
+/// Where temporary folders go: $TMPDIR when set and not empty, else /tmp.
+std::filesystem::path temp_base();
+
+/// A private (mode 0700) folder under temp_base(), removed with its contents when
 /// the object is destroyed. Move-only. Throws Error(infrastructure) when it cannot be created.
 class TempDir {
  public:
