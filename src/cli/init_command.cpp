@@ -12,7 +12,9 @@
 
 #include "db/connection_info.hpp"
 #include "util/error.hpp"
+#include "setup/setup.hpp"
 #include "util/fs.hpp"
+#include "util/text.hpp"
 
 namespace coldgate::cli {
 
@@ -23,63 +25,9 @@ namespace fs = std::filesystem;
 // The variable the written url reads its password from (a *PASSWORD* name: masked in errors).
 constexpr std::string_view k_password_variable = "COLDGATE_DB_PASSWORD";
 
-bool starts_with_word(std::string_view line, std::string_view word) {
-  if (line.size() < word.size()) return false;
-  for (std::size_t i = 0; i < word.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(line[i])) != word[i]) return false;
-  }
-  return line.size() == word.size() || std::isspace(static_cast<unsigned char>(line[word.size()]));
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-// The database of a `CREATE DATABASE <name> …` or `DROP DATABASE [IF EXISTS] <name>` line (`verb`
-// "create" or "drop"): a quoted name as written, an unquoted one folded to lower case as
-// PostgreSQL folds it; nullopt when the line is no such statement.
-std::optional<std::string> database_of(std::string_view line, std::string_view verb) {
-  line = trim(line);
-  if (!starts_with_word(line, verb)) return std::nullopt;
-  line = trim(line.substr(verb.size()));
-  if (!starts_with_word(line, "database")) return std::nullopt;
-  line = trim(line.substr(8));
-  if (verb == "drop" && starts_with_word(line, "if")) {
-    line = trim(line.substr(2));
-    if (!starts_with_word(line, "exists")) return std::nullopt;
-    line = trim(line.substr(6));
-  }
-  if (line.empty()) return std::nullopt;
-  std::string name;
-  if (line.front() == '"') {
-    for (std::size_t i = 1; i < line.size(); ++i) {
-      if (line[i] == '"') {
-        if (i + 1 < line.size() && line[i + 1] == '"') {
-          name.push_back('"');
-          ++i;
-          continue;
-        }
-        return name;
-      }
-      name.push_back(line[i]);
-    }
-    return std::nullopt;
-  }
-  for (char c : line) {
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '$') break;
-    name.push_back(c);
-  }
-  if (name.empty()) return std::nullopt;
-  return lower(name);
-}
+using util::lower;
+using util::starts_with_word;
+using util::trim;
 
 // psql's arguments of a meta-command line: whitespace-separated, 'single' or "double" quoted.
 // With `strip_semicolons`, an argument's unquoted trailing `;` are dropped, as psql does for
@@ -215,11 +163,11 @@ DumpKind detect_dump(const fs::path& path) {
       if (psql_reason.empty()) psql_reason = fmt::format("line {}: COPY … FROM stdin", number);
       continue;
     }
-    if (auto db = database_of(l, "create")) {
+    if (auto db = setup::database_statement(l, "create")) {
       if (std::find(created.begin(), created.end(), *db) == created.end()) created.push_back(*db);
       continue;
     }
-    if (database_of(l, "drop")) continue;
+    if (setup::database_statement(l, "drop")) continue;
     constexpr std::string_view k_dumped_from = "-- Dumped from database version ";
     if (kind.server_version.empty() && l.rfind(k_dumped_from, 0) == 0) {
       std::string_view v = l.substr(k_dumped_from.size());

@@ -12,6 +12,7 @@
 #include "util/error.hpp"
 #include "util/fs.hpp"
 #include "util/process.hpp"
+#include "util/text.hpp"
 
 namespace coldgate::setup {
 
@@ -220,29 +221,15 @@ constexpr std::string_view k_count_user_relations =
     "AND n.nspname NOT IN ('pg_catalog', 'information_schema') "
     "AND n.nspname NOT LIKE 'pg\\_toast%'";
 
-// Whether the first MiB of `script` (where pg_dump --create and hand-written scripts put it)
-// has `CREATE DATABASE name`, the name bare or double-quoted, in any letter case.
+// Whether a line of the first MiB of `script` (where pg_dump --create and hand-written scripts
+// put it) is `CREATE DATABASE name`.
 bool creates_database(const std::filesystem::path& script, const std::string& name) {
   std::string head = util::read_file_prefix(script, std::size_t{1} << 20);
-  auto lower = [](std::string text) {
-    for (char& ch : text) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    return text;
-  };
-  std::string text = lower(head);
-  const std::string wanted = lower(name);
-  for (std::size_t pos = text.find("create database"); pos != std::string::npos;
-       pos = text.find("create database", pos + 1)) {
-    std::size_t i = pos + 15;
-    while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
-    bool quoted = i < text.size() && text[i] == '"';
-    if (quoted) ++i;
-    if (text.compare(i, wanted.size(), wanted) != 0) continue;
-    std::size_t end = i + wanted.size();
-    if (quoted ? (end < text.size() && text[end] == '"')
-               : (end == text.size() || !(std::isalnum(static_cast<unsigned char>(text[end])) ||
-                                          text[end] == '_' || text[end] == '$'))) {
-      return true;
-    }
+  std::string_view rest = head;
+  while (!rest.empty()) {
+    std::size_t end = std::min(rest.find('\n'), rest.size());
+    if (auto db = database_statement(rest.substr(0, end), "create"); db && *db == name) return true;
+    rest.remove_prefix(std::min(end + 1, rest.size()));
   }
   return false;
 }
@@ -411,6 +398,42 @@ StepResult run_step(const config::SetupStep& step, const Context& c) {
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   return result;
 }
+
+std::optional<std::string> database_statement(std::string_view line, std::string_view verb) {
+  line = util::trim(line);
+  if (!util::starts_with_word(line, verb)) return std::nullopt;
+  line = util::trim(line.substr(verb.size()));
+  if (!util::starts_with_word(line, "database")) return std::nullopt;
+  line = util::trim(line.substr(8));
+  if (verb == "drop" && util::starts_with_word(line, "if")) {
+    line = util::trim(line.substr(2));
+    if (!util::starts_with_word(line, "exists")) return std::nullopt;
+    line = util::trim(line.substr(6));
+  }
+  if (line.empty()) return std::nullopt;
+  std::string name;
+  if (line.front() == '"') {
+    for (std::size_t i = 1; i < line.size(); ++i) {
+      if (line[i] == '"') {
+        if (i + 1 < line.size() && line[i + 1] == '"') {
+          name.push_back('"');
+          ++i;
+          continue;
+        }
+        return name;
+      }
+      name.push_back(line[i]);
+    }
+    return std::nullopt;
+  }
+  for (char c : line) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '$') break;
+    name.push_back(c);
+  }
+  if (name.empty()) return std::nullopt;
+  return util::lower(name);
+}
+
 
 std::vector<StepResult> run_setup(const std::vector<config::SetupStep>& steps, const Context& c,
                                   const std::function<void(const StepResult&)>& on_step) {

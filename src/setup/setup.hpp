@@ -4,6 +4,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "config/config.hpp"
@@ -45,6 +46,11 @@ class StepFailure : public Error {
  private:
   std::string m_label;
 };
+
+/// The database of a `CREATE DATABASE <name> …` or `DROP DATABASE [IF EXISTS] <name>` line
+/// (`verb` "create" or "drop"): a "quoted" name as written ("" a quote), an unquoted one folded
+/// to lower case as PostgreSQL folds it; nullopt when the line is no such statement.
+std::optional<std::string> database_statement(std::string_view line, std::string_view verb);
 
 /// Runs `steps` in order and times each, calling `on_step` after each one (progress lines);
 /// throws StepFailure(interrupted) after SIGINT/SIGTERM. Throws StepFailure on the first
