@@ -16,6 +16,7 @@
 #include "cli/commands.hpp"
 #include "cli/comment_command.hpp"
 #include "cli/explain_command.hpp"
+#include "cli/history_command.hpp"
 #include "cli/db_command.hpp"
 #include "cli/init_command.hpp"
 #include "cli/review_command.hpp"
@@ -251,6 +252,35 @@ std::vector<Subcommand> subcommands() {
          return [action, config] {
            require_config(*config);
            return run_db(*action, *config);
+         };
+       }},
+      {"history", "the main branch's recorded results: record | page",
+       [](CLI::App& sub) -> std::function<int()> {
+         auto args = std::make_shared<HistoryArgs>();
+         sub.add_option("action", args->action,
+                        "record: add --results to the history store; page: write the trend "
+                        "dashboard (-o DIR)")
+             ->required()
+             ->check(CLI::IsMember({"record", "page"}));
+         add_config_option(sub, args->config);
+         sub.add_option("--store", args->store,
+                        "history store: git:BRANCH or a folder (default: history.store, else "
+                        "git:coldgate-history)");
+         sub.add_option("--results", args->results, "record: the results.json to record")
+             ->capture_default_str();
+         sub.add_option("--branch", args->branch,
+                        "record: the branch to record it under (default: the results' branch); "
+                        "page: only records of this branch");
+         sub.add_flag("--push", args->push,
+                      "record: push the git store's branch to --remote, retrying a rejected push");
+         sub.add_option("--remote", args->remote, "git stores: the remote pushed to and read")
+             ->capture_default_str();
+         sub.add_option("-o,--out", args->out, "page: the folder to write index.html into");
+         sub.add_option("--repo-url", args->repo_url,
+                        "page: the repository's web address for commit links (default: from the "
+                        "remote's URL)");
+         return [args] {
+           return args->action == "record" ? run_history_record(*args) : run_history_page(*args);
          };
        }},
       {"probe", "one measured process (internal)",

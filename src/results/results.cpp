@@ -57,7 +57,8 @@ constexpr std::pair<ColdMode, std::string_view> k_cold_modes[] = {{ColdMode::pro
 constexpr std::pair<BaseSource, std::string_view> k_base_sources[] = {
     {BaseSource::file, "file"},
     {BaseSource::interleaved, "interleaved"},
-    {BaseSource::cache, "cache"}};
+    {BaseSource::cache, "cache"},
+    {BaseSource::history, "history"}};
 
 }  // namespace
 

@@ -228,11 +228,13 @@ struct MetricVerdict {
 };
 
 /// Where the gate's base results came from: a results file given with --baseline; measured in
-/// this run interleaved with head (`ab`); or ab's result cache, measured by an earlier run and
-/// so not interleaved with head (maybe on another runner, on another day).
-enum class BaseSource { file, interleaved, cache };
+/// this run interleaved with head (`ab`); ab's result cache, measured by an earlier run and
+/// so not interleaved with head (maybe on another runner, on another day); or the history
+/// store (`--baseline history[:N]`): the median of the last N recorded medians of the base
+/// branch, with a range covering all their samples.
+enum class BaseSource { file, interleaved, cache, history };
 
-/// "file" | "interleaved" | "cache": results.json's gate.base_source.
+/// "file" | "interleaved" | "cache" | "history": results.json's gate.base_source.
 std::string_view to_string(BaseSource source);
 
 /// The BaseSource named `text`; nullopt for any other text.
@@ -278,6 +280,32 @@ struct GateResult {
   std::vector<MeasurementDifference> measurement_differences;  // stages measured unlike
 };
 
+/// One recorded commit of the history that a baseline used (results.json `history.commits`).
+struct HistoryCommit {
+  std::string commit;   // full SHA
+  std::string subject;  // the commit message's first line, as recorded
+  std::string date;     // the commit's committer date (UTC, RFC 3339)
+};
+
+/// One stage's trend for the report: per used commit its recorded cold median of `metric`
+/// (nullopt where that record lacks it), and this run's.
+struct HistorySeries {
+  std::string stage;
+  std::string metric;  // wall_ms, or the stage's first gated metric when it has none
+  std::string unit;
+  std::vector<std::optional<double>> medians;  // one per HistoryCommit, oldest first
+  std::optional<double> head;                  // this run's cold median; nullopt: not measured
+};
+
+/// The history behind a `--baseline history[:N]` gate (results.json `history`): which store,
+/// how many records were asked for, the commits used (oldest first) and the trend per stage.
+struct HistoryTrend {
+  std::string store;  // "git:coldgate-history", or the folder as given
+  int asked = 0;      // N of history:N
+  std::vector<HistoryCommit> commits;
+  std::vector<HistorySeries> series;  // in head's stage order
+};
+
 /// Everything `coldgate run` measured: written as results.json (schema coldgate-results/1).
 struct Results {
   std::string tool_version;
@@ -308,6 +336,9 @@ struct Results {
   /// The CI job that made these results ($GITHUB_SERVER_URL/$GITHUB_REPOSITORY/actions/runs/
   /// $GITHUB_RUN_ID on GitHub Actions, $CI_JOB_URL on GitLab); "" outside CI.
   std::string ci_run_url;
+  /// The recorded history the gate's base came from (`--baseline history[:N]`), for the report's
+  /// trend; nullopt otherwise.
+  std::optional<HistoryTrend> history;
 };
 
 /// Median of `samples` (mean of the middle two for an even count); 0 for none.
