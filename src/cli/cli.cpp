@@ -74,7 +74,14 @@ std::vector<Subcommand> subcommands() {
          sub.add_flag("--update-snapshots", args->update_snapshots,
                       "write new documents over the committed snapshots (local mode only)");
          add_ci_flags(sub, args->ci);
-         sub.add_option("--baseline", args->baseline, "results.json of the base to gate against");
+         sub.add_option("--baseline", args->baseline,
+                        "results.json of the base to gate against, or history[:N]: the median of "
+                        "the last N (5) recorded results of the base branch");
+         sub.add_option("--store", args->store,
+                        "with --baseline history: the history store (default: history.store)");
+         sub.add_flag("--allow-no-baseline", args->allow_no_baseline,
+                      "with --baseline history: no recorded result is not an error (head runs "
+                      "alone)");
          sub.add_option("--shard", args->shard,
                         "I/N: run the I-th stage and every N-th after it (CI matrices; then coldgate merge)");
          sub.add_flag("--allow-outside", args->allow_outside,

@@ -15,12 +15,16 @@
 
 #include <fmt/core.h>
 
+#include "ab/git.hpp"
 #include "canon/canon.hpp"
+#include "cli/history_command.hpp"
 #include "config/config.hpp"
 #include "db/cluster_registry.hpp"
 #include "diff/diff.hpp"
 #include "gate/gate.hpp"
 #include "gate/merge.hpp"
+#include "history/baseline.hpp"
+#include "history/history.hpp"
 #include "session/run.hpp"
 #include "results/json.hpp"
 #include "report/outputs.hpp"
@@ -173,6 +177,44 @@ int run_accept(const AcceptArgs& args) {
   return 0;
 }
 
+namespace {
+
+// `--baseline history[:N]`: the last N recorded results of the base branch reachable from
+// HEAD, summarized for the gate (history::baseline_results); the annotation marks the gate's
+// base as history and adds the trend. No record at all: no_baseline says so.
+session::Baseline history_baseline(const config::Config& cfg, const RunArgs& args, int n) {
+  session::Baseline b;
+  b.name = args.baseline;
+  const history::StoreSpec spec = store_spec(args.store, &cfg);
+  history::Loaded loaded = history::read_records(spec, cfg.base_dir, "origin");
+  for (const auto& w : loaded.warnings) std::cerr << "coldgate: warning: " << w << '\n';
+  std::string branch;
+  for (const char* var : {"GITHUB_BASE_REF", "CI_MERGE_REQUEST_TARGET_BRANCH_NAME"}) {
+    if (const char* v = std::getenv(var); v && *v && branch.empty()) branch = v;
+  }
+  const std::string head = ab::git(cfg.base_dir, {"rev-parse", "--verify", "--quiet", "HEAD"})
+                               .value_or("");
+  std::vector<history::Record> used =
+      history::select(std::move(loaded.records), cfg.base_dir, head, branch, n);
+  if (used.empty()) {
+    b.no_baseline = fmt::format("no recorded results{} in {}{}: record the base branch with "
+                                "`coldgate history record`",
+                                branch.empty() ? "" : " of " + branch, spec.text,
+                                args.allow_no_baseline ? " (--allow-no-baseline: head runs alone)"
+                                                       : "");
+    return b;
+  }
+  b.results = history::baseline_results(used);
+  b.name = fmt::format("history:{} ({})", n, spec.text);
+  b.annotate = [used = std::move(used), store = spec.text, n](results::Results& r) {
+    if (r.gate) r.gate->base_source = results::BaseSource::history;
+    r.history = history::trend(used, r, store, n);
+  };
+  return b;
+}
+
+}  // namespace
+
 int run_run(const RunArgs& args) {
   remove_stale_up_states(db::default_cache_dir());  // a killed `db up`'s URL and password
   // First of all: a run that stops before its reports (a config that does not load) must not
@@ -185,12 +227,21 @@ int run_run(const RunArgs& args) {
   }
   // The baseline is read and checked before measuring: a bad file fails in a second, not after
   // minutes of cold runs.
-  std::optional<results::Results> base;
-  if (!args.baseline.empty()) {
-    base = results::from_json(util::read_file(args.baseline), args.baseline);
-    gate::check_samples(*base, args.baseline);
+  session::Baseline baseline;
+  baseline.name = args.baseline;
+  const std::optional<int> history_n = history::parse_history_baseline(args.baseline);
+  if (!history_n && !args.store.empty()) {
+    throw usage_error("--store", "only --baseline history[:N] reads the history store");
+  }
+  if (!history_n && args.allow_no_baseline) {
+    throw usage_error("--allow-no-baseline", "only --baseline history[:N] can find no baseline");
+  }
+  if (!args.baseline.empty() && !history_n) {
+    baseline.results = results::from_json(util::read_file(args.baseline), args.baseline);
+    gate::check_samples(*baseline.results, args.baseline);
   }
   auto cfg = load_snapshot_config(args.config, args.allow_outside);
+  if (history_n) baseline = history_baseline(cfg, args, *history_n);
   options.stages = args.stages;
   options.out_dir = args.out;
   options.ci = ci_mode(args.ci);
@@ -206,7 +257,7 @@ int run_run(const RunArgs& args) {
   // must not kill us before the server is stopped.
   ::signal(SIGPIPE, SIG_IGN);
   auto [results, gate_error, stop_error] =
-      session::run(cfg, options, std::move(base), args.baseline, std::cout);
+      session::run(cfg, options, std::move(baseline), std::cout);
   // A run that stopped: its error as always, then the verdict that says it, as the last line.
   if (stop_error) std::cerr << "coldgate: error: " << util::mask_secrets(stop_error->message()) << '\n';
   std::cerr << "coldgate: " << gate::verdict(results) << "; results in "
@@ -214,6 +265,13 @@ int run_run(const RunArgs& args) {
   int code = stop_error                ? static_cast<int>(stop_error->code())
              : gate::passed(results) ? 0
                                      : static_cast<int>(ExitCode::gate_failed);
+  // No recorded result to gate against is an error once the reports say so, whatever the
+  // gate said, as under `ab`.
+  if (!stop_error && !results.no_baseline.empty() && !args.allow_no_baseline) {
+    std::cerr << "coldgate: error: --baseline " << args.baseline << ": " << results.no_baseline
+              << " (pass --allow-no-baseline to pass without one)\n";
+    code = static_cast<int>(ExitCode::infrastructure);
+  }
   // report.comment alone comments only in CI mode, and only where a forge is detected. After
   // SIGINT/SIGTERM coldgate stops: a later `coldgate comment` posts that report.
   bool stopped_by_signal = stop_error && stop_error->code() == ExitCode::interrupted;

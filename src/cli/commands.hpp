@@ -76,7 +76,9 @@ struct RunArgs {
   std::string out = "coldgate-out";  // --out: results.json, report.md, CI candidates, plans
   bool update_snapshots = false;
   std::optional<bool> ci;
-  std::string baseline;  // --baseline FILE: results.json to gate against
+  std::string baseline;  // --baseline FILE: results.json to gate against; or history[:N]
+  std::string store;     // --store: the history store of --baseline history (over history.store)
+  bool allow_no_baseline = false;  // --allow-no-baseline: no recorded result is not an error
   std::string shard;     // --shard I/N: every N-th stage starting at the I-th
   bool allow_outside = false;  // --allow-outside: snapshot paths may leave the repository
   bool comment = false;  // --comment: then post the PR comment (cli/comment_command.hpp)

@@ -1,6 +1,10 @@
 #pragma once
 
+#include <optional>
 #include <string>
+
+#include "config/config.hpp"
+#include "history/store.hpp"
 
 namespace coldgate::cli {
 
@@ -16,6 +20,15 @@ struct HistoryArgs {
   std::string out;                     // page: -o DIR (written as DIR/index.html)
   std::string repo_url;                // page: commit links (default: from the remote's URL)
 };
+
+/// The store a history command uses: `--store` when given (relative to the current folder),
+/// else the config's `history.store` (relative to its folder), else `git:coldgate-history`.
+/// Throws Error(usage) at --store or at the config's `store:` value for a bad spec.
+history::StoreSpec store_spec(const std::string& flag, const config::Config* cfg);
+
+/// The config at `path` when the file exists; nullopt when it does not and `needed` is false
+/// (--store names the store); Error(usage) with require_config's hint when it is needed.
+std::optional<config::Config> history_config(const std::string& path, bool needed);
 
 /// `history record`: reduces --results to a history record and lands it in the store (git
 /// branch commit, pushed with bounded retries with --push; or a folder file). Prints where it

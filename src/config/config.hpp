@@ -145,6 +145,15 @@ struct Report {
   bool comment = false;            // post the PR comment after `run`
 };
 
+/// `history:` — where `coldgate history` and `run --baseline history` keep the main branch's
+/// recorded results.
+struct History {
+  /// `git:BRANCH` (a branch of this repository) or a folder relative to the config's folder;
+  /// history::parse_store reads it.
+  std::string store = "git:coldgate-history";
+  Location where;  // of the `store:` value; the config file itself when it is the default
+};
+
 /// A whole validated `coldgate.yaml` (`version: 1`, docs/architecture.md "Config").
 struct Config {
   std::filesystem::path file;      // the config file, absolute
@@ -163,6 +172,7 @@ struct Config {
   std::vector<Stage> stages;
   Gate gate;
   Report report;
+  History history;
   /// True when setup has an `analyze:` step (every table then has statistics).
   bool setup_analyzes() const {
     for (const auto& step : setup) {

@@ -8,7 +8,8 @@ const std::map<std::string, std::vector<std::string>>& known_keys() {
                                                   "metrics",   "require_same_environment",
                                                   "max_query_ratio", "min_query_delta"};
   static const std::map<std::string, std::vector<std::string>> k_keys = {
-      {"", {"version", "database", "setup", "build", "defaults", "stages", "gate", "report"}},
+      {"", {"version", "database", "setup", "build", "defaults", "stages", "gate", "report",
+            "history"}},
       {"database",
        {"provider", "version", "image", "engine", "run_args", "url", "restart_command", "name",
         "settings", "profile"}},
@@ -25,6 +26,7 @@ const std::map<std::string, std::vector<std::string>>& known_keys() {
       {"stages[].remedies[]", {"name", "settings"}},
       {"gate", k_gate},
       {"report", {"title", "comment"}},
+      {"history", {"store"}},
   };
   return k_keys;
 }

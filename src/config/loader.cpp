@@ -56,6 +56,8 @@ class Loader {
     if (auto* e = top.find("defaults")) read_defaults(m_r.fields(e->value, "defaults", "defaults"));
     if (auto* e = top.find("gate")) read_gate(m_r.fields(e->value, "gate", "gate"), m_c.gate);
     if (auto* e = top.find("report")) read_report(m_r.fields(e->value, "report", "report"));
+    m_c.history.where = m_r.location(root);
+    if (auto* e = top.find("history")) read_history(m_r.fields(e->value, "history", "history"));
     if (auto* e = top.find("stages")) read_stages(e->value);
   }
 
@@ -249,6 +251,13 @@ class Loader {
       m_r.fail(e->value, f.path("max_ratio"),
                fmt::format("must not be below warn_ratio ({}), got {}", gate.warn_ratio,
                            gate.max_ratio));
+    }
+  }
+
+  void read_history(const Fields& f) {
+    if (auto* e = f.find("store")) {
+      m_c.history.store = m_r.nonempty_text(e->value, f.path("store"));
+      m_c.history.where = m_r.location(e->value);
     }
   }
 

@@ -56,11 +56,12 @@ struct CommitFacts {
   std::string date;
 };
 
-/// The record of `results` (a finished run: its commit, environment and stages; queries,
-/// plans, snapshots' diffs and remedies are left out). Throws Error(usage) naming results.json
-/// when the results name no commit or the run stopped before measuring every stage.
+/// The record of `results` (a finished run: its commit, environment and stages with every
+/// sample, the metrics its own gate called a regression; queries, plans, snapshot diffs and
+/// remedies are left out). Throws Error(usage) at `source` (the results file as given) when
+/// the results name no commit or the run stopped before measuring every stage.
 Record reduce(const results::Results& results, const CommitFacts& facts, std::string branch,
-              std::string fingerprint, std::string recorded_at);
+              std::string fingerprint, std::string recorded_at, const std::string& source);
 
 /// The file name of `record` in a store: `<commit>.json`.
 std::string file_name(const Record& record);

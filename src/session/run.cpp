@@ -179,8 +179,9 @@ results::Stopped stopped_by(const Error& error, const std::string& phase,
   return x;
 }
 
-RunOutcome run(const config::Config& cfg, const JobOptions& options, std::optional<Results> base,
-               const std::string& baseline_name, std::ostream& out) {
+RunOutcome run(const config::Config& cfg, const JobOptions& options, Baseline baseline,
+               std::ostream& out) {
+  std::optional<Results>& base = baseline.results;
   util::install_interrupt_handlers();
   RunOutcome outcome;
   Results& results = outcome.results;
@@ -190,6 +191,7 @@ RunOutcome run(const config::Config& cfg, const JobOptions& options, std::option
   results.title = cfg.report.title;
   results.git = git_info(cfg.base_dir, options.out_dir);
   results.ci_run_url = ci_run_url();
+  results.no_baseline = baseline.no_baseline;
   Position at;
   try {
     std::vector<config::Stage> stages =
@@ -215,11 +217,12 @@ RunOutcome run(const config::Config& cfg, const JobOptions& options, std::option
     });
     if (results.git.base.empty()) results.git.base = base->git.commit;
     try {
-      results.gate = gate::compare(results, *base, baseline_name, gate::Thresholds::from(cfg));
+      results.gate = gate::compare(results, *base, baseline.name, gate::Thresholds::from(cfg));
     } catch (const Error& e) {
       outcome.gate_error = e;
     }
   }
+  if (!results.stopped && baseline.annotate) baseline.annotate(results);
   report::write_outputs(results, base ? &*base : nullptr, options.out_dir, out);
   // While writing: each file is whole, but the run was stopped.
   if (!outcome.stop_error) util::throw_if_interrupted();

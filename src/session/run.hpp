@@ -1,6 +1,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -31,6 +32,19 @@ struct JobOptions {
 /// `--shard I/N` as {I, N}; throws Error(usage) unless I and N are integers with 1 ≤ I ≤ N.
 std::pair<int, int> parse_shard(std::string_view text);
 
+/// What `coldgate run` gates against.
+struct Baseline {
+  std::optional<results::Results> results;  // nullopt: nothing to compare
+  std::string name;  // as given: the --baseline file, or "history:5"
+  /// Why nothing is compared although a baseline was asked for (results.no_baseline: "no
+  /// recorded results in git:coldgate-history"); "" otherwise.
+  std::string no_baseline;
+  /// Called with head's results once they are gated, before the outputs are written: a
+  /// history baseline marks its gate block and adds the trend (module order keeps the history
+  /// below the caller). Not called for a run that stopped.
+  std::function<void(results::Results&)> annotate;
+};
+
 /// What results.json's `stopped` says of the error that ended a run in `phase` (see
 /// results::Stopped): its exit code, the setup step's label when it is a setup::StepFailure, its
 /// place and text with secrets masked, and the stages `not_run`.
@@ -57,8 +71,7 @@ struct RunOutcome {
   std::optional<Error> gate_error;  // gate::compare's, to throw once the outputs exist
   std::optional<Error> stop_error;  // what ended the run early (results.stopped says it)
 };
-RunOutcome run(const config::Config& config, const JobOptions& options,
-               std::optional<results::Results> baseline, const std::string& baseline_name,
+RunOutcome run(const config::Config& config, const JobOptions& options, Baseline baseline,
                std::ostream& out);
 
 }  // namespace coldgate::session
