@@ -3,7 +3,7 @@
 # (tests/fuzz/corpus/<name>/), and prints per target: executions, exec/s, corpus growth, and
 # findings (crash-/leak-/timeout-/oom- files). The checked-in corpus never changes here; grow it
 # on purpose with `build-fuzz/fuzz/fuzz_X -merge=1 tests/fuzz/corpus/X <dir>`.
-# Usage: bench/fuzz.sh [SECONDS_PER_TARGET [TARGET...]]   (default 60 s; all four targets)
+# Usage: bench/fuzz.sh [SECONDS_PER_TARGET [TARGET...]]   (default 60 s; all five targets)
 # Builds build-fuzz/ (clang, -DCOLDGATE_FUZZ=ON) when a target is missing. Findings are kept in
 # bench/out/fuzz/<target>/ (reproduce: build-fuzz/fuzz/fuzz_X bench/out/fuzz/X/crash-…). Exit 1 on
 # any finding.
@@ -13,7 +13,7 @@ cd "$ROOT"
 seconds=${1:-60}
 shift || true
 targets=("$@")
-[[ ${#targets[@]} -gt 0 ]] || targets=(canon config results explain)
+[[ ${#targets[@]} -gt 0 ]] || targets=(canon config results explain history)
 
 for t in "${targets[@]}"; do
   [[ -x build-fuzz/fuzz/fuzz_$t ]] || { bash ci/build.sh fuzz; break; }

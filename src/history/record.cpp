@@ -325,6 +325,10 @@ Record from_json(std::string_view text, const std::string& name) {
   } catch (const nlohmann::json::parse_error& e) {
     throw Error(ExitCode::usage, name,
                 fmt::format("not JSON at byte {}: not a coldgate history file", e.byte));
+  } catch (const nlohmann::json::exception& e) {
+    // 1e400: nlohmann refuses a number no double holds (out_of_range.406).
+    throw Error(ExitCode::usage, name,
+                "holds a number beyond the range of a double: not a coldgate history file");
   }
   if (!j.is_object()) {
     throw Error(ExitCode::usage, name,
