@@ -1,0 +1,198 @@
+// `coldgate history record` and `run --baseline history` as a user runs them: the real binary
+// in a temporary git repository. Recording reads a results file and measures nothing, so these
+// tests write the results of each commit themselves; the gate against the history on a real
+// server is tests/history/history_run_test.cpp.
+#include <gtest/gtest.h>
+
+#include <sstream>
+#include <thread>
+
+#include "history/record.hpp"
+#include "results/json.hpp"
+#include "support/support.hpp"
+
+namespace coldgate::history {
+namespace {
+
+using testing::run_coldgate;
+using testing::run_git;
+
+std::vector<std::string> lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty()) out.push_back(line);
+  }
+  return out;
+}
+
+struct HistoryCli : ::testing::Test {
+  HistoryCli() {
+    run_git(repo.path(), {"init", "-q", "-b", "main"});
+    repo.write("coldgate.yaml",
+               "version: 1\nstages:\n  - name: load\n    query: select 1\n");
+    run_git(repo.path(), {"add", "coldgate.yaml"});
+    run_git(repo.path(), {"commit", "-qm", "config"});
+  }
+
+  // A commit of its own (subject `subject`) and the results of a run of it in results.json.
+  std::string commit(const std::string& subject, double wall_ms) {
+    repo.write("app.txt", subject);
+    run_git(repo.path(), {"add", "app.txt"});
+    run_git(repo.path(), {"commit", "-qm", subject});
+    const std::string sha = run_git(repo.path(), {"rev-parse", "HEAD"});
+    results::Results r;
+    r.tool_version = "0.1.0";
+    r.config = "coldgate.yaml";
+    r.git.commit = sha;
+    r.git.branch = "main";
+    r.environment.provider = "local";
+    results::StageResult s;
+    s.name = "load";
+    s.runs = 3;
+    s.metric("wall_ms", "ms").cold = {wall_ms, wall_ms + 1, wall_ms + 2};
+    r.stages.push_back(s);
+    repo.write("out/results-" + sha + ".json", results::to_json(r));
+    return sha;
+  }
+
+  testing::RunResult record(const std::string& sha, std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {"history", "record", "--results",
+                                     "out/results-" + sha + ".json"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return run_coldgate(args, repo.path(), "", {"CI=", "GITHUB_REF_NAME=", "CI_COMMIT_BRANCH="});
+  }
+
+  testing::TempDir repo;
+};
+
+TEST_F(HistoryCli, RecordsTwentyCommitsIntoTheBranchAndThenIntoAFolder) {
+  std::vector<std::string> shas;
+  for (int i = 0; i < 20; ++i) shas.push_back(commit("change " + std::to_string(i), 10 + i));
+  const std::string head = run_git(repo.path(), {"rev-parse", "HEAD"});
+  for (const auto& sha : shas) {
+    auto r = record(sha);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out.rfind("recorded " + sha.substr(0, 7) + " (main, 1 stages) in git:coldgate-history", 0), 0u)
+        << r.out;
+  }
+  // One commit per record on the branch, one file per commit; the checkout untouched.
+  EXPECT_EQ(run_git(repo.path(), {"rev-list", "--count", "coldgate-history"}), "20");
+  auto files = lines(run_git(repo.path(), {"ls-tree", "--name-only", "coldgate-history"}));
+  ASSERT_EQ(files.size(), 20u);
+  for (const auto& sha : shas) {
+    const std::string text = run_git(repo.path(), {"show", "coldgate-history:" + sha + ".json"});
+    Record rec = from_json(text + "\n", sha);
+    EXPECT_EQ(rec.commit, sha);
+    EXPECT_EQ(rec.branch, "main");
+    EXPECT_EQ(rec.subject, "change " + std::to_string(&sha - shas.data()));
+    EXPECT_EQ(rec.parent.size(), 40u);
+    EXPECT_EQ(rec.fingerprint.size(), 16u);
+  }
+  EXPECT_EQ(run_git(repo.path(), {"rev-parse", "HEAD"}), head);
+  EXPECT_EQ(run_git(repo.path(), {"status", "--porcelain", "--untracked-files=no"}), "");
+  EXPECT_EQ(run_git(repo.path(), {"symbolic-ref", "--short", "HEAD"}), "main");
+
+  // Recording a commit again replaces its file: still 20 files, one commit more.
+  ASSERT_EQ(record(shas[3]).exit_code, 0);
+  EXPECT_EQ(lines(run_git(repo.path(), {"ls-tree", "--name-only", "coldgate-history"})).size(), 20u);
+  EXPECT_EQ(run_git(repo.path(), {"rev-list", "--count", "coldgate-history"}), "21");
+
+  // A folder store: the same 20, one file each, whole.
+  for (const auto& sha : shas) {
+    auto r = record(sha, {"--store", "hist"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find(" in "), std::string::npos);
+  }
+  std::size_t n = 0;
+  for (const auto& e : std::filesystem::directory_iterator(repo / "hist")) {
+    ++n;
+    EXPECT_EQ(e.path().extension(), ".json") << e.path();
+    Record rec = from_json(testing::slurp(e.path()), e.path().string());
+    EXPECT_EQ(e.path().filename().string(), rec.commit + ".json");
+  }
+  EXPECT_EQ(n, 20u);
+}
+
+TEST_F(HistoryCli, TwoRecordsAtOnceBothLand) {
+  // Two main-branch builds finishing together: whoever loses the race retries.
+  std::vector<std::string> shas;
+  for (int i = 0; i < 6; ++i) shas.push_back(commit("change " + std::to_string(i), 10));
+  std::vector<testing::RunResult> out(shas.size());
+  {
+    std::vector<std::thread> writers;
+    for (std::size_t i = 0; i < shas.size(); ++i) {
+      writers.emplace_back([&, i] { out[i] = record(shas[i]); });
+    }
+    for (auto& t : writers) t.join();
+  }
+  for (const auto& r : out) EXPECT_EQ(r.exit_code, 0) << r.err;
+  auto files = lines(run_git(repo.path(), {"ls-tree", "--name-only", "coldgate-history"}));
+  EXPECT_EQ(files.size(), shas.size());
+  EXPECT_EQ(run_git(repo.path(), {"rev-list", "--count", "coldgate-history"}),
+            std::to_string(shas.size()));
+  // Linear: every record commit has one parent (none force-replaced another).
+  EXPECT_EQ(run_git(repo.path(), {"rev-list", "--merges", "--count", "coldgate-history"}), "0");
+}
+
+TEST_F(HistoryCli, TwoClonesPushingAtOnceBothLand) {
+  testing::TempDir remote;
+  run_git(remote.path(), {"init", "-q", "--bare"});
+  run_git(repo.path(), {"remote", "add", "origin", remote.path().string()});
+  std::vector<std::string> shas = {commit("a", 10), commit("b", 11), commit("c", 12),
+                                   commit("d", 13)};
+  run_git(repo.path(), {"push", "-q", "origin", "main"});
+  testing::TempDir other;
+  run_git(other.path(), {"clone", "-q", remote.path().string(), "clone"});
+  const auto clone = other / "clone";
+  // The other build has the same results files (its own run of the same commits).
+  std::filesystem::copy(repo / "out", clone / "out");
+  std::vector<testing::RunResult> out(shas.size());
+  {
+    std::vector<std::thread> writers;
+    for (std::size_t i = 0; i < shas.size(); ++i) {
+      writers.emplace_back([&, i] {
+        out[i] = run_coldgate({"history", "record", "--push", "--results",
+                               "out/results-" + shas[i] + ".json"},
+                              i % 2 ? clone : repo.path(), "", {"CI="});
+      });
+    }
+    for (auto& t : writers) t.join();
+  }
+  for (const auto& r : out) EXPECT_EQ(r.exit_code, 0) << r.err;
+  auto files = lines(run_git(remote.path(), {"ls-tree", "--name-only", "coldgate-history"}));
+  EXPECT_EQ(files.size(), shas.size());
+  EXPECT_EQ(run_git(remote.path(), {"rev-list", "--count", "coldgate-history"}),
+            std::to_string(shas.size()));
+}
+
+TEST_F(HistoryCli, RefusesWhatCannotBeRecordedSayingWhatToDo) {
+  auto missing = run_coldgate({"history", "record"}, repo.path(), "", {"CI="});
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("coldgate-out/results.json: no results to record: run `coldgate run` "
+                             "first"),
+            std::string::npos)
+      << missing.err;
+  const std::string sha = commit("x", 1);
+  auto page_flag = record(sha, {"-o", "site"});
+  EXPECT_EQ(page_flag.exit_code, 2);
+  EXPECT_NE(page_flag.err.find("only `history page` writes a page"), std::string::npos);
+  auto push_folder = record(sha, {"--store", "hist", "--push"});
+  EXPECT_EQ(push_folder.exit_code, 2);
+  EXPECT_NE(push_folder.err.find("is a folder store: only a git: store is pushed"),
+            std::string::npos)
+      << push_folder.err;
+  // Results of a commit this checkout does not have.
+  std::string foreign = testing::slurp(repo / ("out/results-" + sha + ".json"));
+  foreign.replace(foreign.find(sha), 40, std::string(40, 'e'));
+  repo.write("out/foreign.json", foreign);
+  auto unknown = run_coldgate({"history", "record", "--results", "out/foreign.json"}, repo.path(),
+                              "", {"CI="});
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_NE(unknown.err.find("commit eeeeeeeeeeee is not in the repository"), std::string::npos)
+      << unknown.err;
+  EXPECT_EQ(run_git(repo.path(), {"branch", "--list", "coldgate-history"}), "");
+}
+
+}  // namespace
+}  // namespace coldgate::history
