@@ -3,6 +3,8 @@
 #include <fmt/core.h>
 
 #include <cmath>
+#include <cstdint>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "util/error.hpp"
@@ -214,6 +216,24 @@ ordered_json gate_json(const std::optional<GateResult>& gate) {
           {"metrics", metrics}};
 }
 
+ordered_json history_json(const HistoryTrend& h) {
+  ordered_json commits = ordered_json::array();
+  for (const auto& c : h.commits) {
+    commits.push_back({{"commit", c.commit}, {"subject", c.subject}, {"date", c.date}});
+  }
+  ordered_json series = ordered_json::array();
+  for (const auto& s : h.series) {
+    ordered_json medians = ordered_json::array();
+    for (const auto& m : s.medians) medians.push_back(opt_number(m));
+    series.push_back({{"stage", s.stage},
+                      {"metric", s.metric},
+                      {"unit", s.unit},
+                      {"medians", medians},
+                      {"head", opt_number(s.head)}});
+  }
+  return {{"store", h.store}, {"asked", h.asked}, {"commits", commits}, {"series", series}};
+}
+
 // --- reading, one function per section ------------------------------------------------------
 
 GitInfo git_from(const ordered_json& g) {
@@ -362,7 +382,7 @@ GateResult gate_from(const ordered_json& g, const std::string& source) {
     auto parsed = base_source_from(named);
     if (!parsed) {
       throw usage_error(source, fmt::format("gate.base_source is \"{}\" (expected file, "
-                                            "interleaved or cache)",
+                                            "interleaved, cache or history)",
                                             named));
     }
     x.base_source = *parsed;
@@ -398,6 +418,96 @@ GateResult gate_from(const ordered_json& g, const std::string& source) {
   return x;
 }
 
+// The history block, each member checked by name ("history.series[2].medians[0] is \"x\", not
+// a number or null"): a wrong type or a count that does not match the commits is an error, an
+// unknown member is skipped.
+class HistoryReader {
+ public:
+  explicit HistoryReader(const std::string& source) : m_source(source) {}
+
+  HistoryTrend read(const ordered_json& h) const {
+    object(h, "history");
+    HistoryTrend out;
+    out.store = text(member(h, "store", "history"), "history.store");
+    const ordered_json& asked = member(h, "asked", "history");
+    if (!asked.is_number_integer() || asked.get<std::int64_t>() < 0 ||
+        asked.get<std::int64_t>() > std::numeric_limits<int>::max()) {
+      fail("history.asked", asked, "a whole number of records");
+    }
+    out.asked = asked.get<int>();
+    const ordered_json& commits = list(member(h, "commits", "history"), "history.commits");
+    for (std::size_t i = 0; i < commits.size(); ++i) {
+      std::string at = fmt::format("history.commits[{}]", i);
+      object(commits[i], at);
+      out.commits.push_back({text(member(commits[i], "commit", at), at + ".commit"),
+                             text(member(commits[i], "subject", at), at + ".subject"),
+                             text(member(commits[i], "date", at), at + ".date")});
+    }
+    const ordered_json& series = list(member(h, "series", "history"), "history.series");
+    for (std::size_t i = 0; i < series.size(); ++i) {
+      std::string at = fmt::format("history.series[{}]", i);
+      const ordered_json& s = series[i];
+      object(s, at);
+      HistorySeries x{text(member(s, "stage", at), at + ".stage"),
+                      text(member(s, "metric", at), at + ".metric"),
+                      text(member(s, "unit", at), at + ".unit"),
+                      {},
+                      number_or_null(member(s, "head", at), at + ".head")};
+      const ordered_json& medians = list(member(s, "medians", at), at + ".medians");
+      if (medians.size() != out.commits.size()) {
+        throw usage_error(m_source, fmt::format("{}.medians has {} values for {} commits (one "
+                                                "per history.commits entry, null where missing)",
+                                                at, medians.size(), out.commits.size()));
+      }
+      for (std::size_t k = 0; k < medians.size(); ++k) {
+        x.medians.push_back(number_or_null(medians[k], fmt::format("{}.medians[{}]", at, k)));
+      }
+      out.series.push_back(std::move(x));
+    }
+    return out;
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& at, const ordered_json& value,
+                         std::string_view expected) const {
+    std::string shown = value.dump();
+    if (shown.size() > 40) {
+      std::size_t cut = 40;  // at a UTF-8 character boundary
+      while (cut > 0 && (static_cast<unsigned char>(shown[cut]) & 0xC0) == 0x80) --cut;
+      shown = shown.substr(0, cut) + "…";
+    }
+    throw usage_error(m_source, fmt::format("{} is {}, not {}", at, shown, expected));
+  }
+
+  const ordered_json& member(const ordered_json& o, const char* key, const std::string& at) const {
+    auto it = o.find(key);
+    if (it == o.end()) throw usage_error(m_source, fmt::format("{} has no \"{}\"", at, key));
+    return *it;
+  }
+
+  void object(const ordered_json& v, const std::string& at) const {
+    if (!v.is_object()) fail(at, v, "an object");
+  }
+
+  const ordered_json& list(const ordered_json& v, const std::string& at) const {
+    if (!v.is_array()) fail(at, v, "an array");
+    return v;
+  }
+
+  std::string text(const ordered_json& v, const std::string& at) const {
+    if (!v.is_string()) fail(at, v, "a string");
+    return v.get<std::string>();
+  }
+
+  std::optional<double> number_or_null(const ordered_json& v, const std::string& at) const {
+    if (v.is_null()) return std::nullopt;
+    if (!v.is_number()) fail(at, v, "a number or null");
+    return v.get<double>();
+  }
+
+  const std::string& m_source;
+};
+
 }  // namespace
 
 std::string to_json(const Results& r) {
@@ -425,6 +535,7 @@ std::string to_json(const Results& r) {
   doc["remedies"] = remedies_json(r.remedies);
   doc["profile_note"] = or_null(r.profile_note);
   doc["gate"] = gate_json(r.gate);
+  if (r.history) doc["history"] = history_json(*r.history);
   // Written only when there is something to say: results of complete runs read as before.
   if (!r.warnings.empty()) doc["warnings"] = r.warnings;
   if (r.stopped) {
@@ -510,6 +621,8 @@ Results from_json(std::string_view text, const std::string& source) {
       }
     }
     if (doc.contains("gate") && !doc["gate"].is_null()) r.gate = gate_from(doc["gate"], source);
+    if (doc.contains("history") && !doc["history"].is_null())
+      r.history = HistoryReader(source).read(doc["history"]);
     if (doc.contains("warnings")) r.warnings = doc["warnings"].get<std::vector<std::string>>();
     if (doc.contains("stopped") && !doc["stopped"].is_null()) {
       const auto& x = doc["stopped"];

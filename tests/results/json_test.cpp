@@ -124,6 +124,119 @@ TEST(ResultsJson, ARunThatStoppedRoundTripsWithWhyAndItsWarnings) {
   EXPECT_FALSE(from_json(to_json(sample()), "r.json").stopped);
 }
 
+// A gate against the history store: base_source history and the history block with its
+// commits and one series per stage, a missing median and a stage head did not measure.
+Results with_history() {
+  Results r = sample();
+  GateResult g;
+  g.baseline = "git:coldgate-history";
+  g.base_git = {"e4f5a6b7c8d9e0f1a2b3c4d5e6f708192a3b4c5d", "main", "", {}};
+  g.base_source = BaseSource::history;
+  r.gate = g;
+  HistoryTrend h;
+  h.store = "git:coldgate-history";
+  h.asked = 5;
+  h.commits = {{"a1b2c3d4e5f60718293a4b5c6d7e8f9012345678", "load: cache realms \"fast\"",
+                "2026-11-28T09:00:00Z"},
+               {"b2c3d4e5f60718293a4b5c6d7e8f901234567890", "docs: <b>x</b> @team",
+                "2026-11-29T09:00:00Z"},
+               {"e4f5a6b7c8d9e0f1a2b3c4d5e6f708192a3b4c5d", "", "2026-11-30T09:00:00Z"}};
+  h.series = {{"config-load", "wall_ms", "ms", {801.5, std::nullopt, 790}, 812.25},
+              {"broken", "wall_ms", "ms", {20, 21, 22.125}, std::nullopt}};
+  r.history = h;
+  return r;
+}
+
+TEST(ResultsJson, AHistoryBaselineRoundTripsWithItsCommitsAndTrend) {
+  Results r = with_history();
+  auto doc = nlohmann::json::parse(to_json(r));
+  EXPECT_EQ(doc["gate"]["base_source"], "history");
+  EXPECT_EQ(doc["history"], nlohmann::json::parse(R"({
+      "store": "git:coldgate-history", "asked": 5,
+      "commits": [
+        {"commit": "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678",
+         "subject": "load: cache realms \"fast\"", "date": "2026-11-28T09:00:00Z"},
+        {"commit": "b2c3d4e5f60718293a4b5c6d7e8f901234567890",
+         "subject": "docs: <b>x</b> @team", "date": "2026-11-29T09:00:00Z"},
+        {"commit": "e4f5a6b7c8d9e0f1a2b3c4d5e6f708192a3b4c5d", "subject": "",
+         "date": "2026-11-30T09:00:00Z"}],
+      "series": [
+        {"stage": "config-load", "metric": "wall_ms", "unit": "ms",
+         "medians": [801.5, null, 790], "head": 812.25},
+        {"stage": "broken", "metric": "wall_ms", "unit": "ms",
+         "medians": [20, 21, 22.125], "head": null}]})"));
+  Results back = from_json(to_json(r), "r.json");
+  EXPECT_EQ(to_json(back), to_json(r));
+  ASSERT_TRUE(back.gate);
+  EXPECT_EQ(back.gate->base_source, BaseSource::history);
+  ASSERT_TRUE(back.history);
+  EXPECT_EQ(back.history->store, "git:coldgate-history");
+  EXPECT_EQ(back.history->asked, 5);
+  ASSERT_EQ(back.history->commits.size(), 3u);
+  EXPECT_EQ(back.history->commits[1].subject, "docs: <b>x</b> @team");
+  EXPECT_EQ(back.history->commits[2].date, "2026-11-30T09:00:00Z");
+  ASSERT_EQ(back.history->series.size(), 2u);
+  EXPECT_EQ(back.history->series[0].medians,
+            (std::vector<std::optional<double>>{801.5, std::nullopt, 790}));
+  EXPECT_EQ(back.history->series[0].head, 812.25);
+  EXPECT_FALSE(back.history->series[1].head);
+  // Results without a history baseline have no member, and read back without one.
+  EXPECT_FALSE(nlohmann::json::parse(to_json(sample())).contains("history"));
+  EXPECT_FALSE(from_json(to_json(sample()), "r.json").history);
+}
+
+TEST(ResultsJson, AHistoryBlockSkipsUnknownMembersAndNamesAWrongOne) {
+  auto doc = nlohmann::ordered_json::parse(to_json(with_history()));
+  doc["history"]["from_a_newer_coldgate"] = {1, 2};
+  doc["history"]["series"][0]["spread"] = "wide";
+  doc["history"]["commits"][0]["author"] = "someone";
+  Results back = from_json(doc.dump(), "r.json");
+  EXPECT_EQ(to_json(back), to_json(with_history()));
+
+  auto rejected = [](nlohmann::ordered_json bad) {
+    try {
+      from_json(bad.dump(), "head.json");
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ExitCode::usage);
+      return e.message();
+    }
+    return std::string("accepted");
+  };
+  auto base = nlohmann::ordered_json::parse(to_json(with_history()));
+  auto bad = base;
+  bad["history"]["series"][0]["medians"][2] = "790";
+  EXPECT_EQ(rejected(bad),
+            "head.json: history.series[0].medians[2] is \"790\", not a number or null");
+  bad = base;
+  bad["history"]["asked"] = 2.5;
+  EXPECT_EQ(rejected(bad), "head.json: history.asked is 2.5, not a whole number of records");
+  bad = base;
+  bad["history"]["asked"] = -1;
+  EXPECT_EQ(rejected(bad), "head.json: history.asked is -1, not a whole number of records");
+  bad = base;
+  bad["history"]["commits"][1]["subject"] = nullptr;
+  EXPECT_EQ(rejected(bad), "head.json: history.commits[1].subject is null, not a string");
+  bad = base;
+  bad["history"]["commits"] = "a1b2c3d";
+  EXPECT_EQ(rejected(bad), "head.json: history.commits is \"a1b2c3d\", not an array");
+  bad = base;
+  bad["history"]["series"][1].erase("head");
+  EXPECT_EQ(rejected(bad), "head.json: history.series[1] has no \"head\"");
+  bad = base;
+  bad["history"]["series"][1]["medians"].erase(0);
+  EXPECT_EQ(rejected(bad),
+            "head.json: history.series[1].medians has 2 values for 3 commits (one per "
+            "history.commits entry, null where missing)");
+  bad = base;
+  bad["history"] = 5;
+  EXPECT_EQ(rejected(bad), "head.json: history is 5, not an object");
+  bad = base;
+  bad["gate"]["base_source"] = "memory";
+  EXPECT_EQ(rejected(bad),
+            "head.json: gate.base_source is \"memory\" (expected file, interleaved, cache or "
+            "history)");
+}
+
 TEST(ResultsJson, RejectsOtherFilesWithTheirName) {
   for (const char* bad : {"", "{", "[]", R"({"schema":"other/1"})",
                           R"({"schema":"coldgate-results/1","tool":{}})"}) {
