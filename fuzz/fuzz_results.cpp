@@ -12,7 +12,7 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
-  namespace report = coldgate::report;
+  namespace results = coldgate::results;
   try {
     const std::string once = results::to_json(results::from_json(text, "fuzz.json"));
     const std::string twice = results::to_json(results::from_json(once, "fuzz-again.json"));
