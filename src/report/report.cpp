@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <optional>
 
 #include "gate/gate.hpp"
@@ -67,10 +68,8 @@ std::string plural(std::size_t n, std::string_view one, std::string_view many) {
   return fmt::format("{} {}", format_value(static_cast<double>(n), "count"), n == 1 ? one : many);
 }
 
-// "base from cache, measured 2026-11-30 on another runner: not interleaved", or "" when the
-// base was measured in this run (or given as a file).
+// "base from cache, measured 2026-11-30 on another runner: not interleaved".
 std::string cache_note(const Results& r) {
-  if (!r.gate || r.gate->base_source != BaseSource::cache) return "";
   const GateResult& g = *r.gate;
   std::string date = g.base_measured_at.substr(0, g.base_measured_at.find('T'));
   std::string runner;
@@ -80,6 +79,42 @@ std::string cache_note(const Results& r) {
   if (!date.empty() || !runner.empty()) note += ", measured";
   if (!date.empty()) note += " " + md_text(capped(date, 40));
   return "ℹ️ " + note + runner + ": not interleaved";
+}
+
+// "`a1b2c3d` … `e4f5a6b`": the oldest and the newest commit a history baseline used.
+std::string history_range(const HistoryTrend& h) {
+  std::string first = md_code(short_sha(one_line(h.commits.front().commit)));
+  if (h.commits.size() == 1) return first;
+  return first + " … " + md_code(short_sha(one_line(h.commits.back().commit)));
+}
+
+// "base: the median of 5 recorded results of `main` in `git:coldgate-history` (`a1b2c3d` …
+// `e4f5a6b`), not measured in this run", with "only 3 of 5 asked were found" when fewer.
+std::string history_note(const Results& r) {
+  const GateResult& g = *r.gate;
+  std::string of =
+      g.base_git.branch.empty() ? "" : " of " + md_code(capped(one_line(g.base_git.branch), 200));
+  if (!r.history || r.history->commits.empty())
+    return "ℹ️ base: recorded results" + of + " from the history, not measured in this run";
+  const HistoryTrend& h = *r.history;
+  const std::size_t k = h.commits.size();
+  std::string what =
+      k == 1 ? "the recorded result" : fmt::format("the median of {} recorded results", k);
+  std::string in = h.store.empty() ? "" : " in " + md_code(capped(one_line(h.store), 300));
+  std::string found;
+  if (h.asked > 0 && k < static_cast<std::size_t>(h.asked))
+    found = fmt::format("; only {} of {} asked were found", k, h.asked);
+  return fmt::format("ℹ️ base: {}{}{} ({}{}), not measured in this run", what, of, in,
+                     history_range(h), found);
+}
+
+// Where the base came from when it was not measured beside head in this run (the cache, the
+// history store); "" when it was (interleaved) or is a file the user gave.
+std::string base_note(const Results& r) {
+  if (!r.gate) return "";
+  if (r.gate->base_source == BaseSource::cache) return cache_note(r);
+  if (r.gate->base_source == BaseSource::history) return history_note(r);
+  return "";
 }
 
 std::string top(const Results& r) {
@@ -92,7 +127,7 @@ std::string top(const Results& r) {
   }
   std::string verdict = capped(gate::verdict(r), k_max_line_bytes);
   out += fmt::format("{} **{}**\n", gate::passed(r) ? "✅" : "❌", md_text(verdict));
-  if (std::string note = cache_note(r); !note.empty()) out += "\n" + note + "\n";
+  if (std::string note = base_note(r); !note.empty()) out += "\n" + note + "\n";
   for (const auto& warning : r.warnings) {
     out += fmt::format("\n⚠️ {}\n", md_text(capped(one_line(warning), k_max_line_bytes)));
   }
@@ -313,11 +348,12 @@ Section database_section(const Results& r) {
   return s;
 }
 
-// Mermaid takes a quoted label up to the next `"`; `#` starts an entity code, backticks could
-// touch the fence: none of them get through.
-std::string chart_label(std::string_view name) {
+// `text` as a quoted Mermaid string of at most about `max_bytes`: Mermaid takes a quoted label
+// up to the next `"`, `#` starts an entity code, `<` could open markup in a label, backticks
+// could touch the fence, a newline would end the statement: none of them get through.
+std::string mermaid_string(std::string_view text, std::size_t max_bytes = 40) {
   std::string out;
-  for (char c : valid_utf8(capped(std::string(name), 40))) {
+  for (char c : valid_utf8(capped(std::string(text), max_bytes))) {
     switch (c) {
       case '"':
       case '`':
@@ -416,7 +452,7 @@ Section chart_section(const Comparison& c) {
   std::string afters;
   std::string befores;
   for (const auto& b : bars) {
-    labels += (labels.empty() ? "" : ", ") + chart_label(b.stage);
+    labels += (labels.empty() ? "" : ", ") + mermaid_string(b.stage);
     afters += (afters.empty() ? "" : ", ") + fmt::format("{:.1f}", b.after);
     if (b.before) befores += (befores.empty() ? "" : ", ") + fmt::format("{:.1f}", *b.before);
   }
@@ -434,6 +470,150 @@ Section chart_section(const Comparison& c) {
   }
   std::string legend = c.gated() ? "\n🟦 bars: after (head) · 🟥 line: before (base)\n" : "";
   s.items.push_back({fmt::format("\n### Cold wall time\n\n{}", note), 3, chart, "mermaid", legend});
+  return s;
+}
+
+// The commits a history baseline used, oldest first, one item each: short SHA, subject, date.
+Section history_section(const Results& r) {
+  Section s{"", {}, "\n</details>\n", "history commit", "history commits"};
+  if (!r.gate || r.gate->base_source != BaseSource::history || !r.history) return s;
+  const HistoryTrend& h = *r.history;
+  if (h.commits.empty()) return s;
+  std::string of = r.gate->base_git.branch.empty() ? "" : " of " + r.gate->base_git.branch;
+  std::string found;
+  if (h.asked > 0 && h.commits.size() < static_cast<std::size_t>(h.asked))
+    found = fmt::format(" ({} of {} asked)", h.commits.size(), h.asked);
+  s.head = fmt::format(
+      "\n<details><summary>{}</summary>\n\nThe base is, per stage and metric, "
+      "the median of their medians (oldest first):\n\n",
+      summary_text(
+          capped(one_line(fmt::format("History baseline: {}{}{}",
+                                      plural(h.commits.size(), "commit", "commits"), of, found)),
+                 300)));
+  for (const auto& c : h.commits) {
+    std::string subject = one_line(c.subject);
+    std::string date = c.date.substr(0, c.date.find('T'));
+    s.items.push_back(
+        {fmt::format("- {} {}{}\n", md_code(short_sha(one_line(c.commit))),
+                     subject.empty() ? "_(no subject)_" : md_text(capped(subject, 120)),
+                     date.empty() ? "" : " · " + md_text(capped(one_line(date), 40))),
+         3});
+  }
+  return s;
+}
+
+// `value` with three significant digits in plain decimal notation, as Mermaid's xychart reads
+// numbers (no exponent): 1234 → "1230", 12.34 → "12.3", 0.01234 → "0.0123", 118 → "118".
+std::string compact_number(double value) {
+  if (value == 0 || !std::isfinite(value)) return "0";
+  const int magnitude = static_cast<int>(std::floor(std::log10(std::fabs(value))));
+  const double step = std::pow(10.0, magnitude - 2);
+  std::string out =
+      fmt::format("{:.{}f}", std::round(value / step) * step, std::max(0, 2 - magnitude));
+  if (out.find('.') != std::string::npos) {
+    while (out.back() == '0') out.pop_back();
+    if (out.back() == '.') out.pop_back();
+  }
+  return out;
+}
+
+// The label of head's point on the trend's x axis: `run` measures the checkout, which is a pull
+// request's head in CI and anything locally.
+constexpr std::string_view k_trend_head = "this run";
+
+// One stage's trend as a Mermaid `xychart-beta` line over the recorded commits that have a
+// median and this run; xychart has no gap, so a commit without one is left out of that chart
+// (`*left_out` counts them). "" when fewer than two points are left: a line of one draws nothing.
+std::string trend_chart(const HistorySeries& series, const std::vector<HistoryCommit>& commits,
+                        std::size_t* left_out) {
+  std::string labels;
+  std::string values;
+  std::size_t points = 0;
+  *left_out = 0;
+  auto add = [&](std::string_view label, double value) {
+    labels += (labels.empty() ? "" : ", ") + mermaid_string(label, 20);
+    values += (values.empty() ? "" : ", ") + compact_number(value);
+    ++points;
+  };
+  for (std::size_t i = 0; i < commits.size() && i < series.medians.size(); ++i) {
+    const std::optional<double>& m = series.medians[i];
+    if (m && std::isfinite(*m)) {
+      add(short_sha(commits[i].commit), *m);
+    } else {
+      ++*left_out;
+    }
+  }
+  if (series.head && std::isfinite(*series.head)) add(k_trend_head, *series.head);
+  if (points < 2) return "";
+  return fmt::format("xychart-beta\n    title {}\n    x-axis [{}]\n    y-axis {}\n    line [{}]\n",
+                     mermaid_string(series.stage + " · " + series.metric, 80), labels,
+                     mermaid_string(series.unit.empty() ? series.metric : series.unit, 20), values);
+}
+
+// One stage's trend on one line for a terminal: "config-load wall_ms (ms): 12.1 — 12.3 → this
+// run 118", a commit without a median as —.
+std::string trend_line(const HistorySeries& series) {
+  std::string values;
+  for (const auto& m : series.medians)
+    values += (values.empty() ? "" : " ") + (m && std::isfinite(*m) ? compact_number(*m) : "—");
+  return fmt::format(
+      "- {} {}{}: {} → {} {}\n", md_text(capped(series.stage, 200)),
+      md_text(capped(series.metric, 100)),
+      series.unit.empty() ? "" : " (" + md_text(capped(series.unit, 40)) + ")",
+      values.empty() ? "—" : values, k_trend_head,
+      series.head && std::isfinite(*series.head) ? compact_number(*series.head) : "—");
+}
+
+// The trend behind a history baseline, folded: per stage its recorded medians and this run's,
+// as a Mermaid chart for GitHub, as a line for a terminal. The stages in the table of changes
+// come first when a cut report keeps only some.
+Section trend_section(const Comparison& c, Reader reader) {
+  const Results& r = c.results();
+  Section s{"", {}, "\n</details>\n", "trend", "trends"};
+  if (!r.gate || r.gate->base_source != BaseSource::history || !r.history) return s;
+  const HistoryTrend& h = *r.history;
+  std::vector<std::string> no_chart;
+  for (const auto& series : h.series) {
+    const int rank = c.changed(series.stage) ? 2 : 3;
+    if (reader == Reader::terminal) {
+      s.items.push_back({trend_line(series), rank});
+      continue;
+    }
+    std::size_t left_out = 0;
+    std::string chart = trend_chart(series, h.commits, &left_out);
+    if (chart.empty()) {
+      no_chart.push_back(series.stage);
+      continue;
+    }
+    std::string note;
+    if (left_out > 0) {
+      note = fmt::format("\n_{}: {} without a {} median left out._\n",
+                         md_text(capped(series.stage, 200)),
+                         plural(left_out, "recorded commit", "recorded commits"),
+                         md_text(capped(series.metric, 100)));
+    }
+    s.items.push_back({"\n" + md_fence(chart, "mermaid") + note, rank});
+  }
+  if (!no_chart.empty()) {
+    std::string names;
+    for (const auto& n : no_chart)
+      names += (names.empty() ? "" : ", ") + md_code(capped(one_line(n), 100));
+    s.items.push_back(
+        {fmt::format("\n_No chart for {} with fewer than two points: {}._\n",
+                     plural(no_chart.size(), "stage", "stages"), capped(names, k_max_line_bytes)),
+         3});
+  }
+  if (s.items.empty()) return s;
+  std::string of = r.gate->base_git.branch.empty() ? "" : " of " + r.gate->base_git.branch;
+  s.head = fmt::format(
+      "\n<details><summary>{}</summary>\n\nPer stage the cold median of each recorded commit, "
+      "oldest first, then {}{}.\n",
+      summary_text(capped(one_line(fmt::format(
+                              "Trend: {}{} and this run",
+                              plural(h.commits.size(), "recorded commit", "recorded commits"), of)),
+                          300)),
+      k_trend_head, reader == Reader::terminal ? " (— where a commit has no median)" : "");
+  if (reader == Reader::terminal) s.head += "\n";
   return s;
 }
 
@@ -467,7 +647,15 @@ std::string commits_line(const Results& r) {
     return s;
   };
   std::string commits;
-  if (!base_commit.empty()) {
+  if (r.gate && r.gate->base_source == BaseSource::history && r.history &&
+      !r.history->commits.empty()) {
+    // Many commits: the range, as the base line says, and the branch they were recorded on.
+    std::string branch = r.gate->base_git.branch;
+    commits +=
+        fmt::format("base {} ({}{}) → ", history_range(*r.history),
+                    branch.empty() ? "" : md_code(capped(one_line(branch), 200)) + ", ",
+                    plural(r.history->commits.size(), "recorded commit", "recorded commits"));
+  } else if (!base_commit.empty()) {
     const GitInfo* base_git = r.gate && base_commit == r.gate->base_git.commit ? &r.gate->base_git
                                                                                 : nullptr;
     commits += "base " + commit(base_commit, base_git ? base_git->branch : "", base_git) + " → ";
@@ -695,9 +883,10 @@ std::string cut_markdown(std::string_view text, std::size_t max_bytes,
 
 namespace {
 
-// report::markdown for the reader of the current ReaderScope: `report`, `full` and `cut`.
+// report::markdown for `reader`, the reader of the current ReaderScope (the escapes follow the
+// scope; the trend's form follows `reader`): `report`, `full` and `cut`.
 Markdown render(const Results& r, const Results* base, const std::string& full_name,
-                std::size_t max_bytes) {
+                std::size_t max_bytes, Reader reader) {
   Comparison c(r, base);
   std::string head = top(r);
   std::string foot = footer(r);
@@ -710,22 +899,26 @@ Markdown render(const Results& r, const Results* base, const std::string& full_n
   Section database = database_section(r);
   Section remedies = remedies_section(r);
   Section chart = chart_section(c);
+  Section history = history_section(r);
+  Section trend = trend_section(c, reader);
   Section more = more_metrics_section(c);
   Markdown md;
-  md.full = assemble(
-      head, {changes, timings, unchanged, errors, diffs, diagnoses, remedies, database, chart, more},
-      foot);
+  md.full = assemble(head,
+                     {changes, timings, unchanged, errors, diffs, diagnoses, remedies, database,
+                      chart, history, trend, more},
+                     foot);
   if (md.full.size() <= max_bytes) {
     md.report = md.full;
     return md;
   }
   md.cut = true;
   // Errors, diffs, diagnoses and the chart before the long tables here: thousands of unchanged
-  // stages must not crowd out why the gate failed.
-  md.report = cut_report(
-      head, {changes, errors, diffs, diagnoses, remedies, chart, timings, unchanged, database, more},
-      foot,
-      full_name, max_bytes);
+  // stages must not crowd out why the gate failed. The history's commits with the chart; its
+  // trend last, the first to go: the table of changes has the base and head medians already.
+  md.report = cut_report(head,
+                         {changes, errors, diffs, diagnoses, remedies, chart, history, timings,
+                          unchanged, database, more, trend},
+                         foot, full_name, max_bytes);
   return md;
 }
 
@@ -733,10 +926,14 @@ Markdown render(const Results& r, const Results* base, const std::string& full_n
 
 Markdown markdown(const Results& r, const Results* base, const std::string& full_name,
                   std::size_t max_bytes) {
-  Markdown md = render(r, base, full_name, max_bytes);
-  // Shorter or as long, so cut only when `report` is, and then `full_name` exists.
+  Markdown md = render(r, base, full_name, max_bytes, Reader::github);
+  // Cut only when `report` is, and then `full_name` exists: entities are longer than their
+  // characters, but a trend's lines can be longer than its charts.
   ReaderScope terminal(Reader::terminal);
-  md.terminal = render(r, base, full_name, max_bytes).report;
+  md.terminal =
+      render(r, base, full_name, md.cut ? max_bytes : std::numeric_limits<std::size_t>::max(),
+             Reader::terminal)
+          .report;
   return md;
 }
 

@@ -30,14 +30,19 @@ std::string marker_key(const std::string& title);
 /// The Markdown report, read top-down in the order a reviewer needs it: the hidden marker
 /// `<!-- coldgate:report:<key> -->` and title; a warning when nothing was compared
 /// (results.no_baseline); the verdict (gate::verdict), with a note when the base came from the
-/// cache; the table of what changed (changes_table), every unchanged stage folded in one
-/// `<details>`; errors and snapshot diffs; diagnoses of the changed stages (all without a
-/// gate); a Mermaid chart of the changed stages' cold wall time before and after; the other
-/// metrics per stage in `<details>`; a footer with the commits, the CI run and the environment.
+/// cache or from the history store (how many recorded results, of which branch and store, the
+/// range of commits); the table of what changed (changes_table), every unchanged stage folded
+/// in one `<details>`; errors and snapshot diffs; diagnoses of the changed stages (all without
+/// a gate); a Mermaid chart of the changed stages' cold wall time before and after; for a
+/// history baseline the commits it used and the trend (results.history: per stage a Mermaid
+/// `xychart-beta` line over the recorded medians and this run's, one text line per stage in
+/// `terminal`), both folded; the other metrics per stage in `<details>`; a footer with the
+/// commits, the CI run and the environment.
 /// `base` may be null. All text from data is escaped (report/escape.hpp), for GitHub in
 /// `report` and `full`, for a terminal in `terminal`. When the whole is
 /// longer than `max_bytes`, `report` is a cut version that keeps the verdict, the regressions,
-/// failures and changed snapshots first and names `full_name` for the rest.
+/// failures and changed snapshots first, drops the trend before anything else, and names
+/// `full_name` for the rest.
 Markdown markdown(const results::Results& results, const results::Results* base,
                   const std::string& full_name = "coldgate-out/report-full.md",
                   std::size_t max_bytes = k_max_report_bytes);

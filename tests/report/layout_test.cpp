@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <sstream>
 
 #include "report/report.hpp"
@@ -337,6 +338,198 @@ TEST(ReportLayout, FortyStagesShowTheRegressionsFirstAndStayShort) {
   }
   EXPECT_NE(md.find("    x-axis [\"stage-14\", \"stage-22\", \"stage-27\"]\n"), std::string::npos)
       << "the chart has the changed stages only";
+}
+
+// The ```mermaid blocks of `md`, each without its fences.
+std::vector<std::string> mermaid_blocks(const std::string& md) {
+  std::vector<std::string> out;
+  for (std::size_t at = md.find("```mermaid\n"); at != std::string::npos;
+       at = md.find("```mermaid\n", at + 1)) {
+    std::size_t begin = at + 11;
+    std::size_t end = md.find("\n```\n", begin);
+    out.push_back(end == std::string::npos ? "unclosed" : md.substr(begin, end + 1 - begin));
+  }
+  return out;
+}
+
+// The line of `block` that starts with `prefix` (after its indent), or "".
+std::string line_starting(const std::string& block, std::string_view prefix) {
+  for (const auto& line : lines_of(block)) {
+    std::size_t text = line.find_first_not_of(' ');
+    if (text != std::string::npos && std::string_view(line).substr(text).starts_with(prefix))
+      return line;
+  }
+  return "";
+}
+
+TEST(ReportLayout, AHistoryBaseIsSaidWithTheCommitsItUsed) {
+  Results base = history_base();
+  Results r = history();
+  std::string md = report(r, &base);
+  std::vector<std::string> lines = lines_of(md);
+  EXPECT_EQ(lines[5],
+            "ℹ️ base: the median of 4 recorded results of `main` in `git:coldgate-history` "
+            "(`a1b2c3d` … `e4f5a6b`; only 4 of 5 asked were found), not measured in this run");
+  EXPECT_NE(md.find("- Commits: base `a1b2c3d` … `e4f5a6b` (`main`, 4 recorded commits) → head "
+                    "`5d6e7f8` (`feature/faster-load`)\n"),
+            std::string::npos);
+  // Every commit named, oldest first, with its subject; the hostile one inert.
+  std::size_t at = md.find(
+      "<details><summary>History baseline: 4 commits of main (4 of 5 "
+      "asked)</summary>\n");
+  ASSERT_NE(at, std::string::npos);
+  for (const char* item : {"- `a1b2c3d` load: cache realms in one query · 2026-11-26\n",
+                           "- `b2c3d4e` fix: \\`&lt;/details&gt;\\` &lt;img src=x "
+                           "onerror=alert(1)&gt; @\u200Bteam \\[link\\](http://e) \\*bold\\* · "
+                           "2026-11-27\n",
+                           "- `c3d4e5f` orders: index on customer_id · 2026-11-28\n",
+                           "- `e4f5a6b` _(no subject)_ · 2026-11-30\n"}) {
+    std::size_t next = md.find(item, at);
+    EXPECT_NE(next, std::string::npos) << item;
+    at = next;
+  }
+  EXPECT_EQ(md.find("<img"), std::string::npos);
+  EXPECT_EQ(md.find("@team"), std::string::npos);
+  EXPECT_EQ(md.find("](http://e)"), md.find("\\](http://e)") + 1) << "no link forms";
+  // As many found as asked: no "only"; one record: no median of one.
+  r.history->asked = 4;
+  EXPECT_EQ(lines_of(report(r, &base))[5],
+            "ℹ️ base: the median of 4 recorded results of `main` in `git:coldgate-history` "
+            "(`a1b2c3d` … `e4f5a6b`), not measured in this run");
+  EXPECT_NE(report(r, &base).find("<summary>History baseline: 4 commits of main</summary>"),
+            std::string::npos);
+  r.history->commits.resize(1);
+  for (auto& series : r.history->series) series.medians.resize(1);
+  r.history->asked = 1;
+  EXPECT_EQ(lines_of(report(r, &base))[5],
+            "ℹ️ base: the recorded result of `main` in `git:coldgate-history` (`a1b2c3d`), not "
+            "measured in this run");
+  // Another base source says nothing of a history.
+  r.gate->base_source = BaseSource::file;
+  md = report(r, &base);
+  EXPECT_EQ(md.find("recorded result"), std::string::npos);
+  EXPECT_EQ(md.find("History baseline"), std::string::npos);
+  EXPECT_EQ(md.find("Trend"), std::string::npos);
+}
+
+TEST(ReportLayout, TheTrendIsAMermaidLinePerStageLeavingOutMissingMedians) {
+  Results base = history_base();
+  std::string md = report(history(), &base);
+  std::size_t trend = md.find(
+      "<details><summary>Trend: 4 recorded commits of main and this "
+      "run</summary>\n");
+  ASSERT_NE(trend, std::string::npos);
+  EXPECT_LT(md.find("<summary>History baseline"), trend);
+  EXPECT_LT(trend, md.find("<summary>More metrics"));
+  std::vector<std::string> charts = mermaid_blocks(md.substr(trend));
+  ASSERT_EQ(charts.size(), 4u) << "new-stage has one point only";
+  EXPECT_EQ(charts[0],
+            "xychart-beta\n    title \"config-load · wall_ms\"\n"
+            "    x-axis [\"a1b2c3d\", \"b2c3d4e\", \"c3d4e5f\", \"e4f5a6b\", \"this run\"]\n"
+            "    y-axis \"ms\"\n    line [240, 236, 251, 238, 744]\n");
+  // orders-report has no median in b2c3d4e's record: that commit is left out, and said so.
+  EXPECT_EQ(line_starting(charts[1], "x-axis"),
+            "    x-axis [\"a1b2c3d\", \"c3d4e5f\", \"e4f5a6b\", \"this run\"]");
+  EXPECT_EQ(line_starting(charts[1], "line"), "    line [84, 83.2, 86.5, 85]");
+  EXPECT_GT(md.find("_orders-report: 1 recorded commit without a wall_ms median left out._\n"),
+            trend);
+  EXPECT_EQ(line_starting(charts[3], "line"), "    line [2410, 2390, 2430, 2400, 2520]")
+      << "three significant digits";
+  EXPECT_NE(md.find("_No chart for 1 stage with fewer than two points: `new-stage`._\n", trend),
+            std::string::npos);
+}
+
+TEST(ReportLayout, TrendLabelsCannotBreakOutOfTheirMermaidString) {
+  Results base = history_base();
+  Results r = history();
+  r.history->series[0].stage = "a\"b\nc`d```e<f>g#h\r\x01 i";
+  r.history->series[0].metric = "wall\"ms";
+  r.history->series[0].unit = "m\"s\n<x>";
+  r.history->commits[0].commit = "\"]\n```\n";
+  std::string md = report(r, &base);
+  std::vector<std::string> charts = mermaid_blocks(md.substr(md.find("<summary>Trend")));
+  ASSERT_EQ(charts.size(), 4u);
+  EXPECT_EQ(lines_of(charts[0]).size(), 5u) << charts[0];
+  EXPECT_EQ(line_starting(charts[0], "title"), "    title \"a'b c'd'''e‹f›gno.h   i · wall'ms\"");
+  EXPECT_EQ(line_starting(charts[0], "y-axis"), "    y-axis \"m's ‹x›\"");
+  EXPECT_EQ(line_starting(charts[0], "x-axis").rfind("    x-axis [\"'] ''' \", \"b2c3d4e\"", 0), 0u)
+      << charts[0];
+  for (const auto& chart : charts) {
+    for (const auto& line : lines_of(chart)) {
+      EXPECT_EQ(line.find('<'), std::string::npos) << line;
+      EXPECT_EQ(line.find('`'), std::string::npos) << line;
+      // Quotes only around each label: an even count.
+      EXPECT_EQ(std::count(line.begin(), line.end(), '"') % 2, 0) << line;
+    }
+  }
+}
+
+TEST(ReportLayout, ATerminalReadsTheTrendAsOneLinePerStage) {
+  Results base = history_base();
+  Results r = history();
+  r.history->series[3].medians = {1234.5, 0.01234, 99.96, std::nullopt};
+  r.history->series[3].head = 1e6;
+  Markdown md = markdown(r, &base);
+  EXPECT_EQ(md.terminal.find("xychart"), std::string::npos);
+  EXPECT_EQ(md.terminal.find("```mermaid"), std::string::npos);
+  for (const char* line : {"- config-load wall_ms (ms): 240 236 251 238 → this run 744\n",
+                           "- orders-report wall_ms (ms): 84 — 83.2 86.5 → this run 85\n",
+                           "- search \"fast\" <b>#1</b> \\`x\\` wall_ms (ms): 12.1 12.5 12.3 "
+                           "12.3 → this run 12.4\n",
+                           "- report-export wall_ms (ms): 1230 0.0123 100 — → this run 1000000\n",
+                           "- new-stage wall_ms (ms): — — — — → this run 80\n"}) {
+    EXPECT_NE(md.terminal.find(line), std::string::npos) << line << md.terminal;
+  }
+  EXPECT_NE(md.report.find("    line [1230, 0.0123, 100, 1000000]\n"), std::string::npos);
+}
+
+TEST(ReportLayout, ACutReportDropsTheTrendFirst) {
+  // 60 stages × 100 commits: everything but the trend fits; stage 57 regressed.
+  Results base = history_many_base(60);
+  Markdown md = markdown(history_many(60, 100, {57}), &base);
+  ASSERT_TRUE(md.cut);
+  EXPECT_LE(md.report.size(), k_max_report_bytes);
+  EXPECT_EQ(mermaid_blocks(md.full).size(), 60u);
+  // What is not the trend is all there: every unchanged stage, every commit, every stage's
+  // other metrics, and the footer.
+  EXPECT_NE(md.report.find("<summary>59 stages unchanged</summary>"), std::string::npos);
+  EXPECT_EQ(table(md.report, "| Stage | Gated metrics").size(), 59u);
+  EXPECT_NE(md.report.find("<summary>More metrics of 60 stages</summary>"), std::string::npos);
+  EXPECT_EQ(count(md.report, "- rows: 10 → 10 (1.00×, not gated)"), 60u);
+  EXPECT_EQ(count(md.report, ": tune stage-"), 100u) << "every commit named";
+  EXPECT_NE(md.report.find("- Commits: base `1000000` … `1000063` (`main`, 100 recorded commits)"),
+            std::string::npos);
+  // The trend keeps whole charts, the changed stage's first, and names the rest.
+  std::vector<std::string> shown = mermaid_blocks(md.report);
+  ASSERT_FALSE(shown.empty());
+  EXPECT_LT(shown.size(), 60u);
+  EXPECT_NE(shown[0].find("title \"stage-057 · wall_ms\""), std::string::npos) << shown[0];
+  for (const auto& chart : shown) {
+    EXPECT_EQ(std::count(chart.begin(), chart.end(), ','), 2 * 100) << "101 labels and points";
+  }
+  EXPECT_NE(md.report.find(fmt::format("_… {} more trends in `coldgate-out/report-full.md`._",
+                                       60 - shown.size())),
+            std::string::npos);
+  // A terminal's lines are much shorter than the charts: here every stage's fits.
+  EXPECT_LE(md.terminal.size(), k_max_report_bytes);
+  EXPECT_EQ(count(md.terminal, " → this run "), 60u);
+  EXPECT_NE(md.terminal.find("\n- stage-057 wall_ms (ms): 77 77.4 77.7 78.1 "), std::string::npos);
+}
+
+TEST(ReportLayout, TwoHundredStagesOfAHundredCommitsStayUnderTheLimit) {
+  Results base = history_many_base(200);
+  Markdown md = markdown(history_many(200, 100, {3, 150, 199}), &base);
+  ASSERT_TRUE(md.cut);
+  EXPECT_GT(md.full.size(), 5 * k_max_report_bytes);
+  EXPECT_LE(md.report.size(), k_max_report_bytes);
+  EXPECT_LE(md.terminal.size(), k_max_report_bytes);
+  EXPECT_EQ(column(md.report, 0),
+            (std::vector<std::string>{"stage-003", "stage-150", "stage-199"}));
+  EXPECT_NE(md.report.find("ℹ️ base: the median of 100 recorded results of `main`"),
+            std::string::npos);
+  EXPECT_NE(md.report.find("- Commits: "), std::string::npos);
+  for (const auto& chart : mermaid_blocks(md.report)) EXPECT_NE(chart, "unclosed");
+  EXPECT_EQ(count(md.report, "```"), 2 * count(md.report, "```mermaid")) << "fences close";
 }
 
 TEST(RepoPath, ShortensWhatIsNotRepositoryRelative) {

@@ -383,6 +383,142 @@ inline Results forty() {
   return r;
 }
 
+// The commit subject of the history fixture that tries to break out of the list and mention.
+inline const std::string& hostile_subject() {
+  static const std::string subject =
+      "fix: `</details>` <img src=x onerror=alert(1)> @team [link](http://e) *bold*";
+  return subject;
+}
+
+// The stage of the history fixture whose name tries to break out of a Mermaid string.
+inline const std::string& hostile_trend_stage() {
+  static const std::string name = "search \"fast\" <b>#1</b> `x`";
+  return name;
+}
+
+// A history baseline as history::baseline_results makes it: per stage the newest record's
+// facts, cold samples {min of all, median of the medians, max of all}.
+inline Results history_base() {
+  Results r;
+  common(r, "Start-up");
+  r.git = {"e4f5a6b7c8d9e0f1a2b3c4d5e6f708192a3b4c5d", "main", "", {}};
+  r.stages.push_back(load_stage(1, SnapshotStatus::match));
+  r.stages.back().metric("wall_ms", "ms").cold = {229, 239, 262};
+  r.stages.push_back(rows_stage("orders-report", 84, 1200));
+  r.stages.back().metric("wall_ms", "ms").cold = {80.1, 84, 89};
+  r.stages.push_back(rows_stage(hostile_trend_stage(), 12.3, 40));
+  r.stages.back().metric("wall_ms", "ms").cold = {11.8, 12.3, 12.9};
+  r.stages.push_back(command_stage("report-export", 2410));
+  r.stages.back().metric("wall_ms", "ms").cold = {2310, 2410, 2620};
+  return r;
+}
+
+// `coldgate run --baseline history:5` on a pull request: 4 of the 5 records asked were found in
+// the store (the newest without a subject, one with a hostile one); config-load regressed
+// against their median; orders-report has no median in one record (it failed there); a stage
+// with a hostile name; a new stage with no recorded point (no chart).
+inline Results history() {
+  Results base = history_base();
+  Results r;
+  common(r, "Start-up");
+  r.git.base = base.git.commit;
+  r.ci_run_url = "https://github.com/acme/shop/actions/runs/9876543212";
+  r.stages.push_back(load_stage(3.1, SnapshotStatus::match));
+  r.stages.push_back(rows_stage("orders-report", 85, 1200));
+  r.stages.push_back(rows_stage(hostile_trend_stage(), 12.4, 40));
+  r.stages.push_back(command_stage("report-export", 2398.6));
+  r.stages.push_back(command_stage("new-stage", 80));
+  GateResult g;
+  g.baseline = "history:5";
+  g.base_git = base.git;
+  g.base_source = BaseSource::history;
+  g.metrics = {verdict("config-load", "wall_ms", "ms", Verdict::regression, 239, 744,
+                       "3.11× ≥ max_ratio 1.5, +505 ms ≥ min_delta 20 ms, ranges apart")};
+  g.metrics.push_back(verdict("config-load", "cpu_ms", "ms", Verdict::slower, 25, 77.5,
+                              "3.10× ≥ warn_ratio 1.2 but +52 ms < min_delta 60 ms"));
+  for (const char* m : {"peak_rss_bytes", "jit_total_ms"}) {
+    const Metric* b = base.stages[0].find(m);
+    const Metric* h = r.stages[0].find(m);
+    g.metrics.push_back(
+        verdict("config-load", m, h->unit, Verdict::same, median(b->cold), median(h->cold)));
+  }
+  for (std::size_t i = 1; i < 4; ++i) same_verdicts(g, base.stages[i], r.stages[i]);
+  g.metrics.push_back(verdict("new-stage", "wall_ms", "ms", Verdict::added, std::nullopt, 80));
+  g.stages_new = {"new-stage"};
+  r.gate = g;
+  HistoryTrend h;
+  h.store = "git:coldgate-history";
+  h.asked = 5;
+  h.commits = {
+      {"a1b2c3d4e5f60718293a4b5c6d7e8f9012345678", "load: cache realms in one query",
+       "2026-11-26T09:12:00Z"},
+      {"b2c3d4e5f60718293a4b5c6d7e8f901234567890", hostile_subject(), "2026-11-27T14:03:00Z"},
+      {"c3d4e5f60718293a4b5c6d7e8f90123456789012", "orders: index on customer_id",
+       "2026-11-28T08:40:00Z"},
+      {"e4f5a6b7c8d9e0f1a2b3c4d5e6f708192a3b4c5d", "", "2026-11-30T17:55:00Z"}};
+  h.series = {
+      {"config-load", "wall_ms", "ms", {240.4, 236.25, 251, 238}, 744},
+      {"orders-report", "wall_ms", "ms", {84, std::nullopt, 83.2, 86.5}, 85},
+      {hostile_trend_stage(), "wall_ms", "ms", {12.1, 12.5, 12.3, 12.26}, 12.4},
+      {"report-export", "wall_ms", "ms", {2412.7, 2389, 2430, 2401}, 2518.53},
+      {"new-stage", "wall_ms", "ms", {std::nullopt, std::nullopt, std::nullopt, std::nullopt}, 80}};
+  r.history = h;
+  return r;
+}
+
+inline std::string history_many_name(int i) {
+  return fmt::format("stage-{:03}", i);
+}
+
+// The base of history_many: `stages` stages as a history baseline has them.
+inline Results history_many_base(int stages) {
+  Results r;
+  common(r, "History");
+  r.git = {"e4f5a6b7c8d9e0f1a2b3c4d5e6f708192a3b4c5d", "main", "", {}};
+  for (int i = 1; i <= stages; ++i)
+    r.stages.push_back(rows_stage(history_many_name(i), 20 + i, 10));
+  return r;
+}
+
+// A history baseline of `commits` records over `stages` stages, `regressed` of them (1-based)
+// four times slower in head: the trend is by far the longest part of the report.
+inline Results history_many(int stages, int commits, const std::vector<int>& regressed) {
+  Results base = history_many_base(stages);
+  Results r;
+  common(r, "History");
+  r.git.base = base.git.commit;
+  GateResult g;
+  g.baseline = fmt::format("history:{}", commits);
+  g.base_git = base.git;
+  g.base_source = BaseSource::history;
+  HistoryTrend h;
+  h.store = "git:coldgate-history";
+  h.asked = commits;
+  for (int k = 0; k < commits; ++k) {
+    h.commits.push_back({fmt::format("{:07x}{:033}", 0x1000000 + k, k),
+                         fmt::format("change {}: tune {}", k, history_many_name(k % stages + 1)),
+                         fmt::format("2026-{:02}-{:02}T12:00:00Z", 1 + k / 28 % 12, 1 + k % 28)});
+  }
+  for (int i = 1; i <= stages; ++i) {
+    bool slow = std::find(regressed.begin(), regressed.end(), i) != regressed.end();
+    StageResult s = rows_stage(history_many_name(i), slow ? 4 * (20 + i) : 20 + i, 10);
+    const StageResult& b = base.stages[static_cast<std::size_t>(i - 1)];
+    if (slow) {
+      g.metrics.push_back(verdict(s.name, "wall_ms", "ms", Verdict::regression, 20 + i,
+                                  4 * (20 + i), "4.00× ≥ max_ratio 1.5, ranges apart"));
+    } else {
+      same_verdicts(g, b, s);
+    }
+    HistorySeries series{s.name, "wall_ms", "ms", {}, median(s.find("wall_ms")->cold)};
+    for (int k = 0; k < commits; ++k) series.medians.push_back(20 + i + 0.37 * (k % 7));
+    h.series.push_back(std::move(series));
+    r.stages.push_back(std::move(s));
+  }
+  r.gate = g;
+  r.history = h;
+  return r;
+}
+
 inline Results hostile() {
   Results r;
   common(r, "Evil --> <b>title</b> @team");

@@ -89,6 +89,13 @@ TEST(ReportGolden, Failing) {
   expect_outputs("failing", failing(), failing_base());
 }
 
+TEST(ReportGolden, HistoryBaseline) {
+  expect_outputs("history", history(), history_base());
+  // The terminal's trend is one line per stage, not Mermaid.
+  Results base = input("history.base", history_base());
+  expect_golden("history.terminal.md", markdown(input("history", history()), &base).terminal);
+}
+
 TEST(ReportGolden, FortyStages) {
   expect_outputs("forty", forty(), forty_base());
 }
@@ -261,6 +268,20 @@ TEST(Report, HugeRunIsCutUnderTheLimitKeepingRegressionsAndFailures) {
   EXPECT_EQ(md.full.rfind("<!-- coldgate:report:Huge -->", 0), 0u);
   EXPECT_NE(md.full.find("| stage-1998 | wall_ms 20.0 ms → 21.0 ms · cpu_ms 20.0 ms → 21.0 ms"),
             std::string::npos);
+}
+
+TEST(Report, AHistoryReportKeepsItsStructureWholeOrCut) {
+  Results base = history_base();
+  EXPECT_EQ(structure_problem(markdown(history(), &base).report), "");
+  Results many_base = history_many_base(200);
+  Results many = history_many(200, 100, {3, 150, 199});
+  for (std::size_t limit : {std::size_t{9'000}, std::size_t{30'000}, k_max_report_bytes}) {
+    Markdown md = markdown(many, &many_base, "report-full.md", limit);
+    EXPECT_LE(md.report.size(), limit);
+    EXPECT_EQ(structure_problem(md.report), "") << limit;
+    EXPECT_EQ(structure_problem(md.terminal), "") << limit;
+    EXPECT_NE(md.report.find("**failed: 3 regressions"), std::string::npos) << limit;
+  }
 }
 
 TEST(Report, AnyLimitIsHonoured) {
