@@ -136,11 +136,11 @@ Results with_history() {
   HistoryTrend h;
   h.store = "git:coldgate-history";
   h.asked = 5;
-  h.commits = {{"a1b2c3d4e5f60718293a4b5c6d7e8f9012345678", "load: cache realms \"fast\"",
-                "2026-11-28T09:00:00Z"},
-               {"b2c3d4e5f60718293a4b5c6d7e8f901234567890", "docs: <b>x</b> @team",
-                "2026-11-29T09:00:00Z"},
-               {"e4f5a6b7c8d9e0f1a2b3c4d5e6f708192a3b4c5d", "", "2026-11-30T09:00:00Z"}};
+  h.commits = {
+      {"a1b2c3d4e5f60718293a4b5c6d7e8f9012345678", "load: cache realms \"fast\"",
+       "2026-11-28T09:00:00Z"},
+      {"b2c3d4e5f60718293a4b5c6d7e8f901234567890", "docs: <b>x</b> @team", "2026-11-29T09:00:00Z"},
+      {"e4f5a6b7c8d9e0f1a2b3c4d5e6f708192a3b4c5d", "", "2026-11-30T09:00:00Z"}};
   h.series = {{"config-load", "wall_ms", "ms", {801.5, std::nullopt, 790}, 812.25},
               {"broken", "wall_ms", "ms", {20, 21, 22.125}, std::nullopt}};
   r.history = h;
