@@ -2,8 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "support/support.hpp"
 #include "util/error.hpp"
 
 namespace coldgate::report {
@@ -235,6 +237,32 @@ TEST(ResultsJson, AHistoryBlockSkipsUnknownMembersAndNamesAWrongOne) {
   EXPECT_EQ(rejected(bad),
             "head.json: gate.base_source is \"memory\" (expected file, interleaved, cache or "
             "history)");
+}
+
+// fuzz/fuzz_results.cpp's invariant on its seeds, in every build: each reads and its text is a
+// fixed point after one round, or is refused as a usage error naming the file; the history
+// seed reads with its block.
+TEST(ResultsJson, TheFuzzSeedsAreFixedPointsOrRefusedByName) {
+  std::size_t refused = 0;
+  const auto corpus = testing::source_dir() / "tests/fuzz/corpus/results";
+  for (const auto& entry : std::filesystem::directory_iterator(corpus)) {
+    const std::string name = entry.path().filename().string();
+    try {
+      const std::string once = to_json(from_json(testing::slurp(entry.path()), name));
+      EXPECT_EQ(to_json(from_json(once, name)), once) << name;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ExitCode::usage) << name;
+      EXPECT_EQ(e.where(), name);
+      ++refused;
+    }
+  }
+  EXPECT_GE(refused, 1u) << "wrong-schema.json";
+  Results seeded = from_json(testing::slurp(corpus / "history.json"), "history.json");
+  ASSERT_TRUE(seeded.history);
+  ASSERT_TRUE(seeded.gate);
+  EXPECT_EQ(seeded.gate->base_source, BaseSource::history);
+  EXPECT_EQ(seeded.history->series.at(0).medians,
+            (std::vector<std::optional<double>>{12.1, std::nullopt, 12.25}));
 }
 
 TEST(ResultsJson, RejectsOtherFilesWithTheirName) {
