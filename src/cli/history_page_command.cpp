@@ -1,14 +1,10 @@
 // `coldgate history page`: every record of the store, oldest first, as the dashboard page.
-#include <algorithm>
 #include <filesystem>
 #include <iostream>
-#include <optional>
 
 #include "cli/history_command.hpp"
-#include "config/config.hpp"
+#include "history/history.hpp"
 #include "history/page.hpp"
-#include "history/record.hpp"
-#include "history/store.hpp"
 #include "measure/environment.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
@@ -18,18 +14,6 @@ namespace coldgate::cli {
 namespace {
 
 namespace fs = std::filesystem;
-
-// The config when there is one: -c FILE must exist when it is not the default; the default
-// ./coldgate.yaml is optional (a page of a folder store needs no config).
-std::optional<config::Config> page_config(const std::string& path) {
-  std::error_code ec;
-  if (path == HistoryArgs{}.config && !fs::exists(path, ec)) return std::nullopt;
-  if (!fs::exists(path, ec)) {
-    throw usage_error(path, "config file not found; pass -c FILE, or leave -c out to read only "
-                            "--store");
-  }
-  return config::load(path);
-}
 
 // The remote's web address, for commit links; "" when git, the repository or the remote is
 // not there (the page then has no links).
@@ -50,13 +34,11 @@ std::string remote_web_url(const fs::path& repo, const std::string& remote) {
 }  // namespace
 
 int run_history_page(const HistoryArgs& args) {
+  util::install_interrupt_handlers();
   if (args.out.empty()) {
     throw usage_error("history page", "-o DIR is required: the folder to write index.html into");
   }
-  std::optional<config::Config> cfg = page_config(args.config);
-  fs::path base_dir = cfg ? cfg->base_dir : fs::current_path();
-
-  std::string chart_path = history::chart_js_path();
+  const std::string chart_path = history::chart_js_path();
   std::error_code ec;
   if (!fs::is_regular_file(chart_path, ec)) {
     throw Error(ExitCode::infrastructure, chart_path,
@@ -70,30 +52,20 @@ int run_history_page(const HistoryArgs& args) {
     throw Error(ExitCode::infrastructure, chart_path, e.what());
   }
 
-  // TODO(integrator): the config's history.store between --store and the built-in default.
-  std::string store_text = !args.store.empty() ? args.store : "git:coldgate-history";
-  history::StoreSpec spec = history::parse_store(store_text, base_dir, "--store");
-  std::vector<std::string> warnings;
-  std::vector<history::StoredFile> files = history::read_files(spec, base_dir, args.remote, warnings);
-  std::vector<history::Record> records;
-  for (const auto& file : files) {
-    try {
-      history::Record record = history::from_json(file.contents, file.where);
-      if (args.branch.empty() || record.branch == args.branch) records.push_back(std::move(record));
-    } catch (const Error& e) {
-      if (e.code() == ExitCode::interrupted) throw;
-      warnings.push_back("skipped " + file.where + ": " + e.what());
-    }
+  auto cfg = history_config(args.config, args.store.empty());
+  const history::StoreSpec spec = store_spec(args.store, cfg ? &*cfg : nullptr);
+  const fs::path repo = cfg ? cfg->base_dir : fs::current_path();
+  history::Loaded loaded = history::read_records(spec, repo, args.remote);
+  for (const auto& w : loaded.warnings) std::cerr << "coldgate: warning: history page: " << w << '\n';
+  std::vector<history::Record> records;  // read_records' order: oldest first
+  for (auto& r : loaded.records) {
+    if (args.branch.empty() || r.branch == args.branch) records.push_back(std::move(r));
   }
-  for (const auto& w : warnings) std::cerr << "coldgate: warning: history page: " << w << '\n';
-  std::stable_sort(records.begin(), records.end(), [](const auto& a, const auto& b) {
-    return a.date != b.date ? a.date < b.date : a.recorded_at < b.recorded_at;
-  });
 
   if (cfg) options.title = cfg->report.title;
-  options.repo_url = !args.repo_url.empty() ? args.repo_url : remote_web_url(base_dir, args.remote);
+  options.repo_url = !args.repo_url.empty() ? args.repo_url : remote_web_url(repo, args.remote);
   options.generated_at = measure::utc_now();
-  fs::path page = fs::path(args.out) / "index.html";
+  const fs::path page = fs::path(args.out) / "index.html";
   util::write_file_atomic(page, history::page_html(records, options));
   std::cerr << "coldgate: history page: " << records.size() << " record"
             << (records.size() == 1 ? "" : "s") << " from " << spec.text << '\n';
