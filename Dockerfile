@@ -2,8 +2,9 @@
 #   docker build -t coldgate .
 #   docker run --rm -v "$PWD":/work coldgate run          # in your project's checkout
 # The runtime stage carries coldgate, the PostgreSQL server binaries, psql and git, so the
-# default `local` provider runs inside the container, and python3-psycopg2, which the bundled
-# demo's application stage needs (config/demo/game_server.py). Build arguments:
+# default `local` provider runs inside the container, python3-psycopg2, which the bundled
+# demo's application stage needs (config/demo/game_server.py), and libjs-chart.js, which
+# `coldgate history page` embeds. Build arguments:
 #   PG_MAJOR=15       the PostgreSQL major version (15 is bookworm's own; any other comes from
 #                     apt.postgresql.org, PGDG): match your CI runner's and `database.version`
 #   COLDGATE_UID=1000 the uid of the non-root user the container runs as: make it yours
@@ -44,7 +45,7 @@ RUN set -eux; \
       /usr/share/postgresql-common/pgdg/apt.postgresql.org.sh -y >/dev/null; \
     fi; \
     apt-get install -y -qq --no-install-recommends \
-      libyaml-cpp0.7 libfmt9 libpqxx-6.4 libcurl4 libssl3 ca-certificates git python3-psycopg2 \
+      libyaml-cpp0.7 libfmt9 libpqxx-6.4 libcurl4 libssl3 ca-certificates git python3-psycopg2 libjs-chart.js \
       "postgresql-$PG_MAJOR" "postgresql-client-$PG_MAJOR" >/dev/null; \
     rm -rf /var/lib/apt/lists/* /var/cache/apt/archives/*.deb; \
     git config --system --add safe.directory '*'; \

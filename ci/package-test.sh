@@ -3,7 +3,7 @@
 # clean Debian bookworm (the debootstrap'd debian:bookworm-slim of ci/base-image.sh: no
 # registry), does what a user does:
 #   1. `apt-get update && apt-get install -y ./coldgate_<version>_amd64.deb`: it must install
-#      with its Depends and Recommends (PostgreSQL 15, psql, git, python3-psycopg2) from
+#      with its Depends and Recommends (PostgreSQL 15, psql, git, python3-psycopg2, Chart.js) from
 #      Debian's mirror, and put coldgate on PATH;
 #   2. runs the bundled demo as a non-root user, as the man page says:
 #      `cp -r /usr/share/coldgate/demo coldgate-demo && cd coldgate-demo &&
@@ -83,8 +83,9 @@ version=$(dpkg-deb -f "$deb" Version)
 got=$(inside 'command -v coldgate && coldgate --version')
 [[ "$got" == $'/usr/bin/coldgate\ncoldgate '"$version" ]] || fail "coldgate on PATH: expected /usr/bin/coldgate, coldgate $version; got: $got"
 inside 'test -x /usr/lib/postgresql/15/bin/postgres && command -v psql >/dev/null && command -v git >/dev/null &&
-        python3 -c "import psycopg2"' || fail "the Recommends (postgresql-15, postgresql-client-15, git, python3-psycopg2) are not installed"
-say "coldgate $version at /usr/bin/coldgate, with PostgreSQL 15, psql, git and psycopg2"
+        python3 -c "import psycopg2" && test -f /usr/share/javascript/chart.js/chart.min.js' \
+  || fail "the Recommends (postgresql-15, postgresql-client-15, git, python3-psycopg2, libjs-chart.js) are not installed"
+say "coldgate $version at /usr/bin/coldgate, with PostgreSQL 15, psql, git, psycopg2 and Chart.js"
 
 # 2. The demo, as a user who is not root, in a copy of the shipped folder.
 say "the demo as user 'demo': cp -r /usr/share/coldgate/demo coldgate-demo && cd coldgate-demo && coldgate run -c config/demo.yaml"

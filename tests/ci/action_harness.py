@@ -462,8 +462,8 @@ def scenario_package(s):
               f"the package is coldgate_{version}_amd64.deb", deb.name)
     s.c.check("libpqxx-6.4" in field("Depends") and "libyaml-cpp0.7" in field("Depends"),
               "its Depends come from the binary's libraries (dpkg-shlibdeps)", field("Depends"))
-    s.c.check(field("Recommends") == "postgresql-15, postgresql-client-15, git, python3-psycopg2",
-              "it recommends PostgreSQL 15, psql, git and psycopg2", field("Recommends"))
+    s.c.check(field("Recommends") == "postgresql-15, postgresql-client-15, git, python3-psycopg2, libjs-chart.js",
+              "it recommends PostgreSQL 15, psql, git, psycopg2 and Chart.js", field("Recommends"))
 
     s.main()
     s.branch("feature-docs", {"README.md": "# shop\n\nA shop.\n"}, "docs: say what it is")

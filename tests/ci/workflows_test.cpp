@@ -342,6 +342,7 @@ TEST(Dockerfile, TwoBookwormStagesNonRootUserEntrypointAndWorkdir) {
   EXPECT_NE(last["RUN"].find("\"postgresql-$PG_MAJOR\" \"postgresql-client-$PG_MAJOR\""),
             std::string::npos);
   EXPECT_NE(last["RUN"].find(" git "), std::string::npos);
+  EXPECT_NE(last["RUN"].find(" libjs-chart.js "), std::string::npos) << "for coldgate history page";
   EXPECT_NE(last["ENV"].find("/usr/lib/postgresql/${PG_MAJOR}/bin"), std::string::npos);
 }
 
