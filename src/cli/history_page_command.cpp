@@ -56,7 +56,8 @@ int run_history_page(const HistoryArgs& args) {
   const history::StoreSpec spec = store_spec(args.store, cfg ? &*cfg : nullptr);
   const fs::path repo = cfg ? cfg->base_dir : fs::current_path();
   history::Loaded loaded = history::read_records(spec, repo, args.remote);
-  for (const auto& w : loaded.warnings) std::cerr << "coldgate: warning: history page: " << w << '\n';
+  for (const auto& w : loaded.warnings)
+    std::cerr << "coldgate: warning: history page: " << w << '\n';
   std::vector<history::Record> records;  // read_records' order: oldest first
   for (auto& r : loaded.records) {
     if (args.branch.empty() || r.branch == args.branch) records.push_back(std::move(r));

@@ -427,7 +427,8 @@ std::string repository_web_url(std::string_view remote_url) {
   std::string scheme = "https://";
   std::string_view authority;
   std::string_view path;
-  if (lower.starts_with("https://") || lower.starts_with("http://") || lower.starts_with("ssh://")) {
+  if (lower.starts_with("https://") || lower.starts_with("http://") ||
+      lower.starts_with("ssh://")) {
     bool ssh = lower.starts_with("ssh://");
     if (lower.starts_with("http://")) scheme = "http://";
     std::string_view rest = url.substr(url.find("://") + 3);
@@ -435,7 +436,8 @@ std::string repository_web_url(std::string_view remote_url) {
     if (slash == std::string_view::npos) return "";
     authority = rest.substr(0, slash);
     path = rest.substr(slash + 1);
-    if (auto at = authority.rfind('@'); at != std::string_view::npos) authority.remove_prefix(at + 1);
+    if (auto at = authority.rfind('@'); at != std::string_view::npos)
+      authority.remove_prefix(at + 1);
     if (auto colon = authority.find(':'); ssh && colon != std::string_view::npos) {
       authority = authority.substr(0, colon);  // ssh's port is no web port
     }
@@ -443,7 +445,8 @@ std::string repository_web_url(std::string_view remote_url) {
     // scp-like syntax, [user@]host:path, when no slash comes before the colon (git-clone(1),
     // "GIT URLS"); otherwise it is a local path.
     std::size_t colon = url.find(':');
-    if (colon == std::string_view::npos || url.find('/') < colon || url.find('@') > colon) return "";
+    if (colon == std::string_view::npos || url.find('/') < colon || url.find('@') > colon)
+      return "";
     authority = url.substr(url.find('@') + 1, colon - url.find('@') - 1);
     path = url.substr(colon + 1);
   }
@@ -460,9 +463,10 @@ std::string page_html(const std::vector<Record>& records, const PageOptions& opt
   std::string html;
   html += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
   // Belt and braces for the escaping: inline script and style only, no network at all.
-  html += "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
-          "script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; "
-          "base-uri 'none'; form-action 'none'\">\n";
+  html +=
+      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+      "script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; "
+      "base-uri 'none'; form-action 'none'\">\n";
   html += "<meta name=\"referrer\" content=\"no-referrer\">\n";
   html += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
   html += "<meta name=\"generator\" content=\"coldgate history page\">\n";
@@ -470,24 +474,29 @@ std::string page_html(const std::vector<Record>& records, const PageOptions& opt
   html += k_style;
   html += "</style>\n</head>\n<body>\n<header>\n<h1 id=\"title\">coldgate history</h1>\n";
   html += "<p id=\"summary\" class=\"muted\"></p>\n</header>\n";
-  html += "<noscript><p>This page draws its charts with JavaScript (Chart.js, embedded in the "
-          "file): allow scripts to see them.</p></noscript>\n";
+  html +=
+      "<noscript><p>This page draws its charts with JavaScript (Chart.js, embedded in the "
+      "file): allow scripts to see them.</p></noscript>\n";
   if (records.empty()) {
-    html += "<p class=\"empty\" id=\"empty\">No records yet: <code>coldgate history record</code> "
-            "adds one per commit.</p>\n";
+    html +=
+        "<p class=\"empty\" id=\"empty\">No records yet: <code>coldgate history record</code> "
+        "adds one per commit.</p>\n";
   } else {
-    html += "<form id=\"controls\">\n<label><span class=\"metric-label\">Metric</span> "
-            "<select id=\"metric\"></select></label>\n"
-            "<fieldset id=\"stages\"><legend>Stages</legend></fieldset>\n</form>\n";
-    html += "<p class=\"legend\"><span class=\"swatch line\"></span>the cold median of each commit"
-            "<span class=\"swatch band\"></span>the range of its cold runs (min to max)"
-            "<span class=\"swatch marker\"></span>the gate said regression for this metric. "
-            "Hover a point for the commit; click it to open the commit.</p>\n";
+    html +=
+        "<form id=\"controls\">\n<label><span class=\"metric-label\">Metric</span> "
+        "<select id=\"metric\"></select></label>\n"
+        "<fieldset id=\"stages\"><legend>Stages</legend></fieldset>\n</form>\n";
+    html +=
+        "<p class=\"legend\"><span class=\"swatch line\"></span>the cold median of each commit"
+        "<span class=\"swatch band\"></span>the range of its cold runs (min to max)"
+        "<span class=\"swatch marker\"></span>the gate said regression for this metric. "
+        "Hover a point for the commit; click it to open the commit.</p>\n";
   }
   html += "<main id=\"charts\"></main>\n";
-  html += "<section id=\"commit-list\" hidden>\n<h2>Commits, newest first</h2>\n<table id=\"commits\">"
-          "<thead><tr><th>commit</th><th>date</th><th>subject</th><th>regressions</th><th>run</th>"
-          "</tr></thead><tbody></tbody></table>\n</section>\n";
+  html +=
+      "<section id=\"commit-list\" hidden>\n<h2>Commits, newest first</h2>\n<table id=\"commits\">"
+      "<thead><tr><th>commit</th><th>date</th><th>subject</th><th>regressions</th><th>run</th>"
+      "</tr></thead><tbody></tbody></table>\n</section>\n";
   html += "<footer id=\"footer\"></footer>\n";
   html += "<script type=\"application/json\" id=\"coldgate-data\">";
   html += script_json(page_data(records, options));

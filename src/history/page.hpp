@@ -14,7 +14,7 @@ struct PageOptions {
   /// The repository's web address ("https://github.com/owner/repo"): a click on a point opens
   /// `<repo_url>/commit/<sha>`; "" when unknown (no links). Only http(s) addresses are linked.
   std::string repo_url;
-  std::string chart_js;  // the Chart.js UMD bundle's text, embedded in the page
+  std::string chart_js;      // the Chart.js UMD bundle's text, embedded in the page
   std::string generated_at;  // UTC, RFC 3339, shown in the footer
 };
 

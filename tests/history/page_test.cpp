@@ -3,6 +3,8 @@
 // (tests/history/page_browser.mjs), which reports what the scripts built; the assertions are
 // here. COLDGATE_HISTORY_SCREENSHOT=FILE keeps the browser test's screenshot there
 // (ci/history-screenshot.sh makes docs/images/history-page.png so).
+#include "history/page.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -11,7 +13,6 @@
 #include <string>
 #include <vector>
 
-#include "history/page.hpp"
 #include "history/record.hpp"
 #include "support/support.hpp"
 #include "util/fs.hpp"
@@ -34,7 +35,7 @@ using testing::TempDir;
 constexpr const char* k_hostile = "<img src=x onerror=alert(1)>";
 constexpr const char* k_repo = "https://git.example/shop/app";
 constexpr int k_commits = 24;
-constexpr int k_hostile_at = 9;     // the commit whose subject is hostile
+constexpr int k_hostile_at = 9;      // the commit whose subject is hostile
 constexpr int k_regression_at = 12;  // orders' wall_ms regressed here, fixed 3 commits later
 const std::vector<std::string> k_stages = {"orders", "items", "checkout"};
 
@@ -48,10 +49,16 @@ double wall_median(int stage, int commit) {
   if (stage == 0 && commit >= k_regression_at && commit < k_regression_at + 3) m *= 12;
   return m;
 }
-double exec_median(int stage, int commit) { return 5.0 + stage + commit * 0.25; }
-double queries_median(int stage, int commit) { return 3.0 + stage + (commit >= 20 ? 30 : 0); }
+double exec_median(int stage, int commit) {
+  return 5.0 + stage + commit * 0.25;
+}
+double queries_median(int stage, int commit) {
+  return 3.0 + stage + (commit >= 20 ? 30 : 0);
+}
 
-std::string sha_of(int commit) { return util::sha256_hex("commit " + std::to_string(commit)).substr(0, 40); }
+std::string sha_of(int commit) {
+  return util::sha256_hex("commit " + std::to_string(commit)).substr(0, 40);
+}
 
 // 24 commits of 3 stages, oldest first: wall_ms, db_exec_ms, db_queries and a command's own
 // metric per stage; one regression marker; one hostile subject; a jump of db_queries at 20.
@@ -96,7 +103,9 @@ PageOptions options_with(std::string chart_js) {
   return o;
 }
 
-std::string real_chart_js() { return slurp(history::chart_js_path()); }
+std::string real_chart_js() {
+  return slurp(history::chart_js_path());
+}
 
 // The text of <script type="application/json" id="coldgate-data">, parsed.
 json embedded_data(const std::string& html) {
@@ -144,11 +153,13 @@ TEST(HistoryPage, DataIsOneJsonElementWithNothingThatEndsAScript) {
   // wall_ms first, then the server-side figures, then the rest.
   std::vector<std::string> metrics;
   for (const auto& m : data["metrics"]) metrics.push_back(m["name"]);
-  EXPECT_EQ(metrics, (std::vector<std::string>{"wall_ms", "db_exec_ms", "db_queries", "cart_items"}));
+  EXPECT_EQ(metrics,
+            (std::vector<std::string>{"wall_ms", "db_exec_ms", "db_queries", "cart_items"}));
   EXPECT_EQ(data["metrics"][0]["unit"], "ms");
   ASSERT_EQ(data["stages"].size(), 3u);
   EXPECT_EQ(data["stages"][0]["name"], "orders");
-  EXPECT_EQ(data["stages"][0]["series"][0]["metric"], "wall_ms") << "series in the page's metric order";
+  EXPECT_EQ(data["stages"][0]["series"][0]["metric"], "wall_ms")
+      << "series in the page's metric order";
   json orders_wall;
   for (const auto& s : data["stages"][0]["series"]) {
     if (s["metric"] == "wall_ms") orders_wall = s["points"];
@@ -307,13 +318,16 @@ void expect_shop_page(const json& v, const fs::path& shot) {
   EXPECT_EQ(tip["footer"], json::array({"2026-11-24 09:23:00 UTC · click to open the commit"}));
 
   // The metric select switches every chart in place.
-  EXPECT_EQ(v["metric_options"], json::array({"wall_ms", "db_exec_ms", "db_queries", "cart_items"}));
+  EXPECT_EQ(v["metric_options"],
+            json::array({"wall_ms", "db_exec_ms", "db_queries", "cart_items"}));
   EXPECT_EQ(v["switched_to"], "db_exec_ms");
   ASSERT_EQ(v["after_switch"].size(), k_stages.size());
   for (std::size_t s = 0; s < k_stages.size(); ++s) {
-    EXPECT_EQ(v["after_switch"][s]["datasets"][0]["data"], json(medians(exec_median, static_cast<int>(s))));
+    EXPECT_EQ(v["after_switch"][s]["datasets"][0]["data"],
+              json(medians(exec_median, static_cast<int>(s))));
     EXPECT_EQ(v["after_switch"][s]["y_title"], "db_exec_ms (ms)");
-    for (const auto& marker : v["after_switch"][s]["datasets"][3]["data"]) EXPECT_TRUE(marker.is_null());
+    for (const auto& marker : v["after_switch"][s]["datasets"][3]["data"])
+      EXPECT_TRUE(marker.is_null());
   }
 
   // Unchecking the last stage hides its section only.
@@ -344,7 +358,8 @@ fs::path screenshot_in(const TempDir& dir) {
 
 TEST(HistoryPageBrowser, ChartsTooltipsControlsAndClicksRunAndTheDataStaysText) {
   TempDir dir;
-  fs::path page = dir.write("index.html", history::page_html(shop_history(), options_with(real_chart_js())));
+  fs::path page =
+      dir.write("index.html", history::page_html(shop_history(), options_with(real_chart_js())));
   fs::path shot = screenshot_in(dir);
   expect_shop_page(browse(page, shot), shot);
 }
@@ -373,8 +388,9 @@ TEST(HistoryPageCommand, WithoutOutIsAUsageError) {
 
 TEST(HistoryPageCommand, WithoutChartJsSaysWhichPackageToInstall) {
   TempDir dir;
-  auto r = run_coldgate({"history", "page", "--store", (dir / "store").string(), "-o", (dir / "site").string()},
-                        dir.path(), "", {"COLDGATE_CHART_JS=" + (dir / "none.js").string()});
+  auto r = run_coldgate(
+      {"history", "page", "--store", (dir / "store").string(), "-o", (dir / "site").string()},
+      dir.path(), "", {"COLDGATE_CHART_JS=" + (dir / "none.js").string()});
   EXPECT_EQ(r.exit_code, 3) << r.err;
   EXPECT_NE(r.err.find("apt-get install libjs-chart.js"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(dir / "site" / "index.html"));
@@ -387,7 +403,8 @@ TEST(HistoryPageCommand, FolderStoreToPageInTheBrowser) {
   auto records = shop_history();
   // The files are named by SHA, so the store lists them in no order of time: the page sorts by
   // date. A record of another branch is left out by --branch.
-  for (const auto& r : records) util::write_file_atomic(dir / "store" / history::file_name(r), history::to_json(r));
+  for (const auto& r : records)
+    util::write_file_atomic(dir / "store" / history::file_name(r), history::to_json(r));
   Record other = records.back();
   other.commit = sha_of(99);
   other.branch = "feature";
