@@ -95,9 +95,10 @@ TEST(CiFiles, EveryYamlFileUnderCiParses) {
   std::sort(files.begin(), files.end());
   std::vector<std::string> names;
   for (const auto& f : files) names.push_back(fs::relative(f, source_dir()).string());
-  EXPECT_EQ(names, (std::vector<std::string>{"ci/github/action.yml", "ci/github/coldgate-comment.yml",
-                                             "ci/github/coldgate-record.yml", "ci/github/coldgate.yml",
-                                             "ci/gitlab/coldgate.gitlab-ci.yml"}));
+  EXPECT_EQ(names, (std::vector<std::string>{
+                       "ci/github/action.yml", "ci/github/coldgate-comment.yml",
+                       "ci/github/coldgate-history.yml", "ci/github/coldgate-record.yml",
+                       "ci/github/coldgate.yml", "ci/gitlab/coldgate.gitlab-ci.yml"}));
   for (const auto& f : files) {
     SCOPED_TRACE(f.string());
     YAML::Node doc;
@@ -164,6 +165,11 @@ TEST(GithubAction, MeasuresWithAbOrRunAndUploadsWhatTheCommentWorkflowDownloads)
   }
   EXPECT_NE(run_scripts.find("args=(ab "), std::string::npos);
   EXPECT_NE(run_scripts.find("args=(run "), std::string::npos);
+  // run --allow-no-baseline only for a history baseline (a file baseline is read or fails).
+  EXPECT_NE(
+      run_scripts.find("if [[ \"$ALLOW_NO_BASELINE\" == true && \"$BASE\" == history* ]]; then "
+                       "args+=(--allow-no-baseline); fi"),
+      std::string::npos);
   EXPECT_NE(run_scripts.find("--baseline"), std::string::npos);
   EXPECT_NE(run_scripts.find("coldgate comment"), std::string::npos);
   EXPECT_NE(run_scripts.find("ci/setup.sh"), std::string::npos);
@@ -271,6 +277,174 @@ TEST(GithubWorkflow, RecordRecipeRunsOnEveryBranchPushInModeRecord) {
   YAML::Node b = wf["jobs"].begin()->second;
   EXPECT_EQ(a["runs-on"].as<std::string>(), b["runs-on"].as<std::string>());
   EXPECT_EQ(a["container"].as<std::string>(""), b["container"].as<std::string>(""));
+}
+
+// The words of a shell command line, quotes removed ("$REPO_URL" stays one word).
+std::vector<std::string> words(const std::string& line) {
+  std::vector<std::string> out;
+  std::string word;
+  char quote = 0;
+  bool in_word = false;
+  for (char c : line) {
+    if (quote) {
+      if (c == quote)
+        quote = 0;
+      else
+        word += c;
+    } else if (c == '"' || c == '\'') {
+      quote = c;
+      in_word = true;
+    } else if (c == ' ' || c == '\t') {
+      if (in_word) out.push_back(word);
+      word.clear();
+      in_word = false;
+    } else {
+      word += c;
+      in_word = true;
+    }
+  }
+  if (in_word) out.push_back(word);
+  return out;
+}
+
+// The step of `job` whose name is `name` (or whose `uses:` starts with it).
+YAML::Node step_of(const YAML::Node& job, const std::string& name) {
+  for (const auto& step : job["steps"]) {
+    if (step["name"].as<std::string>("") == name || step["id"].as<std::string>("") == name ||
+        step["uses"].as<std::string>("").rfind(name, 0) == 0) {
+      return step;
+    }
+  }
+  ADD_FAILURE() << "no step " << name;
+  return YAML::Node();
+}
+
+TEST(GithubWorkflow, HistoryRecipeRecordsEveryPushToMainAndPublishesThePage) {
+  YAML::Node wf = load("ci/github/coldgate-history.yml");
+  EXPECT_EQ(keys(wf["on"]), std::set<std::string>{"push"}) << "on push only";
+  EXPECT_EQ(wf["on"]["push"]["branches"].as<std::vector<std::string>>(),
+            std::vector<std::string>{"main"});
+  EXPECT_EQ(wf["permissions"]["contents"].as<std::string>(), "read");
+  EXPECT_EQ(keys(wf["jobs"]), (std::set<std::string>{"record", "deploy"}));
+  // GitHub cancels a group's pending run when another queues: a group on the recording would
+  // lose records. Only the deployment is serialized, and never cancelled midway.
+  EXPECT_FALSE(wf["concurrency"]);
+  YAML::Node record = wf["jobs"]["record"];
+  YAML::Node deploy = wf["jobs"]["deploy"];
+  EXPECT_FALSE(record["concurrency"]);
+  EXPECT_EQ(deploy["concurrency"]["cancel-in-progress"].as<std::string>(), "false");
+  EXPECT_FALSE(deploy["concurrency"]["group"].as<std::string>("").empty());
+
+  // The recording job may push the store's branch, and nothing else; the deploying job has
+  // what deploy-pages needs and runs nothing of the project's.
+  EXPECT_EQ(record["permissions"]["contents"].as<std::string>(), "write");
+  EXPECT_EQ(keys(record["permissions"]), std::set<std::string>{"contents"});
+  EXPECT_EQ(deploy["permissions"]["pages"].as<std::string>(), "write");
+  EXPECT_EQ(deploy["permissions"]["id-token"].as<std::string>(), "write");
+  EXPECT_EQ(keys(deploy["permissions"]), (std::set<std::string>{"pages", "id-token"}));
+  EXPECT_EQ(deploy["environment"]["name"].as<std::string>(), "github-pages");
+  EXPECT_EQ(deploy["needs"].as<std::string>(), "record");
+  ASSERT_EQ(deploy["steps"].size(), 1u);
+  EXPECT_EQ(deploy["steps"][0]["uses"].as<std::string>(), "actions/deploy-pages@v4");
+  EXPECT_EQ(deploy["environment"]["url"].as<std::string>(),
+            "${{ steps." + deploy["steps"][0]["id"].as<std::string>() + ".outputs.page_url }}");
+  EXPECT_NE(deploy["if"].as<std::string>("").find("needs.record.outputs.page == 'true'"),
+            std::string::npos);
+  EXPECT_EQ(record["outputs"]["page"].as<std::string>(), "${{ steps.page.outputs.written }}");
+
+  // Checkout with full history, then the action measuring this commit against the history.
+  std::set<std::string> inputs = keys(load("ci/github/action.yml")["inputs"]);
+  EXPECT_EQ(step_of(record, "actions/checkout@")["with"]["fetch-depth"].as<std::string>(""), "0");
+  YAML::Node action = step_of(record, "coldgate");
+  ASSERT_NE(action["uses"].as<std::string>("").find("/ci/github@"), std::string::npos);
+  for (const auto& kv : action["with"]) EXPECT_TRUE(inputs.count(kv.first.Scalar())) << kv.first;
+  EXPECT_EQ(action["with"]["mode"].as<std::string>(), "run");
+  EXPECT_EQ(action["with"]["base"].as<std::string>(), "history");
+  EXPECT_EQ(action["with"]["allow-no-baseline"].as<std::string>(), "true");
+  std::string config = action["with"]["config"].as<std::string>();
+
+  // Every coldgate command of the run: steps exists, with options `coldgate history --help`
+  // lists, on the action's config; record pushes, page writes what is uploaded.
+  auto help = testing::run_coldgate({"history", "--help"});
+  ASSERT_EQ(help.exit_code, 0) << help.err;
+  std::map<std::string, std::vector<std::string>> commands;  // action → its words
+  for (const auto& step : record["steps"]) {
+    std::string run = step["run"].as<std::string>("");
+    if (run.empty()) continue;
+    SCOPED_TRACE(step["name"].as<std::string>(""));
+    EXPECT_EQ(bash_syntax_error(run), "");
+    std::istringstream lines(run);
+    std::string line;
+    while (std::getline(lines, line)) {
+      std::vector<std::string> w = words(line);
+      if (w.empty() || w[0] != "coldgate") continue;
+      ASSERT_GE(w.size(), 3u) << line;
+      EXPECT_EQ(w[1], "history") << line;
+      EXPECT_TRUE(w[2] == "record" || w[2] == "page") << line;
+      for (std::size_t i = 3; i < w.size(); ++i) {
+        if (w[i].rfind("-", 0) != 0) continue;
+        EXPECT_TRUE(std::regex_search(help.out, std::regex("(^|[ ,])" + w[i] + "\\b")))
+            << w[i] << " is no option of coldgate history";
+        if (w[i] == "-c") {
+          ASSERT_LT(i + 1, w.size());
+          EXPECT_EQ(w[i + 1], config) << "the action's config";
+        }
+      }
+      commands[w[2]] = w;
+    }
+  }
+  ASSERT_TRUE(commands.count("record") && commands.count("page"));
+  auto has = [](const std::vector<std::string>& w, const std::string& word) {
+    return std::find(w.begin(), w.end(), word) != w.end();
+  };
+  EXPECT_TRUE(has(commands["record"], "--push"));
+  auto out = std::find(commands["page"].begin(), commands["page"].end(), "-o");
+  ASSERT_NE(out, commands["page"].end());
+  ASSERT_NE(out + 1, commands["page"].end());
+  EXPECT_EQ(step_of(record, "actions/upload-pages-artifact@")["with"]["path"].as<std::string>(),
+            *(out + 1));
+  EXPECT_TRUE(has(commands["page"], "--repo-url"));
+
+  // A regression is recorded too (exit 1), a run that did not finish is not; the page follows
+  // whatever this run did.
+  std::string record_if = step_of(record, "Record the results")["if"].as<std::string>();
+  EXPECT_NE(record_if.find("steps.coldgate.outputs.exit-code == '0'"), std::string::npos);
+  EXPECT_NE(record_if.find("steps.coldgate.outputs.exit-code == '1'"), std::string::npos);
+  EXPECT_NE(record_if.find("!cancelled()"), std::string::npos);
+  EXPECT_NE(step_of(record, "page")["if"].as<std::string>().find("!cancelled()"),
+            std::string::npos);
+
+  // The same runner as the pull-request workflow.
+  YAML::Node measuring = load("ci/github/coldgate.yml")["jobs"].begin()->second;
+  EXPECT_EQ(measuring["runs-on"].as<std::string>(), record["runs-on"].as<std::string>());
+  EXPECT_EQ(measuring["container"].as<std::string>(""), record["container"].as<std::string>(""));
+}
+
+// The page step as GitHub's runner runs it (bash --noprofile --norc -eo pipefail): with the
+// real coldgate on PATH, in a checkout whose config keeps the history in a folder.
+TEST(GithubWorkflow, HistoryRecipesPageStepWritesTheSiteItUploads) {
+  YAML::Node record = load("ci/github/coldgate-history.yml")["jobs"]["record"];
+  YAML::Node step = step_of(record, "page");
+  TempDir dir;
+  dir.write("coldgate.yaml",
+            "version: 1\nstages:\n  - name: one\n    sql: one.sql\nhistory: { store: history }\n");
+  dir.write("one.sql", "SELECT 1;\n");
+  fs::create_directories(dir / "history");
+  fs::path script = dir.write("step.sh", step["run"].as<std::string>());
+  fs::path output = dir.write("github_output", "");
+  util::SpawnOptions o;
+  o.argv = {"bash", "--noprofile", "--norc", "-eo", "pipefail", script.string()};
+  o.cwd = dir.path();
+  const char* path = std::getenv("PATH");
+  o.env = {"PATH=" + fs::path(COLDGATE_BINARY).parent_path().string() + ":" + (path ? path : ""),
+           "GITHUB_OUTPUT=" + output.string(), "REPO_URL=https://github.com/shop/app"};
+  util::RunOutput out = util::run(o, std::chrono::minutes(1));
+  EXPECT_EQ(out.status.exit_code, 0) << out.err;
+  std::string site =
+      step_of(record, "actions/upload-pages-artifact@")["with"]["path"].as<std::string>();
+  EXPECT_TRUE(fs::is_regular_file(dir / site / "index.html"));
+  EXPECT_NE(slurp(dir / site / "index.html").find("No records yet"), std::string::npos);
+  EXPECT_EQ(slurp(output), "written=true\n");
 }
 
 TEST(GitlabJob, RunsOnMergeRequestsWithFullHistoryAndKeepsTheReport) {
