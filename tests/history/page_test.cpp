@@ -417,7 +417,12 @@ TEST(HistoryPageCommand, FolderStoreToPageInTheBrowser) {
   EXPECT_EQ(r.out, (dir / "site" / "index.html").string() + "\n");
   EXPECT_NE(r.err.find("coldgate: warning: history page: skipped "), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("broken.json"), std::string::npos) << r.err;
-  json data = embedded_data(slurp(dir / "site" / "index.html"));
+  std::string html = slurp(dir / "site" / "index.html");
+  EXPECT_NE(html.find(slurp(history::chart_js_path())), std::string::npos)
+      << "Debian's Chart.js, embedded as installed";
+  EXPECT_NE(html.find(" * Released under the MIT License"), std::string::npos)
+      << "its licence banner";
+  json data = embedded_data(html);
   ASSERT_EQ(data["commits"].size(), static_cast<std::size_t>(k_commits));
   EXPECT_EQ(data["title"], "coldgate") << "no config: the default title";
   fs::path shot = dir / "shot.png";
