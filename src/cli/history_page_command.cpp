@@ -1,7 +1,9 @@
 // `coldgate history page`: every record of the store, oldest first, as the dashboard page.
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
+#include "ab/git.hpp"
 #include "cli/history_command.hpp"
 #include "history/history.hpp"
 #include "history/page.hpp"
@@ -19,16 +21,8 @@ namespace fs = std::filesystem;
 // not there (the page then has no links).
 std::string remote_web_url(const fs::path& repo, const std::string& remote) {
   if (!util::find_program("git")) return "";
-  util::SpawnOptions options;
-  options.argv = {"git", "remote", "get-url", "--", remote};
-  options.cwd = repo;
-  try {
-    util::RunOutput out = util::run(options, std::chrono::seconds(10));
-    return out.status.ok() ? history::repository_web_url(out.out) : "";
-  } catch (const Error& e) {
-    if (e.code() == ExitCode::interrupted) throw;
-    return "";
-  }
+  std::optional<std::string> url = ab::git(repo, {"remote", "get-url", "--", remote});
+  return url ? history::repository_web_url(*url) : "";
 }
 
 }  // namespace

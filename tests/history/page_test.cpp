@@ -437,5 +437,19 @@ TEST(HistoryPageCommand, FolderStoreToPageInTheBrowser) {
   EXPECT_EQ(v["opened"], std::string(k_repo) + "/commit/" + sha_of(k_commits - 1));
 }
 
+// Without --repo-url the links come from the remote's URL, an scp-like one here.
+TEST(HistoryPageCommand, LinksFollowTheRemoteWithoutRepoUrl) {
+  TempDir dir;
+  testing::run_git(dir.path(), {"init", "-q"});
+  testing::run_git(dir.path(), {"remote", "add", "origin", "git@github.com:shop/app.git"});
+  Record r = shop_history().front();
+  util::write_file_atomic(dir / "store" / history::file_name(r), history::to_json(r));
+  auto run = run_coldgate({"history", "page", "--store", "store", "-o", "site"}, dir.path());
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  json data = embedded_data(slurp(dir / "site" / "index.html"));
+  ASSERT_EQ(data["commits"].size(), 1u);
+  EXPECT_EQ(data["commits"][0]["url"], "https://github.com/shop/app/commit/" + r.commit);
+}
+
 }  // namespace
 }  // namespace coldgate
