@@ -1,4 +1,4 @@
-// The dashboard: one HTML file that opens from disk. The page's own code (kPageScript) reads
+// The dashboard: one HTML file that opens from disk. The page's own code (k_page_script) reads
 // the data from a JSON script element and builds the DOM with createElement/textContent only;
 // Chart.js (Debian's libjs-chart.js, embedded as given) draws the charts.
 #include "history/page.hpp"
@@ -17,8 +17,8 @@ namespace {
 
 using nlohmann::json;
 
-// The metrics the dashboard offers first (issue 17: wall time, then the server-side figures);
-// the others follow in the reports' order, then by name.
+// The metrics the dashboard offers first (wall time, then the server-side figures a regression
+// is usually explained by); the others follow in the reports' order, then by name.
 constexpr std::string_view k_first_metrics[] = {"wall_ms", "db_exec_ms", "db_jit_ms", "db_queries"};
 
 std::size_t metric_rank(const std::string& name) {
