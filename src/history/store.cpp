@@ -1,22 +1,609 @@
-// Placeholder until the store lands: every call fails loudly.
+// History stores: a folder of `<commit>.json` files, or a branch of the project's repository
+// written with git plumbing only (hash-object, mktree, commit-tree, update-ref, push), so the
+// checkout, its index and HEAD are never touched; the branch moves only by a compare-and-swap
+// (update-ref given the old value, or a push the remote takes only as a fast-forward).
 #include "history/store.hpp"
 
+#include <fmt/core.h>
+#include <poll.h>
+#include <time.h>
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <initializer_list>
+#include <map>
+#include <optional>
+#include <random>
+#include <set>
+#include <sstream>
+#include <system_error>
+
 #include "util/error.hpp"
+#include "util/fs.hpp"
+#include "util/process.hpp"
 
 namespace coldgate::history {
+namespace fs = std::filesystem;
+namespace {
 
-StoreSpec parse_store(std::string_view, const std::filesystem::path&, const std::string& where) {
-  throw Error(ExitCode::infrastructure, where, "history stores are not built yet");
+// ---------------------------------------------------------------------------------------------
+// Names
+
+// Why `branch` is not a branch name git accepts, or "" when it is. The rules of
+// git-check-ref-format(1) for `--branch` (a name under refs/heads/), checked here so that
+// parsing a store needs no git and no repository.
+std::string branch_name_problem(std::string_view branch) {
+  if (branch.empty()) return "it is empty";
+  if (branch.front() == '-') return "it starts with '-'";
+  if (branch == "HEAD") return "HEAD is not a branch name";
+  if (branch == "@") return "'@' alone is not a branch name";
+  if (branch.front() == '/' || branch.back() == '/') return "it starts or ends with '/'";
+  if (branch.back() == '.') return "it ends with '.'";
+  if (branch.find("..") != std::string_view::npos) return "it contains '..'";
+  if (branch.find("//") != std::string_view::npos) return "it contains '//'";
+  if (branch.find("@{") != std::string_view::npos) return "it contains '@{'";
+  for (unsigned char c : branch) {
+    if (c < 0x20 || c == 0x7f) return "it contains a control character";
+    if (c == ' ') return "it contains a space";
+    if (std::string_view("~^:?*[\\").find(static_cast<char>(c)) != std::string_view::npos) {
+      return fmt::format("it contains '{}'", static_cast<char>(c));
+    }
+  }
+  std::size_t start = 0;
+  while (start <= branch.size()) {
+    std::size_t end = branch.find('/', start);
+    if (end == std::string_view::npos) end = branch.size();
+    std::string_view part = branch.substr(start, end - start);
+    if (!part.empty() && part.front() == '.') return "a part of it starts with '.'";
+    if (part.size() >= 5 && part.substr(part.size() - 5) == ".lock") {
+      return "a part of it ends with '.lock'";
+    }
+    start = end + 1;
+  }
+  return "";
 }
 
-std::vector<StoredFile> read_files(const StoreSpec& spec, const std::filesystem::path&,
-                                   const std::string&, std::vector<std::string>&) {
-  throw Error(ExitCode::infrastructure, spec.text, "history stores are not built yet");
+std::string store_label(const StoreSpec& spec) {
+  if (!spec.text.empty()) return spec.text;
+  return spec.kind == StoreSpec::Kind::git ? "git:" + spec.branch : util::display_path(spec.dir);
 }
 
-std::string write_file(const StoreSpec& spec, const std::filesystem::path&, const std::string&,
-                       const std::string&, const WriteOptions&) {
-  throw Error(ExitCode::infrastructure, spec.text, "history stores are not built yet");
+// A file name at the top of a store: no folder part, nothing a git tree or a folder cannot hold.
+void check_file_name(const StoreSpec& spec, const std::string& name) {
+  const bool bad = name.empty() || name == "." || name == ".." ||
+                   std::any_of(name.begin(), name.end(),
+                               [](unsigned char c) { return c == '/' || c < 0x20 || c == 0x7f; });
+  if (bad) {
+    throw usage_error(store_label(spec),
+                      fmt::format("'{}' is not a file name a history store can hold (one plain "
+                                  "name such as <commit>.json)",
+                                  name));
+  }
+}
+
+bool is_json_name(std::string_view name) {
+  return name.size() > 5 && name.substr(name.size() - 5) == ".json";
+}
+
+// ---------------------------------------------------------------------------------------------
+// Folder stores
+
+std::vector<StoredFile> read_folder(const StoreSpec& spec, std::vector<std::string>& warnings) {
+  std::vector<StoredFile> files;
+  std::error_code ec;
+  auto status = fs::status(spec.dir, ec);
+  if (status.type() == fs::file_type::not_found) return files;  // nothing recorded yet
+  if (ec) {
+    throw Error(ExitCode::infrastructure, util::display_path(spec.dir),
+                "cannot read the history folder: " + ec.message());
+  }
+  if (status.type() != fs::file_type::directory) {
+    throw usage_error(util::display_path(spec.dir),
+                      "the history store is not a folder; give a folder (--store DIR) or "
+                      "git:BRANCH");
+  }
+  std::vector<std::string> names;
+  for (fs::directory_iterator it(spec.dir, ec), end; !ec && it != end; it.increment(ec)) {
+    names.push_back(it->path().filename().string());
+  }
+  if (ec) {
+    throw Error(ExitCode::infrastructure, util::display_path(spec.dir),
+                "cannot list the history folder: " + ec.message());
+  }
+  std::sort(names.begin(), names.end());
+  for (const auto& name : names) {
+    const fs::path path = spec.dir / name;
+    const std::string where = util::display_path(path);
+    // A writer's temp file (util::write_file_atomic: "<name>.tmp-XXXXXX") is not a stray.
+    if (name.find(".json.tmp-") != std::string::npos) continue;
+    std::error_code type_ec;
+    const bool folder = fs::is_directory(path, type_ec);
+    if (folder) {
+      warnings.push_back(where + ": a folder in the history store, skipped");
+      continue;
+    }
+    if (!is_json_name(name)) {
+      warnings.push_back(where + ": not a .json file, skipped");
+      continue;
+    }
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream text;
+    if (in) text << in.rdbuf();
+    if (!in || in.bad()) {
+      warnings.push_back(where + ": cannot be read, skipped");
+      continue;
+    }
+    files.push_back({name, text.str(), where});
+  }
+  return files;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Git
+
+struct GitRun {
+  bool ok = false;
+  std::string out;  // stdout as git wrote it (blob contents are bytes: nothing is trimmed)
+  std::string err;
+};
+
+std::string trim_end(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+std::string first_line(const std::string& text) {
+  std::string t = trim_end(text);
+  std::size_t start = t.find_first_not_of("\n\r ");
+  if (start == std::string::npos) return "";
+  t.erase(0, start);
+  auto nl = t.find('\n');
+  return nl == std::string::npos ? t : t.substr(0, nl);
+}
+
+// The git runs of one store operation in one repository.
+class Git {
+ public:
+  explicit Git(fs::path repo) : m_repo(std::move(repo)) {
+    if (!util::find_program("git")) {
+      throw Error(ExitCode::infrastructure, "git",
+                  "git is not installed; a git history store needs it (or use a folder store: "
+                  "--store DIR)");
+    }
+  }
+
+  // `git ARGS` in the repository. Messages are read in the C locale (a rejected push is told
+  // apart by git's words); no prompt for credentials, as nobody could answer one.
+  GitRun run(std::vector<std::string> args, const fs::path& stdin_path = {},
+             std::size_t max_out = 64u << 20) const {
+    util::SpawnOptions o;
+    o.argv = {"git"};
+    o.argv.insert(o.argv.end(), args.begin(), args.end());
+    o.cwd = m_repo;
+    o.stdin_path = stdin_path;
+    o.env = m_env;
+    o.env.push_back("LC_ALL=C");
+    o.env.push_back("GIT_TERMINAL_PROMPT=0");
+    o.max_capture_bytes = max_out;
+    auto r = util::run(o, std::chrono::minutes(10));
+    return {r.status.ok(), std::move(r.out), std::move(r.err)};
+  }
+
+  // Like run(), but a failure is Error(infrastructure) naming `where` and git's first line.
+  std::string must(const std::string& where, std::vector<std::string> args,
+                   const fs::path& stdin_path = {}) const {
+    const std::string what = "git " + args.front();
+    auto r = run(std::move(args), stdin_path);
+    if (!r.ok) {
+      throw Error(ExitCode::infrastructure, where,
+                  fmt::format("{} failed: {}", what, first_line(r.err)));
+    }
+    return r.out;
+  }
+
+  // Throws Error(usage) when the folder is not in a git repository.
+  void require_repository(const std::string& where) const {
+    std::error_code ec;
+    if (!fs::is_directory(m_repo, ec)) {
+      throw usage_error(where, fmt::format("{} is not a folder; a git history store needs the "
+                                           "project's git checkout (or use --store DIR)",
+                                           util::display_path(m_repo)));
+    }
+    auto r = run({"rev-parse", "--git-dir"});
+    if (!r.ok) {
+      throw usage_error(where, fmt::format("{} is not inside a git repository ({}); use a folder "
+                                           "store instead (--store DIR)",
+                                           util::display_path(m_repo), first_line(r.err)));
+    }
+  }
+
+  // The commit `ref` names, or nullopt when it does not exist.
+  std::optional<std::string> commit_of(const std::string& ref) const {
+    auto r = run({"rev-parse", "--verify", "--quiet", ref + "^{commit}"});
+    if (!r.ok) return std::nullopt;
+    return trim_end(r.out);
+  }
+
+  // Commits made from here on get `coldgate <coldgate@localhost>` when git knows no identity
+  // (user.name/user.email, GIT_AUTHOR_*, EMAIL), without touching the user's config.
+  void default_identity() {
+    for (const char* who : {"AUTHOR", "COMMITTER"}) {
+      if (run({"-c", "user.useConfigOnly=true", "var", fmt::format("GIT_{}_IDENT", who)}).ok) {
+        continue;
+      }
+      m_env.push_back(fmt::format("GIT_{}_NAME=coldgate", who));
+      m_env.push_back(fmt::format("GIT_{}_EMAIL=coldgate@localhost", who));
+    }
+  }
+
+ private:
+  fs::path m_repo;
+  std::vector<std::string> m_env;  // "K=V" added to every git run
+};
+
+// One entry of `git ls-tree -z`.
+struct TreeEntry {
+  std::string mode;
+  std::string type;  // blob, tree, commit (a submodule)
+  std::string oid;
+  std::string name;
+};
+
+std::vector<TreeEntry> list_tree(const Git& git, const std::string& where,
+                                 const std::string& commit) {
+  std::string out = git.must(where, {"ls-tree", "-z", commit});
+  std::vector<TreeEntry> entries;
+  std::size_t pos = 0;
+  while (pos < out.size()) {
+    std::size_t end = out.find('\0', pos);
+    if (end == std::string::npos) end = out.size();
+    std::string_view line(out.data() + pos, end - pos);
+    pos = end + 1;
+    // "<mode> SP <type> SP <object> TAB <file>"
+    auto tab = line.find('\t');
+    auto sp1 = line.find(' ');
+    auto sp2 = sp1 == std::string_view::npos ? sp1 : line.find(' ', sp1 + 1);
+    if (tab == std::string_view::npos || sp2 == std::string_view::npos || sp2 > tab) {
+      throw Error(ExitCode::infrastructure, where,
+                  fmt::format("cannot read git ls-tree's line '{}'", line));
+    }
+    entries.push_back(
+        {std::string(line.substr(0, sp1)), std::string(line.substr(sp1 + 1, sp2 - sp1 - 1)),
+         std::string(line.substr(sp2 + 1, tab - sp2 - 1)), std::string(line.substr(tab + 1))});
+  }
+  return entries;
+}
+
+// The contents of every blob in `oids`, by one `git cat-file --batch` (a store of a few
+// hundred files is read by one process, not one per file).
+std::map<std::string, std::string> read_blobs(const Git& git, const std::string& where,
+                                              const std::set<std::string>& oids) {
+  std::map<std::string, std::string> blobs;
+  if (oids.empty()) return blobs;
+  util::TempDir tmp("coldgate-history-");
+  std::string list;
+  for (const auto& oid : oids) list += oid + "\n";
+  const fs::path input = tmp.path() / "objects";
+  util::write_file_atomic(input, list, 0600);
+  constexpr std::size_t k_max_bytes = std::size_t{1} << 30;
+  auto r = git.run({"cat-file", "--batch"}, input, k_max_bytes);
+  if (!r.ok) {
+    throw Error(ExitCode::infrastructure, where,
+                "git cat-file --batch failed: " + first_line(r.err));
+  }
+  const std::string& out = r.out;
+  std::size_t pos = 0;
+  while (pos < out.size()) {
+    std::size_t nl = out.find('\n', pos);
+    if (nl == std::string::npos) break;
+    std::string header = out.substr(pos, nl - pos);
+    pos = nl + 1;
+    // "<oid> SP <type> SP <size>" or "<oid> SP missing"
+    std::istringstream fields(header);
+    std::string oid, type;
+    std::size_t size = 0;
+    if (!(fields >> oid >> type) || type == "missing") {
+      throw Error(ExitCode::infrastructure, where,
+                  fmt::format("git cat-file could not read object {}", oid));
+    }
+    if (!(fields >> size) || pos + size > out.size()) {
+      throw Error(ExitCode::infrastructure, where,
+                  fmt::format("git cat-file's answer for {} is cut short (a history store "
+                              "over 1 GiB?)",
+                              oid));
+    }
+    blobs[oid] = out.substr(pos, size);
+    pos += size + 1;  // the contents, then LF
+  }
+  for (const auto& oid : oids) {
+    if (!blobs.count(oid)) {
+      throw Error(ExitCode::infrastructure, where,
+                  fmt::format("git cat-file gave no contents for object {}", oid));
+    }
+  }
+  return blobs;
+}
+
+std::vector<StoredFile> read_git(const StoreSpec& spec, const fs::path& repo,
+                                 const std::string& remote, std::vector<std::string>& warnings) {
+  const std::string label = store_label(spec);
+  Git git(repo);
+  git.require_repository(label);
+  // The local branch first: on a name both hold, its file wins.
+  std::vector<std::string> tips;
+  if (auto local = git.commit_of("refs/heads/" + spec.branch)) tips.push_back(*local);
+  if (!remote.empty()) {
+    auto fetched = git.commit_of(fmt::format("refs/remotes/{}/{}", remote, spec.branch));
+    if (fetched && (tips.empty() || tips.front() != *fetched)) tips.push_back(*fetched);
+  }
+  std::map<std::string, TreeEntry> chosen;  // by name
+  std::set<std::string> skipped;
+  for (const auto& tip : tips) {
+    for (auto& e : list_tree(git, label, tip)) {
+      const std::string where = fmt::format("git:{}:{}", spec.branch, e.name);
+      if (e.type != "blob" || !is_json_name(e.name)) {
+        if (skipped.insert(e.name).second) {
+          warnings.push_back(where + (e.type == "tree" ? ": a folder in the history branch, skipped"
+                                                       : ": not a .json file, skipped"));
+        }
+        continue;
+      }
+      chosen.emplace(e.name, std::move(e));  // keeps the first (local) one
+    }
+  }
+  std::set<std::string> oids;
+  for (const auto& [name, e] : chosen) oids.insert(e.oid);
+  auto blobs = read_blobs(git, label, oids);
+  std::vector<StoredFile> files;
+  for (const auto& [name, e] : chosen) {
+    files.push_back({name, blobs.at(e.oid), fmt::format("git:{}:{}", spec.branch, name)});
+  }
+  return files;
+}
+
+// A pause before the next attempt after a lost race: jittered, growing, at most 200 ms, cut
+// short by SIGINT/SIGTERM (then Error(interrupted)).
+void back_off(int lost) {
+  thread_local std::minstd_rand rng{std::random_device{}()};
+  const int cap_ms = std::min(200, 25 << std::min(lost - 1, 3));
+  const int ms = std::uniform_int_distribution<int>(cap_ms / 2, cap_ms)(rng);
+  if (int fd = util::interrupt_fd(); fd >= 0) {
+    pollfd p{fd, POLLIN, 0};
+    ::poll(&p, 1, ms);
+  } else {
+    timespec ts{0, static_cast<long>(ms) * 1000000L};
+    ::nanosleep(&ts, nullptr);
+  }
+  util::throw_if_interrupted();
+}
+
+// What every attempt of one write shares: the file's blob and the commit message, in a
+// private temp folder removed on every exit path.
+struct Pending {
+  util::TempDir tmp{"coldgate-history-"};
+  std::string name;
+  std::string blob;
+  fs::path message_file;
+};
+
+// A commit of `tip`'s tree (none: an empty tree) with the pending file added or replaced,
+// whose parent is `tip`.
+std::string make_commit(const Git& git, const std::string& where, const Pending& p,
+                        const std::optional<std::string>& tip) {
+  std::string listing;
+  if (tip) {
+    for (const auto& e : list_tree(git, where, *tip)) {
+      if (e.name == p.name) continue;
+      listing += fmt::format("{} {} {}\t{}", e.mode, e.type, e.oid, e.name);
+      listing.push_back('\0');
+    }
+  }
+  listing += fmt::format("100644 blob {}\t{}", p.blob, p.name);
+  listing.push_back('\0');
+  const fs::path tree_input = p.tmp.path() / "tree";
+  util::write_file_atomic(tree_input, listing, 0600);
+  const std::string tree = trim_end(git.must(where, {"mktree", "-z"}, tree_input));
+  // Machine-written records are not signed: a signing prompt could not be answered here.
+  std::vector<std::string> args = {"commit-tree", "--no-gpg-sign", tree, "-F",
+                                   p.message_file.string()};
+  if (tip) {
+    args.push_back("-p");
+    args.push_back(*tip);
+  }
+  return trim_end(git.must(where, std::move(args)));
+}
+
+bool mentions(std::string_view text, std::initializer_list<std::string_view> signs) {
+  return std::any_of(signs.begin(), signs.end(), [&](std::string_view sign) {
+    return text.find(sign) != std::string_view::npos;
+  });
+}
+
+// A local update-ref lost the race: the branch moved since it was read (or another writer holds
+// its lock this very moment).
+bool lost_local_race(std::string_view err) {
+  return mentions(err, {"but expected", "reference already exists", ".lock': File exists"});
+}
+
+// A push the remote refused because its branch moved since the fetch: git's own check
+// (fetch first, non-fast-forward, stale info) or the remote's failed compare-and-swap (git's
+// "failed to update ref", a forge's "cannot lock ref … but expected …").
+bool lost_push_race(std::string_view summary) {
+  return mentions(summary, {"fetch first", "non-fast-forward", "stale info", "failed to update ref",
+                            "cannot lock ref", "but expected", "incorrect old value",
+                            "reference already exists"});
+}
+
+std::string short_sha(const std::string& sha) {
+  return sha.substr(0, 7);
+}
+
+std::string write_local(const Git& git, const StoreSpec& spec, const Pending& p,
+                        const WriteOptions& options) {
+  const std::string label = store_label(spec);
+  const std::string ref = "refs/heads/" + spec.branch;
+  const int attempts = std::max(1, options.max_attempts);
+  std::string last;  // git's words for the last lost update
+  for (int attempt = 1; attempt <= attempts; ++attempt) {
+    const auto tip = git.commit_of(ref);
+    const std::string commit = make_commit(git, label, p, tip);
+    // The old value makes it a compare-and-swap; "" means the ref must not exist yet.
+    auto r =
+        git.run({"update-ref", "-m", "coldgate history: " + p.name, ref, commit, tip.value_or("")});
+    if (r.ok) return fmt::format("{} at {}", label, short_sha(commit));
+    if (!lost_local_race(r.err) && git.commit_of(ref) == tip) {
+      throw Error(ExitCode::infrastructure, label,
+                  fmt::format("git update-ref {} failed: {}", ref, first_line(r.err)));
+    }
+    last = first_line(r.err);
+    if (attempt < attempts) back_off(attempt);
+  }
+  throw Error(ExitCode::infrastructure, label,
+              fmt::format("{} attempts to add {} to {} all lost the race to other writers (the "
+                          "branch moved each time; last: {}); run it again",
+                          attempts, p.name, ref, last));
+}
+
+// What `git push --porcelain` says of our ref when it was refused: the summary of its line
+// "!\t<src>:<dst>\t[rejected] (fetch first)", or "" when no ref was refused.
+std::string rejection(const std::string& out) {
+  std::istringstream lines(out);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.rfind("!\t", 0) != 0) continue;
+    auto tab = line.find('\t', 2);
+    return tab == std::string::npos ? line.substr(2) : line.substr(tab + 1);
+  }
+  return "";
+}
+
+// The first line the remote itself wrote ("remote: …": a hook's reason), without the prefix.
+std::string remote_said(const std::string& err) {
+  std::istringstream lines(err);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.rfind("remote: ", 0) == 0) {
+      std::string said = trim_end(line.substr(8));
+      if (!said.empty()) return said;
+    }
+  }
+  return "";
+}
+
+std::string write_pushed(const Git& git, const StoreSpec& spec, const Pending& p,
+                         const WriteOptions& options) {
+  const std::string label = store_label(spec);
+  const std::string local_ref = "refs/heads/" + spec.branch;
+  const std::string tracking = fmt::format("refs/remotes/{}/{}", options.remote, spec.branch);
+  const std::string access_hint =
+      "check the remote (git remote -v) and that this job may fetch from and push to it (GitHub "
+      "Actions: permissions: contents: write)";
+  const int attempts = std::max(1, options.max_attempts);
+  std::string last;  // git's words for the last refusal
+  for (int attempt = 1; attempt <= attempts; ++attempt) {
+    // The remote's tip is the parent; a remote without the branch yet starts it.
+    std::optional<std::string> tip;
+    auto fetched = git.run({"fetch", "--quiet", "--no-tags", "--no-write-fetch-head",
+                            options.remote, "+" + local_ref + ":" + tracking});
+    if (fetched.ok) {
+      tip = git.commit_of(tracking);
+    } else if (fetched.err.find("couldn't find remote ref") == std::string::npos) {
+      throw Error(ExitCode::infrastructure, label,
+                  fmt::format("git fetch {} failed: {}; {}", options.remote,
+                              first_line(fetched.err), access_hint));
+    }
+    const std::string commit = make_commit(git, label, p, tip);
+    // Never forced: the remote takes it only as a fast-forward of what it holds.
+    auto pushed = git.run({"push", "--porcelain", options.remote, commit + ":" + local_ref});
+    if (pushed.ok) {
+      git.must(label, {"update-ref", tracking, commit});
+      git.must(label, {"update-ref", "-m", "coldgate history: " + p.name, local_ref, commit});
+      return fmt::format("{} at {} (pushed to {})", label, short_sha(commit), options.remote);
+    }
+    const std::string rejected = rejection(pushed.out);
+    if (rejected.empty() || !lost_push_race(rejected)) {
+      std::string why = rejected.empty() ? first_line(pushed.err) : rejected;
+      if (auto said = remote_said(pushed.err); !rejected.empty() && !said.empty()) {
+        why += " (remote: " + said + ")";
+      }
+      throw Error(ExitCode::infrastructure, label,
+                  fmt::format("git push {} failed: {}; {}", options.remote, why, access_hint));
+    }
+    last = rejected;
+    if (attempt < attempts) back_off(attempt);
+  }
+  throw Error(ExitCode::infrastructure, label,
+              fmt::format("{} attempts to push {} to {} all lost the race to other writers (the "
+                          "remote branch moved each time; last: {}); run it again",
+                          attempts, p.name, options.remote, last));
+}
+
+}  // namespace
+
+StoreSpec parse_store(std::string_view text, const fs::path& base_dir, const std::string& where) {
+  StoreSpec spec;
+  spec.text = std::string(text);
+  if (text.empty()) {
+    throw usage_error(where,
+                      "no history store given: git:BRANCH (e.g. git:coldgate-history) "
+                      "or a folder");
+  }
+  if (text.rfind("git:", 0) == 0) {
+    spec.kind = StoreSpec::Kind::git;
+    spec.branch = std::string(text.substr(4));
+    if (spec.branch.empty()) {
+      throw usage_error(where, fmt::format("'{}' names no branch: give git:BRANCH, e.g. "
+                                           "git:coldgate-history",
+                                           text));
+    }
+    if (auto problem = branch_name_problem(spec.branch); !problem.empty()) {
+      throw usage_error(where, fmt::format("'{}' is not a branch name git accepts ({}); give "
+                                           "git:BRANCH, e.g. git:coldgate-history",
+                                           spec.branch, problem));
+    }
+    return spec;
+  }
+  spec.kind = StoreSpec::Kind::folder;
+  spec.branch.clear();
+  fs::path dir(text);
+  spec.dir = (dir.is_absolute() ? dir : base_dir / dir).lexically_normal();
+  return spec;
+}
+
+std::vector<StoredFile> read_files(const StoreSpec& spec, const fs::path& repo,
+                                   const std::string& remote, std::vector<std::string>& warnings) {
+  if (spec.kind == StoreSpec::Kind::folder) return read_folder(spec, warnings);
+  return read_git(spec, repo, remote, warnings);
+}
+
+std::string write_file(const StoreSpec& spec, const fs::path& repo, const std::string& name,
+                       const std::string& contents, const WriteOptions& options) {
+  check_file_name(spec, name);
+  if (spec.kind == StoreSpec::Kind::folder) {
+    const fs::path path = spec.dir / name;
+    util::write_file_atomic(path, contents);
+    return util::display_path(path);
+  }
+  const std::string label = store_label(spec);
+  if (options.push && (options.remote.empty() || options.remote.front() == '-')) {
+    throw usage_error(label, fmt::format("'{}' is not a git remote to push the history to (e.g. "
+                                         "origin)",
+                                         options.remote));
+  }
+  Git git(repo);
+  git.require_repository(label);
+  git.default_identity();
+  Pending p;
+  p.name = name;
+  const fs::path blob_input = p.tmp.path() / "contents";
+  util::write_file_atomic(blob_input, contents, 0600);
+  p.blob = trim_end(git.must(label, {"hash-object", "-w", "--stdin"}, blob_input));
+  p.message_file = p.tmp.path() / "message";
+  util::write_file_atomic(p.message_file,
+                          options.message.empty() ? "coldgate history: " + name : options.message,
+                          0600);
+  return options.push ? write_pushed(git, spec, p, options) : write_local(git, spec, p, options);
 }
 
 }  // namespace coldgate::history
