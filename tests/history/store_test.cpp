@@ -10,7 +10,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <sstream>
 #include <thread>
@@ -133,6 +135,34 @@ bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
+// The Error `f` throws; fails the test (and returns an ok "error") when it throws none.
+Error error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e;
+  }
+  ADD_FAILURE() << "no error";
+  return Error(ExitCode::ok, "", "no error");
+}
+
+// Runs `write(0)` and `write(1)` on two threads at once (each spawning its own git processes);
+// the messages of the errors they threw, "" for none.
+std::array<std::string, 2> at_once(const std::function<void(int)>& write) {
+  std::array<std::string, 2> errors;
+  auto run = [&](int w) {
+    try {
+      write(w);
+    } catch (const Error& e) {
+      errors[w] = e.message();
+    }
+  };
+  std::thread one(run, 0), two(run, 1);
+  one.join();
+  two.join();
+  return errors;
+}
+
 // ---------------------------------------------------------------------------------------------
 // parse_store
 
@@ -153,14 +183,10 @@ TEST(ParseStore, GitBranchAndFolders) {
 
 TEST(ParseStore, EmptySpecAndEmptyBranchAreUsageErrors) {
   for (const char* text : {"", "git:"}) {
-    try {
-      parse_store(text, "/base", "coldgate.yaml:12:10");
-      ADD_FAILURE() << "accepted '" << text << "'";
-    } catch (const Error& e) {
-      EXPECT_EQ(e.code(), ExitCode::usage);
-      EXPECT_EQ(e.where(), "coldgate.yaml:12:10");
-      EXPECT_TRUE(contains(e.what(), "git:coldgate-history")) << e.what();  // the hint
-    }
+    const Error e = error_of([&] { parse_store(text, "/base", "coldgate.yaml:12:10"); });
+    EXPECT_EQ(e.code(), ExitCode::usage);
+    EXPECT_EQ(e.where(), "coldgate.yaml:12:10");
+    EXPECT_TRUE(contains(e.what(), "git:coldgate-history")) << e.what();  // the hint
   }
 }
 
@@ -329,19 +355,17 @@ TEST(GitStore, NotARepositoryIsAUsageErrorNamingTheFolderStore) {
   ScopedEnv ceiling("GIT_CEILING_DIRECTORIES", dir.path().parent_path().c_str());
   std::vector<std::string> warnings;
   for (int writing = 0; writing < 2; ++writing) {
-    try {
+    const Error e = error_of([&] {
       if (writing) {
         write_file(git_store(), dir.path(), "a.json", "{}\n", {});
       } else {
         read_files(git_store(), dir.path(), "origin", warnings);
       }
-      ADD_FAILURE() << "no error";
-    } catch (const Error& e) {
-      EXPECT_EQ(e.code(), ExitCode::usage);
-      EXPECT_EQ(e.where(), "git:coldgate-history");
-      EXPECT_TRUE(contains(e.what(), "not inside a git repository")) << e.what();
-      EXPECT_TRUE(contains(e.what(), "--store DIR")) << e.what();
-    }
+    });
+    EXPECT_EQ(e.code(), ExitCode::usage);
+    EXPECT_EQ(e.where(), "git:coldgate-history");
+    EXPECT_TRUE(contains(e.what(), "not inside a git repository")) << e.what();
+    EXPECT_TRUE(contains(e.what(), "--store DIR")) << e.what();
   }
   EXPECT_TRUE(fs::is_empty(dir.path()));
 }
@@ -349,12 +373,8 @@ TEST(GitStore, NotARepositoryIsAUsageErrorNamingTheFolderStore) {
 TEST(GitStore, FileNamesWithAFolderPartAreRefused) {
   Repo repo(1);
   for (const char* name : {"", "a/b.json", "..", "line\nbreak.json"}) {
-    try {
-      write_file(git_store(), repo.path(), name, "{}\n", {});
-      ADD_FAILURE() << "wrote '" << name << "'";
-    } catch (const Error& e) {
-      EXPECT_EQ(e.code(), ExitCode::usage);
-    }
+    const Error e = error_of([&] { write_file(git_store(), repo.path(), name, "{}\n", {}); });
+    EXPECT_EQ(e.code(), ExitCode::usage);
   }
   EXPECT_FALSE(git_status(repo.path(), {"rev-parse", "--verify", "--quiet", k_ref}).status.ok());
 }
@@ -452,15 +472,11 @@ TEST(GitStore, EveryCompareAndSwapLostEndsInAnInfrastructureError) {
     ScopedEnv path("PATH", (bin.path().string() + ":" + std::getenv("PATH")).c_str());
     WriteOptions o;
     o.max_attempts = 2;
-    try {
-      write_file(spec, repo.path(), "b.json", "{}\n", o);
-      ADD_FAILURE() << "no error";
-    } catch (const Error& e) {
-      EXPECT_EQ(e.code(), ExitCode::infrastructure);
-      EXPECT_EQ(e.where(), "git:coldgate-history");
-      EXPECT_TRUE(contains(e.what(), "2 attempts")) << e.what();
-      EXPECT_TRUE(contains(e.what(), "but expected")) << e.what();  // git's words
-    }
+    const Error e = error_of([&] { write_file(spec, repo.path(), "b.json", "{}\n", o); });
+    EXPECT_EQ(e.code(), ExitCode::infrastructure);
+    EXPECT_EQ(e.where(), "git:coldgate-history");
+    EXPECT_TRUE(contains(e.what(), "2 attempts")) << e.what();
+    EXPECT_TRUE(contains(e.what(), "but expected")) << e.what();  // git's words
   }
   EXPECT_EQ(testing::slurp(count), "2\n");
   EXPECT_EQ(tree_names(repo.path(), k_ref),
@@ -472,22 +488,14 @@ TEST(GitStore, EveryCompareAndSwapLostEndsInAnInfrastructureError) {
 TEST(GitStore, TwoConcurrentWritersBothLand) {
   Repo repo(1);
   const auto spec = git_store();
-  std::string errors[2];
-  auto writer = [&](int w) {
-    try {
-      WriteOptions o;
-      o.max_attempts = 64;
-      for (int i = 0; i < 15; ++i) {
-        write_file(spec, repo.path(), fmt::format("w{}-{:02}.json", w, i),
-                   fmt::format("{{\"writer\": {}, \"i\": {}}}\n", w, i), o);
-      }
-    } catch (const Error& e) {
-      errors[w] = e.message();
+  const auto errors = at_once([&](int w) {
+    WriteOptions o;
+    o.max_attempts = 64;
+    for (int i = 0; i < 15; ++i) {
+      write_file(spec, repo.path(), fmt::format("w{}-{:02}.json", w, i),
+                 fmt::format("{{\"writer\": {}, \"i\": {}}}\n", w, i), o);
     }
-  };
-  std::thread one(writer, 0), two(writer, 1);
-  one.join();
-  two.join();
+  });
   EXPECT_EQ(errors[0], "");
   EXPECT_EQ(errors[1], "");
 
@@ -646,21 +654,13 @@ TEST(PushedStore, ABranchCreatedMeanwhileIsFetchedAndPushedOnTop) {
 TEST(PushedStore, TwoClonesPushingAtOnceBothLand) {
   Remote remote;
   const auto spec = git_store();
-  std::string errors[2];
   const fs::path clones[2] = {remote.one, remote.two};
-  auto writer = [&](int w) {
-    try {
-      for (int i = 0; i < 8; ++i) {
-        write_file(spec, clones[w], fmt::format("c{}-{}.json", w, i),
-                   fmt::format("{{\"clone\": {}, \"i\": {}}}\n", w, i), pushing(64));
-      }
-    } catch (const Error& e) {
-      errors[w] = e.message();
+  const auto errors = at_once([&](int w) {
+    for (int i = 0; i < 8; ++i) {
+      write_file(spec, clones[w], fmt::format("c{}-{}.json", w, i),
+                 fmt::format("{{\"clone\": {}, \"i\": {}}}\n", w, i), pushing(64));
     }
-  };
-  std::thread one(writer, 0), two(writer, 1);
-  one.join();
-  two.join();
+  });
   EXPECT_EQ(errors[0], "");
   EXPECT_EQ(errors[1], "");
   auto names = tree_names(remote.bare, k_ref);
@@ -682,16 +682,13 @@ TEST(PushedStore, EveryAttemptLostEndsInAnInfrastructureErrorNamingThem) {
   write_file(spec, remote.one, "a.json", "{\"a\": 1}\n", pushing());
   const std::string local_before = run_git(remote.one, {"rev-parse", k_ref});
   const auto runs = remote.rival_hook(1000);
-  try {
-    write_file(spec, remote.one, "b.json", "{\"b\": 1}\n", pushing(3));
-    ADD_FAILURE() << "no error";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ExitCode::infrastructure);
-    EXPECT_EQ(e.where(), "git:coldgate-history");
-    EXPECT_TRUE(contains(e.what(), "3 attempts")) << e.what();
-    EXPECT_TRUE(contains(e.what(), "lost the race")) << e.what();
-    EXPECT_TRUE(contains(e.what(), "[remote rejected] (failed to update ref)")) << e.what();
-  }
+  const Error e =
+      error_of([&] { write_file(spec, remote.one, "b.json", "{\"b\": 1}\n", pushing(3)); });
+  EXPECT_EQ(e.code(), ExitCode::infrastructure);
+  EXPECT_EQ(e.where(), "git:coldgate-history");
+  EXPECT_TRUE(contains(e.what(), "3 attempts")) << e.what();
+  EXPECT_TRUE(contains(e.what(), "lost the race")) << e.what();
+  EXPECT_TRUE(contains(e.what(), "[remote rejected] (failed to update ref)")) << e.what();
   EXPECT_EQ(testing::slurp(runs), "3\n");
   EXPECT_EQ(run_git(remote.one, {"rev-parse", k_ref}), local_before);
   const std::string tracking =
@@ -708,17 +705,14 @@ TEST(PushedStore, ARefusalThatIsNoRaceFailsAtOnceWithGitsReason) {
   const fs::path runs = remote.dir / "pre-receive-runs";
   make_executable(remote.bare / "hooks/pre-receive", "#!/bin/sh\necho run >> '" + runs.string() +
                                                          "'\necho 'policy: no' >&2\nexit 1\n");
-  try {
-    write_file(git_store(), remote.one, "a.json", "{}\n", pushing());
-    ADD_FAILURE() << "no error";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ExitCode::infrastructure);
-    EXPECT_TRUE(contains(e.what(), "git push origin failed")) << e.what();
-    EXPECT_TRUE(contains(e.what(),
-                         "[remote rejected] (pre-receive hook declined) (remote: "
-                         "policy: no)"))
-        << e.what();
-  }
+  const Error e =
+      error_of([&] { write_file(git_store(), remote.one, "a.json", "{}\n", pushing()); });
+  EXPECT_EQ(e.code(), ExitCode::infrastructure);
+  EXPECT_TRUE(contains(e.what(), "git push origin failed")) << e.what();
+  EXPECT_TRUE(contains(e.what(),
+                       "[remote rejected] (pre-receive hook declined) (remote: "
+                       "policy: no)"))
+      << e.what();
   EXPECT_EQ(testing::slurp(runs), "run\n");
   EXPECT_EQ(ref_or_none(remote.one, k_ref), "none");
   EXPECT_EQ(ref_or_none(remote.bare, k_ref), "none");
@@ -728,16 +722,17 @@ TEST(PushedStore, NoSuchRemoteFailsAtOnce) {
   Remote remote;
   WriteOptions o = pushing();
   o.remote = "nosuch";
-  try {
-    write_file(git_store(), remote.one, "a.json", "{}\n", o);
-    ADD_FAILURE() << "no error";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ExitCode::infrastructure);
-    EXPECT_TRUE(contains(e.what(), "git fetch nosuch failed")) << e.what();
-    EXPECT_TRUE(contains(e.what(), "'nosuch' does not appear to be a git repository")) << e.what();
-    EXPECT_TRUE(contains(e.what(), "git remote -v")) << e.what();
-  }
+  const Error e = error_of([&] { write_file(git_store(), remote.one, "a.json", "{}\n", o); });
+  EXPECT_EQ(e.code(), ExitCode::infrastructure);
+  EXPECT_TRUE(contains(e.what(), "git fetch nosuch failed")) << e.what();
+  EXPECT_TRUE(contains(e.what(), "'nosuch' does not appear to be a git repository")) << e.what();
+  EXPECT_TRUE(contains(e.what(), "git remote -v")) << e.what();
   EXPECT_EQ(ref_or_none(remote.one, k_ref), "none");
+  // A remote that git would take for an option is refused before git runs.
+  o.remote = "--upload-pack=touch gotcha";
+  EXPECT_EQ(error_of([&] { write_file(git_store(), remote.one, "a.json", "{}\n", o); }).code(),
+            ExitCode::usage);
+  EXPECT_FALSE(fs::exists(remote.one / "gotcha"));
 }
 
 // SIGINT while the push runs (the pre-push hook sends it, then waits): the write stops with
@@ -841,13 +836,10 @@ TEST(FolderStore, AFileWhereTheFolderShouldBeIsAUsageError) {
   TempDir dir;
   dir.write("h", "a file\n");
   std::vector<std::string> warnings;
-  try {
-    read_files(parse_store("h", dir.path(), "--store"), {}, "origin", warnings);
-    ADD_FAILURE() << "no error";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ExitCode::usage);
-    EXPECT_TRUE(contains(e.what(), "not a folder")) << e.what();
-  }
+  const Error e = error_of(
+      [&] { read_files(parse_store("h", dir.path(), "--store"), {}, "origin", warnings); });
+  EXPECT_EQ(e.code(), ExitCode::usage);
+  EXPECT_TRUE(contains(e.what(), "not a folder")) << e.what();
 }
 
 }  // namespace
