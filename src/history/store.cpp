@@ -491,6 +491,20 @@ std::string remote_said(const std::string& err) {
   return "";
 }
 
+// After a push landed: moves `ref` to `commit` unless it holds `commit` or a later commit of
+// the remote already (another writer in this checkout pushed after us), by compare-and-swap,
+// re-read a few times when another writer moves it meanwhile. Best effort: the record is on the
+// remote whatever happens here, and the next fetch brings it.
+void advance_ref(const Git& git, const std::string& ref, const std::string& commit,
+                 const std::string& reflog) {
+  for (int attempt = 1; attempt <= 4; ++attempt) {
+    const auto current = git.commit_of(ref);
+    if (current == commit) return;
+    if (current && git.run({"merge-base", "--is-ancestor", commit, *current}).ok) return;
+    if (git.run({"update-ref", "-m", reflog, ref, commit, current.value_or("")}).ok) return;
+  }
+}
+
 std::string write_pushed(const Git& git, const StoreSpec& spec, const Pending& p,
                          const WriteOptions& options) {
   const std::string label = store_label(spec);
@@ -508,6 +522,11 @@ std::string write_pushed(const Git& git, const StoreSpec& spec, const Pending& p
                             options.remote, "+" + local_ref + ":" + tracking});
     if (fetched.ok) {
       tip = git.commit_of(tracking);
+    } else if (lost_local_race(fetched.err)) {
+      // Another writer in this checkout moved the remote-tracking ref during our fetch.
+      last = first_line(fetched.err);
+      if (attempt < attempts) back_off(attempt);
+      continue;
     } else if (fetched.err.find("couldn't find remote ref") == std::string::npos) {
       throw Error(ExitCode::infrastructure, label,
                   fmt::format("git fetch {} failed: {}; {}", options.remote,
@@ -517,8 +536,8 @@ std::string write_pushed(const Git& git, const StoreSpec& spec, const Pending& p
     // Never forced: the remote takes it only as a fast-forward of what it holds.
     auto pushed = git.run({"push", "--porcelain", options.remote, commit + ":" + local_ref});
     if (pushed.ok) {
-      git.must(label, {"update-ref", tracking, commit});
-      git.must(label, {"update-ref", "-m", "coldgate history: " + p.name, local_ref, commit});
+      advance_ref(git, tracking, commit, "coldgate history: pushed " + p.name);
+      advance_ref(git, local_ref, commit, "coldgate history: " + p.name);
       return fmt::format("{} at {} (pushed to {})", label, short_sha(commit), options.remote);
     }
     const std::string rejected = rejection(pushed.out);
