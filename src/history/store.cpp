@@ -388,13 +388,24 @@ struct Pending {
 };
 
 // A commit of `tip`'s tree (none: an empty tree) with the pending file added or replaced,
-// whose parent is `tip`.
+// whose parent is `tip`; with `carry`, also the files of that commit's tree that `tip` lacks
+// (records made in this checkout without --push, which the push must not drop).
 std::string make_commit(const Git& git, const std::string& where, const Pending& p,
-                        const std::optional<std::string>& tip) {
+                        const std::optional<std::string>& tip,
+                        const std::optional<std::string>& carry = std::nullopt) {
   std::string listing;
+  std::set<std::string> names;
   if (tip) {
     for (const auto& e : list_tree(git, where, *tip)) {
+      names.insert(e.name);
       if (e.name == p.name) continue;
+      listing += fmt::format("{} {} {}\t{}", e.mode, e.type, e.oid, e.name);
+      listing.push_back('\0');
+    }
+  }
+  if (carry) {
+    for (const auto& e : list_tree(git, where, *carry)) {
+      if (e.name == p.name || names.count(e.name) || e.type != "blob") continue;
       listing += fmt::format("{} {} {}\t{}", e.mode, e.type, e.oid, e.name);
       listing.push_back('\0');
     }
@@ -532,7 +543,14 @@ std::string write_pushed(const Git& git, const StoreSpec& spec, const Pending& p
                   fmt::format("git fetch {} failed: {}; {}", options.remote,
                               first_line(fetched.err), access_hint));
     }
-    const std::string commit = make_commit(git, label, p, tip);
+    // Records this checkout holds that the remote lacks (recorded without --push) go along:
+    // moving the local branch to the pushed commit must not drop them.
+    std::optional<std::string> carry = git.commit_of(local_ref);
+    if (carry && (carry == tip ||
+                  (tip && git.run({"merge-base", "--is-ancestor", *carry, *tip}).ok))) {
+      carry.reset();
+    }
+    const std::string commit = make_commit(git, label, p, tip, carry);
     // Never forced: the remote takes it only as a fast-forward of what it holds.
     auto pushed = git.run({"push", "--porcelain", options.remote, commit + ":" + local_ref});
     if (pushed.ok) {

@@ -4,6 +4,7 @@
 // server is tests/history/history_run_test.cpp.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <sstream>
 #include <thread>
 
@@ -137,7 +138,7 @@ TEST_F(HistoryCli, TwoRecordsAtOnceBothLand) {
 
 TEST_F(HistoryCli, TwoClonesPushingAtOnceBothLand) {
   testing::TempDir remote;
-  run_git(remote.path(), {"init", "-q", "--bare"});
+  run_git(remote.path(), {"init", "-q", "--bare", "-b", "main"});
   run_git(repo.path(), {"remote", "add", "origin", remote.path().string()});
   std::vector<std::string> shas = {commit("a", 10), commit("b", 11), commit("c", 12),
                                    commit("d", 13)};
@@ -192,6 +193,29 @@ TEST_F(HistoryCli, RefusesWhatCannotBeRecordedSayingWhatToDo) {
   EXPECT_NE(unknown.err.find("commit eeeeeeeeeeee is not in the repository"), std::string::npos)
       << unknown.err;
   EXPECT_EQ(run_git(repo.path(), {"branch", "--list", "coldgate-history"}), "");
+}
+
+}  // namespace
+}  // namespace coldgate::history
+
+namespace coldgate::history {
+namespace {
+
+TEST_F(HistoryCli, APushCarriesTheRecordsMadeHereWithoutPush) {
+  testing::TempDir remote;
+  run_git(remote.path(), {"init", "-q", "--bare", "-b", "main"});
+  run_git(repo.path(), {"remote", "add", "origin", remote.path().string()});
+  const std::string a = commit("a", 10);
+  const std::string b = commit("b", 11);
+  ASSERT_EQ(record(a).exit_code, 0);  // local only
+  auto pushed = record(b, {"--push"});
+  ASSERT_EQ(pushed.exit_code, 0) << pushed.err;
+  EXPECT_NE(pushed.out.find("(pushed to origin)"), std::string::npos) << pushed.out;
+  auto files = lines(run_git(remote.path(), {"ls-tree", "--name-only", "coldgate-history"}));
+  std::vector<std::string> both = {a + ".json", b + ".json"};
+  std::sort(both.begin(), both.end());  // a tree lists its files by name
+  EXPECT_EQ(files, both);
+  EXPECT_EQ(lines(run_git(repo.path(), {"ls-tree", "--name-only", "coldgate-history"})), files);
 }
 
 }  // namespace
