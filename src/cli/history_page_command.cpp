@@ -29,6 +29,9 @@ std::string remote_web_url(const fs::path& repo, const std::string& remote) {
 
 int run_history_page(const HistoryArgs& args) {
   util::install_interrupt_handlers();
+  if (args.push) {
+    throw usage_error("--push", "only `history record` pushes; `history page` reads the store");
+  }
   if (args.out.empty()) {
     throw usage_error("history page", "-o DIR is required: the folder to write index.html into");
   }

@@ -178,6 +178,9 @@ TEST_F(HistoryCli, RefusesWhatCannotBeRecordedSayingWhatToDo) {
   auto page_flag = record(sha, {"-o", "site"});
   EXPECT_EQ(page_flag.exit_code, 2);
   EXPECT_NE(page_flag.err.find("only `history page` writes a page"), std::string::npos);
+  auto page_push = run_coldgate({"history", "page", "--push", "-o", "site"}, repo.path(), "", {"CI="});
+  EXPECT_EQ(page_push.exit_code, 2);
+  EXPECT_NE(page_push.err.find("only `history record` pushes"), std::string::npos) << page_push.err;
   auto push_folder = record(sha, {"--store", "hist", "--push"});
   EXPECT_EQ(push_folder.exit_code, 2);
   EXPECT_NE(push_folder.err.find("is a folder store: only a git: store is pushed"),
