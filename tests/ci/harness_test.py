@@ -7,6 +7,7 @@ works on GitHub. No PostgreSQL, no coldgate: a few seconds.
   /usr/bin/python3 tests/ci/harness_test.py [-v]
 """
 
+import subprocess
 import sys
 import tempfile
 import textwrap
@@ -20,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from harness.expressions import Evaluator, condition_tree, interpolate  # noqa: E402
 from harness.fake_github import FakeGitHub  # noqa: E402
-from harness.runner import Harness, Job, git, read_file_command  # noqa: E402
+from harness.runner import Harness, HarnessError, Job, git, read_file_command, run_workflow_job  # noqa: E402
 
 
 def evaluate(text, **contexts):
@@ -220,6 +221,123 @@ class Runner(unittest.TestCase):
         full.checkout("checkout", "c", {"fetch-depth": "0"})
         self.assertEqual(git(full.workspace, "rev-parse", "--is-shallow-repository"), "false")
         self.assertEqual(git(full.workspace, "rev-parse", "origin/feature"), pr["head_sha"])
+
+    def test_checkout_of_a_push_whose_branch_moved_on(self):
+        # actions/checkout checks out the event's commit, not the branch's newer tip.
+        o = self.h.origin
+        first = o.commit("main", {"a": "1"}, "one")
+        o.commit("main", {"a": "2"}, "two")
+        for depth in ("0", "1"):
+            job = Job(self.h, f"push {depth}", event_name="push", event={}, ref="refs/heads/main", sha=first)
+            job.checkout("checkout", "c", {"fetch-depth": depth})
+            self.assertEqual(git(job.workspace, "rev-parse", "HEAD"), first, depth)
+            self.assertEqual(git(job.workspace, "rev-parse", "--abbrev-ref", "HEAD"), "main", depth)
+
+    def test_a_push_from_a_checkout_needs_contents_write(self):
+        o = self.h.origin
+        sha = o.commit("main", {"a": "1"}, "one")
+
+        def push(permissions, **with_):
+            job = Job(self.h, "push", event_name="push", event={}, ref="refs/heads/main", sha=sha)
+            job.grant(permissions)
+            job.checkout("checkout", "c", with_)
+            env = {"PATH": "/usr/bin:/bin", "HOME": str(job.home), "GIT_AUTHOR_NAME": "a", "GIT_AUTHOR_EMAIL": "a@b",
+                   "GIT_COMMITTER_NAME": "a", "GIT_COMMITTER_EMAIL": "a@b"}
+            git(job.workspace, "commit", "-q", "--allow-empty", "-m", "x", env=env)
+            out = subprocess.run(["git", "push", "origin", "HEAD:refs/heads/other"], cwd=job.workspace, env=env,
+                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            return out.returncode, out.stdout
+
+        code, out = push({"contents": "read"})
+        self.assertNotEqual(code, 0)
+        self.assertIn("Permission to acme/shop.git denied to github-actions[bot].", out)
+        code, out = push(None)          # no permissions: key: the default token reads only
+        self.assertNotEqual(code, 0)
+        code, out = push({"contents": "write"}, **{"persist-credentials": "false"})
+        self.assertNotEqual(code, 0)
+        self.assertIn("persist-credentials: false", out)
+        self.assertEqual(o.bare_git("rev-parse", "-q", "--verify", "refs/heads/other", check=False), "")
+        code, out = push({"contents": "write"})
+        self.assertEqual(code, 0, out)
+        self.assertNotEqual(o.bare_git("rev-parse", "refs/heads/other"), sha)
+
+
+class Workflows(unittest.TestCase):
+    """Jobs of one workflow run: needs, outputs, job-level if:, environment:, and the Pages stubs."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.api = FakeGitHub()
+        self.src = Path(self.tmp.name) / "src"
+        (self.src / "ci" / "github").mkdir(parents=True)
+        self.h = Harness(Path(self.tmp.name) / "run", self.src, "/bin/true", self.api)
+        self.sha = self.h.origin.commit("main", {"a": "1"}, "one")
+
+    def tearDown(self):
+        self.api.close()
+        self.tmp.cleanup()
+
+    def workflow(self, jobs):
+        (self.src / "ci" / "github" / "t.yml").write_text(
+            yaml.safe_dump({"name": "t", "on": {"push": {}}, "permissions": {"contents": "read"}, "jobs": jobs}))
+
+    def job(self, job_id, run_id=None, needs=None):
+        job = Job(self.h, job_id, event_name="push", event={}, ref="refs/heads/main", sha=self.sha,
+                  job_id=job_id, run_id=run_id)
+        return run_workflow_job(self.h, "t.yml", job_id, job, needs=needs)
+
+    def test_a_run_of_two_jobs_publishes_a_page(self):
+        deploy = {"needs": "build", "permissions": {"pages": "write", "id-token": "write"},
+                  "environment": {"name": "github-pages", "url": "${{ steps.d.outputs.page_url }}"},
+                  "steps": [{"id": "d", "uses": "actions/deploy-pages@v4"}]}
+        self.workflow({
+            "build": {"runs-on": "x", "outputs": {"page": "${{ steps.p.outputs.written }}"}, "steps": [
+                {"id": "p", "run": "mkdir -p site/css && echo hi > site/index.html && echo b > site/css/a.css\n"
+                                   "ln -s index.html site/link.html\necho written=true >> \"$GITHUB_OUTPUT\"\n"},
+                {"run": "exit 1"},
+                {"uses": "actions/upload-pages-artifact@v3", "if": "always()", "with": {"path": "site"}}]},
+            "deploy": dict(deploy, **{"if": "${{ !cancelled() && needs.build.outputs.page == 'true' }}"}),
+            "after-success": dict(deploy),  # no if: success(), so skipped after a failed build
+            "no-token": dict(deploy, permissions={"pages": "write"}, **{"if": "always()"}),
+        })
+        build = self.job("build")
+        self.assertEqual((build.result, build.outputs), ("failure", {"page": "true"}), build.text())
+        with self.assertRaises(HarnessError):  # a needed job must be given
+            self.job("deploy", run_id=build.run_id)
+        with self.assertRaises(HarnessError):  # of the same run
+            self.job("deploy", needs={"build": build})
+        deploy = self.job("deploy", run_id=build.run_id, needs={"build": build})
+        self.assertEqual(deploy.result, "success", deploy.text())
+        url = "https://acme.github.io/shop/"
+        self.assertEqual(deploy.environment, {"name": "github-pages", "url": url})
+        site = self.h.pages[-1]["site"]
+        self.assertEqual(self.h.pages[-1]["url"], url)
+        self.assertEqual(sorted(p.relative_to(site).as_posix() for p in site.rglob("*")),
+                         ["css", "css/a.css", "index.html", "link.html"])
+        self.assertFalse((site / "link.html").is_symlink())  # tar --dereference
+        skipped = self.job("after-success", run_id=build.run_id, needs={"build": build})
+        self.assertEqual(skipped.result, "skipped")
+        no_token = self.job("no-token", run_id=build.run_id, needs={"build": build})
+        self.assertEqual(no_token.result, "failure")
+        self.assertIn(("error", 'Ensure GITHUB_TOKEN has permission "id-token: write".'), no_token.annotations)
+        # Another run has no page to deploy.
+        other = Job(self.h, "build 2", event_name="push", event={}, ref="refs/heads/main", sha=self.sha,
+                    job_id="build")
+        other.failed = True
+        lone = self.job("deploy", run_id=other.run_id, needs={"build": other})
+        self.assertEqual(lone.result, "skipped")  # its output page is not 'true'
+
+    def test_deploy_pages_wants_this_runs_artifact(self):
+        self.workflow({"deploy": {"runs-on": "x", "permissions": {"pages": "write", "id-token": "write"},
+                                  "steps": [{"uses": "actions/deploy-pages@v4"}]}})
+        job = self.job("deploy")
+        self.assertEqual(job.result, "failure")
+        self.assertTrue(any("No artifacts found for this workflow run" in m for _, m in job.annotations), job.annotations)
+
+    def test_a_job_key_not_replayed_is_refused(self):
+        self.workflow({"build": {"runs-on": "x", "services": {"db": {"image": "postgres"}}, "steps": []}})
+        with self.assertRaises(HarnessError):
+            self.job("build")
 
 
 if __name__ == "__main__":

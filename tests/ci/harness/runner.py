@@ -10,11 +10,21 @@ machine, for ci/github/ (docs: "Workflow syntax", "Metadata syntax for GitHub Ac
 - `if:` is evaluated with the status functions; without one it is `success() && (…)`. A failed
   step makes later steps without always()/failure() skip, and fails the job.
 - `uses:` steps are stubs: actions/checkout (a checkout of the fake origin as
-  actions/checkout v4 makes it: refs/pull/N/merge for pull requests, fetch-depth), actions/cache
-  (restore by key then restore-keys in the scopes GitHub allows; save at job end on success
-  when the key was not an exact hit), actions/upload-artifact and actions/download-artifact
-  (a folder per run), and coldgate's own action (ci/github), run as a composite action.
-- Each job has its own HOME, RUNNER_TEMP and token; CI=true, GITHUB_ACTIONS=true.
+  actions/checkout v4 makes it: refs/pull/N/merge for pull requests, the event's commit for a
+  push even when the branch has moved on, fetch-depth, the token kept for later pushes),
+  actions/cache (restore by key then restore-keys in the scopes GitHub allows; save at job end
+  on success when the key was not an exact hit), actions/upload-artifact and
+  actions/download-artifact (a folder per run), actions/upload-pages-artifact (its tar of the
+  folder as the artifact github-pages) and actions/deploy-pages (that artifact of this run,
+  `pages: write` and `id-token: write`; the site lands in Harness.pages), and coldgate's own
+  action (ci/github), run as a composite action.
+- Each job has its own HOME, RUNNER_TEMP and token; CI=true, GITHUB_ACTIONS=true. The token
+  pushes to the fake origin only with `contents: write` (Origin's pre-receive hook).
+- Jobs of one run share its run id: `needs:` (the needed jobs' `result` and `outputs:`), a
+  job-level `if:` (success() by default: every needed job succeeded), `environment:` (name, and
+  url evaluated when the job ends). The scenarios run a run's jobs one after the other, which
+  is what `concurrency:` and `needs:` make of them; a job key the harness does not replay
+  (JOB_KEYS) is refused.
 - A job's `container:` is replayed only when the harness is given `container_images` (the
   workflow's image → a local podman image): the job then runs as the runner runs a container
   job, each `run:` step `exec`'d in one container of that image that has the job's folders
@@ -30,6 +40,7 @@ import os
 import re
 import shutil
 import subprocess
+import tarfile
 import time
 import uuid
 from pathlib import Path
@@ -222,7 +233,8 @@ class ArtifactStore:
                 files.append(full)
 
         def excluded(f):
-            rel = f.relative_to(workspace).as_posix()
+            # A path outside the workspace (RUNNER_TEMP: upload-pages-artifact's tar) is matched whole.
+            rel = f.relative_to(workspace).as_posix() if f.is_relative_to(workspace) else f.as_posix()
             for pattern in excludes:
                 pattern = pattern.rstrip("/")
                 if rel == pattern or rel.startswith(pattern + "/") or fnmatch.fnmatch(rel, pattern):
@@ -251,15 +263,33 @@ class ArtifactStore:
         return True
 
 
+# GitHub's side of a push: a job's checkout sends the job's token (actions/checkout's
+# persist-credentials; here as HARNESS_TOKEN through remote.origin.receivepack), and the push is
+# taken only when that token has `contents: write`. The developer's own pushes send none.
+PRE_RECEIVE = """#!/bin/sh
+[ -z "$HARNESS_TOKEN" ] && exit 0
+if [ "$HARNESS_TOKEN" = none ]; then
+  echo "Authentication required: the checkout kept no credentials (persist-credentials: false)" >&2
+  exit 1
+fi
+[ "$(cat "{tokens}/$HARNESS_TOKEN" 2>/dev/null)" = write ] && exit 0
+echo "Permission to {repository}.git denied to github-actions[bot]." >&2
+exit 1
+"""
+
+
 class Origin:
     """The repository's remote: a local bare repo (so `git fetch` works offline) and a clone to
     make commits in; pull requests get refs/pull/N/head and the test merge commit
-    refs/pull/N/merge, as GitHub makes them."""
+    refs/pull/N/merge, as GitHub makes them. A job's checkout may push to it only with a token
+    that has `contents: write` (PRE_RECEIVE)."""
 
-    def __init__(self, root, default_branch="main"):
+    def __init__(self, root, default_branch="main", repository="acme/shop"):
         self.root = Path(root)
         self.bare = self.root / "origin.git"
         self.dev = self.root / "dev"
+        self.tokens = self.root / "tokens"
+        self.tokens.mkdir(parents=True, exist_ok=True)
         self.default_branch = default_branch
         home = self.root / "git-home"
         home.mkdir(parents=True, exist_ok=True)
@@ -270,12 +300,22 @@ class Origin:
         git(self.root, "init", "-q", "--bare", "-b", default_branch, str(self.bare), env=self.env)
         # GitHub serves any reachable commit by its sha (`git fetch origin SHA`).
         git(self.bare, "config", "uploadpack.allowAnySHA1InWant", "true", env=self.env)
+        hook = self.bare / "hooks" / "pre-receive"
+        hook.write_text(PRE_RECEIVE.format(tokens=self.tokens, repository=repository))
+        hook.chmod(0o755)
         git(self.root, "init", "-q", "-b", default_branch, str(self.dev), env=self.env)
         git(self.dev, "remote", "add", "origin", str(self.bare), env=self.env)
         self.url = str(self.bare)
 
     def git(self, *args, check=True):
         return git(self.dev, *args, env=self.env, check=check)
+
+    def add_token(self, token, may_push):
+        (self.tokens / token).write_text("write" if may_push else "read")
+
+    def bare_git(self, *args, check=True):
+        """git in the bare repository: what GitHub holds."""
+        return git(self.bare, *args, env=self.env, check=check)
 
     def commit(self, branch, files, message, parent=None):
         """Commits `files` (path → text, None removes) on `branch` (created from `parent`) and
@@ -327,8 +367,10 @@ class Harness:
         self.verbose = verbose
         self.cache = CacheStore(self.root / "cache-store")
         self.artifacts = ArtifactStore(self.root / "artifacts")
-        self.origin = Origin(self.root / "origin")
+        self.origin = Origin(self.root / "origin", repository=repository)
         self.run_id = 4000
+        self.pages_root = self.root / "pages"   # what actions/deploy-pages published, per run
+        self.pages = []                         # deployments, oldest first: run_id, sha, site, url
         self.cache.seed("coldgate-bin-", {"~/.cache/coldgate-bin/coldgate": self.coldgate})
 
     def workflow(self, name):
@@ -420,12 +462,18 @@ class Scope:
 
 class Job:
     def __init__(self, harness, name, *, event_name, event, ref, sha, workspace=None,
-                 base_ref="", head_ref="", workflow_name="coldgate", job_id="coldgate"):
+                 base_ref="", head_ref="", workflow_name="coldgate", job_id="coldgate", run_id=None):
+        """`run_id`: the workflow run this job belongs to (another job of it: `needs:`), else a
+        new run."""
         self.h = harness
         self.name = name
-        self.run_id = harness.new_run_id()
+        self.run_id = run_id if run_id is not None else harness.new_run_id()
         slug = re.sub(r"[^A-Za-z0-9]+", "-", name).strip("-")
         self.dir = harness.root / f"job-{self.run_id}-{slug}"
+        attempt = 1
+        while self.dir.exists():  # another job of this run with the same name
+            attempt += 1
+            self.dir = harness.root / f"job-{self.run_id}-{slug}-{attempt}"
         self.home = self.dir / "home"
         self.temp = self.dir / "runner-temp"
         for d in (self.home, self.temp):
@@ -461,6 +509,12 @@ class Job:
         self.checkout_overrides = {}
         self.action_overrides = {}
         self.step_timeout = 600
+        self.skipped = False
+        self.scope = None           # the job's own steps, once it runs
+        self.needs = {}             # needed job id → its finished Job
+        self.outputs = {}           # the job's `outputs:`, evaluated when it ends
+        self.environment = None     # {"name", "url"} of the job's `environment:`
+        self.permissions = {}
         self.github = {
             "event_name": event_name, "event": event, "ref": ref, "sha": sha,
             "ref_name": ref.split("/", 2)[-1] if ref.startswith("refs/heads/") else ref,
@@ -476,14 +530,26 @@ class Job:
 
     def grant(self, permissions):
         """The job's token, as GitHub issues it: it may write pull-request comments when the
-        workflow or job grants `pull-requests: write` (or `issues: write`), never for a
-        pull_request event from a fork."""
+        workflow or job grants `pull-requests: write` (or `issues: write`), and push to origin
+        when it grants `contents: write`; neither for a pull_request event from a fork. A job's
+        `permissions:` replaces the workflow's; none at all is taken as GitHub's restricted
+        default (read only)."""
         fork = bool(self.event.get("pull_request", {}).get("head", {}).get("repo", {}).get("fork"))
         perms = permissions or {}
+        self.permissions = perms
         may_write = not fork and (perms == "write-all" or isinstance(perms, dict) and (
             perms.get("pull-requests") == "write" or perms.get("issues") == "write"))
         self.h.api.add_token(self.token, may_write)
         self.token_may_write = may_write
+        self.h.origin.add_token(self.token, not fork and self.may("contents", "write"))
+
+    def may(self, scope, level):
+        """Whether the job's token has `scope: level` (write implies read)."""
+        perms = self.permissions
+        if perms in ("write-all", "read-all"):
+            return perms == "write-all" or level == "read"
+        granted = perms.get(scope, "none") if isinstance(perms, dict) else "none"
+        return granted == level or (granted == "write" and level == "read")
 
     # -- contexts and environment --
 
@@ -509,10 +575,25 @@ class Job:
             "steps": {k: v.context() for k, v in scope.steps.items()},
             "job": {"status": "failure" if self.failed else "success"},
             "secrets": {"GITHUB_TOKEN": self.token}, "vars": {}, "matrix": {}, "strategy": {},
+            "needs": self.needs_context(),
         }
         functions = {"always": lambda: True, "success": success, "failure": failure,
                      "cancelled": lambda: False,
                      "hashfiles": lambda *p: hash_files(self.workspace, *p)}
+        return Evaluator(contexts, functions)
+
+    def needs_context(self):
+        return {k: {"result": j.result, "outputs": dict(j.outputs)} for k, j in self.needs.items()}
+
+    def job_evaluator(self):
+        """For a job's `if:`, `environment:` and `concurrency:` (docs "Contexts": context
+        availability): github, needs, vars, inputs; success() when every needed job succeeded,
+        failure() when one failed."""
+        results = [j.result for j in self.needs.values()]
+        contexts = {"github": dict(self.github), "needs": self.needs_context(), "vars": {}, "inputs": {}}
+        functions = {"always": lambda: True, "cancelled": lambda: False,
+                     "success": lambda: all(r == "success" for r in results),
+                     "failure": lambda: any(r == "failure" for r in results)}
         return Evaluator(contexts, functions)
 
     def base_env(self):
@@ -586,6 +667,10 @@ class Job:
                                               with_["path"], with_.get("if-no-files-found", "warn"))
             self.log(f"  upload-artifact: {message}")
             return StepResult(name, step_id, "success")
+        if uses.startswith("actions/upload-pages-artifact@"):
+            return self.upload_pages_artifact(name, step_id, with_)
+        if uses.startswith("actions/deploy-pages@"):
+            return self.deploy_pages(name, step_id, with_)
         if uses.startswith("actions/download-artifact@"):
             run_id = with_.get("run-id") or self.run_id
             target = self.workspace / with_.get("path", ".")
@@ -718,17 +803,86 @@ class Job:
         if depth == 0:
             run("fetch", "-q", "--prune", "--no-recurse-submodules", "origin",
                 "+refs/heads/*:refs/remotes/origin/*", "+refs/tags/*:refs/tags/*")
-            if target is None or not target.startswith("refs/remotes/origin/"):
+            # actions/checkout's testRef: the branch fetched must still be the event's commit
+            # (a later push may have moved it), else that commit is fetched onto its ref.
+            fetched = git(ws, "rev-parse", "-q", "--verify", f"{target}^{{commit}}", env=env,
+                          check=False) if target else ""
+            if fetched != sha:
                 run("fetch", "-q", "--no-recurse-submodules", "origin", spec)
         else:
             run("fetch", "-q", "--no-tags", "--prune", "--no-recurse-submodules", f"--depth={depth}",
                 "origin", spec)
         run(*checkout)
+        # persist-credentials (default true): later pushes from this checkout carry the token.
+        token = self.token if with_.get("persist-credentials", "true") != "false" else "none"
+        run("config", "--local", "remote.origin.receivepack", f"env HARNESS_TOKEN={token} git-receive-pack")
         self.log(f"  checked out {sha[:7]} ({target or ref}), fetch-depth {depth}, "
                  f"shallow: {git(ws, 'rev-parse', '--is-shallow-repository', env=env)}")
         for hook in self.checkout_hooks:
             hook(self)
         return StepResult(name, step_id, "success", 0)
+
+    def upload_pages_artifact(self, name, step_id, with_):
+        """actions/upload-pages-artifact v3 (a composite action): `tar --dereference
+        --hard-dereference --directory PATH -cvf $RUNNER_TEMP/artifact.tar --exclude=.git
+        --exclude=.github .`, then that one file uploaded as the artifact `name` (default
+        github-pages) with if-no-files-found: error."""
+        folder = self.workspace / with_.get("path", "_site/")
+        tar = self.temp / "artifact.tar"
+        out = subprocess.run(["tar", "--dereference", "--hard-dereference", "--directory", str(folder),
+                              "-cvf", str(tar), "--exclude=.git", "--exclude=.github", "."],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        for line in out.stdout.splitlines():
+            self.log("  " + line)
+        if out.returncode != 0:
+            self.annotate("error", f"Process completed with exit code {out.returncode}.")
+            return StepResult(name, step_id, "failure", out.returncode)
+        message = self.h.artifacts.upload(self.run_id, with_.get("name", "github-pages"), self.workspace,
+                                          str(tar), "error")
+        self.log(f"  upload-artifact: {message}")
+        if message.startswith("No files"):
+            self.annotate("error", message)
+            return StepResult(name, step_id, "failure", 1)
+        return StepResult(name, step_id, "success", 0)
+
+    def deploy_pages(self, name, step_id, with_):
+        """actions/deploy-pages v4: needs `id-token: write` (its OIDC token) and `pages: write`
+        (the deployment), and exactly the artifact `artifact_name` (default github-pages) of this
+        workflow run, one artifact.tar of plain files and folders (Pages refuses links). The
+        site it publishes is kept in harness.pages; output page_url."""
+        def fail(message):
+            self.annotate("error", message)
+            self.log(f"  deploy-pages: {message}")
+            return StepResult(name, step_id, "failure", 1)
+
+        if not self.may("id-token", "write"):
+            return fail('Ensure GITHUB_TOKEN has permission "id-token: write".')
+        artifact = with_.get("artifact_name", "github-pages")
+        self.log(f"  Fetching artifact metadata for {artifact} in this workflow run")
+        folder = self.h.artifacts.folder(self.run_id, artifact)
+        if not folder.is_dir():
+            return fail("No artifacts found for this workflow run. Ensure artifacts are uploaded with "
+                        "actions/artifact@v4 or later.")
+        if not self.may("pages", "write"):
+            return fail(f"Failed to create deployment (status: 403) with build version {self.sha}. "
+                        'Ensure GITHUB_TOKEN has permission "pages: write".')
+        files = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*"))
+        if files != ["artifact.tar"]:
+            return fail(f"Artifact could not be deployed: it holds {files}, not one artifact.tar.")
+        with tarfile.open(folder / "artifact.tar") as tar:
+            members = tar.getmembers()
+            if any(not (m.isfile() or m.isdir()) for m in members):
+                return fail("Artifact could not be deployed. Please ensure the content does not contain any "
+                            "hard links, symlinks and total size is less than 10GB.")
+            if any(m.name.startswith("/") or ".." in Path(m.name).parts for m in members):
+                return fail(f"Artifact could not be deployed: a path outside the site in {[m.name for m in members]}")
+            site = self.h.pages_root / f"deployment-{self.run_id}"
+            tar.extractall(site)  # only files and folders under the site (checked above)
+        owner, repo = self.h.repository.split("/")
+        url = f"https://{owner}.github.io/{repo}/"
+        self.h.pages.append({"run_id": self.run_id, "sha": self.sha, "site": site, "url": url})
+        self.log(f"  Created deployment for {self.sha}; Reported success! {url}")
+        return StepResult(name, step_id, "success", 0, {"page_url": url, "status": "succeed"})
 
     def cache_scopes(self):
         scopes = [self.ref]
@@ -795,6 +949,11 @@ class Job:
         return "failure" if self.failed else "success"
 
     @property
+    def result(self):
+        """`needs.<id>.result`: success, failure or skipped."""
+        return "skipped" if self.skipped else self.conclusion
+
+    @property
     def exit_code(self):
         """The exit code GitHub shows for the job: its first failed step's, 0 when it passed."""
         if not self.failed:
@@ -802,16 +961,37 @@ class Job:
         return self.first_failure[1] if self.first_failure else 1
 
 
+# The keys of a job that the harness replays; `runs-on` is this machine and `concurrency` only
+# queues a job behind another of its group, which the scenarios run one after the other anyway.
+JOB_KEYS = {"runs-on", "container", "timeout-minutes", "permissions", "env", "if", "needs",
+            "outputs", "environment", "concurrency", "steps"}
+
+
 def run_workflow_job(harness, workflow_file, job_id, job, *, action_inputs=None,
-                     checkout=None, after_checkout=None):
+                     checkout=None, after_checkout=None, needs=None):
     """Runs job `job_id` of ci/github/`workflow_file` as `job`: the workflow's `on:` must name
     the job's event; `action_inputs` and `checkout` override the `with:` of coldgate's action
-    and of actions/checkout."""
+    and of actions/checkout. `needs`: the finished jobs (id → Job) of the same run that the
+    job's `needs:` names, whose results and outputs its `if:` and steps read (`needs.ID.result`,
+    `needs.ID.outputs.NAME`); a job-level success() is that they all succeeded. At its end the
+    job's `outputs:` and `environment: url` are evaluated with its steps."""
     wf = harness.workflow(workflow_file)
     triggers = wf["on"] if isinstance(wf["on"], (dict, list)) else [wf["on"]]
     if job.event_name not in triggers:
         raise HarnessError(f"{workflow_file} does not run on {job.event_name} (on: {list(triggers)})")
     spec = wf["jobs"][job_id]
+    unknown = set(spec) - JOB_KEYS
+    if unknown:
+        raise HarnessError(f"{workflow_file} job {job_id}: {sorted(unknown)} are not replayed")
+    needed = spec.get("needs") or []
+    needed = [needed] if isinstance(needed, str) else list(needed)
+    needs = needs or {}
+    if sorted(needed) != sorted(needs):
+        raise HarnessError(f"{workflow_file} job {job_id} needs {needed}; given {sorted(needs)}")
+    for other in needs.values():
+        if other.run_id != job.run_id:
+            raise HarnessError(f"job {job_id}: the needed job {other.name!r} is of run {other.run_id}, not {job.run_id}")
+    job.needs = dict(needs)
     job.grant(spec.get("permissions", wf.get("permissions")))
     job.action_overrides = {k: to_string(v) for k, v in (action_inputs or {}).items()}
     job.checkout_overrides = {k: to_string(v) for k, v in (checkout or {}).items()}
@@ -819,11 +999,21 @@ def run_workflow_job(harness, workflow_file, job_id, job, *, action_inputs=None,
         job.checkout_hooks.append(after_checkout)
     scope = Scope()
     job.log(f"── {workflow_file} job {job_id} ({job.event_name} {job.ref} {job.sha[:7]}), run {job.run_id}")
-    if "if" in spec and not job.evaluator(scope).eval_node(condition_tree(spec["if"])):
+    # Without an if: success(), as for steps: a job runs only when every job it needs succeeded.
+    if not job.job_evaluator().eval_node(condition_tree(spec.get("if", ""))):
         job.log("job skipped by its if:")
         job.skipped = True
         return job
     job.skipped = False
+    if spec.get("concurrency"):
+        group = spec["concurrency"].get("group") if isinstance(spec["concurrency"], dict) else spec["concurrency"]
+        job.log(f"── concurrency group {interpolate(str(group), job.job_evaluator())}")
+    environment = spec.get("environment")
+    if environment is not None:
+        environment = environment if isinstance(environment, dict) else {"name": environment}
+        job.environment = {"name": to_string(interpolate(str(environment["name"]), job.job_evaluator())),
+                           "url": ""}
+        job.log(f"── environment {job.environment['name']}")
     job.step_timeout = int(spec.get("timeout-minutes", 10)) * 60
     job.env_file_values.update({k: to_string(v) for k, v in (wf.get("env") or {}).items()})
     job.env_file_values.update({k: to_string(v) for k, v in (spec.get("env") or {}).items()})
@@ -835,11 +1025,17 @@ def run_workflow_job(harness, workflow_file, job_id, job, *, action_inputs=None,
         job.container = JobContainer(harness.container_images[image], harness.root, harness.source_dir,
                                      f"coldgate-harness-{os.getpid()}-{job.run_id}")
         job.log(f"── container {image} (here {harness.container_images[image]}): {job.container.name}")
+    job.scope = scope
     try:
         job.run_steps(spec["steps"], scope)
         job.finish()
     finally:
         if job.container is not None:
             job.container.remove()
-    job.log(f"── job {job.conclusion} (exit {job.exit_code})")
+    ev = job.evaluator(scope)
+    job.outputs = {k: to_string(interpolate(v, ev)) if isinstance(v, str) else to_string(v)
+                   for k, v in (spec.get("outputs") or {}).items()}
+    if job.environment is not None and environment.get("url"):
+        job.environment["url"] = to_string(interpolate(str(environment["url"]), ev))
+    job.log(f"── job {job.conclusion} (exit {job.exit_code}){f', outputs {job.outputs}' if job.outputs else ''}")
     return job
