@@ -1,8 +1,10 @@
 #!/usr/bin/python3
 """Replays coldgate's GitHub Action (ci/github/action.yml) and its workflows (coldgate.yml,
-coldgate-comment.yml, coldgate-record.yml) the way GitHub's runner runs them, with the real
-coldgate binary, on temporary git repositories whose origin is a local bare repository, against
-a fake GitHub comments API on 127.0.0.1 (harness/: runner.py, expressions.py, fake_github.py).
+coldgate-comment.yml, coldgate-record.yml, and coldgate-history.yml with its two jobs: record
+and push the history, then deploy the page to Pages) the way GitHub's runner runs them, with
+the real coldgate binary, on temporary git repositories whose origin is a local bare
+repository, against a fake GitHub comments API on 127.0.0.1 (harness/: runner.py,
+expressions.py, fake_github.py).
 
   /usr/bin/python3 tests/ci/action_harness.py --coldgate build-dev/coldgate --scenario NAME
   … --scenario package --package coldgate_<version>_amd64.deb
@@ -23,6 +25,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tarfile
 import tempfile
 import threading
 import time
@@ -155,6 +158,23 @@ class Scenario:
                   workflow_name="coldgate record", job_id="record")
         return self._run(job, "coldgate-record.yml", "record", {"config": "coldgate.yaml"})
 
+    def push_event(self, branch, sha):
+        return {"ref": f"refs/heads/{branch}", "after": sha,
+                "repository": {"full_name": self.h.repository, "default_branch": "main"}}
+
+    def history_record(self, label, sha, after_checkout=None):
+        """coldgate-history.yml's job `record` on the push of `sha` to main: a new run."""
+        job = Job(self.h, f"{label}: record", event_name="push", event=self.push_event("main", sha),
+                  ref="refs/heads/main", sha=sha, workflow_name="coldgate history", job_id="record")
+        return self._run(job, "coldgate-history.yml", "record", after_checkout=after_checkout)
+
+    def history_deploy(self, record):
+        """The same run's job `deploy`, after `record` (needs: record)."""
+        job = Job(self.h, record.name.replace(": record", ": deploy"), event_name="push", event=record.event,
+                  ref=record.ref, sha=record.sha, workflow_name="coldgate history", job_id="deploy",
+                  run_id=record.run_id)
+        return self._run(job, "coldgate-history.yml", "deploy", needs={"record": record})
+
     def comment_job(self, measuring, pr, label):
         """The fork-safe half: coldgate-comment.yml on the workflow_run event of `measuring`."""
         event = {"action": "completed", "workflow_run": {
@@ -165,13 +185,13 @@ class Scenario:
                   sha=self.origin.tip("main"), workflow_name="coldgate comment", job_id="comment")
         return self._run(job, "coldgate-comment.yml", "comment")
 
-    def _run(self, job, workflow, job_id, inputs=None, checkout=None, after_checkout=None):
+    def _run(self, job, workflow, job_id, inputs=None, checkout=None, after_checkout=None, needs=None):
         print(f"• {job.name}: {workflow} on {job.event_name} {job.ref}", flush=True)
         job.api_mark = len(self.api.requests)
         started = time.monotonic()
         try:
             run_workflow_job(self.h, workflow, job_id, job, action_inputs=inputs, checkout=checkout,
-                             after_checkout=after_checkout)
+                             after_checkout=after_checkout, needs=needs)
         except Exception:
             print("\n".join(job.log_lines[-60:]))
             raise
@@ -189,6 +209,15 @@ class Scenario:
 
     def artifact(self, job):
         return self.h.artifacts.folder(job.run_id, "coldgate-out")
+
+    def report(self, job):
+        """The report.md the job uploaded ("" when none)."""
+        report = self.artifact(job) / "report.md"
+        return report.read_text() if report.is_file() else ""
+
+    def job_step(self, job, name):
+        """A step of the workflow's job itself (not of the action), by its name or `uses:`."""
+        return next((r for r in job.scope.results if r.name == name), None) if job.scope else None
 
     def step(self, job, name):
         for run in job.action_runs:
@@ -513,6 +542,240 @@ def scenario_package(s):
               "package missing: one error names the input, the file and what to give", f"{errors}", job)
 
 
+HISTORY = "coldgate-history"  # the history store's branch on origin (history.store's default)
+
+# The pushes to main of the history scenario, in order: path → text, and the subject.
+HISTORY_PUSHES = [
+    ({"README.md": "# shop\n\nA shop.\n"}, "docs: say what it is"),
+    ({"README.md": "# shop\n\nA small shop.\n"}, "docs: small"),
+    ({"items.sql": ITEMS.format(word="item") + "-- three items\n"}, "items: say how many"),
+]
+
+
+def page_data(html):
+    """The records a history page shows: its <script type="application/json" id="coldgate-data">."""
+    start = html.find('<script type="application/json" id="coldgate-data">')
+    if start < 0:
+        return None
+    start = html.index(">", start) + 1
+    return json.loads(html[start:html.index("</script>", start)])
+
+
+def pre_push_rendezvous(folder, me, other):
+    """A pre-push hook for one of two jobs' checkouts that makes their pushes of the history
+    race for certain: the first push of each waits until the other's has come as far — both
+    fetched the store's tip and built a record on it — and only then do both push, so one of
+    them is refused (the remote's branch moved) and `history record --push` retries it. Every
+    push through the hook adds a line to `folder`/pushes. No timing decides anything: the wait
+    gives up only after 5 minutes, when the other job never gets there (the scenario then
+    fails on the count)."""
+    return f"""#!/bin/sh
+echo "{me}" >> "{folder}/pushes"
+[ -e "{folder}/{me}.arrived" ] && exit 0
+: > "{folder}/{me}.arrived"
+i=0
+while [ ! -e "{folder}/{other}.arrived" ] && [ "$i" -lt 3000 ]; do sleep 0.1; i=$((i + 1)); done
+exit 0
+"""
+
+
+def scenario_history(s):
+    """ci/github/coldgate-history.yml on pushes to main, each replayed as GitHub runs it: the job
+    `record` (checkout, the action with mode: run and base: history, `history record --push`,
+    `history page`, actions/upload-pages-artifact), then the job `deploy` of the same run
+    (needs: record, actions/deploy-pages). The first push has no record yet; later ones are
+    gated against the store's median; two pushes race; a 20× slower stage is a regression that
+    is recorded and published all the same; a pull request is then measured as before."""
+    c = s.c
+    origin = s.origin
+    pushed = []   # (sha, subject) of main's commits, oldest first: each must have its record
+
+    def store_files():
+        return sorted(origin.bare_git("ls-tree", "--name-only", HISTORY, check=False).splitlines())
+
+    def record_of(sha):
+        text = origin.bare_git("show", f"{HISTORY}:{sha}.json", check=False)
+        return json.loads(text) if text else {}
+
+    def page_html(run_id):
+        tar = s.h.artifacts.folder(run_id, "github-pages") / "artifact.tar"
+        if not tar.is_file():
+            return None
+        with tarfile.open(tar) as t:
+            try:
+                return t.extractfile("./index.html").read().decode()
+            except KeyError:
+                return None
+
+    def base_line(used):
+        """The report's line for a base from the history: `used` are the commits, oldest first."""
+        first, last = f"`{used[0][:7]}`", f"`{used[-1][:7]}`"
+        what = (f"the recorded result" if len(used) == 1 else f"the median of {len(used)} recorded results")
+        span = first if len(used) == 1 else f"{first} … {last}"
+        short = f"; only {len(used)} of 5 asked were found" if len(used) < 5 else ""
+        return f"ℹ️ base: {what} of `main` in `git:{HISTORY}` ({span}{short}), not measured in this run"
+
+    def store_is_linear(label, job):
+        commits = origin.bare_git("rev-list", HISTORY, check=False).splitlines()
+        merges = origin.bare_git("rev-list", "--merges", HISTORY, check=False).splitlines()
+        added = [origin.bare_git("diff-tree", "--root", "--no-commit-id", "--name-only", "-r", commit).splitlines()
+                 for commit in commits]
+        c.check(len(commits) == len(pushed) and not merges and all(len(a) == 1 for a in added),
+                f"{label}: origin's {HISTORY} is linear, one commit per record, each adding one file",
+                f"{len(commits)} commits for {len(pushed)} records, merges {merges}, files per commit {added}", job)
+        c.check(origin.bare_git("rev-parse", "refs/heads/main") == pushed[-1][0],
+                f"{label}: main on origin is still the pushed commit (the job pushed only the history)", "", job)
+
+    def recorded(label, job, sha, *, exit_code, regressions=()):
+        c.check(job.exit_code == exit_code and s.output(job) == str(exit_code),
+                f"{label}: the record job " + (f"fails with exit {exit_code}" if exit_code else "passes"),
+                f"job {job.conclusion}, exit {job.exit_code}, output {s.output(job)!r}, "
+                f"first failure {job.first_failure}", job)
+        step = s.job_step(job, "Record the results")
+        c.check(step is not None and step.outcome == "success", f"{label}: `coldgate history record --push` ran and passed",
+                f"{step and step.outcome}", job)
+        c.check(store_files() == sorted(f"{p}.json" for p, _ in pushed),
+                f"{label}: origin's {HISTORY} holds one <commit>.json per pushed commit ({len(pushed)})",
+                f"{store_files()}", job)
+        rec = record_of(sha)
+        c.check(rec.get("commit") == sha and rec.get("branch") == "main",
+                f"{label}: {sha[:7]}.json is the record of {sha[:7]} on main",
+                f"commit {rec.get('commit')}, branch {rec.get('branch')}", job)
+        c.check(rec.get("ci_run_url") == f"https://github.com/{s.h.repository}/actions/runs/{job.run_id}",
+                f"{label}: the record names its CI run", f"{rec.get('ci_run_url')!r}", job)
+        got = {st["name"]: st["regressions"] for st in rec.get("stages", [])}
+        want = {"load": list(regressions), "items": []}
+        c.check(got == want, f"{label}: the record's regressions are {want}", f"{got}", job)
+
+    def published(label, record, deploy, sha):
+        c.check(record.outputs == {"page": "true"}, f"{label}: the record job's output page is true",
+                f"{record.outputs}", record)
+        html = page_html(record.run_id)
+        c.check(html is not None, f"{label}: the github-pages artifact (artifact.tar) holds index.html",
+                f"{sorted(p.name for p in s.h.artifacts.folder(record.run_id, 'github-pages').rglob('*'))}", record)
+        data = page_data(html or "") or {}
+        shas = [commit["sha"] for commit in data.get("commits", [])]
+        c.check(sha in shas and set(shas) <= {p for p, _ in pushed},
+                f"{label}: the page names {sha[:7]}, and only recorded commits", f"{shas}", record)
+        c.check(deploy.result == "success" and s.h.pages and s.h.pages[-1]["run_id"] == record.run_id,
+                f"{label}: the deploy job (needs: record) publishes this run's page",
+                f"deploy {deploy.result}, first failure {deploy.first_failure}", deploy)
+        owner, repo = s.h.repository.split("/")
+        c.check(deploy.environment == {"name": "github-pages", "url": f"https://{owner}.github.io/{repo}/"},
+                f"{label}: the deploy job's environment is github-pages at the page's URL", f"{deploy.environment}", deploy)
+        site = s.h.pages[-1]["site"] / "index.html" if s.h.pages else None
+        c.check(site is not None and site.is_file() and site.read_text() == html,
+                f"{label}: what Pages serves is the page the record job wrote", "", deploy)
+        return data
+
+    # 1. The first push: nothing recorded yet.
+    sha = s.main()
+    pushed.append((sha, "shop: a stage and a snapshot"))
+    record = s.history_record("push 1", sha)
+    deploy = s.history_deploy(record)
+    recorded("push 1", record, sha, exit_code=0)
+    c.check("coldgate run -c coldgate.yaml --baseline history --allow-no-baseline" in record.text(),
+            "push 1: the action runs coldgate run --baseline history --allow-no-baseline", job=record)
+    c.check(f"no recorded results in git:{HISTORY}" in record.text() and "head runs alone" in record.text(),
+            "push 1: coldgate says nothing is recorded yet and head runs alone", job=record)
+    published("push 1", record, deploy, sha)
+    store_is_linear("push 1", record)
+
+    # 2-4. Each later push is gated against the median of what is recorded before it.
+    for n, (files, subject) in enumerate(HISTORY_PUSHES, start=2):
+        label = f"push {n}"
+        sha = origin.commit("main", files, subject)
+        pushed.append((sha, subject))
+        record = s.history_record(label, sha)
+        deploy = s.history_deploy(record)
+        recorded(label, record, sha, exit_code=0)
+        before = n - 1
+        c.check(base_line([p for p, _ in pushed[:-1]]) in s.report(record).splitlines(),
+                f"{label}: the report says the base is the {before} record(s) before it (their median)",
+                next((ln for ln in s.report(record).splitlines() if "base:" in ln), "no base: line"), record)
+        results = json.loads((s.artifact(record) / "results.json").read_text())
+        used = [h.get("commit") for h in (results.get("history") or {}).get("commits", [])]
+        c.check(results.get("gate", {}).get("base_source") == "history" and sorted(used) == sorted(p for p, _ in pushed[:-1]),
+                f"{label}: results.json's base is the history of the {before} commits before it",
+                f"base_source {results.get('gate', {}).get('base_source')!r}, commits {used}", record)
+        data = published(label, record, deploy, sha)
+        c.check([(commit["sha"], commit["subject"]) for commit in data.get("commits", [])] == pushed,
+                f"{label}: the page has every record (commit and subject), in main's order",
+                f"{data.get('commits')}", record)
+        store_is_linear(label, record)
+
+    # 5-6. Two pushes whose history jobs run at once: both records land, whoever pushes first.
+    race = []
+    for files, subject in (({"README.md": "# shop\n\nRace A.\n"}, "docs: race a"),
+                           ({"README.md": "# shop\n\nRace B.\n"}, "docs: race b")):
+        race.append((origin.commit("main", files, subject), subject))
+    rendezvous = s.h.root / "rendezvous"
+    rendezvous.mkdir()
+    jobs = {}
+    errors = []
+
+    def racer(index):
+        me, other = f"race-{index}", f"race-{1 - index}"
+
+        def hook(job):
+            path = job.workspace / ".git" / "hooks" / "pre-push"
+            path.write_text(pre_push_rendezvous(rendezvous, me, other))
+            path.chmod(0o755)
+        try:
+            jobs[index] = s.history_record(f"push {5 + index}", race[index][0], after_checkout=hook)
+        except BaseException as e:  # re-raised in the scenario's thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=racer, args=(i,)) for i in (0, 1)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise errors[0]
+    pushed.extend(race)
+    for index, (sha, _) in enumerate(race):
+        recorded(f"push {5 + index} (racing)", jobs[index], sha, exit_code=0)
+    pushes = (rendezvous / "pushes").read_text().split() if (rendezvous / "pushes").exists() else []
+    c.check(sorted(pushes.count(racer) for racer in ("race-0", "race-1")) == [1, 2] and len(pushes) == 3,
+            "pushes 5 and 6: both built on the same tip, so one push was refused and retried (3 pushes in all)",
+            f"pushes through the hook: {pushes}", jobs.get(0))
+    store_is_linear("pushes 5 and 6", jobs.get(0))
+    # The deployments of one concurrency group run one after the other.
+    for index, (sha, _) in enumerate(race):
+        published(f"push {5 + index} (racing)", jobs[index], s.history_deploy(jobs[index]), sha)
+
+    # 7. A 20× slower stage: a regression against the history, recorded and published all the same.
+    sha = origin.commit("main", {"stage.sql": SLOW}, "load: 20x slower")
+    pushed.append((sha, "load: 20x slower"))
+    record = s.history_record("push 7, a regression", sha)
+    deploy = s.history_deploy(record)
+    recorded("push 7, a regression", record, sha, exit_code=1, regressions=["query_ms"])
+    c.check(record.first_failure is not None and record.first_failure[1] == 1
+            and s.step(record, "Verdict").outcome == "failure",
+            "push 7, a regression: the action's Verdict step fails the job with exit 1", f"{record.first_failure}", record)
+    c.check("regression (load query_ms" in s.report(record)
+            and base_line([p for p, _ in pushed[-6:-1]]) in s.report(record).splitlines(),
+            "push 7, a regression: the report says load's query_ms regressed against the median of the 5 records "
+            "before it", next((ln for ln in s.report(record).splitlines() if "base:" in ln), "no base: line"), record)
+    data = published("push 7, a regression", record, deploy, sha)
+    newest = (data.get("commits") or [{}])[-1]
+    c.check(newest.get("sha") == sha and newest.get("regressions") == ["load: query_ms"],
+            "push 7, a regression: the page marks load: query_ms on the newest commit", f"{newest}", record)
+    c.check(len(data.get("commits", [])) == len(pushed), f"push 7, a regression: the page shows all {len(pushed)} records",
+            f"{[commit['sha'][:7] for commit in data.get('commits', [])]}", record)
+    store_is_linear("push 7, a regression", record)
+
+    # 8. A pull request once the history exists: coldgate.yml measures it as always (ab).
+    tip = origin.bare_git("rev-parse", HISTORY)
+    s.branch("feature-docs", {"README.md": "# shop\n\nA slow shop.\n"}, "docs: say it is slow")
+    pr = s.pull_request(1, "feature-docs", "main")
+    job = s.pr_job(pr, "pull request", inputs={"comment": "always"})
+    s.expect(job, pr, exit_code=0, writes=[("POST", 201)], verdict="✅ **passed")
+    c.check("base: cold run" in job.text(), "pull request: base and head are measured interleaved (mode ab)", job=job)
+    c.check(origin.bare_git("rev-parse", HISTORY) == tip, f"pull request: {HISTORY} is not touched", job=job)
+
+
 class QuietHandler(http.server.SimpleHTTPRequestHandler):
     """Serves the package for the URL job; its request lines stay out of the scenario's log."""
 
@@ -530,6 +793,7 @@ SCENARIOS = {
     "fork": scenario_fork,
     "ownership": scenario_ownership,
     "stack": scenario_stack,
+    "history": scenario_history,
     "package": scenario_package,
 }
 
