@@ -18,7 +18,7 @@ namespace {
 // (gate::compare does the same).
 const std::vector<double>& gated(const results::Metric& m) { return m.cold.empty() ? m.warm : m.cold; }
 
-// How far back in head's ancestry a baseline looks for records: far enough for any main
+// How far back in the ancestry select() looks for records: far enough for any main
 // branch's recent history, bounded so a huge repository answers in a second.
 constexpr int k_max_walk = 20000;
 
@@ -41,29 +41,30 @@ std::optional<int> parse_history_baseline(const std::string& text) {
 }
 
 std::vector<Record> select(std::vector<Record> records, const std::filesystem::path& repo,
-                           const std::string& head_commit, const std::string& branch, int n) {
+                           const std::string& from_commit, const std::string& branch, int n,
+                           Start start) {
   std::map<std::string, std::size_t> by_commit;
   for (std::size_t i = 0; i < records.size(); ++i) {
-    if (records[i].commit == head_commit) continue;  // a run is not its own baseline
+    if (start == Start::excluded && records[i].commit == from_commit) continue;
     if (!branch.empty() && records[i].branch != branch) continue;
     by_commit[records[i].commit] = i;
   }
   std::vector<std::size_t> picked;
   std::optional<std::string> walk;
-  if (!head_commit.empty()) {
+  if (!from_commit.empty()) {
     walk = ab::git(repo, {"rev-list", "--topo-order", fmt::format("--max-count={}", k_max_walk),
-                          head_commit});
+                          from_commit});
   }
   if (walk) {
-    // Head's ancestry, newest first: the base branch's records reachable from head, whatever
-    // their dates say.
+    // The commit's ancestry (itself first), newest first: the base branch's records reachable
+    // from it, whatever their dates say.
     std::istringstream lines(*walk);
     std::string sha;
     while (static_cast<int>(picked.size()) < n && std::getline(lines, sha)) {
       if (auto it = by_commit.find(sha); it != by_commit.end()) picked.push_back(it->second);
     }
   } else {
-    // No ancestry to walk (no checkout, or a head git does not know): newest commit dates.
+    // No ancestry to walk (no checkout, or a commit git does not know): newest commit dates.
     for (const auto& [commit, i] : by_commit) picked.push_back(i);
     std::sort(picked.begin(), picked.end(), [&](std::size_t a, std::size_t b) {
       const auto& x = records[a];

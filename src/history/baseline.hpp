@@ -14,12 +14,19 @@ namespace coldgate::history {
 /// Error(usage) naming --baseline for `history:` followed by anything but an integer 1–100.
 std::optional<int> parse_history_baseline(const std::string& text);
 
-/// The records a history baseline uses: the newest `n` of `records` that are ancestors of
-/// `head_commit` (git's topological order from head, head itself left out), on `branch` when it
-/// is not ""; outside a git checkout, or for a head git does not know, the newest by commit date.
-/// Returned oldest first.
+/// Whether select() may pick the record of the commit it starts from.
+enum class Start {
+  excluded,  // `run --baseline history`: a run is not its own baseline
+  included,  // `ab`'s trend from its base commit: that commit's record is a main point too
+};
+
+/// The records a history baseline or trend uses: the newest `n` of `records` that are
+/// ancestors of `from_commit` (git's topological order from it; the commit's own record only
+/// with Start::included), on `branch` when it is not ""; outside a git checkout, or for a commit
+/// git does not know, the newest by commit date. Returned oldest first.
 std::vector<Record> select(std::vector<Record> records, const std::filesystem::path& repo,
-                           const std::string& head_commit, const std::string& branch, int n);
+                           const std::string& from_commit, const std::string& branch, int n,
+                           Start start = Start::excluded);
 
 /// A baseline made of `used` (non-empty) for gate::compare: per stage and metric the median of
 /// the records' medians, with a range covering all their samples — cold samples {min of all,

@@ -252,6 +252,19 @@ TEST(HistoryBaseline, SelectsTheNewestRecordsReachableFromHeadAndNotHeadItself) 
   testing::TempDir elsewhere;
   EXPECT_EQ(names(select(records, elsewhere.path(), commits[7], "", 2)),
             (std::vector<std::string>{commits[1], sha(99)}));
+  // From ab's base commit: its own record is the newest point, the rest as before.
+  EXPECT_EQ(names(select(records, repo.path(), commits[5], "", 3, Start::included)),
+            (std::vector<std::string>{commits[2], commits[4], commits[5]}));
+  EXPECT_EQ(names(select(records, repo.path(), commits[5], "", 3, Start::excluded)),
+            (std::vector<std::string>{commits[1], commits[2], commits[4]}));
+  EXPECT_EQ(names(select(records, repo.path(), commits[6], "", 3, Start::included)),
+            (std::vector<std::string>{commits[2], commits[4], commits[5]}))
+      << "a commit without a record starts the walk all the same";
+  EXPECT_EQ(names(select(records, elsewhere.path(), commits[1], "", 2, Start::included)),
+            (std::vector<std::string>{commits[1], sha(99)}))
+      << "no ancestry: the newest dates, the commit itself among them";
+  EXPECT_EQ(names(select(records, elsewhere.path(), commits[1], "", 2, Start::excluded)),
+            (std::vector<std::string>{commits[2], sha(99)}));
 }
 
 TEST(HistoryBaseline, TheTrendHasEveryUsedCommitAndHead) {
