@@ -564,14 +564,28 @@ std::string trend_line(const HistorySeries& series) {
       series.head && std::isfinite(*series.head) ? compact_number(*series.head) : "—");
 }
 
-// The trend behind a history baseline, folded: per stage its recorded medians and this run's,
-// as a Mermaid chart for GitHub, as a line for a terminal. The stages in the table of changes
-// come first when a cut report keeps only some.
+// What the gate compared head with, for a trend whose recorded commits are not the base.
+std::string compared_with(const Results& r) {
+  if (!r.gate) return "";
+  switch (r.gate->base_source) {
+    case BaseSource::interleaved: return "the base measured beside it in this run";
+    case BaseSource::cache: return "the base's result from the cache";
+    case BaseSource::file: return "the baseline file";
+    case BaseSource::history: break;
+  }
+  return "";
+}
+
+// The recorded results of the main branch, folded: per stage its recorded medians and this
+// run's, as a Mermaid chart for GitHub, as a line for a terminal — behind a history baseline,
+// or beside `ab`'s base, which is then said not to be these points. The stages in the table of
+// changes come first when a cut report keeps only some.
 Section trend_section(const Comparison& c, Reader reader) {
   const Results& r = c.results();
   Section s{"", {}, "\n</details>\n", "trend", "trends"};
-  if (!r.gate || r.gate->base_source != BaseSource::history || !r.history) return s;
+  if (!r.history || r.history->commits.empty()) return s;
   const HistoryTrend& h = *r.history;
+  const bool history_base = r.gate && r.gate->base_source == BaseSource::history;
   std::vector<std::string> no_chart;
   for (const auto& series : h.series) {
     const int rank = c.changed(series.stage) ? 2 : 3;
@@ -604,15 +618,31 @@ Section trend_section(const Comparison& c, Reader reader) {
          3});
   }
   if (s.items.empty()) return s;
-  std::string of = r.gate->base_git.branch.empty() ? "" : " of " + r.gate->base_git.branch;
+  const std::string branch = r.gate ? r.gate->base_git.branch : "";
+  const std::string of = branch.empty() ? "" : " of " + branch;
+  const std::string gaps = reader == Reader::terminal ? " (— where a commit has no median)" : "";
+  std::string what;
+  if (history_base) {
+    what = fmt::format("Per stage the cold median of each recorded commit, oldest first, then {}{}.",
+                       k_trend_head, gaps);
+  } else {
+    // ab's trend: the points are the branch's recorded history, the base was measured apart.
+    std::string base = compared_with(r);
+    what = fmt::format(
+        "Per stage the cold median of each commit recorded{}, oldest first, then head: {}{}. "
+        "These are the recorded results{} from earlier runs, not the base{}.",
+        h.store.empty() ? "" : " in " + md_code(capped(one_line(h.store), 300)), k_trend_head,
+        gaps, branch.empty() ? "" : " of " + md_code(capped(one_line(branch), 200)),
+        base.empty() ? "" : ": the gate compared head with " + base);
+  }
   s.head = fmt::format(
-      "\n<details><summary>{}</summary>\n\nPer stage the cold median of each recorded commit, "
-      "oldest first, then {}{}.\n",
+      "\n<details><summary>{}</summary>\n\n{}\n",
       summary_text(capped(one_line(fmt::format(
-                              "Trend: {}{} and this run",
-                              plural(h.commits.size(), "recorded commit", "recorded commits"), of)),
+                              "Trend: {}{} and this run{}",
+                              plural(h.commits.size(), "recorded commit", "recorded commits"), of,
+                              history_base ? "" : " (head)")),
                           300)),
-      k_trend_head, reader == Reader::terminal ? " (— where a commit has no median)" : "");
+      what);
   if (reader == Reader::terminal) s.head += "\n";
   return s;
 }

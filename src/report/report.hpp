@@ -34,9 +34,10 @@ std::string marker_key(const std::string& title);
 /// range of commits); the table of what changed (changes_table), every unchanged stage folded
 /// in one `<details>`; errors and snapshot diffs; diagnoses of the changed stages (all without
 /// a gate); a Mermaid chart of the changed stages' cold wall time before and after; for a
-/// history baseline the commits it used and the trend (results.history: per stage a Mermaid
-/// `xychart-beta` line over the recorded medians and this run's, one text line per stage in
-/// `terminal`), both folded; the other metrics per stage in `<details>`; a footer with the
+/// history baseline the commits it used; whenever results.history has commits (a history
+/// baseline, or `ab`'s recorded main points) the trend (per stage a Mermaid `xychart-beta` line
+/// over the recorded medians and this run's, one text line per stage in `terminal`), both
+/// folded; the other metrics per stage in `<details>`; a footer with the
 /// commits, the CI run and the environment.
 /// `base` may be null. All text from data is escaped (report/escape.hpp), for GitHub in
 /// `report` and `full`, for a terminal in `terminal`. When the whole is

@@ -404,12 +404,59 @@ TEST(ReportLayout, AHistoryBaseIsSaidWithTheCommitsItUsed) {
   EXPECT_EQ(lines_of(report(r, &base))[5],
             "ℹ️ base: the recorded result of `main` in `git:coldgate-history` (`a1b2c3d`), not "
             "measured in this run");
-  // Another base source says nothing of a history.
+  // Another base source: no history baseline is said, its trend is the branch's history.
   r.gate->base_source = BaseSource::file;
   md = report(r, &base);
-  EXPECT_EQ(md.find("recorded result"), std::string::npos);
+  EXPECT_EQ(md.find("ℹ️ base"), std::string::npos);
   EXPECT_EQ(md.find("History baseline"), std::string::npos);
-  EXPECT_EQ(md.find("Trend"), std::string::npos);
+  EXPECT_NE(md.find("<summary>Trend: 1 recorded commit of main and this run (head)</summary>"),
+            std::string::npos);
+  EXPECT_NE(md.find("not the base: the gate compared head with the baseline file."),
+            std::string::npos);
+  // A history with no commit draws nothing.
+  r.history->commits.clear();
+  for (auto& series : r.history->series) series.medians.clear();
+  EXPECT_EQ(report(r, &base).find("Trend"), std::string::npos);
+}
+
+TEST(ReportLayout, AbsTrendIsTheBranchsRecordedPointsAndThisRunNotItsBase) {
+  Results base = passing_base();
+  Results r = ab_trend();
+  Markdown md = markdown(r, &base);
+  // The base is the interleaved one: said nowhere as recorded, and no list of a history base.
+  EXPECT_EQ(md.report.find("History baseline"), std::string::npos);
+  EXPECT_EQ(md.report.find("ℹ️ base"), std::string::npos);
+  EXPECT_NE(md.report.find("- Commits: base `1a2b3c4` (`main`) → head "), std::string::npos)
+      << md.report;
+  const std::size_t trend =
+      md.report.find("<details><summary>Trend: 3 recorded commits of main and this run "
+                     "(head)</summary>\n\nPer stage the cold median of each commit recorded in "
+                     "`git:coldgate-history`, oldest first, then head: this run. These are the "
+                     "recorded results of `main` from earlier runs, not the base: the gate "
+                     "compared head with the base measured beside it in this run.\n");
+  ASSERT_NE(trend, std::string::npos) << md.report;
+  EXPECT_LT(trend, md.report.find("<summary>More metrics")) << "where a history base's is";
+  std::vector<std::string> charts = mermaid_blocks(md.report.substr(trend));
+  ASSERT_EQ(charts.size(), 4u);
+  EXPECT_EQ(line_starting(charts[0], "x-axis"),
+            "    x-axis [\"7f6e5d4\", \"8e7d6c5\", \"1a2b3c4\", \"this run\"]")
+      << "the base commit's record is the newest recorded point, head the last";
+  EXPECT_EQ(line_starting(charts[2], "x-axis"), "    x-axis [\"8e7d6c5\", \"1a2b3c4\", \"this run\"]");
+  EXPECT_NE(md.terminal.find("- customer-search wall_ms (ms): — 12.9 12.5 → this run "),
+            std::string::npos)
+      << md.terminal;
+  // From the cache, or with no gate at all (require_same_environment failed): said as such.
+  r.gate->base_source = BaseSource::cache;
+  EXPECT_NE(report(r, &base).find("not the base: the gate compared head with the base's result "
+                                  "from the cache.\n"),
+            std::string::npos);
+  r.gate.reset();
+  std::string alone = report(r, &base);
+  EXPECT_NE(alone.find("<summary>Trend: 3 recorded commits and this run (head)</summary>"),
+            std::string::npos)
+      << alone;
+  EXPECT_NE(alone.find("These are the recorded results from earlier runs, not the base.\n"),
+            std::string::npos);
 }
 
 TEST(ReportLayout, TheTrendIsAMermaidLinePerStageLeavingOutMissingMedians) {

@@ -269,6 +269,29 @@ inline Results passing() {
   return r;
 }
 
+// `coldgate ab` on a pull request whose base branch has recorded results: passing()'s
+// interleaved A/A with the trend of main's last three records in the history store, the base
+// commit's own the newest; customer-search has no median in the oldest (it failed there).
+inline Results ab_trend() {
+  Results r = passing();
+  HistoryTrend h;
+  h.store = "git:coldgate-history";
+  h.asked = 5;
+  h.commits = {
+      {"7f6e5d4c3b2a190817263544536271809a8b7c6d", "orders: paginate the report",
+       "2026-11-28T10:02:00Z"},
+      {"8e7d6c5b4a39281706f5e4d3c2b1a09f8e7d6c5b", "search: trigram index", "2026-11-29T16:45:00Z"},
+      {passing_base().git.commit, "load: read realms once", "2026-11-30T08:20:00Z"}};
+  const std::vector<std::vector<std::optional<double>>> recorded = {
+      {243, 238.5, 240}, {88.2, 86.1, 84}, {std::nullopt, 12.9, 12.5}, {322, 315, 310}};
+  for (std::size_t i = 0; i < r.stages.size(); ++i) {
+    const StageResult& s = r.stages[i];
+    h.series.push_back({s.name, "wall_ms", "ms", recorded[i], median(s.find("wall_ms")->cold)});
+  }
+  r.history = h;
+  return r;
+}
+
 // A failing run against ab's cache (measured days ago on another runner): a regression, slower
 // and faster metrics, a failed stage, a changed snapshot whose diff names throwaway paths, a
 // new and a removed stage, and stages that did not change.

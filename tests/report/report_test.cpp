@@ -96,6 +96,13 @@ TEST(ReportGolden, HistoryBaseline) {
   expect_golden("history.terminal.md", markdown(input("history", history()), &base).terminal);
 }
 
+TEST(ReportGolden, AbWithTheTrendOfItsBaseBranch) {
+  // An interleaved base with the branch's recorded points: the trend, no history baseline.
+  expect_outputs("ab_trend", ab_trend(), passing_base());
+  Results base = input("ab_trend.base", passing_base());
+  expect_golden("ab_trend.terminal.md", markdown(input("ab_trend", ab_trend()), &base).terminal);
+}
+
 TEST(ReportGolden, FortyStages) {
   expect_outputs("forty", forty(), forty_base());
 }
@@ -282,6 +289,17 @@ TEST(Report, AHistoryReportKeepsItsStructureWholeOrCut) {
     EXPECT_EQ(structure_problem(md.terminal), "") << limit;
     EXPECT_NE(md.report.find("**failed: 3 regressions"), std::string::npos) << limit;
   }
+  // ab's trend beside an interleaved base is cut the same way: whole charts, the first to go.
+  many.gate->base_source = BaseSource::interleaved;
+  Markdown ab = markdown(many, &many_base);
+  ASSERT_TRUE(ab.cut);
+  EXPECT_LE(ab.report.size(), k_max_report_bytes);
+  EXPECT_EQ(structure_problem(ab.report), "");
+  EXPECT_EQ(ab.report.find("History baseline"), std::string::npos);
+  EXPECT_NE(ab.report.find("**failed: 3 regressions"), std::string::npos);
+  EXPECT_NE(ab.report.find(" more trends in `coldgate-out/report-full.md`._"), std::string::npos);
+  EXPECT_NE(ab.full.find("<summary>Trend: 100 recorded commits of main and this run (head)"),
+            std::string::npos);
 }
 
 TEST(Report, AnyLimitIsHonoured) {
