@@ -234,6 +234,12 @@ std::vector<Subcommand> subcommands() {
          sub.add_flag("--record", args->record,
                       "measure head alone and store it in <out>/cache/, the base of later pull "
                       "requests (a branch push in CI)");
+         sub.add_option("--store", args->store,
+                        "history store of the report's trend: git:BRANCH or a folder (default: "
+                        "history.store, else git:coldgate-history)");
+         sub.add_flag("--no-trend", args->no_trend,
+                      "leave the history store unread: no trend of the base branch's recorded "
+                      "results in the report");
          add_ci_flags(sub, args->ci);
          return [args] { return run_ab(*args); };
        }},
