@@ -280,7 +280,8 @@ struct GateResult {
   std::vector<MeasurementDifference> measurement_differences;  // stages measured unlike
 };
 
-/// One recorded commit of the history that a baseline used (results.json `history.commits`).
+/// One recorded commit of the history that a baseline or a trend used (results.json
+/// `history.commits`).
 struct HistoryCommit {
   std::string commit;   // full SHA
   std::string subject;  // the commit message's first line, as recorded
@@ -297,11 +298,12 @@ struct HistorySeries {
   std::optional<double> head;                  // this run's cold median; nullopt: not measured
 };
 
-/// The history behind a `--baseline history[:N]` gate (results.json `history`): which store,
-/// how many records were asked for, the commits used (oldest first) and the trend per stage.
+/// The history behind a `--baseline history[:N]` gate, or beside `ab`'s base (results.json
+/// `history`): which store, how many records were asked for, the commits used (oldest first)
+/// and the trend per stage.
 struct HistoryTrend {
   std::string store;  // "git:coldgate-history", or the folder as given
-  int asked = 0;      // N of history:N
+  int asked = 0;      // N of history:N; ab's trend asks for 5
   std::vector<HistoryCommit> commits;
   std::vector<HistorySeries> series;  // in head's stage order
 };
@@ -336,8 +338,8 @@ struct Results {
   /// The CI job that made these results ($GITHUB_SERVER_URL/$GITHUB_REPOSITORY/actions/runs/
   /// $GITHUB_RUN_ID on GitHub Actions, $CI_JOB_URL on GitLab); "" outside CI.
   std::string ci_run_url;
-  /// The recorded history the gate's base came from (`--baseline history[:N]`), for the report's
-  /// trend; nullopt otherwise.
+  /// The recorded history the gate's base came from (`--baseline history[:N]`), or `ab`'s
+  /// recorded points of its base branch, for the report's trend; nullopt otherwise.
   std::optional<HistoryTrend> history;
 };
 
