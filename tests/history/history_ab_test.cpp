@@ -5,6 +5,7 @@
 
 #include <sstream>
 
+#include "history/history_fixtures.hpp"
 #include "results/json.hpp"
 #include "support/support.hpp"
 
@@ -40,26 +41,8 @@ struct HistoryAb : ::testing::Test {
     run_git(repo.path(), {"commit", "-qm", "config"});
   }
 
-  // A commit on the current branch, and the results of a run of it (steady's cold wall_ms
-  // median `wall_ms`) in out/, for `history record`.
   std::string commit(const std::string& subject, double wall_ms) {
-    repo.write("app.txt", subject);
-    run_git(repo.path(), {"add", "app.txt"});
-    run_git(repo.path(), {"commit", "-qm", subject});
-    const std::string sha = run_git(repo.path(), {"rev-parse", "HEAD"});
-    Results r;
-    r.tool_version = "0.1.0";
-    r.config = "coldgate.yaml";
-    r.git.commit = sha;
-    r.git.branch = "main";
-    r.environment.provider = "local";
-    results::StageResult s;
-    s.name = "steady";
-    s.runs = 3;
-    s.metric("wall_ms", "ms").cold = {wall_ms - 1, wall_ms, wall_ms + 1};
-    r.stages.push_back(s);
-    repo.write("out/" + sha + ".json", results::to_json(r));
-    return sha;
+    return fixtures::commit_with_results(repo, subject, wall_ms, "steady");
   }
   testing::RunResult coldgate(std::vector<std::string> args) {
     return run_coldgate(args, repo.path(), "",
@@ -67,10 +50,8 @@ struct HistoryAb : ::testing::Test {
                          "GITHUB_REF_NAME=", "CI_COMMIT_BRANCH=",
                          "CI_MERGE_REQUEST_TARGET_BRANCH_NAME="});
   }
-  void record(const std::string& sha, std::vector<std::string> extra = {}) {
-    std::vector<std::string> args = {"history", "record", "--results", "out/" + sha + ".json"};
-    args.insert(args.end(), extra.begin(), extra.end());
-    auto r = coldgate(args);
+  void record(const std::string& sha, const std::vector<std::string>& extra = {}) {
+    auto r = fixtures::record(repo, sha, extra);
     ASSERT_EQ(r.exit_code, 0) << r.err;
   }
   Results results() {
@@ -117,7 +98,7 @@ TEST_F(HistoryAb, ThePullRequestReportShowsTheLastMainPointsAndThisRun) {
   EXPECT_EQ(r.history->series[0].stage, "steady");
   EXPECT_EQ(r.history->series[0].metric, "wall_ms");
   EXPECT_EQ(r.history->series[0].medians,
-            (std::vector<std::optional<double>>{10, 20, 30}));
+            (std::vector<std::optional<double>>{11, 21, 31}));
   ASSERT_TRUE(r.history->series[0].head);
   EXPECT_EQ(*r.history->series[0].head, results::median(r.stages[0].find("wall_ms")->cold));
   std::string md = report();
@@ -132,7 +113,7 @@ TEST_F(HistoryAb, ThePullRequestReportShowsTheLastMainPointsAndThisRun) {
   EXPECT_EQ(md.find("History baseline"), std::string::npos) << "the base is not the history";
   EXPECT_EQ(md.find(m4.substr(0, 7)), std::string::npos);
   // The terminal's form: one line for the stage, this run last.
-  EXPECT_NE(first.out.find("- steady wall_ms (ms): 10 20 30 → this run "), std::string::npos)
+  EXPECT_NE(first.out.find("- steady wall_ms (ms): 11 21 31 → this run "), std::string::npos)
       << first.out;
 
   // --no-trend: the store is not read, the outcome is the same (base now from the cache).

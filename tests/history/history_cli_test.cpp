@@ -8,6 +8,7 @@
 #include <sstream>
 #include <thread>
 
+#include "history/history_fixtures.hpp"
 #include "history/record.hpp"
 #include "results/json.hpp"
 #include "support/support.hpp"
@@ -36,32 +37,13 @@ struct HistoryCli : ::testing::Test {
     run_git(repo.path(), {"commit", "-qm", "config"});
   }
 
-  // A commit of its own (subject `subject`) and the results of a run of it in results.json.
+  // A commit of its own (subject `subject`) and the results of a run of it in out/.
   std::string commit(const std::string& subject, double wall_ms) {
-    repo.write("app.txt", subject);
-    run_git(repo.path(), {"add", "app.txt"});
-    run_git(repo.path(), {"commit", "-qm", subject});
-    const std::string sha = run_git(repo.path(), {"rev-parse", "HEAD"});
-    results::Results r;
-    r.tool_version = "0.1.0";
-    r.config = "coldgate.yaml";
-    r.git.commit = sha;
-    r.git.branch = "main";
-    r.environment.provider = "local";
-    results::StageResult s;
-    s.name = "load";
-    s.runs = 3;
-    s.metric("wall_ms", "ms").cold = {wall_ms, wall_ms + 1, wall_ms + 2};
-    r.stages.push_back(s);
-    repo.write("out/results-" + sha + ".json", results::to_json(r));
-    return sha;
+    return fixtures::commit_with_results(repo, subject, wall_ms);
   }
 
   testing::RunResult record(const std::string& sha, std::vector<std::string> extra = {}) {
-    std::vector<std::string> args = {"history", "record", "--results",
-                                     "out/results-" + sha + ".json"};
-    args.insert(args.end(), extra.begin(), extra.end());
-    return run_coldgate(args, repo.path(), "", {"CI=", "GITHUB_REF_NAME=", "CI_COMMIT_BRANCH="});
+    return fixtures::record(repo, sha, extra);
   }
 
   testing::TempDir repo;
