@@ -27,11 +27,11 @@ namespace fs = std::filesystem;
 // The recorded points of the trend before head's: as many as `run --baseline history` takes.
 constexpr int k_trend_points = 5;
 
-// The trend of a finished `ab` (issue 17: the pull request report shows the last main points
-// and this one): the newest records of base's branch reachable from the base commit — its own
-// record included, a main point like the others — and head's medians. The store is
-// `--store`, else the checkout's history.store. Nothing here fails ab: bad files and a store
-// that cannot be read are warnings, no record is no trend. Interrupts propagate.
+// The trend of a finished `ab`, so the pull request's report shows where head sits among the
+// base branch's recorded points: the newest records of base's branch reachable from the base
+// commit — its own record included, a main point like the others — and head's medians. The
+// store is `--store`, else the checkout's history.store. Nothing here fails ab: bad files and a
+// store that cannot be read are warnings, no record is no trend. Interrupts propagate.
 void attach_trend(const AbArgs& args, results::Results& head, const std::string& base_branch) {
   if (head.git.base.empty()) return;
   try {
