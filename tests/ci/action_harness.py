@@ -585,7 +585,8 @@ def scenario_history(s):
     `history page`, actions/upload-pages-artifact), then the job `deploy` of the same run
     (needs: record, actions/deploy-pages). The first push has no record yet; later ones are
     gated against the store's median; two pushes race; a 20× slower stage is a regression that
-    is recorded and published all the same; a pull request is then measured as before."""
+    is recorded and published all the same; a pull request is then measured as before (ab),
+    its report drawing the trend of main's records."""
     c = s.c
     origin = s.origin
     pushed = []   # (sha, subject) of main's commits, oldest first: each must have its record
@@ -766,13 +767,21 @@ def scenario_history(s):
             f"{[commit['sha'][:7] for commit in data.get('commits', [])]}", record)
     store_is_linear("push 7, a regression", record)
 
-    # 8. A pull request once the history exists: coldgate.yml measures it as always (ab).
+    # 8. A pull request once the history exists: coldgate.yml measures it as always (ab), and
+    #    its report shows the trend.
     tip = origin.bare_git("rev-parse", HISTORY)
     s.branch("feature-docs", {"README.md": "# shop\n\nA slow shop.\n"}, "docs: say it is slow")
     pr = s.pull_request(1, "feature-docs", "main")
     job = s.pr_job(pr, "pull request", inputs={"comment": "always"})
     s.expect(job, pr, exit_code=0, writes=[("POST", 201)], verdict="✅ **passed")
     c.check("base: cold run" in job.text(), "pull request: base and head are measured interleaved (mode ab)", job=job)
+    # ab draws main's last 5 records up to the base commit (push 7's own the newest), then head.
+    axis = "x-axis [" + ", ".join(f'"{p[:7]}"' for p, _ in pushed[-5:]) + ', "this run"]'
+    report = s.report(job)
+    c.check("<summary>Trend: 5 recorded commits of main and this run (head)</summary>" in report
+            and f"    {axis}" in report.splitlines(),
+            "pull request: the report draws the trend of main's last 5 records, then this run",
+            next((ln.strip() for ln in report.splitlines() if "x-axis" in ln), "no trend"), job)
     c.check(origin.bare_git("rev-parse", HISTORY) == tip, f"pull request: {HISTORY} is not touched", job=job)
 
 
