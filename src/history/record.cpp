@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "results/json_number.hpp"
 #include "util/error.hpp"
 
 namespace coldgate::history {
@@ -17,20 +18,6 @@ using nlohmann::ordered_json;
 // reading it whole would let one bad file cost the dashboard its memory.
 constexpr std::size_t k_max_record_bytes = 16u << 20;
 
-// Integers print without a fraction, as results.json writes them; other values as nlohmann's
-// shortest round-trip double.
-ordered_json number(double v) {
-  if (std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 9e15) {
-    return static_cast<std::int64_t>(v);
-  }
-  return v;
-}
-
-ordered_json samples(const std::vector<double>& values) {
-  ordered_json a = ordered_json::array();
-  for (double v : values) a.push_back(number(v));
-  return a;
-}
 
 ordered_json string_map(const std::map<std::string, std::string>& m) {
   ordered_json o = ordered_json::object();
@@ -300,7 +287,7 @@ std::string to_json(const Record& rec) {
     st["regressions"] = s.regressions;
     ordered_json metrics = ordered_json::object();
     for (const auto& [name, m] : s.metrics) {
-      metrics[name] = {{"unit", m.unit}, {"cold", samples(m.cold)}, {"warm", samples(m.warm)}};
+      metrics[name] = {{"unit", m.unit}, {"cold", results::json_samples(m.cold)}, {"warm", results::json_samples(m.warm)}};
     }
     st["metrics"] = std::move(metrics);
     stages.push_back(std::move(st));

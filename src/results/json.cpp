@@ -7,6 +7,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "results/json_number.hpp"
 #include "util/error.hpp"
 
 namespace coldgate::results {
@@ -14,26 +15,13 @@ namespace {
 
 using nlohmann::ordered_json;
 
-// Integers print without a fraction; other values as nlohmann's shortest round-trip double.
-ordered_json number(double v) {
-  if (std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 9e15) {
-    return static_cast<std::int64_t>(v);
-  }
-  return v;
-}
-
-ordered_json samples(const std::vector<double>& values) {
-  ordered_json a = ordered_json::array();
-  for (double v : values) a.push_back(number(v));
-  return a;
-}
 
 ordered_json or_null(const std::string& s) {
   return s.empty() ? ordered_json(nullptr) : ordered_json(s);
 }
 
 ordered_json opt_number(const std::optional<double>& v) {
-  return v ? number(*v) : ordered_json(nullptr);
+  return v ? json_number(*v) : ordered_json(nullptr);
 }
 
 ordered_json string_map(const std::map<std::string, std::string>& m) {
@@ -98,9 +86,9 @@ ordered_json snapshot_json(const std::optional<SnapshotResult>& snapshot) {
 
 ordered_json explain_json(const std::optional<Explain>& explain) {
   if (!explain) return nullptr;
-  return {{"total_cost", number(explain->total_cost)},
+  return {{"total_cost", json_number(explain->total_cost)},
           {"jit", explain->jit},
-          {"jit_above_cost", number(explain->jit_above_cost)},
+          {"jit_above_cost", json_number(explain->jit_above_cost)},
           {"never_analyzed", explain->never_analyzed},
           {"plan", explain->plan_file}};
 }
@@ -108,7 +96,7 @@ ordered_json explain_json(const std::optional<Explain>& explain) {
 ordered_json metrics_json(const std::vector<std::pair<std::string, Metric>>& metrics) {
   ordered_json out = ordered_json::object();
   for (const auto& [name, m] : metrics) {
-    out[name] = {{"unit", m.unit}, {"cold", samples(m.cold)}, {"warm", samples(m.warm)}};
+    out[name] = {{"unit", m.unit}, {"cold", json_samples(m.cold)}, {"warm", json_samples(m.warm)}};
   }
   return out;
 }
@@ -128,13 +116,13 @@ ordered_json stage_json(const StageResult& s) {
   for (const auto& q : s.queries) {
     queries.push_back({{"queryid", q.queryid},
                        {"query", q.query},
-                       {"calls", number(q.calls)},
-                       {"rows", number(q.rows)},
-                       {"plan_ms", number(q.plan_ms)},
-                       {"exec_ms", number(q.exec_ms)},
-                       {"jit_ms", number(q.jit_ms)},
-                       {"jit_functions", number(q.jit_functions)},
-                       {"total_cost", q.total_cost ? number(*q.total_cost) : ordered_json()}});
+                       {"calls", json_number(q.calls)},
+                       {"rows", json_number(q.rows)},
+                       {"plan_ms", json_number(q.plan_ms)},
+                       {"exec_ms", json_number(q.exec_ms)},
+                       {"jit_ms", json_number(q.jit_ms)},
+                       {"jit_functions", json_number(q.jit_functions)},
+                       {"total_cost", q.total_cost ? json_number(*q.total_cost) : ordered_json()}});
   }
   st["queries"] = queries;
   st["metrics"] = metrics_json(s.metrics);
@@ -145,7 +133,7 @@ ordered_json diagnoses_json(const std::vector<Diagnosis>& diagnoses) {
   ordered_json out = ordered_json::array();
   for (const auto& d : diagnoses) {
     ordered_json data = ordered_json::object();
-    for (const auto& [k, v] : d.data) data[k] = number(v);
+    for (const auto& [k, v] : d.data) data[k] = json_number(v);
     if (!d.queryid.empty()) data["queryid"] = d.queryid;
     if (!d.query.empty()) data["query"] = d.query;
     out.push_back({{"stage", d.stage}, {"kind", d.kind}, {"message", d.message}, {"data", data}});
@@ -171,12 +159,12 @@ ordered_json remedies_json(const std::vector<Remedy>& remedies) {
 }
 
 ordered_json thresholds_json(const GateThresholds& t) {
-  return {{"max_ratio", number(t.max_ratio)},
-          {"warn_ratio", number(t.warn_ratio)},
-          {"min_delta_ms", number(t.min_delta_ms)},
-          {"min_delta_bytes", number(t.min_delta_bytes)},
-          {"max_query_ratio", number(t.max_query_ratio)},
-          {"min_query_delta", number(t.min_query_delta)},
+  return {{"max_ratio", json_number(t.max_ratio)},
+          {"warn_ratio", json_number(t.warn_ratio)},
+          {"min_delta_ms", json_number(t.min_delta_ms)},
+          {"min_delta_bytes", json_number(t.min_delta_bytes)},
+          {"max_query_ratio", json_number(t.max_query_ratio)},
+          {"min_query_delta", json_number(t.min_query_delta)},
           {"metrics", t.metrics},
           {"require_same_environment", t.require_same_environment}};
 }
@@ -524,7 +512,7 @@ std::string to_json(const Results& r) {
   doc["environment"] = environment_json(r.environment);
   ordered_json setup = ordered_json::array();
   for (const auto& s : r.setup) {
-    setup.push_back({{"kind", s.kind}, {"label", s.label}, {"wall_ms", number(s.wall_ms)}});
+    setup.push_back({{"kind", s.kind}, {"label", s.label}, {"wall_ms", json_number(s.wall_ms)}});
   }
   doc["setup"] = setup;
   ordered_json stages = ordered_json::array();
