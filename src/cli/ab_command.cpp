@@ -40,6 +40,8 @@ void attach_trend(const AbArgs& args, results::Results& head, const std::string&
     const history::StoreSpec spec = store_spec(args.store, cfg ? &*cfg : nullptr);
     const fs::path repo = cfg ? cfg->base_dir : fs::absolute(args.config).parent_path();
     history::Loaded loaded = history::read_records(spec, repo, "origin");
+    // A project that keeps no history is not told so on every ab; one that names a store is.
+    if (!loaded.absent.empty() && !args.store.empty()) loaded.warnings.push_back(loaded.absent);
     for (const auto& w : loaded.warnings) std::cerr << "coldgate: warning: " << w << '\n';
     std::vector<history::Record> used =
         history::select(std::move(loaded.records), repo, head.git.base, base_branch,

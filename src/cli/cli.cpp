@@ -78,7 +78,8 @@ std::vector<Subcommand> subcommands() {
                         "results.json of the base to gate against, or history[:N]: the median of "
                         "the last N (5) recorded results of the base branch");
          sub.add_option("--store", args->store,
-                        "with --baseline history: the history store (default: history.store)");
+                        "with --baseline history: the history store (default: history.store, else "
+                        "git:coldgate-history)");
          sub.add_flag("--allow-no-baseline", args->allow_no_baseline,
                       "with --baseline history: no recorded result is not an error (head runs "
                       "alone)");

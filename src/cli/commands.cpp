@@ -32,6 +32,8 @@
 #include "util/error.hpp"
 #include "util/fs.hpp"
 #include "util/process.hpp"
+#include "util/suggest.hpp"
+#include "util/text.hpp"
 #include "util/secrets.hpp"
 
 namespace coldgate::cli {
@@ -187,7 +189,9 @@ session::Baseline history_baseline(const config::Config& cfg, const RunArgs& arg
   b.name = args.baseline;
   const history::StoreSpec spec = store_spec(args.store, &cfg);
   history::Loaded loaded = history::read_records(spec, cfg.base_dir, "origin");
+  if (!loaded.absent.empty()) loaded.warnings.insert(loaded.warnings.begin(), loaded.absent);
   for (const auto& w : loaded.warnings) std::cerr << "coldgate: warning: " << w << '\n';
+  b.warnings = loaded.warnings;
   std::string branch;
   for (const char* var : {"GITHUB_BASE_REF", "CI_MERGE_REQUEST_TARGET_BRANCH_NAME"}) {
     if (const char* v = std::getenv(var); v && *v && branch.empty()) branch = v;
@@ -198,7 +202,7 @@ session::Baseline history_baseline(const config::Config& cfg, const RunArgs& arg
       history::select(std::move(loaded.records), cfg.base_dir, head, branch, n);
   if (used.empty()) {
     b.no_baseline = fmt::format("no recorded results{} in {}{}: record the base branch with "
-                                "`coldgate history record`",
+                                "coldgate history record",
                                 branch.empty() ? "" : " of " + branch, spec.text,
                                 args.allow_no_baseline ? " (--allow-no-baseline: head runs alone)"
                                                        : "");
@@ -217,8 +221,28 @@ session::Baseline history_baseline(const config::Config& cfg, const RunArgs& arg
 
 int run_run(const RunArgs& args) {
   remove_stale_up_states(db::default_cache_dir());  // a killed `db up`'s URL and password
-  // First of all: a run that stops before its reports (a config that does not load) must not
-  // leave an earlier run's report.md to pass for its own.
+  // Options that cannot work are refused before anything is touched: a mistyped --baseline
+  // must not cost the last run's outputs.
+  const std::optional<int> history_n = history::parse_history_baseline(args.baseline);
+  if (!history_n && !args.store.empty()) {
+    throw usage_error("--store", "only --baseline history[:N] reads the history store");
+  }
+  if (!history_n && args.allow_no_baseline) {
+    throw usage_error("--allow-no-baseline", "only --baseline history[:N] can find no baseline");
+  }
+  std::error_code ec;
+  if (!args.baseline.empty() && !history_n && !std::filesystem::exists(args.baseline, ec)) {
+    // "histroy:5", "History": a history baseline misspelt reads as a file that is not there.
+    const std::string word = args.baseline.substr(0, args.baseline.find(':'));
+    const bool like_history = util::edit_distance(util::lower(word), "history") <= 2;
+    throw usage_error("--baseline",
+                      fmt::format("'{}' is no file{}", args.baseline,
+                                  like_history ? "; did you mean history or history:N (the "
+                                                 "recorded results of the base branch)?"
+                                               : ": give a results.json, or history[:N]"));
+  }
+  // Then: a run that stops before its reports (a config that does not load) must not leave an
+  // earlier run's report.md to pass for its own.
   std::filesystem::path out = args.out;
   report::clear_outputs(out, args.stages.empty() && args.shard.empty());
   session::JobOptions options;
@@ -229,13 +253,6 @@ int run_run(const RunArgs& args) {
   // minutes of cold runs.
   session::Baseline baseline;
   baseline.name = args.baseline;
-  const std::optional<int> history_n = history::parse_history_baseline(args.baseline);
-  if (!history_n && !args.store.empty()) {
-    throw usage_error("--store", "only --baseline history[:N] reads the history store");
-  }
-  if (!history_n && args.allow_no_baseline) {
-    throw usage_error("--allow-no-baseline", "only --baseline history[:N] can find no baseline");
-  }
   if (!args.baseline.empty() && !history_n) {
     baseline.results = results::from_json(util::read_file(args.baseline), args.baseline);
     gate::check_samples(*baseline.results, args.baseline);

@@ -115,6 +115,9 @@ int run_history_record(const HistoryArgs& args) {
   history::WriteOptions options;
   options.push = args.push;
   options.remote = args.remote;
+  options.on_retry = [](const std::string& what) {
+    std::cerr << "coldgate: history record: " << what << '\n';
+  };
   options.message = fmt::format("record {} ({}): {}", record.commit.substr(0, 7), record.branch,
                                 record.subject);
   if (args.push && spec.kind != history::StoreSpec::Kind::git) {

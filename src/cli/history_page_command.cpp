@@ -2,6 +2,7 @@
 #include <filesystem>
 #include <iostream>
 #include <optional>
+#include <set>
 
 #include "ab/git.hpp"
 #include "cli/history_command.hpp"
@@ -53,11 +54,20 @@ int run_history_page(const HistoryArgs& args) {
   const history::StoreSpec spec = store_spec(args.store, cfg ? &*cfg : nullptr);
   const fs::path repo = cfg ? cfg->base_dir : fs::current_path();
   history::Loaded loaded = history::read_records(spec, repo, args.remote);
+  if (!loaded.absent.empty()) loaded.warnings.insert(loaded.warnings.begin(), loaded.absent);
   for (const auto& w : loaded.warnings)
     std::cerr << "coldgate: warning: history page: " << w << '\n';
   std::vector<history::Record> records;  // read_records' order: oldest first
+  std::set<std::string> branches;
   for (auto& r : loaded.records) {
+    branches.insert(r.branch);
     if (args.branch.empty() || r.branch == args.branch) records.push_back(std::move(r));
+  }
+  if (!args.branch.empty() && records.empty() && !branches.empty()) {
+    std::string names;
+    for (const auto& b : branches) names += (names.empty() ? "" : ", ") + b;
+    std::cerr << "coldgate: warning: history page: no record of branch " << args.branch << " in "
+              << spec.text << " (its records are of " << names << ")\n";
   }
 
   if (cfg) options.title = cfg->report.title;

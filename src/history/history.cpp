@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <tuple>
 
+#include "ab/git.hpp"
 #include "util/error.hpp"
 
 namespace coldgate::history {
@@ -25,6 +26,24 @@ Loaded read_records(const StoreSpec& spec, const std::filesystem::path& repo,
     } catch (const Error& e) {
       if (e.code() == ExitCode::interrupted) throw;
       loaded.warnings.push_back(fmt::format("skipped {}", e.message()));
+    }
+  }
+  std::error_code ec;
+  if (spec.kind == StoreSpec::Kind::folder && !std::filesystem::exists(spec.dir, ec)) {
+    loaded.absent = fmt::format("the history store {} does not exist (an empty store): "
+                                "coldgate history record --store {} creates it",
+                                spec.text, spec.text);
+  } else if (spec.kind == StoreSpec::Kind::git) {
+    auto has = [&](const std::string& ref) {
+      return ab::git(repo, {"rev-parse", "--verify", "--quiet", ref + "^{commit}"}).has_value();
+    };
+    if (!has("refs/heads/" + spec.branch) &&
+        !has(fmt::format("refs/remotes/{}/{}", remote, spec.branch))) {
+      loaded.absent = fmt::format(
+          "the history store {} does not exist here: no branch {} and no {}/{} (an empty "
+          "store); fetch it (git fetch {} {}; in CI check out with fetch-depth: 0), or record "
+          "with coldgate history record",
+          spec.text, spec.branch, remote, spec.branch, remote, spec.branch);
     }
   }
   std::sort(loaded.records.begin(), loaded.records.end(), [](const Record& a, const Record& b) {

@@ -338,6 +338,7 @@ constexpr std::string_view k_page_script = R"js(
         },
         plugins: {
           legend: { labels: {
+            usePointStyle: true,
             filter: function (item) { return item.text !== ""; },
             sort: function (a, b) { return a.datasetIndex - b.datasetIndex; } } },
           tooltip: {

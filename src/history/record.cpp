@@ -329,12 +329,21 @@ Record from_json(std::string_view text, const std::string& name) {
   const std::string found = schema->get<std::string>();
   if (found != k_history_schema) {
     const std::string prefix = "coldgate-history/";
+    if (found.rfind(prefix, 0) != 0) {
+      throw Error(ExitCode::usage, name,
+                  fmt::format("schema \"{}\": not a coldgate history file", found));
+    }
+    // coldgate-history/2 and later: a newer coldgate wrote it; anything else is no version.
+    const std::string version = found.substr(prefix.size());
+    const bool newer = !version.empty() && version.find_first_not_of("0123456789") ==
+                                               std::string::npos && version != "0" && version != "1";
     throw Error(ExitCode::usage, name,
-                found.rfind(prefix, 0) == 0
-                    ? fmt::format("schema {} is not {}: written by another coldgate version; "
-                                  "record it again with this one",
-                                  found, k_history_schema)
-                    : fmt::format("schema \"{}\": not a coldgate history file", found));
+                newer ? fmt::format("schema {} is not {}: written by a newer coldgate; upgrade "
+                                    "coldgate to read it",
+                                    found, k_history_schema)
+                      : fmt::format("schema {} is not {}: not a history file this coldgate "
+                                    "can read",
+                                    found, k_history_schema));
   }
   Record rec;
   rec.commit = r.text(j, "", "commit");

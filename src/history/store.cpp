@@ -37,6 +37,8 @@ std::string branch_name_problem(std::string_view branch) {
   if (branch.empty()) return "it is empty";
   if (branch.front() == '-') return "it starts with '-'";
   if (branch == "HEAD") return "HEAD is not a branch name";
+  // git would take it, as the branch refs/heads/refs/heads/x: surely not what was meant.
+  if (branch.starts_with("refs/")) return "it is a ref, not a branch's name (drop refs/heads/)";
   if (branch == "@") return "'@' alone is not a branch name";
   if (branch.front() == '/' || branch.back() == '/') return "it starts or ends with '/'";
   if (branch.back() == '.') return "it ends with '.'";
@@ -468,7 +470,14 @@ std::string write_local(const Git& git, const StoreSpec& spec, const Pending& p,
                   fmt::format("git update-ref {} failed: {}", ref, first_line(r.err)));
     }
     last = first_line(r.err);
-    if (attempt < attempts) back_off(attempt);
+    if (attempt < attempts) {
+      if (options.on_retry) {
+        options.on_retry(
+            fmt::format("the branch moved while this record was made; trying again ({} of {})",
+                        attempt + 1, attempts));
+      }
+      back_off(attempt);
+    }
   }
   throw Error(ExitCode::infrastructure, label,
               fmt::format("{} attempts to add {} to {} all lost the race to other writers (the "
@@ -536,7 +545,14 @@ std::string write_pushed(const Git& git, const StoreSpec& spec, const Pending& p
     } else if (lost_local_race(fetched.err)) {
       // Another writer in this checkout moved the remote-tracking ref during our fetch.
       last = first_line(fetched.err);
-      if (attempt < attempts) back_off(attempt);
+      if (attempt < attempts) {
+        if (options.on_retry) {
+          options.on_retry(fmt::format(
+              "the remote branch moved (another writer pushed first); trying again ({} of {})",
+              attempt + 1, attempts));
+        }
+        back_off(attempt);
+      }
       continue;
     } else if (fetched.err.find("couldn't find remote ref") == std::string::npos) {
       throw Error(ExitCode::infrastructure, label,
@@ -568,7 +584,14 @@ std::string write_pushed(const Git& git, const StoreSpec& spec, const Pending& p
                   fmt::format("git push {} failed: {}; {}", options.remote, why, access_hint));
     }
     last = rejected;
-    if (attempt < attempts) back_off(attempt);
+    if (attempt < attempts) {
+      if (options.on_retry) {
+        options.on_retry(fmt::format(
+            "the remote branch moved (another writer pushed first); trying again ({} of {})",
+            attempt + 1, attempts));
+      }
+      back_off(attempt);
+    }
   }
   throw Error(ExitCode::infrastructure, label,
               fmt::format("{} attempts to push {} to {} all lost the race to other writers (the "

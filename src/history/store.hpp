@@ -1,6 +1,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -35,6 +36,9 @@ struct WriteOptions {
   std::string remote = "origin";
   int max_attempts = 8;          // bounded retries of a lost race (CAS or non-fast-forward)
   std::string message;           // the git commit message ("record abc1234: subject")
+  /// Told of each lost race before the next attempt ("the remote branch moved …; trying again
+  /// (2 of 8)"); may be empty.
+  std::function<void(const std::string&)> on_retry;
 };
 
 /// Every `*.json` file of the store, by name. A git store reads the local branch and, when

@@ -550,8 +550,8 @@ std::string trend_chart(const HistorySeries& series, const std::vector<HistoryCo
                      mermaid_string(series.unit.empty() ? series.metric : series.unit, 20), values);
 }
 
-// One stage's trend on one line for a terminal: "config-load wall_ms (ms): 12.1 — 12.3 → this
-// run 118", a commit without a median as —.
+// One stage's trend on one line for a terminal: "config-load wall_ms (ms): 12.1 12.4 12.3 →
+// this run 118", a commit without a median as —.
 std::string trend_line(const HistorySeries& series) {
   std::string values;
   for (const auto& m : series.medians)

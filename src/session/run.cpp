@@ -192,6 +192,7 @@ RunOutcome run(const config::Config& cfg, const JobOptions& options, Baseline ba
   results.git = git_info(cfg.base_dir, options.out_dir);
   results.ci_run_url = ci_run_url();
   results.no_baseline = baseline.no_baseline;
+  results.warnings = baseline.warnings;
   Position at;
   try {
     std::vector<config::Stage> stages =

@@ -39,6 +39,9 @@ struct Baseline {
   /// Why nothing is compared although a baseline was asked for (results.no_baseline: "no
   /// recorded results in git:coldgate-history"); "" otherwise.
   std::string no_baseline;
+  /// What the report should say about the baseline beside the gate (a history file skipped,
+  /// by name): appended to results.warnings; the caller has printed them.
+  std::vector<std::string> warnings;
   /// Called with head's results once they are gated, before the outputs are written: a
   /// history baseline marks its gate block and adds the trend (module order keeps the history
   /// below the caller). Not called for a run that stopped.

@@ -125,10 +125,13 @@ TEST_F(HistoryAb, ThePullRequestReportShowsTheLastMainPointsAndThisRun) {
   EXPECT_FALSE(r.history);
   EXPECT_EQ(report().find("Trend"), std::string::npos);
 
-  // An empty store: no trend, no message, the same exit code.
+  // A store named that is not there: no trend, the same exit code, and it is said, once.
   auto empty = coldgate({"ab", "--base", "main", "--store", "hist"});
   EXPECT_EQ(empty.exit_code, first.exit_code) << empty.err;
-  EXPECT_EQ(empty.err.find("warning"), std::string::npos) << empty.err;
+  EXPECT_NE(empty.err.find("warning: the history store hist does not exist (an empty store)"),
+            std::string::npos)
+      << empty.err;
+  EXPECT_EQ(empty.err.find("warning"), empty.err.rfind("warning")) << empty.err;
   EXPECT_FALSE(results().history);
   EXPECT_EQ(report().find("Trend"), std::string::npos);
 

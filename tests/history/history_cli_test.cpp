@@ -205,3 +205,51 @@ TEST_F(HistoryCli, APushCarriesTheRecordsMadeHereWithoutPush) {
 
 }  // namespace
 }  // namespace coldgate::history
+
+namespace coldgate::history {
+namespace {
+
+TEST_F(HistoryCli, AStoreThatIsNotThereIsSaidToBeEmpty) {
+  auto page = run_coldgate({"history", "page", "--store", "nowhere", "-o", "site"}, repo.path(),
+                           "", {"CI="});
+  EXPECT_EQ(page.exit_code, 0) << page.err;
+  EXPECT_NE(page.err.find("warning: history page: the history store nowhere does not exist (an "
+                          "empty store): coldgate history record --store nowhere creates it"),
+            std::string::npos)
+      << page.err;
+  auto git_page = run_coldgate({"history", "page", "-o", "site"}, repo.path(), "", {"CI="});
+  EXPECT_NE(git_page.err.find("the history store git:coldgate-history does not exist here: no "
+                              "branch coldgate-history and no origin/coldgate-history"),
+            std::string::npos)
+      << git_page.err;
+  // Once a record is there: no such warning, and a --branch nobody recorded is named.
+  ASSERT_EQ(record(commit("x", 1)).exit_code, 0);
+  auto other = run_coldgate({"history", "page", "--branch", "develop", "-o", "site"}, repo.path(),
+                            "", {"CI="});
+  EXPECT_EQ(other.err.find("does not exist"), std::string::npos) << other.err;
+  EXPECT_NE(other.err.find("no record of branch develop in git:coldgate-history (its records are "
+                           "of main)"),
+            std::string::npos)
+      << other.err;
+}
+
+TEST_F(HistoryCli, AMistypedHistoryBaselineIsNamedAndKeepsTheLastOutputs) {
+  repo.write("coldgate-out/results.json", "{}");
+  for (const char* typo : {"histroy:5", "History", "hisotry"}) {
+    auto r = run_coldgate({"run", "--baseline", typo}, repo.path(), "", {"CI="});
+    EXPECT_EQ(r.exit_code, 2) << typo;
+    EXPECT_NE(r.err.find(std::string("--baseline: '") + typo + "' is no file; did you mean history "
+                         "or history:N"),
+              std::string::npos)
+        << r.err;
+  }
+  auto file = run_coldgate({"run", "--baseline", "base/results.json"}, repo.path(), "", {"CI="});
+  EXPECT_NE(file.err.find("--baseline: 'base/results.json' is no file: give a results.json, or "
+                          "history[:N]"),
+            std::string::npos)
+      << file.err;
+  EXPECT_EQ(testing::slurp(repo / "coldgate-out/results.json"), "{}");
+}
+
+}  // namespace
+}  // namespace coldgate::history

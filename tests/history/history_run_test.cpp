@@ -83,6 +83,10 @@ TEST_F(HistoryRun, GatesAPullRequestAgainstTheLastFiveRecordedResults) {
             std::string::npos)
       << slow.err;
   Results r = results("slow");
+  // … and said in the report too, where the pull request's reviewers read it.
+  ASSERT_EQ(r.warnings.size(), 1u);
+  EXPECT_EQ(r.warnings[0].rfind("skipped git:coldgate-history:corrupt.json: not JSON at byte", 0), 0u);
+  EXPECT_NE(slurp(repo / "slow/report.md").find("corrupt.json"), std::string::npos);
   EXPECT_EQ(verdict_of(r, "sleepy"), "regression");
   EXPECT_NE(verdict_of(r, "steady"), "regression");
   ASSERT_TRUE(r.gate);

@@ -134,8 +134,12 @@ TEST(HistoryRecord, AFileThatIsNotAValidRecordIsRefusedSayingWhat) {
                               "history file");
   EXPECT_EQ(message_of("{\"name\": \"package.json\"}"),
             "h.json: no \"schema\" member: not a coldgate history file");
-  EXPECT_EQ(message_of(replaced(good, "history/1", "history/2")), "h.json: schema coldgate-history/2 is not coldgate-history/1: "
-                               "written by another coldgate version; record it again with this one");
+  EXPECT_EQ(message_of(replaced(good, "history/1", "history/2")),
+            "h.json: schema coldgate-history/2 is not coldgate-history/1: written by a newer "
+            "coldgate; upgrade coldgate to read it");
+  EXPECT_EQ(message_of(replaced(good, "history/1", "history/x")),
+            "h.json: schema coldgate-history/x is not coldgate-history/1: not a history file "
+            "this coldgate can read");
   EXPECT_EQ(message_of(replaced(good, "coldgate-history/1", "coldgate-results/1")), "h.json: schema \"coldgate-results/1\": not a coldgate history file");
   EXPECT_EQ(message_of(replaced(good, k_sha_a, "HEAD")), "h.json: commit: \"HEAD\" is not a full commit SHA");
   const std::string first_sample = "\"cold\": [\n            1";

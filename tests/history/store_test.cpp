@@ -853,3 +853,22 @@ TEST(FolderStore, AFileWhereTheFolderShouldBeIsAUsageError) {
 
 }  // namespace
 }  // namespace coldgate::history
+
+namespace coldgate::history {
+namespace {
+
+TEST(ParseStore, AFullRefIsRefusedThoughGitWouldTakeIt) {
+  // git takes "refs/heads/x" as a branch name: the branch refs/heads/refs/heads/x.
+  try {
+    parse_store("git:refs/heads/x", "/", "coldgate.yaml:3:10");
+    FAIL() << "a full ref was taken for a branch name";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.where(), "coldgate.yaml:3:10");
+    EXPECT_NE(std::string(e.what()).find("it is a ref, not a branch's name (drop refs/heads/)"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace coldgate::history
