@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "results/json_number.hpp"
+#include "results/json_parts.hpp"
 #include "util/error.hpp"
 
 namespace coldgate::history {
@@ -262,17 +262,7 @@ std::string to_json(const Record& rec) {
   j["tool"] = {{"name", "coldgate"}, {"version", rec.tool_version}};
   j["fingerprint"] = rec.fingerprint;
   j["ci_run_url"] = rec.ci_run_url;
-  const auto& e = rec.environment;
-  j["environment"] = {{"host", e.host},
-                      {"cpus", e.cpus},
-                      {"cpu_model", e.cpu_model},
-                      {"kernel", e.kernel},
-                      {"os", e.os},
-                      {"provider", e.provider},
-                      {"postgres",
-                       {{"version", e.postgres_version},
-                        {"version_num", e.postgres_version_num},
-                        {"settings", string_map(e.postgres_settings)}}}};
+  j["environment"] = results::environment_json(rec.environment);
   ordered_json stages = ordered_json::array();
   for (const auto& s : rec.stages) {
     ordered_json st;

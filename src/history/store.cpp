@@ -380,6 +380,16 @@ void back_off(int lost) {
   util::throw_if_interrupted();
 }
 
+// Says why attempt `attempt` of `attempts` lost (options.on_retry), then pauses (back_off).
+void retry_after(const WriteOptions& options, int attempt, int attempts, std::string_view why) {
+  if (options.on_retry) {
+    options.on_retry(fmt::format("{}; trying again ({} of {})", why, attempt + 1, attempts));
+  }
+  back_off(attempt);
+}
+
+constexpr std::string_view k_remote_moved = "the remote branch moved (another writer pushed first)";
+
 // What every attempt of one write shares: the file's blob and the commit message, in a
 // private temp folder removed on every exit path.
 struct Pending {
@@ -471,12 +481,7 @@ std::string write_local(const Git& git, const StoreSpec& spec, const Pending& p,
     }
     last = first_line(r.err);
     if (attempt < attempts) {
-      if (options.on_retry) {
-        options.on_retry(
-            fmt::format("the branch moved while this record was made; trying again ({} of {})",
-                        attempt + 1, attempts));
-      }
-      back_off(attempt);
+      retry_after(options, attempt, attempts, "the branch moved while this record was made");
     }
   }
   throw Error(ExitCode::infrastructure, label,
@@ -545,14 +550,7 @@ std::string write_pushed(const Git& git, const StoreSpec& spec, const Pending& p
     } else if (lost_local_race(fetched.err)) {
       // Another writer in this checkout moved the remote-tracking ref during our fetch.
       last = first_line(fetched.err);
-      if (attempt < attempts) {
-        if (options.on_retry) {
-          options.on_retry(fmt::format(
-              "the remote branch moved (another writer pushed first); trying again ({} of {})",
-              attempt + 1, attempts));
-        }
-        back_off(attempt);
-      }
+      if (attempt < attempts) retry_after(options, attempt, attempts, k_remote_moved);
       continue;
     } else if (fetched.err.find("couldn't find remote ref") == std::string::npos) {
       throw Error(ExitCode::infrastructure, label,
@@ -584,14 +582,7 @@ std::string write_pushed(const Git& git, const StoreSpec& spec, const Pending& p
                   fmt::format("git push {} failed: {}; {}", options.remote, why, access_hint));
     }
     last = rejected;
-    if (attempt < attempts) {
-      if (options.on_retry) {
-        options.on_retry(fmt::format(
-            "the remote branch moved (another writer pushed first); trying again ({} of {})",
-            attempt + 1, attempts));
-      }
-      back_off(attempt);
-    }
+    if (attempt < attempts) retry_after(options, attempt, attempts, k_remote_moved);
   }
   throw Error(ExitCode::infrastructure, label,
               fmt::format("{} attempts to push {} to {} all lost the race to other writers (the "

@@ -7,7 +7,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
-#include "results/json_number.hpp"
+#include "results/json_parts.hpp"
 #include "util/error.hpp"
 
 namespace coldgate::results {
@@ -56,19 +56,6 @@ ordered_json git_json(const GitInfo& g) {
           {"dirty", g.dirty},
           {"dirty_measured", g.dirty_measured},
           {"unborn", g.unborn}};
-}
-
-ordered_json environment_json(const Environment& e) {
-  return {{"host", e.host},
-          {"cpus", e.cpus},
-          {"cpu_model", e.cpu_model},
-          {"kernel", e.kernel},
-          {"os", e.os},
-          {"provider", e.provider},
-          {"postgres",
-           {{"version", e.postgres_version},
-            {"version_num", e.postgres_version_num},
-            {"settings", string_map(e.postgres_settings)}}}};
 }
 
 ordered_json snapshot_json(const std::optional<SnapshotResult>& snapshot) {
