@@ -104,15 +104,6 @@ struct ChangeRow {
   }
 };
 
-std::string change_cell(const MetricVerdict& v, bool whole_stage) {
-  std::string ratio = v.ratio ? format_ratio(*v.ratio) + " " : "";
-  if (v.verdict == Verdict::regression) return "🔴 " + ratio + "regression";
-  if (v.verdict == Verdict::slower) return "🟠 " + ratio + "slower";
-  if (v.verdict == Verdict::faster) return "🟢 " + ratio + "faster";
-  if (v.verdict == Verdict::added) return whole_stage ? "🆕 new stage" : "🆕 new";
-  if (v.verdict == Verdict::removed) return whole_stage ? "➖ removed stage" : "➖ removed";
-  return md_text(to_string(v.verdict));
-}
 
 // The reason a new / removed row needs when the gate gives none.
 std::string default_why(const MetricVerdict& v, bool whole_stage) {
@@ -256,6 +247,16 @@ std::string more_lines(const Comparison& c, const StageResult& s, std::size_t& c
 }
 
 }  // namespace
+
+std::string change_cell(const MetricVerdict& v, bool whole_stage) {
+  std::string ratio = v.ratio ? format_ratio(*v.ratio) + " " : "";
+  if (v.verdict == Verdict::regression) return "🔴 " + ratio + "regression";
+  if (v.verdict == Verdict::slower) return "🟠 " + ratio + "slower";
+  if (v.verdict == Verdict::faster) return "🟢 " + ratio + "faster";
+  if (v.verdict == Verdict::added) return whole_stage ? "🆕 new stage" : "🆕 new";
+  if (v.verdict == Verdict::removed) return whole_stage ? "➖ removed stage" : "➖ removed";
+  return md_text(to_string(v.verdict));
+}
 
 std::string summary_text(std::string_view text) {
   std::string out;

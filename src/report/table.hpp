@@ -17,6 +17,10 @@ namespace coldgate::report {
 std::string format_samples(const std::vector<double>& samples, const std::string& unit,
                            std::optional<double> median = std::nullopt);
 
+/// The Change cell of a verdict: "🔴 10.4× regression", "🟠 2.50× slower", "🟢 0.10× faster",
+/// "🆕 new" ("🆕 new stage" for a `whole_stage`), "➖ removed", else the verdict's name.
+std::string change_cell(const results::MetricVerdict& verdict, bool whole_stage);
+
 /// Text for a `<summary>` element: html_text, and `[` `]` as character references so that
 /// a renderer reading Markdown inside the summary line finds no link in it.
 std::string summary_text(std::string_view text);

@@ -1,0 +1,121 @@
+// The stack summary (coldgate-out/stack/summary.md): one table across the pull requests of a
+// stack, who introduced each regression and who fixed it, who changed a snapshot and who
+// accepted it.
+#include <gtest/gtest.h>
+
+#include "report/stack.hpp"
+#include "support/support.hpp"
+#include "util/fs.hpp"
+
+namespace coldgate::report {
+namespace {
+
+using results::MetricVerdict;
+using results::Results;
+using results::SnapshotStatus;
+using results::Verdict;
+
+std::string sha(char c) { return std::string(40, c); }
+
+// Pull request results: stage load's query_ms from `before` to `after` with `verdict`, and
+// stage items' snapshot in `status` with the candidate's `digest`.
+Results pull(char commit, char base, double before, double after, Verdict verdict,
+             SnapshotStatus status, const std::string& digest) {
+  Results r;
+  r.git.commit = sha(commit);
+  r.git.branch = std::string("s") + commit;
+  r.gate.emplace();
+  r.gate->base_git.commit = sha(base);
+  r.gate->base_git.branch = "main";
+  r.gate->metrics.push_back({"load", "query_ms", "ms", verdict, before, after, after / before,
+                             "reason"});
+  r.gate->metrics.push_back({"items", "query_ms", "ms", Verdict::same, 3, 3, 1, "reason"});
+  for (const char* name : {"load", "items"}) {
+    results::StageResult s;
+    s.name = name;
+    r.stages.push_back(s);
+  }
+  r.stages[1].snapshot = results::SnapshotResult{status, "snapshots/items.json", "", digest, "", ""};
+  return r;
+}
+
+struct StackSummary : ::testing::Test {
+  StackSummary() {
+    // The stack of issue 18: 10× slower, fixed, a snapshot changed, that snapshot accepted.
+    results = {pull('1', '0', 20, 410, Verdict::regression, SnapshotStatus::match, "aaa"),
+               pull('2', '1', 410, 21, Verdict::faster, SnapshotStatus::match, "aaa"),
+               pull('3', '2', 21, 21, Verdict::same, SnapshotStatus::changed, "bbb"),
+               pull('4', '3', 21, 20, Verdict::same, SnapshotStatus::match, "bbb")};
+    for (int k = 0; k < 4; ++k) {
+      StackEntry e;
+      e.index = k + 1;
+      e.ref = "s" + std::to_string(k + 1);
+      e.report = std::to_string(k + 1) + "-" + e.ref + "/report.md";
+      e.results = &results[static_cast<std::size_t>(k)];
+      entries.push_back(e);
+    }
+  }
+  std::vector<Results> results;
+  std::vector<StackEntry> entries;
+};
+
+TEST_F(StackSummary, OneTableWithWhoIntroducedAndWhoFixedEachChange) {
+  const std::string md = stack_summary(entries, "shop");
+  const std::filesystem::path golden = testing::source_dir() / "tests/report/golden/stack.md";
+  if (const char* u = std::getenv("COLDGATE_UPDATE_GOLDEN"); u && *u) {
+    util::write_file_atomic(golden, md);
+  }
+  EXPECT_EQ(md, testing::slurp(golden)) << "tests/report/golden/stack.md differs "
+                                           "(COLDGATE_UPDATE_GOLDEN=1 rewrites it)";
+  EXPECT_NE(md.find("| # | Pull request | Stage | Before | After | Change | Snapshot |"),
+            std::string::npos);
+  EXPECT_NE(md.find("❌ **2 of 4 pull requests fail the gate**"), std::string::npos) << md;
+  EXPECT_NE(md.find("| **[1](<1-s1/report.md>)** | **s1 `1111111`** | **load · query_ms** |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("- 🔴 load query_ms: introduced by 1 (s1) (20.5×), fixed by 2 (s2)"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("- 📸 items: changed by 3 (s3), accepted in 4 (s4)"), std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| [4](<4-s4/report.md>) | s4 `4444444` | 2 stages | — | — | same | 1 match |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("(stack on main `0000000`)"), std::string::npos) << md;
+}
+
+TEST_F(StackSummary, DiscoveredPullRequestsAreLinkedAndDataIsEscaped) {
+  entries[0].number = 12;
+  entries[0].title = "<img src=x onerror=alert(1)> *bold* | pipe";
+  entries[0].url = "https://github.com/o/r/pull/12";
+  entries[1].number = 13;
+  entries[1].url = "javascript:alert(1)";
+  results[2].stages[1].snapshot->status = SnapshotStatus::changed;
+  results[3].stages[1].snapshot->sha256 = "ccc";  // matching again, but not what s3 loaded
+  const std::string md = stack_summary(entries, "shop <b>");
+  EXPECT_NE(md.find("[#12](<https://github.com/o/r/pull/12>) &lt;img src=x onerror=alert(1)&gt; "
+                    "\\*bold\\* \\| pipe"),
+            std::string::npos)
+      << md;
+  EXPECT_EQ(md.find("<img"), std::string::npos);
+  EXPECT_EQ(md.find("javascript:"), std::string::npos) << md;  // no link but to a web address
+  EXPECT_NE(md.find("## shop &lt;b&gt; · stack"), std::string::npos);
+  EXPECT_NE(md.find("introduced by #12 (s1)"), std::string::npos) << md;
+  EXPECT_NE(md.find("fixed by #13 (s2)"), std::string::npos) << md;
+  EXPECT_NE(md.find("matching again (another document) in 4 (s4)"), std::string::npos) << md;
+}
+
+TEST_F(StackSummary, ARegressionNobodyFixesIsSaid) {
+  results[1].gate->metrics[0].verdict = Verdict::same;
+  results[1].gate->metrics[0].head_median = 400;
+  for (auto& r : {&results[2], &results[3]}) {
+    r->gate->metrics[0].base_median = 400;
+    r->gate->metrics[0].head_median = 405;
+  }
+  const std::string md = stack_summary(entries, "shop");
+  EXPECT_NE(md.find("introduced by 1 (s1) (20.5×), not fixed in this stack"), std::string::npos)
+      << md;
+}
+
+}  // namespace
+}  // namespace coldgate::report
