@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "ab/cache.hpp"
+#include "ab/sides.hpp"
 #include "config/config.hpp"
 #include "db/connection.hpp"
 #include "db/provider.hpp"
@@ -23,241 +24,6 @@
 namespace coldgate::ab {
 namespace fs = std::filesystem;
 namespace {
-
-std::string short_sha(const std::string& sha) {
-  return sha.substr(0, 12);
-}
-
-// `path` with symlinks resolved as far as it exists (/tmp vs /private/tmp, bind mounts).
-fs::path resolved(const fs::path& path) {
-  std::error_code ec;
-  fs::path p = fs::weakly_canonical(fs::absolute(path), ec);
-  return ec ? fs::absolute(path).lexically_normal() : p;
-}
-
-// One side of the comparison: its commit, checkout, config and database.
-struct Side {
-  std::string name;  // "base" | "head"
-  std::string commit;
-  std::unique_ptr<Worktree> worktree;
-  config::Config config;
-  std::optional<db::ConnectionInfo> database;  // nullopt: the provider's own (head)
-};
-
-// Loads `side`'s copy of the config: its own file when the commit has it, else head's text
-// re-rooted there (relative paths then resolve inside that side's worktree).
-config::Config side_config(const fs::path& file, const std::string& head_text, const Side& side) {
-  std::error_code ec;
-  try {
-    if (fs::exists(file, ec)) return config::load(file);
-    return config::parse(head_text, file);
-  } catch (const Error& e) {
-    if (e.code() == ExitCode::interrupted) throw;
-    throw Error(ExitCode::infrastructure, fmt::format("{} {}", side.name, short_sha(side.commit)),
-                "its config does not load: " + e.message());
-  }
-}
-
-// Runs `side`'s `build:` commands with /bin/sh -c in its copy of the config's folder; output
-// to `log`. A failing command: Error(gate_failed) for head (the change does not build),
-// Error(infrastructure) for base (there is nothing to compare against).
-void build(const Side& side, const fs::path& log, measure::Progress& progress) {
-  if (side.config.build.empty()) return;
-  std::error_code ec;
-  fs::remove(log, ec);
-  fs::create_directories(log.parent_path(), ec);
-  for (const auto& command : side.config.build) {
-    progress.line(fmt::format("build {} {}: {}", side.name, short_sha(side.commit), command));
-    util::SpawnOptions o;
-    o.argv = {"/bin/sh", "-c", command};
-    o.cwd = side.config.base_dir;
-    o.capture_stdout = false;
-    o.capture_stderr = false;
-    o.stdout_path = log;
-    o.stderr_path = log;
-    o.env = {"COLDGATE_AB_SIDE=" + side.name, "COLDGATE_AB_COMMIT=" + side.commit};
-    auto t0 = std::chrono::steady_clock::now();
-    auto out = util::run(o);
-    if (out.status.ok()) {
-      progress.line(fmt::format(
-          "build {} done ({:.1f} s)", side.name,
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()));
-      continue;
-    }
-    std::string tail = util::tail_lines(fs::exists(log, ec) ? util::read_file(log) : "", 3);
-    std::replace(tail.begin(), tail.end(), '\n', ' ');
-    throw Error(side.name == "head" ? ExitCode::gate_failed : ExitCode::infrastructure,
-                fmt::format("build ({} {})", side.name, short_sha(side.commit)),
-                fmt::format("`{}` failed ({}); log {}{}", command, out.status.describe(),
-                            util::display_path(log), tail.empty() ? "" : ", ends: " + tail));
-  }
-}
-
-// base's database on head's server: dropped when the run ends (the local and container
-// providers remove the whole server anyway; an external server keeps no leftover). Made empty
-// for base's setup to load, or by take_over() of the database base's setup made itself.
-class BaseDatabase {
- public:
-  BaseDatabase(const db::Provider& provider, const std::string& name, bool create)
-      : m_provider(provider), m_name(name) {
-    try {
-      db::Connection admin(provider.connection_info());
-      std::string quoted = admin.raw().quote_name(name);
-      admin.exec("DROP DATABASE IF EXISTS " + quoted);
-      if (create) admin.exec("CREATE DATABASE " + quoted);
-      m_created = create;
-    } catch (const Error& e) {
-      if (e.code() == ExitCode::interrupted) throw;
-      throw Error(ExitCode::infrastructure, "database",
-                  fmt::format("cannot create the base side's database {} ({}); coldgate ab needs "
-                              "a role that may CREATE DATABASE",
-                              name, e.message()));
-    }
-    m_info = provider.connection_info();
-    m_info.dbname = name;
-  }
-  ~BaseDatabase() {
-    if (!m_created) return;
-    try {
-      db::Connection admin(m_provider.connection_info());
-      admin.exec("DROP DATABASE IF EXISTS " + admin.raw().quote_name(m_name));
-    } catch (...) {  // best effort: the server may be gone already
-    }
-  }
-  // Renames database `from`, as base's setup left it, to this one, and leaves an empty `from`
-  // for head's setup (unless that setup makes its own).
-  void take_over(const std::string& from) {
-    try {
-      db::Connection admin(admin_info());
-      std::string quoted = admin.raw().quote_name(from);
-      admin.exec("ALTER DATABASE " + quoted + " RENAME TO " + admin.raw().quote_name(m_name));
-      m_created = true;
-      admin.exec("CREATE DATABASE " + quoted);
-    } catch (const Error& e) {
-      if (e.code() == ExitCode::interrupted) throw;
-      throw Error(ExitCode::infrastructure, "database",
-                  fmt::format("cannot rename base's database {} to {} ({}); coldgate ab needs a "
-                              "role that may CREATE DATABASE",
-                              from, m_name, e.message()));
-    }
-  }
-  BaseDatabase(const BaseDatabase&) = delete;
-  BaseDatabase& operator=(const BaseDatabase&) = delete;
-  const db::ConnectionInfo& info() const { return m_info; }
-
- private:
-  // The server's `postgres` database: not the one to rename.
-  db::ConnectionInfo admin_info() const {
-    db::ConnectionInfo info = m_provider.connection_info();
-    info.dbname = "postgres";
-    return info;
-  }
-
-  const db::Provider& m_provider;
-  std::string m_name;
-  db::ConnectionInfo m_info;
-  bool m_created = false;
-};
-
-// True when a setup step of `cfg` loads from another database than the stages' (psql's
-// `database:`): a script that drops and creates the stages' database and `\c`s into it.
-bool loads_elsewhere(const config::Config& cfg) {
-  return std::any_of(cfg.setup.begin(), cfg.setup.end(), [&](const config::SetupStep& s) {
-    return !s.database.empty() && s.database != cfg.database.name;
-  });
-}
-
-// The stages base measures: base's own definition of each of head's stages (its files, query,
-// command) with head's runs, warm, cold mode and timeout, so the cold runs pair up. A stage
-// base does not have is measured on head only (verdict `new`).
-std::vector<std::optional<config::Stage>> base_stages(const config::Config& head,
-                                                      const config::Config& base) {
-  std::vector<std::optional<config::Stage>> out;
-  for (const auto& h : head.stages) {
-    auto it = std::find_if(base.stages.begin(), base.stages.end(),
-                           [&](const config::Stage& b) { return b.name == h.name; });
-    if (it == base.stages.end()) {
-      out.emplace_back();
-      continue;
-    }
-    config::Stage s = *it;
-    s.runs = h.runs;
-    s.warm = h.warm;
-    s.cold = h.cold;
-    s.timeout = h.timeout;
-    s.gate = h.gate;
-    out.emplace_back(std::move(s));
-  }
-  return out;
-}
-
-results::Results new_results(const std::string& config_name, const config::Config& cfg,
-                             const results::Environment& env, const std::string& commit,
-                             const std::string& branch) {
-  results::Results r;
-  r.tool_version = COLDGATE_VERSION;
-  r.started_at = measure::utc_now();
-  r.config = config_name;
-  r.title = cfg.report.title;
-  r.git.commit = commit;
-  r.git.branch = branch;
-  r.environment = env;
-  return r;
-}
-
-bool all_ran(const results::Results& r) {
-  return std::none_of(r.stages.begin(), r.stages.end(), [](const auto& s) { return s.failed(); });
-}
-
-// A pending candidate's old and new place.
-struct SnapshotFix {
-  std::string from;
-  std::string to;
-};
-
-// Every occurrence of `from` in `text` replaced by `to`.
-std::string replaced(std::string text, const std::string& from, const std::string& to) {
-  for (auto pos = text.find(from); pos != std::string::npos;
-       pos = text.find(from, pos + to.size())) {
-    text.replace(pos, from.size(), to);
-  }
-  return text;
-}
-
-// Paths in head's results point into its worktree, which is gone after the run: name them as
-// the checkout's own (snapshots/x.json, not coldgate-out/ab/head/snapshots/x.json), and move
-// pending candidates (<out>/snapshots/<worktree>/…) to where `coldgate run --ci` puts them.
-void strip_worktree(results::Results& r, const fs::path& worktree) {
-  const std::string prefix = util::display_path(worktree) + "/";
-  for (auto& s : r.stages) {
-    if (!s.snapshot) continue;
-    SnapshotFix fix{s.snapshot->pending, replaced(s.snapshot->pending, prefix, "")};
-    if (!fix.from.empty() && fix.from != fix.to) {
-      std::error_code ec;
-      fs::create_directories(fs::path(fix.to).parent_path(), ec);
-      for (const char* ext : {"", ".diff"}) {
-        if (fs::exists(fix.from + ext, ec)) fs::rename(fix.from + ext, fix.to + ext, ec);
-      }
-      // fs::remove() removes only empty folders: stops at the first one still in use.
-      for (fs::path dir = fs::path(fix.from).parent_path(); !dir.empty() && fs::remove(dir, ec);
-           dir = dir.parent_path()) {
-      }
-      s.snapshot->message = replaced(s.snapshot->message, fix.from, fix.to);
-      s.snapshot->pending = fix.to;
-    }
-    s.snapshot->path = replaced(s.snapshot->path, prefix, "");
-    s.snapshot->message = replaced(s.snapshot->message, prefix, "");
-    s.snapshot->diff = replaced(s.snapshot->diff, prefix, "");
-  }
-}
-
-// The first few uncommitted changes for a message: "M a.sql, ?? b.sql, … (7 in all)".
-std::string first_changes(const std::vector<std::string>& dirty) {
-  std::string list;
-  for (std::size_t i = 0; i < dirty.size() && i < 5; ++i) list += (i ? ", " : "") + dirty[i];
-  if (dirty.size() > 5) list += fmt::format(", … ({} in all)", dirty.size());
-  return list;
-}
 
 // The commits to measure, checked: a base that was named but cannot be had leaves
 // commits.base empty with base_error saying why (head is then measured alone and reported);
@@ -326,8 +92,8 @@ class AbRun {
   fs::path m_repo;
   fs::path m_rel;  // the config file relative to the repository root
   Commits m_commits;
-  Side m_head{"head", "", nullptr, {}, std::nullopt};
-  Side m_base{"base", "", nullptr, {}, std::nullopt};
+  Side m_head{"head", "", nullptr, {}, std::nullopt, ExitCode::gate_failed};
+  Side m_base{"base", "", nullptr, {}, std::nullopt, ExitCode::infrastructure};
   std::string m_head_text;  // head's config file as committed: the fingerprint's part
   std::unique_ptr<measure::Progress> m_progress;
   std::unique_ptr<session::Session> m_session;
@@ -539,10 +305,7 @@ void AbRun::measure_interleaved() {
     measure::StageMeasurer head_m(stages[i], head_ctx);
     std::optional<measure::StageMeasurer> base_m;
     if (base_stage[i]) base_m.emplace(*base_stage[i], base_ctx);
-    while (!head_m.done() || (base_m && !base_m->done())) {
-      if (base_m) base_m->run_once();
-      head_m.run_once();
-    }
+    interleave({base_m ? &*base_m : nullptr, &head_m});
     // A stage error may quote a command's stderr or a server message: no password in results
     // and none printed.
     if (base_m) {

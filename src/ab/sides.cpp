@@ -1,0 +1,225 @@
+#include "ab/sides.hpp"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "measure/environment.hpp"
+#include "util/fs.hpp"
+#include "util/process.hpp"
+
+namespace coldgate::ab {
+namespace fs = std::filesystem;
+namespace {
+
+// A pending candidate's old and new place.
+struct SnapshotFix {
+  std::string from;
+  std::string to;
+};
+
+// Every occurrence of `from` in `text` replaced by `to`.
+std::string replaced(std::string text, const std::string& from, const std::string& to) {
+  for (auto pos = text.find(from); pos != std::string::npos;
+       pos = text.find(from, pos + to.size())) {
+    text.replace(pos, from.size(), to);
+  }
+  return text;
+}
+
+}  // namespace
+
+std::string short_sha(const std::string& sha) {
+  return sha.substr(0, 12);
+}
+
+fs::path resolved(const fs::path& path) {
+  std::error_code ec;
+  fs::path p = fs::weakly_canonical(fs::absolute(path), ec);
+  return ec ? fs::absolute(path).lexically_normal() : p;
+}
+
+config::Config side_config(const fs::path& file, const std::string& head_text, const Side& side) {
+  std::error_code ec;
+  try {
+    if (fs::exists(file, ec)) return config::load(file);
+    return config::parse(head_text, file);
+  } catch (const Error& e) {
+    if (e.code() == ExitCode::interrupted) throw;
+    throw Error(ExitCode::infrastructure, fmt::format("{} {}", side.name, short_sha(side.commit)),
+                "its config does not load: " + e.message());
+  }
+}
+
+void build(const Side& side, const fs::path& log, measure::Progress& progress) {
+  if (side.config.build.empty()) return;
+  std::error_code ec;
+  fs::remove(log, ec);
+  fs::create_directories(log.parent_path(), ec);
+  for (const auto& command : side.config.build) {
+    progress.line(fmt::format("build {} {}: {}", side.name, short_sha(side.commit), command));
+    util::SpawnOptions o;
+    o.argv = {"/bin/sh", "-c", command};
+    o.cwd = side.config.base_dir;
+    o.capture_stdout = false;
+    o.capture_stderr = false;
+    o.stdout_path = log;
+    o.stderr_path = log;
+    o.env = {"COLDGATE_AB_SIDE=" + side.name, "COLDGATE_AB_COMMIT=" + side.commit};
+    auto t0 = std::chrono::steady_clock::now();
+    auto out = util::run(o);
+    if (out.status.ok()) {
+      progress.line(fmt::format(
+          "build {} done ({:.1f} s)", side.name,
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()));
+      continue;
+    }
+    std::string tail = util::tail_lines(fs::exists(log, ec) ? util::read_file(log) : "", 3);
+    std::replace(tail.begin(), tail.end(), '\n', ' ');
+    throw Error(side.build_failure,
+                fmt::format("build ({} {})", side.name, short_sha(side.commit)),
+                fmt::format("`{}` failed ({}); log {}{}", command, out.status.describe(),
+                            util::display_path(log), tail.empty() ? "" : ", ends: " + tail));
+  }
+}
+
+BaseDatabase::BaseDatabase(const db::Provider& provider, const std::string& name, bool create)
+    : m_provider(provider), m_name(name) {
+  try {
+    db::Connection admin(provider.connection_info());
+    std::string quoted = admin.raw().quote_name(name);
+    admin.exec("DROP DATABASE IF EXISTS " + quoted);
+    if (create) admin.exec("CREATE DATABASE " + quoted);
+    m_created = create;
+  } catch (const Error& e) {
+    if (e.code() == ExitCode::interrupted) throw;
+    throw Error(ExitCode::infrastructure, "database",
+                fmt::format("cannot create the base side's database {} ({}); coldgate ab needs "
+                            "a role that may CREATE DATABASE",
+                            name, e.message()));
+  }
+  m_info = provider.connection_info();
+  m_info.dbname = name;
+}
+
+BaseDatabase::~BaseDatabase() {
+  if (!m_created) return;
+  try {
+    db::Connection admin(m_provider.connection_info());
+    admin.exec("DROP DATABASE IF EXISTS " + admin.raw().quote_name(m_name));
+  } catch (...) {  // best effort: the server may be gone already
+  }
+}
+
+void BaseDatabase::take_over(const std::string& from) {
+  try {
+    db::Connection admin(admin_info());
+    std::string quoted = admin.raw().quote_name(from);
+    admin.exec("ALTER DATABASE " + quoted + " RENAME TO " + admin.raw().quote_name(m_name));
+    m_created = true;
+    admin.exec("CREATE DATABASE " + quoted);
+  } catch (const Error& e) {
+    if (e.code() == ExitCode::interrupted) throw;
+    throw Error(ExitCode::infrastructure, "database",
+                fmt::format("cannot rename base's database {} to {} ({}); coldgate ab needs a "
+                            "role that may CREATE DATABASE",
+                            from, m_name, e.message()));
+  }
+}
+
+db::ConnectionInfo BaseDatabase::admin_info() const {
+  db::ConnectionInfo info = m_provider.connection_info();
+  info.dbname = "postgres";
+  return info;
+}
+
+bool loads_elsewhere(const config::Config& cfg) {
+  return std::any_of(cfg.setup.begin(), cfg.setup.end(), [&](const config::SetupStep& s) {
+    return !s.database.empty() && s.database != cfg.database.name;
+  });
+}
+
+std::vector<std::optional<config::Stage>> base_stages(const config::Config& head,
+                                                      const config::Config& other) {
+  std::vector<std::optional<config::Stage>> out;
+  for (const auto& h : head.stages) {
+    auto it = std::find_if(other.stages.begin(), other.stages.end(),
+                           [&](const config::Stage& b) { return b.name == h.name; });
+    if (it == other.stages.end()) {
+      out.emplace_back();
+      continue;
+    }
+    config::Stage s = *it;
+    s.runs = h.runs;
+    s.warm = h.warm;
+    s.cold = h.cold;
+    s.timeout = h.timeout;
+    s.gate = h.gate;
+    out.emplace_back(std::move(s));
+  }
+  return out;
+}
+
+results::Results new_results(const std::string& config_name, const config::Config& cfg,
+                             const results::Environment& env, const std::string& commit,
+                             const std::string& branch) {
+  results::Results r;
+  r.tool_version = COLDGATE_VERSION;
+  r.started_at = measure::utc_now();
+  r.config = config_name;
+  r.title = cfg.report.title;
+  r.git.commit = commit;
+  r.git.branch = branch;
+  r.environment = env;
+  return r;
+}
+
+bool all_ran(const results::Results& r) {
+  return std::none_of(r.stages.begin(), r.stages.end(), [](const auto& s) { return s.failed(); });
+}
+
+void strip_worktree(results::Results& r, const fs::path& worktree) {
+  const std::string prefix = util::display_path(worktree) + "/";
+  for (auto& s : r.stages) {
+    if (!s.snapshot) continue;
+    SnapshotFix fix{s.snapshot->pending, replaced(s.snapshot->pending, prefix, "")};
+    if (!fix.from.empty() && fix.from != fix.to) {
+      std::error_code ec;
+      fs::create_directories(fs::path(fix.to).parent_path(), ec);
+      for (const char* ext : {"", ".diff"}) {
+        if (fs::exists(fix.from + ext, ec)) fs::rename(fix.from + ext, fix.to + ext, ec);
+      }
+      // fs::remove() removes only empty folders: stops at the first one still in use.
+      for (fs::path dir = fs::path(fix.from).parent_path(); !dir.empty() && fs::remove(dir, ec);
+           dir = dir.parent_path()) {
+      }
+      s.snapshot->message = replaced(s.snapshot->message, fix.from, fix.to);
+      s.snapshot->pending = fix.to;
+    }
+    s.snapshot->path = replaced(s.snapshot->path, prefix, "");
+    s.snapshot->message = replaced(s.snapshot->message, prefix, "");
+    s.snapshot->diff = replaced(s.snapshot->diff, prefix, "");
+  }
+}
+
+std::string first_changes(const std::vector<std::string>& dirty) {
+  std::string list;
+  for (std::size_t i = 0; i < dirty.size() && i < 5; ++i) list += (i ? ", " : "") + dirty[i];
+  if (dirty.size() > 5) list += fmt::format(", … ({} in all)", dirty.size());
+  return list;
+}
+
+void interleave(const std::vector<measure::StageMeasurer*>& measurers) {
+  auto pending = [&] {
+    return std::any_of(measurers.begin(), measurers.end(),
+                       [](const measure::StageMeasurer* m) { return m && !m->done(); });
+  };
+  while (pending()) {
+    for (auto* m : measurers) {
+      if (m) m->run_once();
+    }
+  }
+}
+
+}  // namespace coldgate::ab

@@ -1,0 +1,108 @@
+#pragma once
+// What `coldgate ab` and `coldgate stack` share: the sides of an interleaved measurement (one
+// commit each: worktree, config, build, database on the one server) and what is done to their
+// results. Internal to the ab module.
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ab/git.hpp"
+#include "config/config.hpp"
+#include "db/connection.hpp"
+#include "db/provider.hpp"
+#include "measure/progress.hpp"
+#include "measure/runner.hpp"
+#include "results/results.hpp"
+#include "util/error.hpp"
+
+namespace coldgate::ab {
+
+/// The first 12 hex digits of a commit, as progress lines and messages name it.
+std::string short_sha(const std::string& sha);
+
+/// `path` with symlinks resolved as far as it exists (/tmp vs /private/tmp, bind mounts).
+std::filesystem::path resolved(const std::filesystem::path& path);
+
+/// One side of an interleaved measurement: its commit, checkout, config and database.
+struct Side {
+  std::string name;  // "base" | "head" (ab), "1-s1" (stack): progress, COLDGATE_AB_SIDE
+  std::string commit;
+  std::unique_ptr<Worktree> worktree;
+  config::Config config;
+  std::optional<db::ConnectionInfo> database;  // nullopt: the provider's own
+  /// What a failing `build:` command is: gate_failed for a change under review (it does not
+  /// build), infrastructure for a base (there is nothing to compare against).
+  ExitCode build_failure = ExitCode::infrastructure;
+};
+
+/// Loads `side`'s copy of the config: its own `file` when the commit has it, else `head_text`
+/// re-rooted there (relative paths then resolve inside that side's worktree). Throws
+/// Error(infrastructure) naming the side when it does not load, Error(interrupted).
+config::Config side_config(const std::filesystem::path& file, const std::string& head_text,
+                           const Side& side);
+
+/// Runs `side`'s `build:` commands with /bin/sh -c in its copy of the config's folder (env
+/// COLDGATE_AB_SIDE, COLDGATE_AB_COMMIT); output to `log`. A failing command throws
+/// Error(side.build_failure) naming the command, the log and its last lines.
+void build(const Side& side, const std::filesystem::path& log, measure::Progress& progress);
+
+/// Another commit's database on the one server: dropped when the run ends (the local and
+/// container providers remove the whole server anyway; an external server keeps no leftover).
+/// Made empty for that commit's setup to load, or by take_over() of the database its setup
+/// made itself. Throws Error(infrastructure) when the role may not CREATE DATABASE.
+class BaseDatabase {
+ public:
+  BaseDatabase(const db::Provider& provider, const std::string& name, bool create);
+  ~BaseDatabase();
+  /// Renames database `from`, as this commit's setup left it, to this one, and leaves an empty
+  /// `from` for the next setup (unless that setup makes its own). Throws Error(infrastructure).
+  void take_over(const std::string& from);
+  BaseDatabase(const BaseDatabase&) = delete;
+  BaseDatabase& operator=(const BaseDatabase&) = delete;
+  const db::ConnectionInfo& info() const { return m_info; }
+
+ private:
+  // The server's `postgres` database: not the one to rename.
+  db::ConnectionInfo admin_info() const;
+
+  const db::Provider& m_provider;
+  std::string m_name;
+  db::ConnectionInfo m_info;
+  bool m_created = false;
+};
+
+/// True when a setup step of `cfg` loads from another database than the stages' (psql's
+/// `database:`): a script that drops and creates the stages' database and `\c`s into it.
+bool loads_elsewhere(const config::Config& cfg);
+
+/// The stages `other` measures: its own definition of each of `head`'s stages (its files,
+/// query, command) with head's runs, warm, cold mode, timeout and gate, so the cold runs pair
+/// up. A stage `other` does not have is nullopt (measured on head only: verdict `new`).
+std::vector<std::optional<config::Stage>> base_stages(const config::Config& head,
+                                                      const config::Config& other);
+
+/// Empty results of one commit, started now.
+results::Results new_results(const std::string& config_name, const config::Config& cfg,
+                             const results::Environment& env, const std::string& commit,
+                             const std::string& branch);
+
+/// True when no stage of `r` failed (what may go into the cache).
+bool all_ran(const results::Results& r);
+
+/// Paths in results measured in `worktree`, which is gone after the run, named as the
+/// checkout's own (snapshots/x.json, not coldgate-out/ab/head/snapshots/x.json); pending
+/// candidates (<dir>/snapshots/<worktree>/…) moved to <dir>/snapshots/… as `coldgate run --ci`
+/// puts them.
+void strip_worktree(results::Results& r, const std::filesystem::path& worktree);
+
+/// The first few uncommitted changes for a message: "M a.sql, ?? b.sql, … (7 in all)".
+std::string first_changes(const std::vector<std::string>& dirty);
+
+/// One stage of several commits, round-robin: run 1 of each measurer in order, then run 2 of
+/// each, … until all are done (a null entry is skipped: a commit without the stage).
+void interleave(const std::vector<measure::StageMeasurer*>& measurers);
+
+}  // namespace coldgate::ab
