@@ -20,6 +20,7 @@
 #include "cli/db_command.hpp"
 #include "cli/init_command.hpp"
 #include "cli/review_command.hpp"
+#include "cli/stack_command.hpp"
 #include "measure/probe.hpp"
 #include "util/error.hpp"
 #include "util/secrets.hpp"
@@ -243,6 +244,26 @@ std::vector<Subcommand> subcommands() {
                       "results in the report");
          add_ci_flags(sub, args->ci);
          return [args] { return run_ab(*args); };
+       }},
+      {"stack", "measure a stack of pull requests once each, interleaved; gate each on the one below",
+       [](CLI::App& sub) -> std::function<int()> {
+         auto args = std::make_shared<StackArgs>();
+         sub.add_option("refs", args->refs,
+                        "REF0 (the base, e.g. main) REF1 … REFn, bottom-up: each on the one before it");
+         add_config_option(sub, args->config);
+         sub.add_option("--out", args->out, "folder for stack/ (per pull request k: stack/<k>-<ref>/) and cache/")
+             ->capture_default_str();
+         auto* github = sub.add_flag("--github", args->github,
+                                     "discover the refs: the open pull requests from the default branch up to the current branch's");
+         auto* gitlab = sub.add_flag("--gitlab", args->gitlab, "likewise from the open merge requests");
+         github->excludes(gitlab);
+         sub.add_option("--token-env", args->token_env, "variable holding the token (default GITHUB_TOKEN / COLDGATE_GITLAB_TOKEN)");
+         sub.add_flag("--comment", args->comment, "comment each pull request's report on it (with --github/--gitlab)");
+         sub.add_option("--max-commits", args->max_commits, "at most this many refs (REF0 included)")
+             ->capture_default_str();
+         sub.add_flag("--no-cache", args->no_cache, "measure every commit even when <out>/cache/ has it");
+         add_ci_flags(sub, args->ci);
+         return [args] { return run_stack(*args); };
        }},
       {"merge", "merge results of sharded runs",
        [](CLI::App& sub) -> std::function<int()> {
