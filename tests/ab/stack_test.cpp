@@ -173,6 +173,7 @@ TEST_F(StackTest, EachPullRequestIsGatedAgainstTheCommitBelowItAndEachCommitMeas
     EXPECT_NE(report.find(sha[refs[k - 1]].substr(0, 7)), std::string::npos) << report;
     EXPECT_TRUE(fs::exists(dir / "coldgate-out/stack" / folder / "junit.xml"));
     EXPECT_NE(summary.find(refs[k]), std::string::npos) << summary;
+    EXPECT_NE(summary.find(sha[refs[k]].substr(0, 7)), std::string::npos) << summary;
   }
   // s3's candidate is in its own folder, never in a worktree or under snapshots/.
   EXPECT_TRUE(fs::exists(dir / "coldgate-out/stack/3-s3/snapshots/snapshots/snap.json"));
