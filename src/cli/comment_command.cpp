@@ -61,12 +61,14 @@ std::string comment_body(const CommentArgs& args, const std::filesystem::path& o
   } else if (found != key) {
     body = marker + body.substr(body.find('\n') == std::string::npos ? body.size() : body.find('\n'));
   }
-  if (body.size() > report::k_max_report_bytes) {
+  std::string footer = args.footer.empty() ? "" : "\n" + args.footer + "\n";
+  if (!footer.empty() && !body.ends_with('\n')) body += '\n';
+  if (body.size() + footer.size() > report::k_max_report_bytes) {
     std::filesystem::path full = out / "report-full.md";
-    body = report::cut_markdown(body, report::k_max_report_bytes,
+    body = report::cut_markdown(body, report::k_max_report_bytes - footer.size(),
                                 util::display_path(std::filesystem::exists(full, ec) ? full : report_file));
   }
-  return body;
+  return body + footer;
 }
 
 // Where the comment goes. Without a forge: an error, a warning with --optional (nullopt), or

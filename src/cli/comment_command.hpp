@@ -17,6 +17,8 @@ struct CommentArgs {
   bool dry_run = false;              // print the requests instead of sending them
   bool optional = false;             // a missing token/forge/PR number is a warning, exit 0
   bool verbose = false;              // log every request and response (credential masked)
+  std::string footer;                // not an option: a last line after the report (coldgate stack's
+                                     // place in the stack), kept when the report is cut
 };
 
 /// Posts <out>/report.md as the pull/merge request comment with the marker

@@ -94,7 +94,8 @@ void read_event(const std::string& path, Target& t) {
   }
 }
 
-Target github_target(const TargetOptions& o, const Env& env) {
+// The repository's part of a GitHub target: API, credential, headers.
+Target github_repository(const TargetOptions& o, const Env& env) {
   Target t;
   t.kind = Kind::github;
   std::string repo = value_of(env, "GITHUB_REPOSITORY");
@@ -104,6 +105,18 @@ Target github_target(const TargetOptions& o, const Env& env) {
   }
   t.token_variable = o.token_env.empty() ? "GITHUB_TOKEN" : o.token_env;
   t.token = token_from(env, o.token_env, "GITHUB_TOKEN");
+  std::string api = trim_slash(value_of(env, "GITHUB_API_URL"));
+  if (api.empty()) api = "https://api.github.com";
+  t.repository = repo;
+  t.repository_url = fmt::format("{}/repos/{}", api, repo);
+  t.headers = {"Authorization: Bearer " + t.token, "Accept: application/vnd.github+json",
+               std::string("X-GitHub-Api-Version: ") + k_github_api_version, user_agent()};
+  t.what = "repository " + repo;
+  return t;
+}
+
+Target github_target(const TargetOptions& o, const Env& env) {
+  Target t = github_repository(o, env);
   t.number = o.pr;
   if (std::string event = value_of(env, "GITHUB_EVENT_PATH"); !event.empty()) read_event(event, t);
   if (t.number == 0) {
@@ -111,20 +124,17 @@ Target github_target(const TargetOptions& o, const Env& env) {
                         value_of(env, "GITHUB_EVENT_NAME") +
                         " event); pass --pr N (the workflow_run recipe reads coldgate-out/pr-number)");
   }
-  std::string api = trim_slash(value_of(env, "GITHUB_API_URL"));
-  if (api.empty()) api = "https://api.github.com";
-  std::string issue = fmt::format("{}/repos/{}/issues/{}", api, repo, t.number);
+  std::string issue = fmt::format("{}/issues/{}", t.repository_url, t.number);
   t.list_url = issue + "/comments?per_page=100";
   t.create_url = issue + "/comments";
-  t.item_url = fmt::format("{}/repos/{}/issues/comments/", api, repo);
+  t.item_url = t.repository_url + "/issues/comments/";
   t.update_method = "PATCH";
-  t.headers = {"Authorization: Bearer " + t.token, "Accept: application/vnd.github+json",
-               std::string("X-GitHub-Api-Version: ") + k_github_api_version, user_agent()};
-  t.what = fmt::format("pull request #{} of {}", t.number, repo);
+  t.what = fmt::format("pull request #{} of {}", t.number, t.repository);
   return t;
 }
 
-Target gitlab_target(const TargetOptions& o, const Env& env) {
+// The project's part of a GitLab target: API, credential, headers.
+Target gitlab_repository(const TargetOptions& o, const Env& env) {
   Target t;
   t.kind = Kind::gitlab;
   std::string api = trim_slash(value_of(env, "CI_API_V4_URL"));
@@ -133,19 +143,41 @@ Target gitlab_target(const TargetOptions& o, const Env& env) {
   if (project.empty()) throw NotConfigured("no GitLab project: $CI_PROJECT_ID is not set");
   t.token_variable = o.token_env.empty() ? "COLDGATE_GITLAB_TOKEN" : o.token_env;
   t.token = token_from(env, o.token_env, "COLDGATE_GITLAB_TOKEN");
+  t.repository = project;
+  t.repository_url = fmt::format("{}/projects/{}", api, url_escape(project));
+  t.headers = {"PRIVATE-TOKEN: " + t.token, "Accept: application/json", user_agent()};
+  t.what = "project " + project;
+  return t;
+}
+
+Target gitlab_target(const TargetOptions& o, const Env& env) {
+  Target t = gitlab_repository(o, env);
   t.number = o.pr != 0 ? o.pr : positive(value_of(env, "CI_MERGE_REQUEST_IID"));
   if (t.number == 0) {
     throw NotConfigured("no merge request: $CI_MERGE_REQUEST_IID is not set (run the job in a "
                         "merge request pipeline, or pass --pr IID)");
   }
-  std::string notes = fmt::format("{}/projects/{}/merge_requests/{}/notes", api, url_escape(project), t.number);
+  std::string notes = fmt::format("{}/merge_requests/{}/notes", t.repository_url, t.number);
   t.list_url = notes + "?per_page=100";
   t.create_url = notes;
   t.item_url = notes + "/";
   t.update_method = "PUT";
-  t.headers = {"PRIVATE-TOKEN: " + t.token, "Accept: application/json", user_agent()};
-  t.what = fmt::format("merge request !{} of project {}", t.number, project);
+  t.what = fmt::format("merge request !{} of project {}", t.number, t.repository);
   return t;
+}
+
+// "github" or "gitlab": --forge, else detected from the CI's variables.
+std::string forge_of(const TargetOptions& options, const Env& env) {
+  if (!options.forge.empty()) {
+    if (options.forge != "github" && options.forge != "gitlab") {
+      throw usage_error("--forge", "'" + options.forge + "' is not github or gitlab");
+    }
+    return options.forge;
+  }
+  if (!value_of(env, "GITHUB_ACTIONS").empty() || !value_of(env, "GITHUB_REPOSITORY").empty()) return "github";
+  if (!value_of(env, "GITLAB_CI").empty() || !value_of(env, "CI_API_V4_URL").empty()) return "gitlab";
+  throw NotConfigured("no forge detected: neither GitHub Actions ($GITHUB_REPOSITORY) nor GitLab "
+                      "CI ($CI_API_V4_URL) is set; pass --forge github|gitlab with their variables");
 }
 
 // GitHub's and GitLab's error bodies carry `message` (GitLab also `error`).
@@ -194,6 +226,13 @@ std::string server_message(const HttpResponse& r, const std::string& secret) {
             t.what, t.fork ? " (a pull request from a fork)" : " (a pull request from a fork?)",
             k_fork_recipe));
       }
+      if (req.method == "GET") {
+        throw Error(ExitCode::infrastructure, where,
+                    fmt::format("forbidden (403){}: ${} may not read {}{}", said, t.token_variable, t.what,
+                                github ? "; give the job `permissions: pull-requests: read` (or write)"
+                                       : "; the token needs `read_api` (or `api`) scope and at least the "
+                                         "Reporter role on the project"));
+      }
       throw Error(ExitCode::infrastructure, where,
                   github ? "forbidden (403)" + said + ": the token may not write comments; give the job "
                                "`permissions: pull-requests: write`"
@@ -223,20 +262,11 @@ std::optional<std::string> process_env(const std::string& name) {
 }
 
 Target resolve_target(const TargetOptions& options, const Env& env) {
-  std::string forge = options.forge;
-  if (forge.empty()) {
-    if (!value_of(env, "GITHUB_ACTIONS").empty() || !value_of(env, "GITHUB_REPOSITORY").empty()) {
-      forge = "github";
-    } else if (!value_of(env, "GITLAB_CI").empty() || !value_of(env, "CI_API_V4_URL").empty()) {
-      forge = "gitlab";
-    } else {
-      throw NotConfigured("no forge detected: neither GitHub Actions ($GITHUB_REPOSITORY) nor GitLab "
-                          "CI ($CI_API_V4_URL) is set; pass --forge github|gitlab with their variables");
-    }
-  }
-  if (forge == "github") return github_target(options, env);
-  if (forge == "gitlab") return gitlab_target(options, env);
-  throw usage_error("--forge", "'" + forge + "' is not github or gitlab");
+  return forge_of(options, env) == "github" ? github_target(options, env) : gitlab_target(options, env);
+}
+
+Target resolve_repository(const TargetOptions& options, const Env& env) {
+  return forge_of(options, env) == "github" ? github_repository(options, env) : gitlab_repository(options, env);
 }
 
 std::string marker_line(const std::string& key) { return "<!-- coldgate:report:" + key + " -->"; }
@@ -300,22 +330,31 @@ bool has_marker(const std::string& body, const std::string& marker) {
   return false;
 }
 
-// The id of the first comment of `t` with `marker`, reading page after page; "" when none.
-static std::string find_comment(const Target& t, const std::string& marker, const RetryPolicy& policy,
-                         const Log& log) {
+void read_pages(const Target& t, const std::string& first, const RetryPolicy& policy, const Log& log,
+                const std::function<bool(const std::string& url, const std::string& body)>& page) {
   std::set<std::string> seen;
-  std::string url = t.list_url;
-  for (int page = 1; !url.empty(); ++page) {
-    if (page > k_max_pages || !seen.insert(url).second) {
+  std::string url = first;
+  for (int n = 1; !url.empty(); ++n) {
+    if (n > k_max_pages || !seen.insert(url).second) {
       throw Error(ExitCode::infrastructure, "GET " + redact(url, t.token),
-                  "the comment pages do not end (Link rel=\"next\" repeats)");
+                  "the pages do not end (Link rel=\"next\" repeats)");
     }
     HttpRequest req{"GET", url, t.headers, ""};
     HttpResponse r = send_with_retry(req, policy, t.token, log);
     if (r.status != 200) fail(t, req, r);
+    if (!page(url, r.body)) return;
+    url = next_page_url(r, url);
+  }
+}
+
+// The id of the first comment of `t` with `marker`, reading page after page; "" when none.
+static std::string find_comment(const Target& t, const std::string& marker, const RetryPolicy& policy,
+                                const Log& log) {
+  std::string found;
+  read_pages(t, t.list_url, policy, log, [&](const std::string& url, const std::string& body) {
     json items;
     try {
-      items = json::parse(r.body);
+      items = json::parse(body);
     } catch (const json::exception& e) {
       throw Error(ExitCode::infrastructure, "GET " + redact(url, t.token),
                   std::string("the answer is not JSON: ") + e.what());
@@ -327,11 +366,14 @@ static std::string find_comment(const Target& t, const std::string& marker, cons
     for (const auto& c : items) {
       if (!c.is_object() || !c.contains("body") || !c["body"].is_string()) continue;
       if (c.value("system", false)) continue;  // GitLab's own notes ("added 1 commit")
-      if (has_marker(c["body"].get<std::string>(), marker) && c.contains("id")) return id_text(c["id"]);
+      if (has_marker(c["body"].get<std::string>(), marker) && c.contains("id")) {
+        found = id_text(c["id"]);
+        return false;
+      }
     }
-    url = next_page_url(r, url);
-  }
-  return "";
+    return true;
+  });
+  return found;
 }
 
 Outcome upsert_comment(const Target& t, const std::string& marker, const std::string& body,

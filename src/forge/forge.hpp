@@ -33,6 +33,8 @@ struct Target {
   std::string token;          // the credential, to redact from every output
   std::string token_variable; // environment variable it came from (for messages)
   std::string what;           // "pull request #12 of owner/repo" (for messages)
+  std::string repository;     // "owner/repo" (GitHub) or the project ID or path (GitLab)
+  std::string repository_url; // GitHub {api}/repos/{owner}/{repo}, GitLab {api}/projects/{id}
   long number = 0;            // pull request number / merge request IID
   bool number_from_event = false;  // GitHub: read from $GITHUB_EVENT_PATH
   std::optional<bool> fork;   // GitHub: head repository differs from base (from the event)
@@ -57,6 +59,20 @@ class NotConfigured : public std::runtime_error {
 /// of $GITHUB_EVENT_PATH). GitLab: CI_API_V4_URL, CI_PROJECT_ID, CI_MERGE_REQUEST_IID. Throws
 /// NotConfigured naming the missing variable; Error(usage) for a bad --forge or event file.
 Target resolve_target(const TargetOptions& options, const Env& env);
+
+/// The repository of `options` and `env` without a pull request, for what reads the whole
+/// repository (forge/stack.hpp discover_stack): as resolve_target, but `options.pr` and the
+/// event's number are not used, `number` is 0, the comment URLs are empty and `what` names the
+/// repository ("repository owner/repo", "project 42"). Throws NotConfigured naming the missing
+/// variable (forge, repository or project, token); Error(usage) for a bad --forge.
+Target resolve_repository(const TargetOptions& options, const Env& env);
+
+/// Reads `url` and the pages after it (next_page_url) with `target`'s headers, each retried per
+/// `policy`, handing each page (its URL and body) to `page` until it returns false or the pages end. Throws
+/// Error(infrastructure) for a status other than 200 (401/403/404 explained, token redacted)
+/// and for pages that do not end (a repeated next page, or more than 1000).
+void read_pages(const Target& target, const std::string& url, const RetryPolicy& policy, const Log& log,
+                const std::function<bool(const std::string& url, const std::string& body)>& page);
 
 /// `<!-- coldgate:report:<key> -->`, the line that identifies coldgate's comment.
 std::string marker_line(const std::string& key);

@@ -26,12 +26,14 @@ struct Stack {
 
 /// The stack that ends in the open pull request whose head is `branch`: the chain of base
 /// branches down to the repository's default branch, from the open pull requests of the target
-/// repository (GitHub: GET /repos/{o}/{r} and /pulls?state=open, every page; GitLab:
-/// /projects/:id and /merge_requests?state=opened). `target` comes from resolve_target (its
-/// number is not used). Throws Error(usage) naming the pull request when the chain is broken
-/// (a base that is neither the default branch nor another open pull request's head; two open
-/// pull requests of one head), has a cycle, or has no pull request of `branch`;
-/// Error(infrastructure) for HTTP failures (token redacted).
+/// repository (GitHub: GET /repos/{o}/{r} and /pulls?state=open, every page, those from forks
+/// left out; GitLab: /projects/:id and /merge_requests?state=opened, likewise). `target` comes
+/// from resolve_repository (resolve_target's works too: its number is not used). Throws
+/// Error(usage) at "--github"/"--gitlab" naming the pull request ("pull request #12", GitLab
+/// "merge request !12") when the chain is broken (a base that is neither the default branch nor
+/// another open pull request's head; two open pull requests of one head), has a cycle, is more
+/// than 50 deep, or has no pull request of `branch`; Error(infrastructure) for HTTP failures
+/// (token redacted).
 Stack discover_stack(const Target& target, const std::string& branch, const RetryPolicy& policy,
                      const Log& log);
 

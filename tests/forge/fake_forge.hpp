@@ -3,7 +3,10 @@
 // A small GitHub + GitLab REST server on 127.0.0.1 for the forge tests, following the
 // documented request and response shapes: issue comments (GitHub REST "Issue comments": list
 // with per_page/page and a Link header, create 201, update 200) and merge request notes (GitLab
-// "Notes API": list with Link and X-Next-Page, create 201, update 200). Comments live in memory.
+// "Notes API": list with Link and X-Next-Page, create 201, update 200), and for stack discovery
+// the repository (GitHub "Get a repository", GitLab "Get a single project": default_branch) and
+// its pull requests (GitHub "List pull requests": state, default open; GitLab "List project merge
+// requests": state, default all), paged the same way. Everything lives in memory.
 
 #include <httplib.h>
 
@@ -32,6 +35,15 @@ class FakeForge {
     std::string path;  // with the query string
     std::map<std::string, std::string> headers;  // as sent (names as the client wrote them)
     std::string body;
+  };
+  /// One pull request (GitHub) or merge request (GitLab) for the list endpoints.
+  struct Pull {
+    long number = 0;        // number / iid
+    std::string head;       // head.ref / source_branch
+    std::string base;       // base.ref / target_branch
+    std::string title;
+    bool open = true;
+    std::string head_repo;  // GitHub head.repo.full_name / GitLab source_project_id; "" = this one
   };
   /// A canned answer served before the real one.
   struct Canned {
@@ -64,9 +76,21 @@ class FakeForge {
     auto gitlab_update = [this](const httplib::Request& req, httplib::Response& res) {
       handle(req, res, [&] { update(req, res, std::stol(req.matches[3].str())); });
     };
+    m_server.Get(R"(/repos/([^/]+/[^/]+)/pulls)", [this](const httplib::Request& req, httplib::Response& res) {
+      handle(req, res, [&] { pulls(req, res, "/repos/" + req.matches[1].str(), false); });
+    });
+    m_server.Get(R"(/repos/([^/]+/[^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
+      handle(req, res, [&] { repository(res, "/repos/" + req.matches[1].str()); });
+    });
     m_server.Get(R"(/api/v4/projects/(.+)/merge_requests/(\d+)/notes)", gitlab_list);
     m_server.Post(R"(/api/v4/projects/(.+)/merge_requests/(\d+)/notes)", gitlab_create);
     m_server.Put(R"(/api/v4/projects/(.+)/merge_requests/(\d+)/notes/(\d+))", gitlab_update);
+    m_server.Get(R"(/api/v4/projects/([^/]+)/merge_requests)", [this](const httplib::Request& req, httplib::Response& res) {
+      handle(req, res, [&] { pulls(req, res, "/projects/" + req.matches[1].str(), true); });
+    });
+    m_server.Get(R"(/api/v4/projects/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
+      handle(req, res, [&] { repository(res, "/projects/" + req.matches[1].str()); });
+    });
     // bind_to_any_port also listen()s: connections wait in the backlog until the loop runs.
     m_port = m_server.bind_to_any_port("127.0.0.1");
     m_thread = std::thread([this] { m_server.listen_after_bind(); });
@@ -91,6 +115,16 @@ class FakeForge {
   std::vector<Comment> comments(const std::string& key) {
     std::lock_guard lock(m_mutex);
     return m_threads[key];
+  }
+  /// Makes the repository `key` ("/repos/o/r" or "/projects/ID") exist with `default_branch`.
+  void set_repository(const std::string& key, const std::string& default_branch) {
+    std::lock_guard lock(m_mutex);
+    m_repositories[key] = default_branch;
+  }
+  /// Adds a pull/merge request to the repository `key`, listed in the order added.
+  void add_pull(const std::string& key, Pull pull) {
+    std::lock_guard lock(m_mutex);
+    m_pulls[key].push_back(std::move(pull));
   }
   /// Every request received so far.
   std::vector<Seen> seen() {
@@ -173,18 +207,33 @@ class FakeForge {
   }
 
   void list(const httplib::Request& req, httplib::Response& res, const std::string& key, bool gitlab) {
+    std::vector<nlohmann::json> all;
+    {
+      std::lock_guard lock(m_mutex);
+      for (const auto& c : m_threads[key]) all.push_back(to_json(c));
+    }
+    page(req, res, all, gitlab);
+  }
+
+  // One page of `all` as per_page and page ask, with the forges' Link (and GitLab's X-*) headers.
+  void page(const httplib::Request& req, httplib::Response& res, const std::vector<nlohmann::json>& all,
+            bool gitlab) {
     std::lock_guard lock(m_mutex);
-    const auto& all = m_threads[key];
     std::size_t per_page = req.has_param("per_page") ? std::stoul(req.get_param_value("per_page")) : 30;
     per_page = std::min<std::size_t>(per_page, 100);
     std::size_t page = req.has_param("page") ? std::stoul(req.get_param_value("page")) : 1;
     std::size_t pages = std::max<std::size_t>(1, (all.size() + per_page - 1) / per_page);
     nlohmann::json out = nlohmann::json::array();
     for (std::size_t i = (page - 1) * per_page; i < all.size() && i < page * per_page; ++i) {
-      out.push_back(to_json(all[i]));
+      out.push_back(all[i]);
+    }
+    // The query the client sent, per_page and page replaced, as the forges' links keep it.
+    std::string query;
+    for (const auto& [k, v] : req.params) {
+      if (k != "per_page" && k != "page") query += k + "=" + v + "&";
     }
     auto page_url = [&](std::size_t p) {
-      return url() + req.path + "?per_page=" + std::to_string(per_page) + "&page=" + std::to_string(p);
+      return url() + req.path + "?" + query + "per_page=" + std::to_string(per_page) + "&page=" + std::to_string(p);
     };
     std::string link;
     if (page < pages) link += "<" + page_url(page + 1) + ">; rel=\"next\", ";
@@ -198,6 +247,47 @@ class FakeForge {
     }
     res.status = 200;
     res.set_content(out.dump(), "application/json");
+  }
+
+  void not_found(httplib::Response& res) {
+    res.status = 404;
+    res.set_content(R"({"message":"Not Found"})", "application/json");
+  }
+
+  void repository(httplib::Response& res, const std::string& key) {
+    std::lock_guard lock(m_mutex);
+    auto it = m_repositories.find(key);
+    if (it == m_repositories.end()) return not_found(res);
+    res.status = 200;
+    res.set_content(nlohmann::json{{"id", 42}, {"default_branch", it->second}}.dump(), "application/json");
+  }
+
+  void pulls(const httplib::Request& req, httplib::Response& res, const std::string& key, bool gitlab) {
+    std::vector<nlohmann::json> all;
+    {
+      std::lock_guard lock(m_mutex);
+      if (!m_repositories.contains(key)) return not_found(res);
+      std::string state = req.has_param("state") ? req.get_param_value("state") : gitlab ? "all" : "open";
+      std::string repo = key.substr(key.find('/', 1) + 1);
+      for (const Pull& p : m_pulls[key]) {
+        if (state != "all" && p.open != (state == (gitlab ? "opened" : "open"))) continue;
+        std::string web = url() + "/web/" + repo + "/" + std::to_string(p.number);
+        if (gitlab) {
+          nlohmann::json source = p.head_repo.empty() ? nlohmann::json(42) : nlohmann::json(std::stol(p.head_repo));
+          all.push_back({{"iid", p.number}, {"id", 9000 + p.number}, {"title", p.title},
+                         {"source_branch", p.head}, {"target_branch", p.base}, {"web_url", web},
+                         {"source_project_id", source}, {"target_project_id", 42},
+                         {"state", p.open ? "opened" : "closed"}});
+        } else {
+          std::string from = p.head_repo.empty() ? repo : p.head_repo;
+          all.push_back({{"number", p.number}, {"title", p.title}, {"html_url", web},
+                         {"state", p.open ? "open" : "closed"},
+                         {"head", {{"ref", p.head}, {"repo", {{"full_name", from}}}}},
+                         {"base", {{"ref", p.base}, {"repo", {{"full_name", repo}}}}}});
+        }
+      }
+    }
+    page(req, res, all, gitlab);
   }
 
   void create(const httplib::Request& req, httplib::Response& res, const std::string& key) {
@@ -236,6 +326,8 @@ class FakeForge {
   std::thread m_thread;
   std::mutex m_mutex;
   std::map<std::string, std::vector<Comment>> m_threads;
+  std::map<std::string, std::string> m_repositories;  // key → default branch
+  std::map<std::string, std::vector<Pull>> m_pulls;
   std::vector<Seen> m_seen;
   std::deque<Canned> m_canned;
   bool m_read_only = false;
