@@ -217,6 +217,13 @@ std::string server_message(const HttpResponse& r, const std::string& secret) {
         throw Error(ExitCode::infrastructure, where,
                     "rate limited (403)" + said + " beyond the retry time; run it again later");
       }
+      if (req.method == "GET") {
+        throw Error(ExitCode::infrastructure, where,
+                    fmt::format("forbidden (403){}: ${} may not read {}{}", said, t.token_variable, t.what,
+                                github ? "; give the job `permissions: pull-requests: read` (or write)"
+                                       : "; the token needs `read_api` (or `api`) scope and at least the "
+                                         "Reporter role on the project"));
+      }
       if (github && message.find("Resource not accessible by integration") != std::string::npos &&
           t.fork.value_or(true)) {
         throw ForkReadOnly(fmt::format(
@@ -225,13 +232,6 @@ std::string server_message(const HttpResponse& r, const std::string& secret) {
             "give the job `permissions: pull-requests: write`",
             t.what, t.fork ? " (a pull request from a fork)" : " (a pull request from a fork?)",
             k_fork_recipe));
-      }
-      if (req.method == "GET") {
-        throw Error(ExitCode::infrastructure, where,
-                    fmt::format("forbidden (403){}: ${} may not read {}{}", said, t.token_variable, t.what,
-                                github ? "; give the job `permissions: pull-requests: read` (or write)"
-                                       : "; the token needs `read_api` (or `api`) scope and at least the "
-                                         "Reporter role on the project"));
       }
       throw Error(ExitCode::infrastructure, where,
                   github ? "forbidden (403)" + said + ": the token may not write comments; give the job "

@@ -44,7 +44,7 @@ std::size_t on_header(char* data, std::size_t size, std::size_t n, void* user) {
     std::transform(name.begin(), name.end(), name.begin(),
                    [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     std::string_view value = line.substr(colon + 1);
-    std::size_t b = value.find_first_not_of(" \t");
+    std::size_t b = value.find_first_not_of(" \t\r\n");  // GitLab ends with an empty X-Next-Page
     std::size_t e = value.find_last_not_of(" \t\r\n");
     headers[name] = b == std::string_view::npos ? "" : std::string(value.substr(b, e - b + 1));
   }
