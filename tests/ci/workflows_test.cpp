@@ -98,7 +98,7 @@ TEST(CiFiles, EveryYamlFileUnderCiParses) {
   EXPECT_EQ(names, (std::vector<std::string>{
                        "ci/github/action.yml", "ci/github/coldgate-comment.yml",
                        "ci/github/coldgate-history.yml", "ci/github/coldgate-record.yml",
-                       "ci/github/coldgate.yml", "ci/gitlab/coldgate.gitlab-ci.yml"}));
+                       "ci/github/coldgate-stack.yml", "ci/github/coldgate.yml", "ci/gitlab/coldgate.gitlab-ci.yml"}));
   for (const auto& f : files) {
     SCOPED_TRACE(f.string());
     YAML::Node doc;
@@ -277,6 +277,59 @@ TEST(GithubWorkflow, RecordRecipeRunsOnEveryBranchPushInModeRecord) {
   YAML::Node b = wf["jobs"].begin()->second;
   EXPECT_EQ(a["runs-on"].as<std::string>(), b["runs-on"].as<std::string>());
   EXPECT_EQ(a["container"].as<std::string>(""), b["container"].as<std::string>(""));
+}
+
+TEST(GithubWorkflow, StackRecipeMeasuresStackedPullRequestsInModeStackAndComments) {
+  YAML::Node wf = load("ci/github/coldgate-stack.yml");
+  ASSERT_TRUE(wf["on"]["pull_request"]);
+  EXPECT_FALSE(wf["on"]["push"]);
+  // It reads the open pull requests and comments on each of the stack.
+  EXPECT_EQ(wf["permissions"]["pull-requests"].as<std::string>(), "write");
+  EXPECT_EQ(wf["permissions"]["contents"].as<std::string>(), "read");
+  ASSERT_EQ(wf["jobs"].size(), 1u);
+  YAML::Node job = wf["jobs"].begin()->second;
+  // Only stacked pull requests of this repository: coldgate.yml has those against the default
+  // branch, and a fork's head is no branch of a stack here.
+  std::string condition = job["if"].as<std::string>("");
+  EXPECT_NE(condition.find("github.event.pull_request.base.ref != github.event.repository.default_branch"),
+            std::string::npos) << condition;
+  EXPECT_NE(condition.find("github.event.pull_request.head.repo.full_name == github.repository"),
+            std::string::npos) << condition;
+  bool full_history = false;
+  int actions = 0;
+  std::set<std::string> inputs = keys(load("ci/github/action.yml")["inputs"]);
+  for (const auto& step : job["steps"]) {
+    std::string uses = step["uses"].as<std::string>("");
+    if (uses.rfind("actions/checkout@", 0) == 0) full_history = step["with"]["fetch-depth"].as<std::string>("") == "0";
+    if (uses.find("/ci/github@") == std::string::npos) continue;
+    ++actions;
+    EXPECT_TRUE(full_history) << "checkout with fetch-depth: 0 comes before the action";
+    EXPECT_EQ(step["with"]["mode"].as<std::string>(""), "stack");
+    EXPECT_NE(step["with"]["comment"].as<std::string>(""), "never");
+    for (const auto& kv : step["with"]) EXPECT_TRUE(inputs.count(kv.first.Scalar())) << kv.first;
+  }
+  EXPECT_EQ(actions, 1);
+  // The same runner as the measuring workflow.
+  YAML::Node measuring = load("ci/github/coldgate.yml")["jobs"].begin()->second;
+  EXPECT_EQ(measuring["runs-on"].as<std::string>(), job["runs-on"].as<std::string>());
+  EXPECT_EQ(measuring["container"].as<std::string>(""), job["container"].as<std::string>(""));
+
+  // The action's mode stack: coldgate stack with discovery and comments, the token in that
+  // step only for stack, and not the single-report comment step after it.
+  YAML::Node action = load("ci/github/action.yml");
+  std::string run_scripts;
+  for (const auto& step : action["runs"]["steps"]) {
+    run_scripts += step["run"].as<std::string>("") + "\n";
+    if (step["name"].as<std::string>("") == "Measure") {
+      EXPECT_EQ(step["env"]["GITHUB_TOKEN"].as<std::string>(""),
+                "${{ inputs.mode == 'stack' && inputs.token || '' }}");
+    }
+    if (step["name"].as<std::string>("") == "Comment on the pull request") {
+      EXPECT_NE(step["if"].as<std::string>("").find("inputs.mode != 'stack'"), std::string::npos);
+    }
+  }
+  EXPECT_NE(run_scripts.find("args=(stack --github -c \"$CONFIG\")"), std::string::npos);
+  EXPECT_NE(run_scripts.find("if [[ \"$COMMENT\" != never ]]; then args+=(--comment); fi"), std::string::npos);
 }
 
 // The words of a shell command line, quotes removed ("$REPO_URL" stays one word).
