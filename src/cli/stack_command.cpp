@@ -39,12 +39,12 @@ void clear_stack_outputs(const fs::path& out) noexcept {
 // `entries` gets each pull request's number, title and address.
 std::vector<std::string> discovered_refs(const StackArgs& args,
                                          std::vector<report::StackEntry>& entries) {
-  // discover_stack does not use the number (forge/stack.hpp): a placeholder keeps
-  // resolve_target from asking for one in a job that is not a pull request's.
-  forge::TargetOptions options{args.github ? "github" : "gitlab", args.token_env, 1};
+  // The repository, no pull request: a job that is not a pull request's has no number, and
+  // an HTTP error names the repository.
+  forge::TargetOptions options{args.github ? "github" : "gitlab", args.token_env, 0};
   forge::Target target;
   try {
-    target = forge::resolve_target(options, forge::process_env);
+    target = forge::resolve_repository(options, forge::process_env);
   } catch (const forge::NotConfigured& e) {
     throw usage_error(args.github ? "--github" : "--gitlab", e.what());
   }

@@ -26,8 +26,15 @@ constexpr const char* k_project = "/projects/42";
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
-struct StackTest : ::testing::Test {
-  StackTest() : forge(k_token) {
+Env env_of(std::map<std::string, std::string> vars) {
+  return [vars](const std::string& name) -> std::optional<std::string> {
+    auto it = vars.find(name);
+    return it == vars.end() ? std::nullopt : std::optional<std::string>(it->second);
+  };
+}
+
+struct ForgeStackTest : ::testing::Test {
+  ForgeStackTest() : forge(k_token) {
     forge.set_repository(k_repo, "main");
     forge.set_repository(k_project, "main");
     policy.base_backoff_ms = 1;
@@ -38,20 +45,14 @@ struct StackTest : ::testing::Test {
                                             {"GITHUB_REPOSITORY", "acme/app"},
                                             {"GITHUB_API_URL", forge.url()},
                                             {"GITHUB_TOKEN", token}};
-    return resolve_repository({}, [vars](const std::string& n) -> std::optional<std::string> {
-      auto it = vars.find(n);
-      return it == vars.end() ? std::nullopt : std::optional<std::string>(it->second);
-    });
+    return resolve_repository({}, env_of(vars));
   }
   Target gitlab() {
     std::map<std::string, std::string> vars{{"GITLAB_CI", "true"},
                                             {"CI_API_V4_URL", forge.url() + "/api/v4"},
                                             {"CI_PROJECT_ID", "42"},
                                             {"COLDGATE_GITLAB_TOKEN", k_token}};
-    return resolve_repository({}, [vars](const std::string& n) -> std::optional<std::string> {
-      auto it = vars.find(n);
-      return it == vars.end() ? std::nullopt : std::optional<std::string>(it->second);
-    });
+    return resolve_repository({}, env_of(vars));
   }
   // main ← f1 (#11) ← f2 (#12) ← f3 (#13) in `key`, listed out of order among others that must
   // not count: a closed pull request and one from a fork with heads of the stack, an unrelated one.
@@ -88,7 +89,7 @@ struct StackTest : ::testing::Test {
   RetryPolicy policy;
 };
 
-TEST_F(StackTest, GitHubChainFromTheTopDownToTheDefaultBranch) {
+TEST_F(ForgeStackTest, GitHubChainFromTheTopDownToTheDefaultBranch) {
   three(k_repo);
   Stack s = discover_stack(github(), "f3", policy, {});
   EXPECT_EQ(s.default_branch, "main");
@@ -115,7 +116,7 @@ TEST_F(StackTest, GitHubChainFromTheTopDownToTheDefaultBranch) {
   EXPECT_EQ(s.pulls[0].number, 20);
 }
 
-TEST_F(StackTest, GitLabChainOfMergeRequests) {
+TEST_F(ForgeStackTest, GitLabChainOfMergeRequests) {
   three(k_project);
   forge.set_repository(k_project, "trunk");
   // The chain ends at the project's default branch, whatever it is called.
@@ -138,7 +139,7 @@ TEST_F(StackTest, GitLabChainOfMergeRequests) {
   for (const auto& r : requests("/merge_requests")) EXPECT_TRUE(contains(r.path, "state=opened")) << r.path;
 }
 
-TEST_F(StackTest, ReadsEveryPage) {
+TEST_F(ForgeStackTest, ReadsEveryPage) {
   // 230 open pull requests: the stack's are on the first, second and third page of 100.
   long n = 100;
   auto filler = [&](int count) {
@@ -168,7 +169,7 @@ TEST_F(StackTest, ReadsEveryPage) {
   EXPECT_EQ(requests("/projects/42/merge_requests").size(), 3u);
 }
 
-TEST_F(StackTest, ABrokenChainNamesThePullRequestAndItsBase) {
+TEST_F(ForgeStackTest, ABrokenChainNamesThePullRequestAndItsBase) {
   forge.add_pull(k_repo, {11, "f1", "main", "First", true, ""});
   forge.add_pull(k_repo, {12, "f2", "gone", "Second", true, ""});
   forge.add_pull(k_repo, {13, "f3", "f2", "Third", true, ""});
@@ -184,7 +185,7 @@ TEST_F(StackTest, ABrokenChainNamesThePullRequestAndItsBase) {
   EXPECT_TRUE(contains(m, "--gitlab: merge request !12 ('f2') is based on 'f0'")) << m;
 }
 
-TEST_F(StackTest, ACycleNamesItsPullRequests) {
+TEST_F(ForgeStackTest, ACycleNamesItsPullRequests) {
   forge.add_pull(k_repo, {5, "top", "a", "Top", true, ""});
   forge.add_pull(k_repo, {6, "a", "b", "A", true, ""});
   forge.add_pull(k_repo, {7, "b", "c", "B", true, ""});
@@ -195,7 +196,7 @@ TEST_F(StackTest, ACycleNamesItsPullRequests) {
   EXPECT_FALSE(contains(m, "#5")) << m;  // leads into the cycle, is not in it
 }
 
-TEST_F(StackTest, NoPullRequestOfTheBranch) {
+TEST_F(ForgeStackTest, NoPullRequestOfTheBranch) {
   three(k_repo);
   std::string m = error(github(), "f4");
   EXPECT_TRUE(contains(m, "no open pull request of acme/app has head branch 'f4'")) << m;
@@ -205,14 +206,14 @@ TEST_F(StackTest, NoPullRequestOfTheBranch) {
   EXPECT_TRUE(contains(error(github(), "f4"), "has head branch 'f4'"));
 }
 
-TEST_F(StackTest, TwoOpenPullRequestsOfOneHead) {
+TEST_F(ForgeStackTest, TwoOpenPullRequestsOfOneHead) {
   three(k_repo);
   forge.add_pull(k_repo, {14, "f2", "main", "Second, again", true, ""});
   std::string m = error(github(), "f3");
   EXPECT_TRUE(contains(m, "pull request #12 and pull request #14 are all open from branch 'f2'")) << m;
 }
 
-TEST_F(StackTest, TooDeepAStack) {
+TEST_F(ForgeStackTest, TooDeepAStack) {
   std::string base = "main";
   for (long i = 1; i <= 51; ++i) {
     forge.add_pull(k_repo, {i, "s" + std::to_string(i), base, "", true, ""});
@@ -223,7 +224,7 @@ TEST_F(StackTest, TooDeepAStack) {
   EXPECT_EQ(discover_stack(github(), "s50", policy, {}).pulls.size(), 50u);
 }
 
-TEST_F(StackTest, HttpFailuresNameTheRequestNotTheToken) {
+TEST_F(ForgeStackTest, HttpFailuresNameTheRequestNotTheToken) {
   three(k_repo);
   std::string m = error(github("ghp_WrongTokenAlsoNeverPrinted"), "f3", ExitCode::infrastructure);
   EXPECT_TRUE(contains(m, "token rejected (401)")) << m;
@@ -238,38 +239,31 @@ TEST_F(StackTest, HttpFailuresNameTheRequestNotTheToken) {
   std::map<std::string, std::string> vars{{"GITHUB_REPOSITORY", "acme/none"},
                                           {"GITHUB_API_URL", forge.url()},
                                           {"GITHUB_TOKEN", k_token}};
-  Target none = resolve_repository({"github", "", 0}, [vars](const std::string& n) -> std::optional<std::string> {
-    auto it = vars.find(n);
-    return it == vars.end() ? std::nullopt : std::optional<std::string>(it->second);
-  });
+  Target none = resolve_repository({"github", "", 0}, env_of(vars));
   m = error(none, "f3", ExitCode::infrastructure);
   EXPECT_TRUE(contains(m, "not found (404): repository acme/none does not exist")) << m;
 }
 
-TEST(StackRepository, IsTheTargetWithoutAPullRequest) {
+TEST(ForgeStackRepository, IsTheTargetWithoutAPullRequest) {
   std::map<std::string, std::string> vars{{"GITHUB_ACTIONS", "true"}, {"GITHUB_REPOSITORY", "acme/app"},
                                           {"GITHUB_TOKEN", "tok"}, {"GITHUB_API_URL", "https://ghe.example/api/v3/"}};
-  auto env = [&vars](const std::string& n) -> std::optional<std::string> {
-    auto it = vars.find(n);
-    return it == vars.end() ? std::nullopt : std::optional<std::string>(it->second);
-  };
-  Target t = resolve_repository({}, env);  // no pull request number anywhere: not needed
+  Target t = resolve_repository({}, env_of(vars));  // no pull request number anywhere: not needed
   EXPECT_EQ(t.repository_url, "https://ghe.example/api/v3/repos/acme/app");
   EXPECT_EQ(t.number, 0);
   EXPECT_EQ(t.what, "repository acme/app");
   EXPECT_TRUE(t.list_url.empty());
   vars = {{"GITLAB_CI", "true"}, {"CI_API_V4_URL", "https://g.example/api/v4"}, {"CI_PROJECT_ID", "group/app"},
           {"COLDGATE_GITLAB_TOKEN", "glpat"}};
-  t = resolve_repository({}, env);
+  t = resolve_repository({}, env_of(vars));
   EXPECT_EQ(t.kind, Kind::gitlab);
   EXPECT_EQ(t.repository_url, "https://g.example/api/v4/projects/group%2Fapp");
   vars.erase("COLDGATE_GITLAB_TOKEN");
-  EXPECT_THROW(resolve_repository({}, env), NotConfigured);
+  EXPECT_THROW(resolve_repository({}, env_of(vars)), NotConfigured);
 }
 
 // comment_stack: each pull request's report on its own pull request, updated in place later.
-struct StackCommentTest : ::testing::Test {
-  StackCommentTest() : forge(k_token) {}
+struct ForgeStackCommentTest : ::testing::Test {
+  ForgeStackCommentTest() : forge(k_token) {}
 
   void report(int k, const std::string& ref, const std::string& text) {
     dir.write("coldgate-out/stack/" + std::to_string(k) + "-" + ref + "/report.md",
@@ -315,7 +309,7 @@ struct StackCommentTest : ::testing::Test {
   ScopedEnv gitlab_api{"CI_API_V4_URL", nullptr};
 };
 
-TEST_F(StackCommentTest, OneCommentPerPullRequestUpdatedInPlace) {
+TEST_F(ForgeStackCommentTest, OneCommentPerPullRequestUpdatedInPlace) {
   report(1, "f1", "f1: passes");
   report(2, "f2", "f2: regresses");
   report(3, "f3", "f3: fixes it");
@@ -349,7 +343,7 @@ TEST_F(StackCommentTest, OneCommentPerPullRequestUpdatedInPlace) {
   EXPECT_TRUE(forge.comments("/repos/acme/app/issues/0").empty());
 }
 
-TEST_F(StackCommentTest, AMissingTokenIsAnErrorBeforeAnyComment) {
+TEST_F(ForgeStackCommentTest, AMissingTokenIsAnErrorBeforeAnyComment) {
   report(1, "f1", "first");
   ScopedEnv no_token{"GITHUB_TOKEN", nullptr};
   try {
