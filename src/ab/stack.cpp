@@ -43,6 +43,13 @@ bool has_snapshot_checks(const results::Results& r, const config::Config& cfg) {
   });
 }
 
+// True when every snapshot of `r` passes (match, updated).
+bool snapshots_pass(const results::Results& r) {
+  return std::all_of(r.stages.begin(), r.stages.end(), [](const results::StageResult& s) {
+    return !s.snapshot || results::passes(s.snapshot->status);
+  });
+}
+
 // One `coldgate stack` from the refs to the gates; commit k of the stack is m_sides[k] with
 // its results in m_outcome.commits[k]. Worktrees, the session and the other commits' databases
 // are owned here and go on every exit path.
@@ -235,6 +242,9 @@ void StackRun::take_from_cache() {
     std::optional<results::Results> cached;
     if (m_options.use_cache) cached = load_cached(file);
     if (cached && k > 0 && !has_snapshot_checks(*cached, m_sides[k].config)) cached.reset();
+    // A snapshot that does not match needs its candidate in this run's outputs, for review and
+    // accept: measured again rather than pointing at a file no longer there.
+    if (cached && k > 0 && !snapshots_pass(*cached)) cached.reset();
     if (!cached) {
       c.baseline = util::display_path(m_out / "stack" / c.folder / "results.json");
       m_progress->line(fmt::format("measuring commit {} {} ({})", k, short_sha(c.commit), c.ref));
@@ -379,9 +389,12 @@ void StackRun::finish() {
     try {
       results(k).gate = gate::compare(results(k), base, m_outcome.commits[k - 1].baseline,
                                       gate::Thresholds::from(m_sides[k].config));
-      results(k).gate->base_source = m_outcome.commits[k - 1].cached
-                                         ? results::BaseSource::cache
-                                         : results::BaseSource::interleaved;
+      // Interleaved only when this run measured both sides; a cached side was measured in
+      // another run.
+      results(k).gate->base_source =
+          m_outcome.commits[k - 1].cached || m_outcome.commits[k].cached
+              ? results::BaseSource::cache
+              : results::BaseSource::interleaved;
     } catch (const Error& e) {
       if (!m_outcome.gate_error) m_outcome.gate_error = e;
     }
@@ -405,6 +418,7 @@ void StackRun::stop(const Error& e) {
 
 StackOutcome StackRun::run() {
   resolve();
+  if (m_options.ready) m_options.ready();
   try {
     check_out();
   } catch (const Error&) {

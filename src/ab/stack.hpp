@@ -1,6 +1,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -20,6 +21,9 @@ struct StackOptions {
   bool ci = false;  // CI mode: uncommitted changes of the checkout are an error
   std::filesystem::path out_dir = "coldgate-out";
   measure::ProgressStyle progress = measure::ProgressStyle::plain;
+  /// Called once the refs and the checkout passed their checks, before anything is written
+  /// (the caller clears the last stack's outputs there); may be empty.
+  std::function<void()> ready;
 };
 
 /// One commit of the stack, as `coldgate stack` measured or found it.

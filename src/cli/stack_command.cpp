@@ -46,7 +46,9 @@ std::vector<std::string> discovered_refs(const StackArgs& args,
   try {
     target = forge::resolve_repository(options, forge::process_env);
   } catch (const forge::NotConfigured& e) {
-    throw usage_error(args.github ? "--github" : "--gitlab", e.what());
+    throw usage_error(args.github ? "--github" : "--gitlab",
+                      std::string(e.what()) +
+                          "; outside CI, name the refs instead: coldgate stack main feature-1 …");
   }
   const fs::path dir = fs::absolute(args.config).parent_path();
   std::string branch = ab::git(dir, {"rev-parse", "--abbrev-ref", "HEAD"}).value_or("");
@@ -107,7 +109,9 @@ int run_stack(const StackArgs& args) {
   ::signal(SIGPIPE, SIG_IGN);  // a reader that quits early must not kill us before clean-up
 
   const fs::path out = fs::path(args.out) / "stack";
-  clear_stack_outputs(args.out);
+  // Once the refs and the checkout are known good: a mistyped ref must not cost the last
+  // stack's outputs.
+  options.ready = [&args] { clear_stack_outputs(args.out); };
   ab::StackOutcome outcome = ab::run_stack(options);
   const auto& commits = outcome.commits;
   // The base's results beside the pull requests', as `ab` writes base/results.json.
@@ -117,8 +121,9 @@ int run_stack(const StackArgs& args) {
   bool passed = true;
   for (std::size_t k = 1; k < commits.size(); ++k) {
     const results::Results& r = commits[k].results;
+    // The job's page gets the stack summary, not n reports under one title.
     report::write_outputs(r, outcome.stop_error ? nullptr : &commits[k - 1].results,
-                          out / commits[k].folder, reports);
+                          out / commits[k].folder, reports, false);
     passed = passed && gate::passed(r);
     report::StackEntry& e = entries[k - 1];
     e.index = static_cast<int>(k);
@@ -130,11 +135,15 @@ int run_stack(const StackArgs& args) {
   }
   const std::string summary = report::stack_summary(entries, commits.back().results.title);
   util::write_file_atomic(out / "summary.md", summary);
+  report::append_to_step_summary(summary);
   std::cout << summary;
   if (!std::cout.flush()) throw Error(ExitCode::infrastructure, "stdout", "write failed");
-  std::cerr << fmt::format("coldgate: {} of {} commits measured, {} from the cache; summary in {}\n",
-                           outcome.measured, commits.size(), commits.size() - outcome.measured,
-                           (out / "summary.md").string());
+  std::size_t cached = 0;
+  for (const auto& c : commits) cached += c.cached ? 1 : 0;
+  std::cerr << fmt::format("coldgate: {} of {} commits {}, {} from the cache; summary in {}\n",
+                           commits.size() - cached, commits.size(),
+                           outcome.stop_error ? "to measure (stopped before the end)" : "measured",
+                           cached, (out / "summary.md").string());
   if (outcome.stop_error) {
     std::cerr << "coldgate: error: " << util::mask_secrets(outcome.stop_error->message()) << '\n';
     return static_cast<int>(outcome.stop_error->code());

@@ -32,8 +32,14 @@ void append_step_summary(const std::string& path, const std::string& markdown) {
 
 }  // namespace
 
+void append_to_step_summary(const std::string& markdown) {
+  if (std::string summary = env("GITHUB_STEP_SUMMARY"); !summary.empty()) {
+    append_step_summary(summary, markdown);
+  }
+}
+
 void write_outputs(const results::Results& results, const results::Results* base,
-                   const std::filesystem::path& out_dir, std::ostream& out) {
+                   const std::filesystem::path& out_dir, std::ostream& out, bool to_step_summary) {
   util::write_file_atomic(out_dir / "results.json", to_json(results));
   std::filesystem::path full_path = out_dir / "report-full.md";
   Markdown md = markdown(results, base, full_path.string());
@@ -46,9 +52,7 @@ void write_outputs(const results::Results& results, const results::Results* base
     std::filesystem::remove(full_path, ec);
   }
   util::write_file_atomic(out_dir / "junit.xml", junit_xml(results));
-  if (std::string summary = env("GITHUB_STEP_SUMMARY"); !summary.empty()) {
-    append_step_summary(summary, md.report);
-  }
+  if (to_step_summary) append_to_step_summary(md.report);
   if (env("GITHUB_ACTIONS") == "true") {
     std::string token = stop_commands_token();
     out << "::stop-commands::" << token << '\n'

@@ -10,13 +10,20 @@ namespace coldgate::report {
 /// Writes a run's outputs into `out_dir`, each atomically (util::write_file_atomic):
 /// results.json, report.md (at most k_max_report_bytes), report-full.md when report.md was cut
 /// (a stale one is removed otherwise) and junit.xml. Then appends report.md to the file named
-/// by $GITHUB_STEP_SUMMARY when set, and prints report.md to `out` as a terminal shows it
+/// by $GITHUB_STEP_SUMMARY when set (unless `to_step_summary` is false: `stack` puts its summary
+/// there instead), and prints report.md to `out` as a terminal shows it
 /// (Markdown::terminal: `>` not `&gt;`); with GITHUB_ACTIONS=true
 /// the report is printed between `::stop-commands::` markers and followed by the annotations
 /// (report::annotations). `base` is the baseline results when there is one, else null. Throws
 /// Error(infrastructure) naming the file when a write fails.
 void write_outputs(const results::Results& results, const results::Results* base,
-                   const std::filesystem::path& out_dir, std::ostream& out);
+                   const std::filesystem::path& out_dir, std::ostream& out,
+                   bool to_step_summary = true);
+
+/// Appends `markdown` to the file named by $GITHUB_STEP_SUMMARY when it is set (GitHub's runner
+/// shows it on the job's page); a no-op otherwise. Throws Error(infrastructure) naming the file
+/// when the append fails.
+void append_to_step_summary(const std::string& markdown);
 
 /// Removes from `out_dir` what `run` and `ab` write there, so that nothing an earlier run left
 /// (a plan of another base, a stale pr-number) passes for this run's output if this one stops

@@ -233,9 +233,20 @@ std::string stack_summary(const std::vector<StackEntry>& entries, const std::str
                             failing == 1 ? "s" : "")
               : fmt::format("✅ **{} pull request{} pass{}**", entries.size(),
                             entries.size() == 1 ? "" : "s", entries.size() == 1 ? "es" : "");
-  md += fmt::format("{}{}: each measured against the commit below it, all interleaved on one "
-                    "server.\n\n",
-                    verdict, base.empty() ? "" : " (stack" + base + ")");
+  std::size_t from_cache = 0;
+  for (const auto& e : entries) {
+    if (e.results && e.results->gate &&
+        e.results->gate->base_source == results::BaseSource::cache) {
+      ++from_cache;
+    }
+  }
+  const std::string how =
+      from_cache == 0
+          ? "each measured against the commit below it, all interleaved on one server"
+          : fmt::format("each measured against the commit below it; {} of {} bases from the "
+                        "cache (measured by an earlier run, not interleaved)",
+                        from_cache, entries.size());
+  md += fmt::format("{}{}: {}.\n\n", verdict, base.empty() ? "" : " (stack" + base + ")", how);
   md += "| # | Pull request | Stage | Before | After | Change | Snapshot |\n";
   md += "|---:|---|---|---:|---:|---|---|\n";
   for (const auto& e : entries) md += rows_of(e);
