@@ -31,11 +31,7 @@ std::size_t count(const std::string& text, const std::string& what) {
 struct StackTest : ::testing::Test {
   void SetUp() override {
     // The server account (postgres) must reach its cluster folder under tmp/.
-    fs::permissions(dir.path(), fs::perms::owner_all | fs::perms::group_read |
-                                    fs::perms::group_exec | fs::perms::others_read |
-                                    fs::perms::others_exec);
-    fs::create_directory(tmp);
-    fs::permissions(tmp, fs::perms::all | fs::perms::sticky_bit);
+    testing::make_server_tmpdir(dir, tmp);
     dir.write("coldgate.yaml",
               "version: 1\n"
               "database: { provider: local }\n"

@@ -166,11 +166,7 @@ struct Running {
 struct FaultTest : ::testing::Test {
   void SetUp() override {
     // The server account (postgres) must reach its cluster folder under tmp/.
-    fs::permissions(dir.path(), fs::perms::owner_all | fs::perms::group_read |
-                                    fs::perms::group_exec | fs::perms::others_read |
-                                    fs::perms::others_exec);
-    fs::create_directory(tmp);
-    fs::permissions(tmp, fs::perms::all | fs::perms::sticky_bit);
+    testing::make_server_tmpdir(dir, tmp);
     dir.write("sleep.sql", "select pg_sleep(60);\n");
     dir.write("setup-cmd.yaml", head + "setup: [ { command: [sh, -c, 'touch setup.started; exec sleep 60'] } ]\n"
                                        "stages: [ { name: last, command: [\"true\"] } ]\n");

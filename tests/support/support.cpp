@@ -30,6 +30,15 @@ std::string run_git(const std::filesystem::path& dir, std::vector<std::string> a
   return s;
 }
 
+void make_server_tmpdir(const TempDir& dir, const std::filesystem::path& tmp) {
+  namespace fs = std::filesystem;
+  fs::permissions(dir.path(), fs::perms::owner_all | fs::perms::group_read |
+                                  fs::perms::group_exec | fs::perms::others_read |
+                                  fs::perms::others_exec);
+  fs::create_directory(tmp);
+  fs::permissions(tmp, fs::perms::all | fs::perms::sticky_bit);
+}
+
 ScopedEnv::ScopedEnv(const char* name, const char* value) : m_name(name) {
   if (const char* old = std::getenv(name)) m_old = old;
   if (value) {

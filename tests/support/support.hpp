@@ -55,6 +55,11 @@ class ScopedEnv {
   std::optional<std::string> m_old;
 };
 
+/// Makes `tmp` (created inside `dir`) a $TMPDIR the server account can use, as /tmp is: `dir`
+/// readable and searchable by all, `tmp` writable by all with the sticky bit. For tests that
+/// give coldgate a TMPDIR of their own, where the local provider puts its cluster folder.
+void make_server_tmpdir(const TempDir& dir, const std::filesystem::path& tmp);
+
 /// Reads a whole file; fails the current test (and returns "") when it cannot.
 std::string slurp(const std::filesystem::path& path);
 
