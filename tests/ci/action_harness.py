@@ -1,10 +1,10 @@
 #!/usr/bin/python3
 """Replays coldgate's GitHub Action (ci/github/action.yml) and its workflows (coldgate.yml,
-coldgate-comment.yml, coldgate-record.yml, and coldgate-history.yml with its two jobs: record
-and push the history, then deploy the page to Pages) the way GitHub's runner runs them, with
-the real coldgate binary, on temporary git repositories whose origin is a local bare
-repository, against a fake GitHub comments API on 127.0.0.1 (harness/: runner.py,
-expressions.py, fake_github.py).
+coldgate-comment.yml, coldgate-record.yml, coldgate-stack.yml, and coldgate-history.yml with its
+two jobs: record and push the history, then deploy the page to Pages) the way GitHub's runner
+runs them, with the real coldgate binary, on temporary git repositories whose origin is a local
+bare repository, against a fake GitHub API on 127.0.0.1 (comments, pull requests, the
+repository; harness/: runner.py, expressions.py, fake_github.py).
 
   /usr/bin/python3 tests/ci/action_harness.py --coldgate build-dev/coldgate --scenario NAME
   … --scenario package --package coldgate_<version>_amd64.deb
@@ -104,6 +104,7 @@ class Scenario:
         self.api = harness.api
         self.origin = harness.origin
         self.pulls = {}
+        self.api.add_repository(harness.repository, self.origin.default_branch)
         self.package = None  # --package: the .deb the package scenario installs
 
     # -- the repository --
@@ -120,11 +121,14 @@ class Scenario:
     def branch(self, name, files, message, parent="main"):
         return self.origin.commit(name, files, message, parent=parent)
 
-    def pull_request(self, number, head, base, fork=False):
+    def pull_request(self, number, head, base, fork=False, title=""):
+        """Opens pull request `number` (or, for an open one, its new push): on origin its refs,
+        in the fake API its entry in the open pull requests."""
         pr = self.origin.open_pull_request(number, head, base)
         pr["fork"] = fork
         self.pulls[number] = pr
-        self.api.add_pull(self.h.repository, number, pr["head_sha"], head)
+        self.api.add_pull(self.h.repository, number, pr["head_sha"], head, base, title,
+                          "contributor/shop" if fork else None)
         return pr
 
     # -- jobs --
@@ -149,6 +153,13 @@ class Scenario:
                   ref=f"refs/pull/{pr['number']}/merge", sha=pr["merge_sha"], base_ref=pr["base"],
                   head_ref=pr["head"])
         return self._run(job, "coldgate.yml", "coldgate", inputs, checkout, after_checkout)
+
+    def stack_job(self, pr, label):
+        """coldgate-stack.yml's job `stack` on a pull_request event of `pr`."""
+        job = Job(self.h, label, event_name="pull_request", event=self.pr_event(pr),
+                  ref=f"refs/pull/{pr['number']}/merge", sha=pr["merge_sha"], base_ref=pr["base"],
+                  head_ref=pr["head"], workflow_name="coldgate stack", job_id="stack")
+        return self._run(job, "coldgate-stack.yml", "stack")
 
     def push_job(self, branch, label):
         sha = self.origin.tip(branch)
@@ -472,6 +483,100 @@ def scenario_stack(s):
     s.expect(job, pr3, exit_code=0, writes=[("POST", 201)], verdict="✅ **passed", contains=["base from cache"])
     s.c.check(f"-{f2} (refs/heads/feature-2)" in job.text() and "base: cold run" not in job.text(),
               "PR3: the base comes from feature-2's recorded entry", job=job)
+
+
+def scenario_stack_pr(s):
+    """coldgate-stack.yml for main ← feature-1 ← feature-2 ← feature-3, on a push to the top
+    pull request: coldgate stack finds the stack from the fake API's open pull requests,
+    measures it in one run and comments on each pull request its own report."""
+    c = s.c
+    s.main()
+    s.branch("feature-1", {"stage.sql": SLOW}, "feature-1: load 20x slower")
+    s.branch("feature-2", {"stage.sql": FAST}, "feature-2: load fast again", parent="feature-1")
+    s.branch("feature-3", {"items.sql": ITEMS.format(word="article")}, "feature-3: items are articles",
+             parent="feature-2")
+    titles = {1: "Slow load", 2: "Fast load again", 3: "Articles"}
+    pr1 = s.pull_request(1, "feature-1", "main", title=titles[1])
+    pr2 = s.pull_request(2, "feature-2", "feature-1", title=titles[2])
+    pr3 = s.pull_request(3, "feature-3", "feature-2", title=titles[3])
+    # What each pull request's own report says first, and then somewhere.
+    expected = {1: ("❌ **failed", "regression (load query_ms"), 2: ("✅ **passed", "faster"),
+                3: ("❌ **failed", "1 snapshot changed (items)")}
+
+    def commented(label, job, pulls):
+        """Each pull request of the stack has one coldgate comment: its own report of this run
+        with the line linking the run's stack summary."""
+        summary_url = f"https://github.com/{s.h.repository}/actions/runs/{job.run_id}"
+        folders = sorted(p.parent for p in (s.artifact(job) / "stack").glob("*/report.md"))
+        c.check([f.name for f in folders] == [f"{k}-origin-{pr['head']}" for k, pr in enumerate(pulls, 1)],
+                f"{label}: the artifact has a report per pull request under stack/<k>-origin-<branch>/",
+                f"{[f.name for f in folders]}", job)
+        for k, pr in enumerate(pulls, 1):
+            comments = s.comment_of(pr)
+            c.check(len(comments) == 1, f"{label}: PR{k} has exactly one coldgate comment",
+                    f"{len(comments)} comments: {[x['id'] for x in comments]}", job)
+            if not comments:
+                continue
+            body = comments[0]["body"]
+            verdict, says = expected[k]
+            c.check(verdict_line(body).startswith(verdict), f"{label}: PR{k}'s comment's first line is {verdict}…",
+                    f"got {verdict_line(body)!r}", job)
+            c.check(says in body, f"{label}: PR{k}'s comment says {says!r}", "", job)
+            c.check(f"`{pr['head_sha'][:7]}`" in body, f"{label}: PR{k}'s comment names its head {pr['head_sha'][:7]}",
+                    "", job)
+            report = folders[k - 1] / "report.md" if len(folders) >= k else None
+            text = report.read_text().strip() if report else ""
+            c.check(text and text in body, f"{label}: PR{k}'s comment is its report from the artifact "
+                    f"({report.parent.name if report else 'none'})", "the report is not in the comment body", job)
+            line = f"Pull request {k} of 3 in this stack: [stack summary]({summary_url})"
+            c.check(line in body.splitlines(), f"{label}: PR{k}'s comment links this run's stack summary",
+                    next((ln for ln in body.splitlines() if "in this stack" in ln), "no such line"), job)
+
+    def summarized(label, job):
+        summary = s.artifact(job) / "stack" / "summary.md"
+        text = summary.read_text() if summary.is_file() else ""
+        c.check(summary.is_file(), f"{label}: the artifact holds coldgate-out/stack/summary.md", "", job)
+        c.check(text.splitlines()[2:3] and text.splitlines()[2].startswith("❌ **2 of 3 pull requests fail the gate**"),
+                f"{label}: the summary says 2 of 3 pull requests fail", f"{text.splitlines()[:3]}", job)
+        for number, title in titles.items():
+            c.check(f"[#{number}](<https://github.com/{s.h.repository}/pull/{number}>) {title}" in text,
+                    f"{label}: the summary names #{number} {title} with its link", "", job)
+
+    # A push to the top of the stack: the whole stack is measured, each pull request commented.
+    job = s.stack_job(pr3, "stack on PR3's push")
+    c.check(job.exit_code == 1 and s.output(job) == "1", "stack on PR3's push: the job fails with exit 1 (the gate)",
+            f"job {job.conclusion}, exit {job.exit_code}, output {s.output(job)!r}, first failure {job.first_failure}", job)
+    c.check("coldgate stack --github -c coldgate.yaml --comment" in job.text(),
+            "stack on PR3's push: the action runs coldgate stack --github --comment", "", job)
+    got = s.writes(job)
+    c.check(got == [("POST", 201)] * 3, "stack on PR3's push: three comments posted", f"{got}", job)
+    reads = [path for method, path, _ in s.api.requests[job.api_mark:] if method == "GET"]
+    c.check(f"/repos/{s.h.repository}" in reads and f"/repos/{s.h.repository}/pulls?state=open&per_page=100" in reads,
+            "stack on PR3's push: coldgate read the default branch and the open pull requests", f"{reads}", job)
+    commented("stack on PR3's push", job, [pr1, pr2, pr3])
+    summarized("stack on PR3's push", job)
+    first_ids = {pr["number"]: [x["id"] for x in s.comment_of(pr)] for pr in (pr1, pr2, pr3)}
+
+    # A new push to feature-3: the same three comments are updated, none added.
+    s.branch("feature-3", {"README.md": "# shop\n\nArticles.\n"}, "feature-3: docs", parent="feature-3")
+    pr3 = s.pull_request(3, "feature-3", "feature-2", title=titles[3])
+    job = s.stack_job(pr3, "stack on PR3's second push")
+    c.check(job.exit_code == 1 and s.output(job) == "1", "stack on PR3's second push: the job fails with exit 1",
+            f"job {job.conclusion}, exit {job.exit_code}, first failure {job.first_failure}", job)
+    got = s.writes(job)
+    c.check(got == [("PATCH", 200)] * 3, "stack on PR3's second push: the three comments updated, none posted",
+            f"{got}", job)
+    c.check({pr["number"]: [x["id"] for x in s.comment_of(pr)] for pr in (pr1, pr2, pr3)} == first_ids,
+            "stack on PR3's second push: the same comment on each pull request", "", job)
+    commented("stack on PR3's second push", job, [pr1, pr2, pr3])
+    summarized("stack on PR3's second push", job)
+
+    # feature-1's own pull request against main: not this workflow's (coldgate.yml measures it).
+    mark = len(s.api.requests)
+    job = s.stack_job(pr1, "stack on PR1 (against main)")
+    c.check(job.skipped and job.scope is None, "stack on PR1 (against main): the job is skipped by its if:",
+            f"skipped {job.skipped}", job)
+    c.check(s.api.requests[mark:] == [], "stack on PR1 (against main): no API request", f"{s.api.requests[mark:]}", job)
 
 
 def scenario_package(s):
@@ -802,6 +907,7 @@ SCENARIOS = {
     "fork": scenario_fork,
     "ownership": scenario_ownership,
     "stack": scenario_stack,
+    "stack-pr": scenario_stack_pr,
     "history": scenario_history,
     "package": scenario_package,
 }

@@ -7,12 +7,14 @@ works on GitHub. No PostgreSQL, no coldgate: a few seconds.
   /usr/bin/python3 tests/ci/harness_test.py [-v]
 """
 
+import json
 import subprocess
 import sys
 import tempfile
 import textwrap
 import unittest
 from pathlib import Path
+from urllib.request import Request, urlopen
 
 import yaml
 
@@ -81,6 +83,46 @@ class Expressions(unittest.TestCase):
             f = Path(d) / "out"
             f.write_text("a=1\nb=x=y\nmulti<<EOF_1\nline 1\n\nline 3\nEOF_1\nc=\n")
             self.assertEqual(read_file_command(f), {"a": "1", "b": "x=y", "multi": "line 1\n\nline 3", "c": ""})
+
+
+class FakeApi(unittest.TestCase):
+    """What `coldgate stack --github` reads: the repository, then the open pull requests page by
+    page, as GitHub serves them."""
+
+    def setUp(self):
+        self.api = FakeGitHub(page_size=2)
+        self.api.add_token("t", False)
+
+    def tearDown(self):
+        self.api.close()
+
+    def get(self, url):
+        with urlopen(Request(url, headers={"Authorization": "Bearer t"})) as answer:
+            return json.loads(answer.read()), answer.headers.get("Link")
+
+    def test_repository_and_open_pulls_in_pages(self):
+        self.api.add_repository("acme/shop", "main")
+        for n, (head, base) in enumerate((("f1", "main"), ("f2", "f1"), ("f3", "f2")), start=1):
+            self.api.add_pull("acme/shop", n, f"{n}" * 40, head, base, title=f"T{n}")
+        self.api.add_pull("acme/shop", 4, "4" * 40, "patch", "main", head_repo="contributor/shop")
+        self.api.add_pull("acme/shop", 3, "5" * 40, "f3", "f2", title="T3")  # a new push replaces it
+        repo, _ = self.get(f"{self.api.url}/repos/acme/shop")
+        self.assertEqual(repo["default_branch"], "main")
+        first, link = self.get(f"{self.api.url}/repos/acme/shop/pulls?state=open&per_page=100")
+        self.assertEqual([p["number"] for p in first], [1, 2])
+        self.assertEqual(first[1]["head"], {"sha": "2" * 40, "ref": "f2", "repo": {"full_name": "acme/shop"}})
+        self.assertEqual((first[1]["base"]["ref"], first[1]["title"], first[1]["html_url"]),
+                         ("f1", "T2", "https://github.com/acme/shop/pull/2"))
+        self.assertRegex(link, r'^<http://127\.0\.0\.1:\d+/repos/acme/shop/pulls\?state=open&per_page=2&page=2>; rel="next"$')
+        second, link = self.get(link[1:link.index(">")])
+        self.assertEqual([(p["number"], p["head"]["sha"][0], p["head"]["repo"]["full_name"]) for p in second],
+                         [(3, "5", "acme/shop"), (4, "4", "contributor/shop")])
+        self.assertIsNone(link)
+        closed, _ = self.get(f"{self.api.url}/repos/acme/shop/pulls?state=closed")
+        self.assertEqual(closed, [])
+        with self.assertRaises(Exception) as unknown:
+            self.get(f"{self.api.url}/repos/acme/other")
+        self.assertEqual(unknown.exception.code, 404)
 
 
 class Runner(unittest.TestCase):

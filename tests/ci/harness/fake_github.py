@@ -1,10 +1,14 @@
-"""A fake GitHub REST API on 127.0.0.1 (an ephemeral port) with what `coldgate comment` and the
-fork-safe comment workflow call (GitHub REST docs "Issue comments" and "Pulls"):
+"""A fake GitHub REST API on 127.0.0.1 (an ephemeral port) with what `coldgate comment`, the
+fork-safe comment workflow and `coldgate stack --github` call (GitHub REST docs "Issue
+comments", "Pulls" and "Repositories"):
 
   GET   /repos/O/R/issues/N/comments?per_page=100[&page=P]   200, a JSON array, Link rel="next"
   POST  /repos/O/R/issues/N/comments   {"body": …}          201 {"id", "html_url", "body"}
   PATCH /repos/O/R/issues/comments/ID  {"body": …}          200
   GET   /repos/O/R/pulls/N                                  200 {"number", "head": {"sha", …}}
+  GET   /repos/O/R/pulls?state=open&per_page=100[&page=P]   200, the open pull requests by
+                                                            number, Link rel="next"
+  GET   /repos/O/R                                          200 {"full_name", "default_branch"}
 
 Tokens are registered per job with whether they may write: a write with a read-only token is
 answered 403 {"message": "Resource not accessible by integration"}, as GitHub answers a fork's
@@ -24,6 +28,7 @@ class FakeGitHub:
         self.tokens = {}        # token → may write
         self.comments = {}      # (repo, number) → [comment dict]
         self.pulls = {}         # (repo, number) → pull request dict
+        self.repositories = {}  # repo → {"full_name", "default_branch"}
         self.requests = []      # (method, path, status)
         self.next_id = 1000
         self.page_size = page_size  # None: the per_page the client asks for
@@ -73,6 +78,20 @@ class FakeGitHub:
                     if not may_write:
                         return self._read_only()
                     return self._update(m.group(1), int(m.group(2)), self._body())
+                m = re.fullmatch(r"/repos/([^/]+/[^/]+)", url.path)
+                if m and self.command == "GET":
+                    with fake.lock:
+                        repository = fake.repositories.get(m.group(1))
+                    if repository is None:
+                        return self._answer(404, {"message": "Not Found"})
+                    return self._answer(200, repository)
+                m = re.fullmatch(r"/repos/([^/]+/[^/]+)/pulls", url.path)
+                if m and self.command == "GET":
+                    state = query.get("state", ["open"])[0]
+                    with fake.lock:
+                        items = [dict(p) for (r, _), p in sorted(fake.pulls.items())
+                                 if r == m.group(1) and state in (p["state"], "all")]
+                    return self._page(items, url.path, query, f"state={state}&")
                 m = re.fullmatch(r"/repos/([^/]+/[^/]+)/pulls/(\d+)", url.path)
                 if m and self.command == "GET":
                     with fake.lock:
@@ -87,17 +106,22 @@ class FakeGitHub:
                                           "documentation_url": "https://docs.github.com/rest"})
 
             def _list(self, repo, number, path, query):
+                with fake.lock:
+                    items = list(fake.comments.get((repo, number), []))
+                return self._page(items, path, query)
+
+            def _page(self, items, path, query, keep=""):
+                """The page `query` asks for (per_page, page; 30 a page by default, as GitHub),
+                with a Link rel="next" to the following one whose query starts with `keep`."""
                 per_page = int(query.get("per_page", ["30"])[0])
                 if fake.page_size:
                     per_page = fake.page_size
                 page = int(query.get("page", ["1"])[0])
-                with fake.lock:
-                    items = list(fake.comments.get((repo, number), []))
                 chunk = items[(page - 1) * per_page:page * per_page]
                 headers = []
                 if page * per_page < len(items):
                     host = self.headers.get("Host")
-                    headers.append(("Link", f'<http://{host}{path}?per_page={per_page}&page={page + 1}>; rel="next"'))
+                    headers.append(("Link", f'<http://{host}{path}?{keep}per_page={per_page}&page={page + 1}>; rel="next"'))
                 return self._answer(200, chunk, headers)
 
             def _create(self, repo, number, body):
@@ -132,9 +156,21 @@ class FakeGitHub:
         with self.lock:
             self.tokens[token] = may_write
 
-    def add_pull(self, repo, number, head_sha, head_ref):
+    def add_repository(self, repo, default_branch):
         with self.lock:
-            self.pulls[(repo, number)] = {"number": number, "head": {"sha": head_sha, "ref": head_ref}}
+            self.repositories[repo] = {"full_name": repo, "default_branch": default_branch}
+
+    def add_pull(self, repo, number, head_sha, head_ref, base_ref="", title="", head_repo=None):
+        """An open pull request of `repo` from branch `head_ref` of `head_repo` (default: `repo`
+        itself; a fork's full name otherwise) into `base_ref`; a later call for the same number
+        replaces it (a new push)."""
+        with self.lock:
+            self.pulls[(repo, number)] = {
+                "number": number, "state": "open", "title": title or head_ref,
+                "html_url": f"https://github.com/{repo}/pull/{number}",
+                "head": {"sha": head_sha, "ref": head_ref, "repo": {"full_name": head_repo or repo}},
+                "base": {"ref": base_ref, "repo": {"full_name": repo}},
+            }
 
     def comments_of(self, repo, number):
         with self.lock:
