@@ -154,12 +154,12 @@ class Scenario:
                   head_ref=pr["head"])
         return self._run(job, "coldgate.yml", "coldgate", inputs, checkout, after_checkout)
 
-    def stack_job(self, pr, label):
+    def stack_job(self, pr, label, checkout=None):
         """coldgate-stack.yml's job `stack` on a pull_request event of `pr`."""
         job = Job(self.h, label, event_name="pull_request", event=self.pr_event(pr),
                   ref=f"refs/pull/{pr['number']}/merge", sha=pr["merge_sha"], base_ref=pr["base"],
                   head_ref=pr["head"], workflow_name="coldgate stack", job_id="stack")
-        return self._run(job, "coldgate-stack.yml", "stack")
+        return self._run(job, "coldgate-stack.yml", "stack", checkout=checkout)
 
     def push_job(self, branch, label):
         sha = self.origin.tip(branch)
@@ -570,6 +570,16 @@ def scenario_stack_pr(s):
             "stack on PR3's second push: the same comment on each pull request", "", job)
     commented("stack on PR3's second push", job, [pr1, pr2, pr3])
     summarized("stack on PR3's second push", job)
+
+    # The recipe with actions/checkout's default depth: the action fetches every branch itself.
+    job = s.stack_job(pr3, "stack on PR3, shallow checkout", checkout={"fetch-depth": 1})
+    c.check("fetching the history and the branches of the stack" in job.text()
+            and "coldgate action: git fetch" not in job.text(),
+            "stack on PR3, shallow checkout: the action unshallows and fetches the stack's branches", "", job)
+    c.check(job.exit_code == 1 and s.writes(job) == [("PATCH", 200)] * 3,
+            "stack on PR3, shallow checkout: the same stack measured (exit 1), the three comments updated",
+            f"exit {job.exit_code}, writes {s.writes(job)}, first failure {job.first_failure}", job)
+    commented("stack on PR3, shallow checkout", job, [pr1, pr2, pr3])
 
     # feature-1's own pull request against main: not this workflow's (coldgate.yml measures it).
     mark = len(s.api.requests)
