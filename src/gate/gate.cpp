@@ -35,10 +35,6 @@ Quantity quantity(const std::string& name, const std::string& unit) {
   return Quantity::other;
 }
 
-// The samples the gate reads: cold ones; warm ones only when a metric has no cold samples.
-const std::vector<double>& gated_samples(const Metric& m) {
-  return m.cold.empty() ? m.warm : m.cold;
-}
 
 std::string plural(std::size_t n, std::string_view word) {
   return fmt::format("{} {}{}", n, word, n == 1 ? "" : "s");
@@ -80,8 +76,8 @@ MetricVerdict judge_count(MetricVerdict v, const config::Gate& g) {
 // One verdict from the two sides' samples (both non-empty).
 MetricVerdict judge(const std::string& stage, const std::string& name, const Metric& head,
                     const Metric& base, const config::Gate& g) {
-  const auto& hs = gated_samples(head);
-  const auto& bs = gated_samples(base);
+  const auto& hs = head.gated();
+  const auto& bs = base.gated();
   MetricVerdict v{stage, name, head.unit, Verdict::same, median(bs), median(hs), std::nullopt, ""};
   if (name == "db_queries") return judge_count(std::move(v), g);
   const double b = *v.base_median;
@@ -149,7 +145,7 @@ MetricVerdict one_sided(const std::string& stage, const std::string& name, const
   MetricVerdict v{
       stage,        name,         m.unit,       in_head ? Verdict::added : Verdict::removed,
       std::nullopt, std::nullopt, std::nullopt, std::move(reason)};
-  (in_head ? v.head_median : v.base_median) = median(gated_samples(m));
+  (in_head ? v.head_median : v.base_median) = median(m.gated());
   return v;
 }
 

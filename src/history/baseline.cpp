@@ -14,10 +14,6 @@
 namespace coldgate::history {
 namespace {
 
-// The samples the gate reads of a metric: cold ones, warm only when it has no cold ones
-// (gate::compare does the same).
-const std::vector<double>& gated(const results::Metric& m) { return m.cold.empty() ? m.warm : m.cold; }
-
 // How far back in the ancestry select() looks for records: far enough for any main
 // branch's recent history, bounded so a huge repository answers in a second.
 constexpr int k_max_walk = 20000;
@@ -174,7 +170,7 @@ results::HistoryTrend trend(const std::vector<Record>& used, const results::Resu
     std::string metric = "wall_ms";
     if (!hm) {
       for (const auto& [name, m] : s.metrics) {
-        if (!gated(m).empty()) {
+        if (!m.gated().empty()) {
           hm = &m;
           metric = name;
           break;
@@ -189,13 +185,13 @@ results::HistoryTrend trend(const std::vector<Record>& used, const results::Resu
     for (const auto& r : used) {
       const StagePoint* p = r.find(s.name);
       const results::Metric* m = p && !p->failed ? p->find(metric) : nullptr;
-      if (m && !gated(*m).empty()) {
-        series.medians.push_back(results::median(gated(*m)));
+      if (m && !m->gated().empty()) {
+        series.medians.push_back(results::median(m->gated()));
       } else {
         series.medians.push_back(std::nullopt);
       }
     }
-    if (!s.failed() && !gated(*hm).empty()) series.head = results::median(gated(*hm));
+    if (!s.failed() && !hm->gated().empty()) series.head = results::median(hm->gated());
     t.series.push_back(std::move(series));
   }
   return t;

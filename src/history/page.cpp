@@ -90,7 +90,7 @@ std::vector<std::pair<std::string, std::string>> metric_order(const std::vector<
 json point(const StagePoint& stage, const std::string& metric_name) {
   const results::Metric* metric = stage.find(metric_name);
   if (!metric) return nullptr;
-  const std::vector<double>& samples = metric->cold.empty() ? metric->warm : metric->cold;
+  const std::vector<double>& samples = metric->gated();
   if (samples.empty()) return nullptr;
   auto [lo, hi] = std::minmax_element(samples.begin(), samples.end());
   double median = results::median(samples);

@@ -62,10 +62,8 @@ bool shown_in_table(const StageResult& s, const std::string& name) {
 
 // The median the gate would read: the cold samples' (warm ones' when there are no cold).
 std::optional<double> gated_median(const Metric* m) {
-  if (!m) return std::nullopt;
-  if (!m->cold.empty()) return median(m->cold);
-  if (!m->warm.empty()) return median(m->warm);
-  return std::nullopt;
+  if (!m || m->gated().empty()) return std::nullopt;
+  return median(m->gated());
 }
 
 int rank_of(Verdict verdict) {

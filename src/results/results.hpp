@@ -51,6 +51,9 @@ struct Metric {
   std::string unit;          // "ms", "bytes", "count", or a command's own unit
   std::vector<double> cold;  // one sample per cold run, in run order
   std::vector<double> warm;  // warm repetitions, in order (run 1's, then run 2's, …)
+  /// The samples the gate reads (docs/architecture.md "The gate"): the cold ones; the warm
+  /// ones only when there are no cold samples.
+  const std::vector<double>& gated() const { return cold.empty() ? warm : cold; }
 };
 
 /// The server-side split of one EXPLAIN (ANALYZE, BUFFERS, TIMING, FORMAT JSON) run
