@@ -29,6 +29,7 @@
 #include <nlohmann/json.hpp>
 
 #include "results/json.hpp"
+#include "support/faults.hpp"
 #include "support/support.hpp"
 #include "util/process.hpp"
 
@@ -39,129 +40,12 @@ namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 using testing::slurp;
 using testing::TempDir;
-
-// ---------------------------------------------------------------------------------------------
-// /proc
-
-// The whole file, or what could be read of it: a /proc file of a process that just ended
-// fails with ESRCH.
-std::string read_all(const fs::path& p) {
-  std::string out;
-  int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return out;
-  char buf[65536];
-  for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    out.append(buf, static_cast<std::size_t>(n));
-  }
-  ::close(fd);
-  return out;
-}
-
-fs::path proc(pid_t pid, const char* what) { return fs::path("/proc") / std::to_string(pid) / what; }
-
-std::vector<std::string> argv_of(pid_t pid) {
-  std::string raw = read_all(proc(pid, "cmdline"));
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  while (start < raw.size()) {
-    auto end = raw.find('\0', start);
-    if (end == std::string::npos) end = raw.size();
-    out.push_back(raw.substr(start, end - start));
-    start = end + 1;
-  }
-  return out;
-}
-
-std::string joined(const std::vector<std::string>& argv) {
-  std::string s;
-  for (const auto& a : argv) s += (s.empty() ? "" : " ") + a;
-  return s;
-}
-
-std::vector<pid_t> all_pids() {
-  std::vector<pid_t> out;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator("/proc", ec)) {
-    std::string name = e.path().filename().string();
-    if (!name.empty() && name.find_first_not_of("0123456789") == std::string::npos) {
-      out.push_back(static_cast<pid_t>(std::stol(name)));
-    }
-  }
-  return out;
-}
-
-// Parent PID from /proc/<pid>/stat (field 4), or 0. (The kernel may lack the children files.)
-pid_t parent_of(pid_t pid) {
-  std::string stat = read_all(proc(pid, "stat"));
-  auto close = stat.rfind(')');
-  if (close == std::string::npos) return 0;
-  std::istringstream rest(stat.substr(close + 1));
-  char state = 0;
-  long ppid = 0;
-  return rest >> state >> ppid ? static_cast<pid_t>(ppid) : 0;
-}
-
-std::vector<pid_t> children_of(pid_t pid) {
-  std::vector<pid_t> out;
-  for (pid_t p : all_pids()) {
-    if (parent_of(p) == pid) out.push_back(p);
-  }
-  return out;
-}
-
-bool under(const fs::path& p, const fs::path& dir) {
-  std::string s = p.string(), d = dir.string();
-  return s == d || s.rfind(d + "/", 0) == 0;
-}
-
-// Live processes (not us, not zombies) whose working folder or command line lies under `dir`:
-// a server of the run (its postmaster has `-D <dir>/tmp/…`, its backends work in the data
-// folder), a probe (its request file is in the run's temp folder), a stage command.
-std::vector<std::string> processes_under(const fs::path& dir) {
-  std::vector<std::string> out;
-  for (pid_t pid : all_pids()) {
-    if (pid == ::getpid()) continue;
-    std::string status = read_all(proc(pid, "stat"));
-    auto close = status.rfind(')');
-    if (close == std::string::npos || close + 2 >= status.size() || status[close + 2] == 'Z') continue;
-    std::error_code ec;
-    fs::path cwd = fs::read_symlink(proc(pid, "cwd"), ec);
-    std::string cmd = joined(argv_of(pid));
-    if ((!ec && under(cwd, dir)) || cmd.find(dir.string() + "/") != std::string::npos) {
-      out.push_back(std::to_string(pid) + " (" + cmd + ")");
-    }
-  }
-  return out;
-}
-
-std::string list(const std::vector<std::string>& items) {
-  std::string s;
-  for (const auto& i : items) s += "\n  " + i;
-  return s.empty() ? " none" : s;
-}
-
-// Polls `done` every 5 ms until true or `limit` passes; returns its last value.
-bool wait_for(const std::function<bool()>& done, std::chrono::milliseconds limit) {
-  auto until = std::chrono::steady_clock::now() + limit;
-  for (;;) {
-    if (done()) return true;
-    if (std::chrono::steady_clock::now() > until) return false;
-    std::this_thread::sleep_for(5ms);
-  }
-}
+using namespace coldgate::testing;
 
 // ---------------------------------------------------------------------------------------------
 // The project and a running coldgate
 
 const char* k_committed = "{\n  \"n\": 1\n}\n";  // snapshots/last.json, as coldgate writes it
-
-struct Running {
-  std::unique_ptr<util::Process> process;
-  fs::path err;  // its stderr, a file the test reads while it runs
-};
 
 struct FaultTest : ::testing::Test {
   void SetUp() override {
@@ -193,29 +77,13 @@ struct FaultTest : ::testing::Test {
 
   // Starts `coldgate run -c <config> [args]` in the project; stdout and stderr go to files.
   Running start(const std::string& config, std::vector<std::string> args = {}) {
-    static int count = 0;
-    ++count;
-    std::vector<std::string> argv{COLDGATE_BINARY, "run", "-c", config};
+    std::vector<std::string> argv{"run", "-c", config};
     argv.insert(argv.end(), args.begin(), args.end());
-    Running r;
-    r.err = dir / ("stderr-" + std::to_string(count) + ".txt");
-    util::SpawnOptions o{.argv = argv,
-                         .cwd = dir.path(),
-                         .env = {"TMPDIR=" + tmp.string(), "CI=", "GITHUB_ACTIONS="},
-                         .capture_stdout = false,
-                         .capture_stderr = false,
-                         .stdout_path = dir / ("stdout-" + std::to_string(count) + ".txt"),
-                         .stderr_path = r.err};
-    r.process = std::make_unique<util::Process>(o);
-    return r;
+    return start_coldgate(dir.path(), tmp, argv);
   }
 
   // Runs to the end; returns the exit code (128 + signal when killed) and stderr in `err`.
-  int finish(Running& r, std::string* err = nullptr) {
-    util::ExitStatus s = r.process->wait(180s);
-    if (err) *err = read_all(r.err);
-    return s.timed_out ? -1 : s.signal ? 128 + s.signal : s.exit_code;
-  }
+  int finish(Running& r, std::string* err = nullptr) { return r.finish(err); }
 
   // Every file under coldgate-out/ and snapshots/ is whole: JSON parses (results.json as
   // results), the committed snapshot is unchanged, and (unless `tmp_allowed`) no temp file of
@@ -271,27 +139,6 @@ const char* name(Phase p) {
     case Phase::writing: return "writing results";
   }
   return "?";
-}
-
-// The postmaster coldgate runs as its child, or 0.
-pid_t server_of(pid_t coldgate) {
-  for (pid_t c : children_of(coldgate)) {
-    auto argv = argv_of(c);
-    if (!argv.empty() && fs::path(argv[0]).filename() == "postgres") return c;
-  }
-  return 0;
-}
-
-bool has_probe_child(pid_t coldgate) {
-  for (pid_t c : children_of(coldgate)) {
-    auto argv = argv_of(c);
-    if (argv.size() > 1 && argv[1] == "probe") return true;
-  }
-  return false;
-}
-
-const char* sig_name(int sig) {
-  return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig == SIGKILL ? "SIGKILL" : "?";
 }
 
 // Starts a run, waits until it is in `phase`, sends `sig` after a delay drawn from the seed,

@@ -1,0 +1,171 @@
+#include "support/faults.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <sstream>
+#include <thread>
+
+namespace coldgate::testing {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+std::string read_all(const fs::path& p) {
+  std::string out;
+  int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return out;
+  char buf[65536];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    out.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  return out;
+}
+
+fs::path proc(pid_t pid, const char* what) { return fs::path("/proc") / std::to_string(pid) / what; }
+
+std::vector<std::string> argv_of(pid_t pid) {
+  std::string raw = read_all(proc(pid, "cmdline"));
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start < raw.size()) {
+    auto end = raw.find('\0', start);
+    if (end == std::string::npos) end = raw.size();
+    out.push_back(raw.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+std::string joined(const std::vector<std::string>& argv) {
+  std::string s;
+  for (const auto& a : argv) s += (s.empty() ? "" : " ") + a;
+  return s;
+}
+
+std::vector<pid_t> all_pids() {
+  std::vector<pid_t> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator("/proc", ec)) {
+    std::string name = e.path().filename().string();
+    if (!name.empty() && name.find_first_not_of("0123456789") == std::string::npos) {
+      out.push_back(static_cast<pid_t>(std::stol(name)));
+    }
+  }
+  return out;
+}
+
+// The kernel may lack the children files: the parent comes from stat.
+pid_t parent_of(pid_t pid) {
+  std::string stat = read_all(proc(pid, "stat"));
+  auto close = stat.rfind(')');
+  if (close == std::string::npos) return 0;
+  std::istringstream rest(stat.substr(close + 1));
+  char state = 0;
+  long ppid = 0;
+  return rest >> state >> ppid ? static_cast<pid_t>(ppid) : 0;
+}
+
+std::vector<pid_t> children_of(pid_t pid) {
+  std::vector<pid_t> out;
+  for (pid_t p : all_pids()) {
+    if (parent_of(p) == pid) out.push_back(p);
+  }
+  return out;
+}
+
+bool under(const fs::path& p, const fs::path& dir) {
+  std::string s = p.string(), d = dir.string();
+  return s == d || s.rfind(d + "/", 0) == 0;
+}
+
+std::vector<std::string> processes_under(const fs::path& dir) {
+  std::vector<std::string> out;
+  for (pid_t pid : all_pids()) {
+    if (pid == ::getpid()) continue;
+    std::string status = read_all(proc(pid, "stat"));
+    auto close = status.rfind(')');
+    if (close == std::string::npos || close + 2 >= status.size() || status[close + 2] == 'Z') continue;
+    std::error_code ec;
+    fs::path cwd = fs::read_symlink(proc(pid, "cwd"), ec);
+    std::string cmd = joined(argv_of(pid));
+    if ((!ec && under(cwd, dir)) || cmd.find(dir.string() + "/") != std::string::npos) {
+      out.push_back(std::to_string(pid) + " (" + cmd + ")");
+    }
+  }
+  return out;
+}
+
+std::string list(const std::vector<std::string>& items) {
+  std::string s;
+  for (const auto& i : items) s += "\n  " + i;
+  return s.empty() ? " none" : s;
+}
+
+bool wait_for(const std::function<bool()>& done, std::chrono::milliseconds limit) {
+  auto until = std::chrono::steady_clock::now() + limit;
+  for (;;) {
+    if (done()) return true;
+    if (std::chrono::steady_clock::now() > until) return false;
+    std::this_thread::sleep_for(5ms);
+  }
+}
+
+pid_t server_of(pid_t coldgate) {
+  for (pid_t c : children_of(coldgate)) {
+    auto argv = argv_of(c);
+    if (!argv.empty() && fs::path(argv[0]).filename() == "postgres") return c;
+  }
+  return 0;
+}
+
+bool has_probe_child(pid_t coldgate) {
+  for (pid_t c : children_of(coldgate)) {
+    auto argv = argv_of(c);
+    if (argv.size() > 1 && argv[1] == "probe") return true;
+  }
+  return false;
+}
+
+const char* sig_name(int sig) {
+  return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig == SIGKILL ? "SIGKILL" : "?";
+}
+
+bool Running::said(const std::string& text) const {
+  return read_all(err).find(text) != std::string::npos;
+}
+
+int Running::finish(std::string* err_text) {
+  util::ExitStatus s = process->wait(180s);
+  if (err_text) *err_text = read_all(err);
+  return s.timed_out ? -1 : s.signal ? 128 + s.signal : s.exit_code;
+}
+
+Running start_coldgate(const fs::path& cwd, const fs::path& tmp, const std::vector<std::string>& args,
+                       const std::vector<std::string>& env) {
+  static int count = 0;
+  ++count;
+  std::vector<std::string> argv{COLDGATE_BINARY};
+  argv.insert(argv.end(), args.begin(), args.end());
+  Running r;
+  r.out = cwd / ("stdout-" + std::to_string(count) + ".txt");
+  r.err = cwd / ("stderr-" + std::to_string(count) + ".txt");
+  util::SpawnOptions o{.argv = argv,
+                       .cwd = cwd,
+                       .env = {"TMPDIR=" + tmp.string(), "CI=", "GITHUB_ACTIONS="},
+                       .capture_stdout = false,
+                       .capture_stderr = false,
+                       .stdout_path = r.out,
+                       .stderr_path = r.err};
+  o.env.insert(o.env.end(), env.begin(), env.end());
+  r.process = std::make_unique<util::Process>(o);
+  return r;
+}
+
+}  // namespace coldgate::testing

@@ -1,0 +1,85 @@
+#pragma once
+
+// What the fault tests share: reading /proc to find what a coldgate process and its children
+// are doing, waiting for a phase without sleeping blindly, a coldgate started in the background
+// with its output in files, and the leftover checks run after every fault.
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "util/process.hpp"
+
+namespace coldgate::testing {
+
+/// The whole file, or what could be read of it ("" when it cannot be opened): a /proc file of a
+/// process that just ended fails with ESRCH.
+std::string read_all(const std::filesystem::path& p);
+
+/// /proc/<pid>/<what>.
+std::filesystem::path proc(pid_t pid, const char* what);
+
+/// A process's command line, one entry per argument (empty when it is gone).
+std::vector<std::string> argv_of(pid_t pid);
+
+/// `argv` joined with single spaces.
+std::string joined(const std::vector<std::string>& argv);
+
+/// Every PID in /proc.
+std::vector<pid_t> all_pids();
+
+/// Parent PID from /proc/<pid>/stat (field 4), or 0 when the process is gone.
+pid_t parent_of(pid_t pid);
+
+/// The processes whose parent is `pid`.
+std::vector<pid_t> children_of(pid_t pid);
+
+/// True when `p` is `dir` or lies under it (lexically).
+bool under(const std::filesystem::path& p, const std::filesystem::path& dir);
+
+/// Live processes (not us, not zombies) whose working folder or command line lies under `dir`,
+/// as "PID (command line)": a server of the run (its postmaster has `-D <dir>/tmp/…`, its
+/// backends work in the data folder), a probe (its request file is in the run's temp folder),
+/// a stage or build command, git working in a worktree.
+std::vector<std::string> processes_under(const std::filesystem::path& dir);
+
+/// `items` one per line, indented, or " none": for `EXPECT_EQ(list(x), " none")`.
+std::string list(const std::vector<std::string>& items);
+
+/// Polls `done` every 5 ms until true or `limit` passes; returns its last value.
+bool wait_for(const std::function<bool()>& done, std::chrono::milliseconds limit);
+
+/// The postmaster `coldgate` runs as its child (local provider), or 0.
+pid_t server_of(pid_t coldgate);
+
+/// True when `coldgate` has a `coldgate probe` child: a cold run is being measured.
+bool has_probe_child(pid_t coldgate);
+
+/// "SIGINT", "SIGTERM", "SIGKILL" (else "?").
+const char* sig_name(int sig);
+
+/// A coldgate started in the background; stdout and stderr go to files the test reads while it
+/// runs.
+struct Running {
+  std::unique_ptr<util::Process> process;
+  std::filesystem::path out;  // its stdout
+  std::filesystem::path err;  // its stderr
+  /// True when its stderr so far contains `text`.
+  bool said(const std::string& text) const;
+  /// Waits (≤ 180 s) for the end; returns the exit code, 128 + signal when killed, -1 when it
+  /// did not end; stderr in `*err` when given.
+  int finish(std::string* err = nullptr);
+};
+
+/// Starts `COLDGATE_BINARY args…` in `cwd` with `TMPDIR=tmp` and no CI variables (plus `env`,
+/// "K=V"); output files `<cwd>/stdout-N.txt` and `stderr-N.txt`, N counting starts.
+Running start_coldgate(const std::filesystem::path& cwd, const std::filesystem::path& tmp,
+                       const std::vector<std::string>& args,
+                       const std::vector<std::string>& env = {});
+
+}  // namespace coldgate::testing
