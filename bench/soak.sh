@@ -7,6 +7,11 @@
 # later run's counts, while a sample that catches a child's pipes for a moment does not, so
 # the second half of the runs is compared with the first (highest minimum and highest maximum
 # of each half; a leak of one descriptor per run shows as +N/2).
+# The server-side profile is on (the demo's default): every stage must have its query counts,
+# and the counts — db_queries, db_rows, db_jit_functions per cold and warm sample, and each
+# statement's calls and rows in the stage's statement table — must be identical in every run to
+# run 1's. pg_stat_statements is reset before each measured run, so a reset that did not happen
+# (or counted another run's statements) shows as a count that grew.
 #
 # Usage: bench/soak.sh [N=50] [COLDGATE_BINARY=build/coldgate]     (needs jq)
 # The binary is copied first, so rebuilding during a soak does not change what is measured.
@@ -55,7 +60,7 @@ leftover_containers() {
 
 echo "machine: $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg); commit $(git rev-parse --short HEAD 2>/dev/null || echo none)"
 echo "runs: $N; binary copied from $SRC_BIN"
-failures=0 regressions=0 leaks=0 fd_growth=0 done_runs=0
+failures=0 regressions=0 leaks=0 fd_growth=0 count_changes=0 done_runs=0
 fd_mins=() fd_maxes=()
 started=$SECONDS
 for ((i = 1; i <= N; i++)); do
@@ -87,6 +92,25 @@ for ((i = 1; i <= N; i++)); do
       problems+=("regression: $reg")
       regressions=$((regressions + 1))
     fi
+    # The counts of every stage, in a canonical order (jq -S), compared with run 1's.
+    jq -S '[.stages[] | {stage: .name,
+              counts: (.metrics | with_entries(select(.key == "db_queries" or .key == "db_rows"
+                                                       or .key == "db_jit_functions"))
+                                | map_values({cold, warm})),
+              statements: ([.queries[]? | {query, calls, rows}] | sort_by(.query))}]' \
+      "$out/results.json" >"$out.counts"
+    unprofiled=$(jq -r '[.[] | select(.counts.db_queries == null) | .stage] | join(", ")' "$out.counts")
+    if [[ -n $unprofiled ]]; then
+      problems+=("no profile: $unprofiled")
+      count_changes=$((count_changes + 1))
+    elif [[ $i -eq 1 ]]; then
+      cp "$out.counts" "$WORK/counts1.json"
+      queries=$(jq -r '[.[] | "\(.stage) \(.counts.db_queries.cold[0])"] | join(", ")' "$out.counts")
+    elif ! cmp -s "$out.counts" "$WORK/counts1.json"; then
+      changed=$(diff "$WORK/counts1.json" "$out.counts" | grep '^[<>]' | head -4 | tr -s ' \n' ' ')
+      problems+=("counts differ from run 1: $changed")
+      count_changes=$((count_changes + 1))
+    fi
   else
     problems+=("no results.json")
   fi
@@ -102,6 +126,7 @@ for ((i = 1; i <= N; i++)); do
   done_runs=$i
   printf 'run %d: exit %d, %d s, fds %s..%s, %s\n' "$i" "$rc" $((SECONDS - t0)) "${fd_min:-?}" \
     "${fd_max:-?}" "${problems[*]:-ok}"
+  [[ $i -eq 1 && -n ${queries:-} ]] && echo "  run 1's db_queries per stage (every later run must match): $queries"
   # Keep the first run (the baseline) and the last one's output only.
   [[ $i -gt 2 ]] && rm -rf "$WORK/run$((i - 1))" "$WORK/run$((i - 1))".*
 done
@@ -116,5 +141,6 @@ if ((done_runs >= 2)); then
   ((second_min > first_min || second_max > first_max)) && fd_growth=1
 fi
 echo "summary: $done_runs runs in $((SECONDS - started)) s; failed runs $failures; runs with a" \
-  "false regression $regressions; runs with leaks $leaks; fd growth $fd_growth ($fd_trend)"
-[[ $failures -eq 0 && $regressions -eq 0 && $leaks -eq 0 && $fd_growth -eq 0 ]]
+  "false regression $regressions; runs whose counts differ from run 1 $count_changes; runs with" \
+  "leaks $leaks; fd growth $fd_growth ($fd_trend)"
+[[ $failures -eq 0 && $regressions -eq 0 && $count_changes -eq 0 && $leaks -eq 0 && $fd_growth -eq 0 ]]
