@@ -12,6 +12,7 @@
 #include "config/values.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
+#include "util/text.hpp"
 
 namespace coldgate::config {
 namespace {
@@ -307,8 +308,15 @@ class Loader {
     if (!sql && !query && !command)
       m_r.fail(f.node(), label, "needs one of 'sql', 'query' or 'command'");
 
-    if (sql) s.sql = m_r.existing_path(sql->value, f.path("sql"));
-    if (query) s.query = m_r.nonempty_text(query->value, f.path("query"));
+    if (sql) {
+      s.sql = m_r.existing_path(sql->value, f.path("sql"));
+      utf8_query(util::read_file(s.sql), sql->value, f.path("sql"),
+                 sql->value.Scalar() + ": byte ");
+    }
+    if (query) {
+      s.query = m_r.nonempty_text(query->value, f.path("query"));
+      utf8_query(s.query, query->value, f.path("query"), "byte ");
+    }
     if (command) m_r.command(command->value, f.path("command"), s.command, s.shell);
     if (command) {
       for (const char* key : {"params", "decode"})
@@ -362,6 +370,17 @@ class Loader {
     if (auto* e = f.find("gate"))
       read_gate(m_r.fields(e->value, f.path("gate"), "stages[].gate"), s.gate);
     return s;
+  }
+
+  // A query goes to the server in the client encoding UTF8 (and into the probe's JSON request):
+  // bytes that are not UTF-8 would be refused by a UTF-8 server, or changed on the way.
+  void utf8_query(std::string_view text, const YAML::Node& node, const std::string& path,
+                  const std::string& byte_label) const {
+    if (auto at = util::first_invalid_utf8(text))
+      m_r.fail(node, path,
+               fmt::format("{}{} (0x{:02X}) is not UTF-8; PostgreSQL receives queries as UTF-8: "
+                           "save the SQL as UTF-8",
+                           byte_label, *at, static_cast<unsigned char>(text[*at])));
   }
 
   void read_remedies(const YAML::Node& node, const std::string& path, Stage& s) const {

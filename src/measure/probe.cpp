@@ -280,7 +280,8 @@ std::string to_json(const ProbeResult& r) {
               {"cold_peak_rss_bytes", r.cold_peak_rss_bytes},
               {"connect_ms", r.connect_ms},
               {"samples", samples}}
-      .dump();
+      // Statement texts are the server's (a SQL_ASCII database passes any bytes): shown, not run.
+      .dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 ProbeResult read_probe_result(const std::filesystem::path& file) {

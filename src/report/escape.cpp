@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "util/text.hpp"
+
 namespace coldgate::report {
 namespace {
 
@@ -15,28 +17,6 @@ constexpr std::string_view k_zero_width_space = "\xE2\x80\x8B";
 
 bool is_word(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-}
-
-// Length of the valid UTF-8 sequence starting at text[i], or 0 (RFC 3629 §4: no overlongs,
-// no surrogates, nothing above U+10FFFF).
-std::size_t sequence_length(std::string_view text, std::size_t i) {
-  auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
-  unsigned char b = byte(i);
-  if (b < 0x80) return 1;
-  std::size_t n = b >= 0xC2 && b <= 0xDF   ? 2
-                  : b >= 0xE0 && b <= 0xEF ? 3
-                  : b >= 0xF0 && b <= 0xF4 ? 4
-                                           : 0;
-  if (n == 0 || i + n > text.size()) return 0;
-  for (std::size_t k = 1; k < n; ++k) {
-    if ((byte(i + k) & 0xC0) != 0x80) return 0;
-  }
-  unsigned char b1 = byte(i + 1);
-  if (b == 0xE0 && b1 < 0xA0) return 0;  // overlong
-  if (b == 0xED && b1 > 0x9F) return 0;  // surrogate
-  if (b == 0xF0 && b1 < 0x90) return 0;  // overlong
-  if (b == 0xF4 && b1 > 0x8F) return 0;  // above U+10FFFF
-  return n;
 }
 
 // Shared by md_text and html_text: a mention needs `@` followed by a name character.
@@ -87,7 +67,7 @@ std::string valid_utf8(std::string_view text) {
   std::string out;
   out.reserve(text.size());
   for (std::size_t i = 0; i < text.size();) {
-    std::size_t n = sequence_length(text, i);
+    std::size_t n = util::utf8_sequence_length(text, i);
     if (n == 0) {
       out += k_replacement;
       ++i;

@@ -518,14 +518,16 @@ std::string to_json(const Results& r) {
     doc["stopped"] = {{"exit_code", x.exit_code}, {"phase", x.phase},   {"step", or_null(x.step)},
                       {"where", or_null(x.where)}, {"error", x.error}, {"not_run", x.not_run}};
   }
-  return doc.dump(2) + "\n";
+  // Error texts carry a command's stderr and server messages byte for byte: bytes that are not
+  // UTF-8 become U+FFFD, so the results are written whatever a stage printed.
+  return doc.dump(2, ' ', false, ordered_json::error_handler_t::replace) + "\n";
 }
 
 std::string trial_to_json(const std::string& stage, const std::vector<Remedy>& remedies) {
   ordered_json doc;
   doc["stage"] = stage;
   doc["remedies"] = remedies_json(remedies);
-  return doc.dump(2) + "\n";
+  return doc.dump(2, ' ', false, ordered_json::error_handler_t::replace) + "\n";
 }
 
 Results from_json(std::string_view text, const std::string& source) {

@@ -24,4 +24,33 @@ bool starts_with_word(std::string_view line, std::string_view word) {
   return line.size() == word.size() || std::isspace(static_cast<unsigned char>(line[word.size()]));
 }
 
+std::size_t utf8_sequence_length(std::string_view text, std::size_t i) {
+  auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
+  unsigned char b = byte(i);
+  if (b < 0x80) return 1;
+  std::size_t n = b >= 0xC2 && b <= 0xDF   ? 2
+                  : b >= 0xE0 && b <= 0xEF ? 3
+                  : b >= 0xF0 && b <= 0xF4 ? 4
+                                           : 0;
+  if (n == 0 || i + n > text.size()) return 0;
+  for (std::size_t k = 1; k < n; ++k) {
+    if ((byte(i + k) & 0xC0) != 0x80) return 0;
+  }
+  unsigned char b1 = byte(i + 1);
+  if (b == 0xE0 && b1 < 0xA0) return 0;  // overlong
+  if (b == 0xED && b1 > 0x9F) return 0;  // surrogate
+  if (b == 0xF0 && b1 < 0x90) return 0;  // overlong
+  if (b == 0xF4 && b1 > 0x8F) return 0;  // above U+10FFFF
+  return n;
+}
+
+std::optional<std::size_t> first_invalid_utf8(std::string_view text) {
+  for (std::size_t i = 0; i < text.size();) {
+    std::size_t n = utf8_sequence_length(text, i);
+    if (n == 0) return i;
+    i += n;
+  }
+  return std::nullopt;
+}
+
 }  // namespace coldgate::util

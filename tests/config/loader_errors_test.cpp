@@ -540,4 +540,25 @@ TEST(ConfigErrors, LoadNamesUnreadableFile) {
 }
 
 }  // namespace
+// PostgreSQL receives queries as UTF-8: a Latin-1 file is refused at load, naming the byte.
+TEST(ConfigErrors, AQueryThatIsNotUtf8IsRefusedAtItsByte) {
+  TempDir dir;
+  dir.write("q.sql", "select 'caf\xE9' as x\n");
+  auto yaml = dir.write("coldgate.yaml", "version: 1\nstages:\n  - name: latin\n    sql: q.sql\n");
+  try {
+    load(yaml);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::usage);
+    EXPECT_EQ(e.where(), yaml.string() + ":4:10");
+    EXPECT_EQ(std::string(e.what()),
+              "stages[0].sql: q.sql: byte 11 (0xE9) is not UTF-8; PostgreSQL receives queries as UTF-8: save the "
+                  "SQL as UTF-8");
+  }
+  EXPECT_CONFIG_ERROR("version: 1\nstages: [ { name: q, query: \"select '\xC3('\" } ]\n",
+                      "coldgate.yaml:2:29",
+                      "stages[0].query: byte 8 (0xC3) is not UTF-8; PostgreSQL receives queries "
+                      "as UTF-8: save the SQL as UTF-8");
+}
+
 }  // namespace coldgate::config

@@ -610,6 +610,20 @@ TEST_F(RunTest, ColdRestartRestartsTheServerBeforeEveryColdRun) {
   EXPECT_EQ(same[0], same[1]);
 }
 
+// A command's stderr is bytes, not text: what is not UTF-8 becomes U+FFFD in the results and
+// the report, and the results are written (they once failed the run with a JSON library error).
+TEST_F(RunTest, StderrThatIsNotUtf8IsKeptAsReplacementCharactersAndTheResultsAreWritten) {
+  config("  - name: latin\n"
+         "    command: [sh, -c, 'printf \"caf\\351 \\377 failed\\n\" >&2; exit 1']\n",
+         "{ runs: 1, warm: 0 }");
+  auto r = run();
+  ASSERT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("latin: failed"), std::string::npos) << r.err;
+  const StageResult& s = stage(results(), "latin");
+  EXPECT_NE(s.error.find("caf\xEF\xBF\xBD \xEF\xBF\xBD failed"), std::string::npos) << s.error;
+  EXPECT_NE(slurp(dir / "coldgate-out/report.md").find("caf\xEF\xBF\xBD"), std::string::npos);
+}
+
 TEST_F(RunTest, UnknownStageGetsAHint) {
   config("  - name: items-load\n"
          "    command: [true]\n");
