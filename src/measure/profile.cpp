@@ -4,6 +4,8 @@
 #include <cctype>
 #include <map>
 
+#include "util/text.hpp"
+
 namespace coldgate::measure {
 using namespace coldgate::results;
 
@@ -92,7 +94,9 @@ std::string shortened(const std::string& query, std::size_t chars) {
       ++i;
       continue;
     }
-    std::size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 1;
+    // A byte that starts no well-formed sequence (a SQL_ASCII database's Latin-1) counts as one
+    // character, so it never swallows the newline or space after it.
+    const std::size_t len = std::max<std::size_t>(1, util::utf8_sequence_length(query, i));
     if (points + (space ? 1 : 0) >= chars) return out + " …";
     if (space) {
       out += ' ';

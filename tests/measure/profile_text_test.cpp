@@ -24,4 +24,15 @@ TEST(StatementText, ShortenedDropsLeadingCommentsAndFoldsWhitespace) {
 }
 
 }  // namespace
+// Found by fuzz_profile: a Latin-1 byte (a SQL_ASCII database's text) that looks like the lead
+// byte of a 3-byte sequence swallowed the newline after it, which then reached the report's
+// one-line statement cell. A byte that starts no well-formed sequence is one character.
+TEST(StatementText, AByteThatIsNotUtf8NeverSwallowsTheWhitespaceAfterIt) {
+  EXPECT_EQ(shortened("select \xE2*\n\tfrom x"), "select \xE2* from x");
+  EXPECT_EQ(shortened("select 'caf\xE9'\n  from x"), "select 'caf\xE9' from x");
+  EXPECT_EQ(shortened("select \xF0\n\n1"), "select \xF0 1");
+  // Well-formed sequences stay whole, cut only between characters.
+  EXPECT_EQ(shortened("select '\xE2\x98\x83\xE2\x98\x83'", 9), "select '\xE2\x98\x83 \xE2\x80\xA6");
+}
+
 }  // namespace coldgate::measure
