@@ -9,10 +9,8 @@
 // printed with every failure, so a failure reproduces.
 #include <fcntl.h>
 #include <gtest/gtest.h>
-#include <pwd.h>
 #include <signal.h>
 #include <sys/mount.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -309,28 +307,7 @@ TEST_F(FaultTest, ServerStoppedImmediatelyUnderAStageEndsTheRunWithExit3) {
   ASSERT_TRUE(wait_for([&] { return has_probe_child(pid) || r.process->wait_exited(0ms); }, 120s));
   pid_t postmaster = server_of(pid);
   ASSERT_GT(postmaster, 0) << read_all(r.err);
-  auto argv = argv_of(postmaster);
-  auto d = std::find(argv.begin(), argv.end(), "-D");
-  ASSERT_NE(d, argv.end());
-  ASSERT_NE(d + 1, argv.end());
-  fs::path data_dir = *(d + 1);
-  fs::path pg_ctl = fs::read_symlink(proc(postmaster, "exe")).parent_path() / "pg_ctl";
-  struct stat st {};
-  ASSERT_EQ(::stat(data_dir.c_str(), &st), 0);
-  // pg_ctl as the server's account, from outside, as an operator would.
-  std::vector<std::string> stop{pg_ctl.string(), "stop", "-m", "immediate", "-D", data_dir.string()};
-  if (st.st_uid != ::getuid()) {
-    passwd* pw = ::getpwuid(st.st_uid);
-    ASSERT_NE(pw, nullptr);
-    stop.insert(stop.begin(), {"runuser", "-u", pw->pw_name, "--"});
-  }
-  // pg_ctl's own exit status is not the judge: once the postmaster is gone, coldgate's teardown
-  // may remove the data directory before pg_ctl's last poll, and pg_ctl then exits 1 with
-  // "directory … does not exist". The server's end is its postmaster PID leaving.
-  auto stopped = util::run({.argv = stop}, 60s);
-  EXPECT_TRUE(wait_for([&] { return !fs::exists(proc(postmaster, "exe")); }, 60s))
-      << "the postmaster " << postmaster << " still runs: " << stopped.status.describe()
-      << stopped.err;
+  ASSERT_EQ(stop_server_immediately(postmaster), "");
 
   std::string err;
   EXPECT_EQ(finish(r, &err), 3) << err;

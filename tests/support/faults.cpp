@@ -1,9 +1,12 @@
 #include "support/faults.hpp"
 
 #include <fcntl.h>
+#include <pwd.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <sstream>
 #include <thread>
@@ -135,6 +138,31 @@ bool has_probe_child(pid_t coldgate) {
 
 const char* sig_name(int sig) {
   return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig == SIGKILL ? "SIGKILL" : "?";
+}
+
+std::string stop_server_immediately(pid_t postmaster) {
+  auto argv = argv_of(postmaster);
+  auto d = std::find(argv.begin(), argv.end(), "-D");
+  if (d == argv.end() || d + 1 == argv.end()) {
+    return "no -D in the command line of " + std::to_string(postmaster) + ": " + joined(argv);
+  }
+  fs::path data_dir = *(d + 1);
+  std::error_code ec;
+  fs::path pg_ctl = fs::read_symlink(proc(postmaster, "exe"), ec).parent_path() / "pg_ctl";
+  struct stat st {};
+  if (ec || ::stat(data_dir.c_str(), &st) != 0) return "cannot read " + data_dir.string();
+  std::vector<std::string> stop{pg_ctl.string(), "stop", "-m", "immediate", "-D", data_dir.string()};
+  if (st.st_uid != ::getuid()) {
+    passwd* pw = ::getpwuid(st.st_uid);
+    if (pw == nullptr) return "no account of uid " + std::to_string(st.st_uid);
+    stop.insert(stop.begin(), {"runuser", "-u", pw->pw_name, "--"});
+  }
+  auto stopped = util::run({.argv = stop}, 60s);
+  if (!wait_for([&] { return !fs::exists(proc(postmaster, "exe")); }, 60s)) {
+    return "the postmaster " + std::to_string(postmaster) + " still runs: " +
+           stopped.status.describe() + " " + stopped.err;
+  }
+  return "";
 }
 
 bool Running::said(const std::string& text) const {

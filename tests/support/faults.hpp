@@ -63,6 +63,14 @@ bool has_probe_child(pid_t coldgate);
 /// "SIGINT", "SIGTERM", "SIGKILL" (else "?").
 const char* sig_name(int sig);
 
+/// Stops the server whose postmaster is `postmaster` as an operator would, from outside:
+/// `pg_ctl stop -m immediate -D <its data folder>` from the postmaster's own bin folder, as the
+/// data folder's owner (runuser) when that is not us; waits (≤ 60 s) until the postmaster is
+/// gone. Returns "" then, else what went wrong (for ASSERT_EQ(…, "")). pg_ctl's own status is
+/// not the judge: once the postmaster is gone its owner may remove the data folder before
+/// pg_ctl's last poll, and pg_ctl then exits 1 with "directory … does not exist".
+std::string stop_server_immediately(pid_t postmaster);
+
 /// A coldgate started in the background; stdout and stderr go to files the test reads while it
 /// runs.
 struct Running {
