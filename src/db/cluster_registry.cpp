@@ -162,6 +162,40 @@ std::string pid_namespace() {
   return fs::read_symlink("/proc/self/ns/pid", ec).string();
 }
 
+namespace {
+
+std::string boot_id() {
+  std::ifstream in("/proc/sys/kernel/random/boot_id");
+  std::string id;
+  std::getline(in, id);
+  return id;
+}
+
+}  // namespace
+
+std::string owner_tag() {
+  pid_t self = ::getpid();
+  return fmt::format("boot={} pid_ns={} pid={} start={}", boot_id(), pid_namespace(), self,
+                     process_start_time(self));
+}
+
+bool owner_tag_gone(const std::string& tag) {
+  std::map<std::string, std::string> kv;
+  std::istringstream in(tag);
+  std::string word;
+  while (in >> word) {
+    auto eq = word.find('=');
+    if (eq != std::string::npos) kv[word.substr(0, eq)] = word.substr(eq + 1);
+  }
+  const std::string boot = boot_id(), ns = pid_namespace();
+  pid_t pid = to_pid(kv["pid"]);
+  if (boot.empty() || ns.empty() || kv["boot"] != boot || kv["pid_ns"] != ns || pid <= 0 ||
+      kv["start"].empty()) {
+    return false;
+  }
+  return process_start_time(pid) != std::atoll(kv["start"].c_str());
+}
+
 void mark_owner(const fs::path& dir) {
   pid_t self = ::getpid();
   util::write_file_atomic(dir / "owner",

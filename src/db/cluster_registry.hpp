@@ -54,6 +54,16 @@ void mark_owner(const std::filesystem::path& dir);
 /// never throws.
 int remove_stale_work_dirs(const std::filesystem::path& parent, const std::string& prefix);
 
+/// This process as one line for what it leaves where no marker file can go (a database copy on
+/// an external server): "boot=<kernel boot id> pid_ns=<pid_namespace()> pid=<PID> start=<start
+/// time>". The boot id tells machines (and boots) apart, which PID and namespace alone do not.
+std::string owner_tag();
+
+/// True when `tag` (an owner_tag()) names a process of this boot and PID namespace that no
+/// longer runs: what it left may be removed. False while that process runs, for a tag of
+/// another machine, boot or namespace (not ours to judge), and for text that is no owner tag.
+bool owner_tag_gone(const std::string& tag);
+
 /// Start time of `pid` (field 22 of /proc/<pid>/stat, clock ticks since boot); -1 when the
 /// process does not exist or is a zombie.
 long long process_start_time(pid_t pid);
