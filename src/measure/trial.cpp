@@ -10,6 +10,7 @@
 
 #include <unistd.h>
 
+#include "db/cluster_registry.hpp"
 #include "db/connection.hpp"
 #include "db/provider.hpp"
 #include "diff/diff.hpp"
@@ -29,8 +30,31 @@ const std::vector<std::string>& trial_metrics() {
   return k_names;
 }
 
+// Drops the copies that trials left on this server when their run could not (the server was
+// lost under it, or coldgate was SIGKILLed): those whose comment names an owner of this machine
+// that no longer runs. Copies of running trials and of other machines are left alone; a copy
+// that cannot be dropped (another run drops it, no privilege) is left for the next trial.
+void drop_stale_copies(db::Connection& admin) {
+  auto rows = admin.exec_params(
+      "SELECT datname, shobj_description(oid, 'pg_database') FROM pg_database WHERE "
+      "starts_with(shobj_description(oid, 'pg_database'), $1)",
+      {std::string(k_trial_copy_comment)}, "remedy trial: ANALYZE");
+  for (const auto& row : rows) {
+    std::string comment = row[1].c_str();
+    if (!db::owner_tag_gone(comment.substr(k_trial_copy_comment.size()))) continue;
+    try {
+      admin.exec("DROP DATABASE IF EXISTS " + admin.raw().quote_name(row[0].c_str()) +
+                     " WITH (FORCE)",
+                 "remedy trial: ANALYZE");
+    } catch (const Error& e) {
+      if (e.code() == ExitCode::infrastructure || e.code() == ExitCode::interrupted) throw;
+    }
+  }
+}
+
 // A copy of the stages' database for the ANALYZE variant (CREATE DATABASE … TEMPLATE: the data
-// and its missing statistics as they are), ANALYZEd there; dropped on every exit path.
+// and its missing statistics as they are), ANALYZEd there; dropped on every exit path that has
+// a server to drop it on, else by the next trial on that server (drop_stale_copies).
 class AnalyzedCopy {
  public:
   AnalyzedCopy(const db::ConnectionInfo& source, const std::vector<std::string>& tables)
@@ -40,12 +64,16 @@ class AnalyzedCopy {
     // This run's own name: concurrent runs on one server do not meet.
     m_info.dbname = fmt::format("{}_try_analyze_{}", source.dbname, ::getpid());
     db::Connection admin(db::with_client_defaults(m_admin));
+    drop_stale_copies(admin);
     const std::string name = admin.raw().quote_name(m_info.dbname);
     admin.exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)", "remedy trial: ANALYZE");
     admin.exec(fmt::format("CREATE DATABASE {} TEMPLATE {}", name,
                            admin.raw().quote_name(source.dbname)),
                "remedy trial: ANALYZE");
     m_created = true;
+    admin.exec(fmt::format("COMMENT ON DATABASE {} IS {}", name,
+                           admin.raw().quote(std::string(k_trial_copy_comment) + db::owner_tag())),
+               "remedy trial: ANALYZE");
     db::Connection copy(db::with_client_defaults(m_info));
     for (const auto& t : tables) {
       std::string quoted;
@@ -163,6 +191,23 @@ std::vector<Remedy> run_trial(const config::Stage& stage, const std::vector<Tria
   arms.push_back({{"as is", {}, false, {}}, stage, ctx, nullptr, "", ""});
   for (const auto& v : variants) arms.push_back({v, stage, ctx, nullptr, "", ""});
 
+  // An infrastructure error (the server lost) stops the run; its message names the variant whose
+  // step it interrupted, so that the run's one error line says where the trial was.
+  auto in_arm = [&](const Arm& arm, const auto& step) {
+    try {
+      step();
+    } catch (const Error& e) {
+      if (e.code() != ExitCode::infrastructure) throw;
+      const std::string where = "stage " + stage.name;
+      std::string what = e.where() == where ? e.what() : e.message();
+      throw Error(e.code(), where,
+                  fmt::format("{}: {}",
+                              &arm == &arms.front() ? std::string("remedy trial, the stage as is")
+                                                    : fmt::format("remedy `{}`", arm.variant.name),
+                              what));
+    }
+  };
+
   std::unique_ptr<AnalyzedCopy> analyzed;
   const bool prepared = std::any_of(variants.begin(), variants.end(),
                                     [](const TrialVariant& v) { return v.prepared; });
@@ -176,23 +221,25 @@ std::vector<Remedy> run_trial(const config::Stage& stage, const std::vector<Tria
     arm.ctx.prepared = arm.variant.prepared;
     arm.ctx.label = fmt::format("{}try {}: ", ctx.label, arm.variant.name);
     if (!arm.variant.analyze.empty()) {
-      std::optional<double> before = plan_cost(stage, database);
-      try {
-        analyzed = std::make_unique<AnalyzedCopy>(database, arm.variant.analyze);
-      } catch (const Error& e) {
-        if (e.code() == ExitCode::interrupted || e.code() == ExitCode::infrastructure) throw;
-        // Another session on the database (an external server's), no CREATEDB right…: this
-        // variant is not measured, the others are.
-        std::string what = e.message();
-        arm.error = "could not copy the database to ANALYZE it: " + what.substr(0, what.find('\n'));
-        continue;
-      }
-      arm.ctx.database = analyzed->info();
-      std::optional<double> after = plan_cost(stage, analyzed->info());
-      if (before && after) {
-        arm.note = fmt::format("cost estimate {} → {}", format_value(std::round(*before), "count"),
-                               format_value(std::round(*after), "count"));
-      }
+      in_arm(arm, [&] {
+        std::optional<double> before = plan_cost(stage, database);
+        try {
+          analyzed = std::make_unique<AnalyzedCopy>(database, arm.variant.analyze);
+        } catch (const Error& e) {
+          if (e.code() == ExitCode::interrupted || e.code() == ExitCode::infrastructure) throw;
+          // Another session on the database (an external server's), no CREATEDB right…: this
+          // variant is not measured, the others are.
+          std::string what = e.message();
+          arm.error = "could not copy the database to ANALYZE it: " + what.substr(0, what.find('\n'));
+          return;
+        }
+        arm.ctx.database = analyzed->info();
+        std::optional<double> after = plan_cost(stage, analyzed->info());
+        if (before && after) {
+          arm.note = fmt::format("cost estimate {} → {}", format_value(std::round(*before), "count"),
+                                 format_value(std::round(*after), "count"));
+        }
+      });
     }
   }
   for (auto& arm : arms) arm.measurer = std::make_unique<StageMeasurer>(arm.stage, arm.ctx);
@@ -200,7 +247,7 @@ std::vector<Remedy> run_trial(const config::Stage& stage, const std::vector<Tria
   int runs = 0;
   for (std::size_t i : trial_order(arms.size(), stage.try_runs)) {
     if (!arms[i].error.empty() || arms[i].measurer->done()) continue;
-    arms[i].measurer->run_once();
+    in_arm(arms[i], [&] { arms[i].measurer->run_once(); });
     ++runs;
   }
 
@@ -210,7 +257,7 @@ std::vector<Remedy> run_trial(const config::Stage& stage, const std::vector<Tria
     Arm& arm = arms[i];
     StageResult r;
     if (arm.error.empty()) {
-      r = arm.measurer->finish();
+      in_arm(arm, [&] { r = arm.measurer->finish(); });
     } else {
       r.error = arm.error;
     }

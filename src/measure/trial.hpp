@@ -2,6 +2,7 @@
 
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "config/config.hpp"
@@ -9,6 +10,12 @@
 #include "results/results.hpp"
 
 namespace coldgate::measure {
+
+/// The comment on the database copy an ANALYZE variant measures in, before its owner's
+/// db::owner_tag(): a later trial on that server drops the copies whose owner is gone (the
+/// server was lost under the trial, or coldgate was SIGKILLed), never those of a running one.
+inline constexpr std::string_view k_trial_copy_comment =
+    "coldgate remedy trial copy, dropped when its trial ends; owner: ";
 
 /// One variant of a remedy trial besides "as is".
 struct TrialVariant {
