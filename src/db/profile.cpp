@@ -68,6 +68,14 @@ std::string prepare_profile(Connection& conn, bool create) {
   if (create) failure_of(conn, fmt::format("CREATE EXTENSION IF NOT EXISTS {}", k_extension));
   if (one(fmt::format("SELECT count(*) FROM pg_extension WHERE extname = '{}'", k_extension)) ==
       "0") {
+    // The library's own settings are listed once it is loaded (pg_settings leaves out the
+    // placeholders of a library that is not): then only the extension is missing.
+    if (one("SELECT count(*) FROM pg_settings WHERE name = 'pg_stat_statements.max'") != "0") {
+      return fmt::format("pg_stat_statements is loaded but not created in database {}: run "
+                         "CREATE EXTENSION pg_stat_statements there as a role that may (a "
+                         "superuser), or set database.profile: false",
+                         db);
+    }
     return fmt::format("pg_stat_statements is not installed in database {}: add it to the "
                        "server's shared_preload_libraries and run CREATE EXTENSION "
                        "pg_stat_statements there (or set database.profile: false)",
