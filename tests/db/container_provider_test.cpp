@@ -191,6 +191,28 @@ INSTANTIATE_TEST_SUITE_P(ContainerEngines, ContainerProviderTest,
                          ::testing::Values("podman", "docker"),
                          [](const auto& info) { return info.param; });
 
+// The config's own shared_preload_libraries kept beside pg_stat_statements, as for `local`
+// (podman only: the image's server, not the engine, loads them).
+TEST(ContainerProviderProfile, KeepsTheConfiguredLibrariesBesideTheProfiles) {
+  ASSERT_EQ(container_setup_problem("podman"), "");
+  config::Database database;
+  database.settings = {{"shared_preload_libraries", "auto_explain"}};
+  auto options = db::ContainerOptions::from(database);
+  auto test_options = container_options("podman");
+  options.engine = test_options.engine;
+  options.image = test_options.image;
+  options.dbname = test_options.dbname;
+  options.engine_env = test_options.engine_env;
+  db::ContainerProvider p(options);
+  p.start();
+  EXPECT_EQ(one(p.connection_info(), "SHOW shared_preload_libraries"),
+            "auto_explain,pg_stat_statements");
+  // auto_explain's own setting exists only when the library is loaded.
+  EXPECT_EQ(one(p.connection_info(), "SHOW auto_explain.log_min_duration"), "-1");
+  EXPECT_EQ(one(p.connection_info(), "SHOW compute_query_id"), "on");
+  p.stop();
+}
+
 // ---- exit paths (podman only: the engine does not matter here) --------------------------------
 
 TEST(ContainerProviderExit, ContainerExitingDuringStartShowsItsLog) {

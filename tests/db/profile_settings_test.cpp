@@ -1,0 +1,42 @@
+// db::with_profile_settings: what a server coldgate starts gets for the profile, around what the
+// user configured.
+#include <gtest/gtest.h>
+
+#include "db/profile.hpp"
+
+namespace coldgate::db {
+namespace {
+
+using Settings = std::map<std::string, std::string>;
+
+TEST(ProfileSettings, AddPgStatStatementsAfterTheUsersOwnLibraries) {
+  EXPECT_EQ(with_profile_settings({})["shared_preload_libraries"], "pg_stat_statements");
+  EXPECT_EQ(with_profile_settings({{"shared_preload_libraries", "auto_explain"}})
+                ["shared_preload_libraries"],
+            "auto_explain,pg_stat_statements");
+  // A list as postgresql.conf writes it (spaces, quotes) keeps its libraries, in their order.
+  EXPECT_EQ(with_profile_settings({{"shared_preload_libraries", " \"auto_explain\", pg_prewarm "}})
+                ["shared_preload_libraries"],
+            "auto_explain,pg_prewarm,pg_stat_statements");
+  // Named already: not twice, and where the user put it.
+  EXPECT_EQ(with_profile_settings({{"shared_preload_libraries", "pg_stat_statements,auto_explain"}})
+                ["shared_preload_libraries"],
+            "pg_stat_statements,auto_explain");
+}
+
+TEST(ProfileSettings, TheUsersValuesWin) {
+  Settings s = with_profile_settings({{"compute_query_id", "auto"},
+                                      {"pg_stat_statements.max", "500"},
+                                      {"track_io_timing", "off"}});
+  EXPECT_EQ(s["compute_query_id"], "auto");
+  EXPECT_EQ(s["pg_stat_statements.max"], "500");
+  EXPECT_EQ(s["track_io_timing"], "off");
+  EXPECT_EQ(s["pg_stat_statements.track_planning"], "on");
+  Settings defaults = with_profile_settings({});
+  EXPECT_EQ(defaults["compute_query_id"], "on");
+  EXPECT_EQ(defaults["pg_stat_statements.max"], std::to_string(k_profile_max_statements));
+  EXPECT_EQ(defaults["track_io_timing"], "on");
+}
+
+}  // namespace
+}  // namespace coldgate::db
