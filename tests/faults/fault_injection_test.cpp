@@ -24,8 +24,6 @@
 #include <sstream>
 #include <thread>
 
-#include <nlohmann/json.hpp>
-
 #include "results/json.hpp"
 #include "support/faults.hpp"
 #include "support/support.hpp"
@@ -88,35 +86,13 @@ struct FaultTest : ::testing::Test {
   // an unfinished atomic write is left.
   void expect_no_partial_files(bool tmp_allowed, const std::string& why) {
     SCOPED_TRACE(why);
-    for (const char* top : {"coldgate-out", "snapshots"}) {
-      std::error_code ec;
-      for (const auto& e : fs::recursive_directory_iterator(dir / top, ec)) {
-        if (!e.is_regular_file()) continue;
-        std::string name = e.path().filename().string();
-        if (name.find(".tmp-") != std::string::npos) {
-          EXPECT_TRUE(tmp_allowed) << "temp file left: " << e.path();
-          continue;
-        }
-        std::string text = read_all(e.path());
-        if (name == "results.json") {
-          EXPECT_NO_THROW(results::from_json(text, e.path().string())) << e.path();
-        } else if (e.path().extension() == ".json") {
-          EXPECT_TRUE(nlohmann::json::accept(text)) << "not whole JSON: " << e.path();
-        }
-      }
-    }
+    expect_whole_files(dir / "coldgate-out", tmp_allowed);
+    expect_whole_files(dir / "snapshots", tmp_allowed);
     EXPECT_EQ(slurp(dir / "snapshots/last.json"), k_committed);
   }
 
   // Nothing of the run is left: no process, no temp folder.
-  void expect_nothing_left(const std::string& why) {
-    SCOPED_TRACE(why);
-    EXPECT_EQ(list(processes_under(dir.path())), " none") << "processes left";
-    std::vector<std::string> left;
-    std::error_code ec;
-    for (const auto& e : fs::directory_iterator(tmp, ec)) left.push_back(e.path().string());
-    EXPECT_EQ(list(left), " none") << "temp folders left";
-  }
+  void expect_nothing_left(const std::string& why) { testing::expect_nothing_left(dir.path(), tmp, why); }
 
   TempDir dir;
   fs::path tmp = dir / "tmp";

@@ -19,8 +19,6 @@
 #include <random>
 #include <thread>
 
-#include <nlohmann/json.hpp>
-
 #include "db/cluster_registry.hpp"
 #include "db/connection.hpp"
 #include "db/local_provider.hpp"
@@ -128,21 +126,9 @@ struct HostileServer : ::testing::Test {
 
   // No process of coldgate's, no temp folder; every file under coldgate-out/ whole.
   void expect_nothing_left(const std::string& why) {
+    testing::expect_nothing_left(dir.path(), tmp, why);
     SCOPED_TRACE(why);
-    EXPECT_EQ(list(processes_under(dir.path())), " none") << "processes left";
-    std::vector<std::string> left;
-    std::error_code ec;
-    for (const auto& e : fs::directory_iterator(tmp, ec)) left.push_back(e.path().string());
-    EXPECT_EQ(list(left), " none") << "temp folders left";
-    for (const auto& e : fs::recursive_directory_iterator(dir / "coldgate-out", ec)) {
-      std::string name = e.path().filename().string();
-      EXPECT_EQ(name.find(".tmp-"), std::string::npos) << "temp file left: " << e.path();
-      if (name == "results.json") {
-        EXPECT_NO_THROW(results::from_json(read_all(e.path()), e.path().string()));
-      } else if (e.path().extension() == ".json") {
-        EXPECT_TRUE(nlohmann::json::accept(read_all(e.path()))) << e.path();
-      }
-    }
+    expect_whole_files(dir / "coldgate-out");
   }
 
   // `run`, `run --try`, `explain` and `explain --try` on the server at `url` end as they do with

@@ -1,6 +1,7 @@
 #include "support/faults.hpp"
 
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <pwd.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -10,6 +11,10 @@
 #include <cerrno>
 #include <sstream>
 #include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "results/json.hpp"
 
 namespace coldgate::testing {
 
@@ -163,6 +168,33 @@ std::string stop_server_immediately(pid_t postmaster) {
            stopped.status.describe() + " " + stopped.err;
   }
   return "";
+}
+
+void expect_nothing_left(const fs::path& project, const fs::path& tmp, const std::string& why) {
+  SCOPED_TRACE(why);
+  EXPECT_EQ(list(processes_under(project)), " none") << "processes left";
+  std::vector<std::string> left;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(tmp, ec)) left.push_back(e.path().string());
+  EXPECT_EQ(list(left), " none") << "temp folders left";
+}
+
+void expect_whole_files(const fs::path& dir, bool tmp_allowed) {
+  std::error_code ec;
+  for (const auto& e : fs::recursive_directory_iterator(dir, ec)) {
+    if (!e.is_regular_file()) continue;
+    std::string name = e.path().filename().string();
+    if (name.find(".tmp-") != std::string::npos) {
+      EXPECT_TRUE(tmp_allowed) << "temp file left: " << e.path();
+      continue;
+    }
+    std::string text = read_all(e.path());
+    if (name == "results.json") {
+      EXPECT_NO_THROW(results::from_json(text, e.path().string())) << e.path();
+    } else if (e.path().extension() == ".json") {
+      EXPECT_TRUE(nlohmann::json::accept(text)) << "not whole JSON: " << e.path();
+    }
+  }
 }
 
 bool Running::said(const std::string& text) const {

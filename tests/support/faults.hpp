@@ -71,6 +71,17 @@ const char* sig_name(int sig);
 /// pg_ctl's last poll, and pg_ctl then exits 1 with "directory … does not exist".
 std::string stop_server_immediately(pid_t postmaster);
 
+/// What every fault test asserts once coldgate ended: no process under `project`
+/// (processes_under) and nothing in `tmp`, the private TMPDIR it ran with (its temp and cluster
+/// folders). Failures name `why`.
+void expect_nothing_left(const std::filesystem::path& project, const std::filesystem::path& tmp,
+                         const std::string& why);
+
+/// Fails the current test for each file under `dir` (recursively) that is not whole:
+/// results.json that does not read as results, another .json that does not parse, and unless
+/// `tmp_allowed` a `*.tmp-XXXXXX` of an unfinished atomic write.
+void expect_whole_files(const std::filesystem::path& dir, bool tmp_allowed = false);
+
 /// A coldgate started in the background; stdout and stderr go to files the test reads while it
 /// runs.
 struct Running {
