@@ -71,38 +71,47 @@ class AnalyzedCopy {
                            admin.raw().quote_name(source.dbname)),
                "remedy trial: ANALYZE");
     m_created = true;
-    admin.exec(fmt::format("COMMENT ON DATABASE {} IS {}", name,
-                           admin.raw().quote(std::string(k_trial_copy_comment) + db::owner_tag())),
-               "remedy trial: ANALYZE");
-    db::Connection copy(db::with_client_defaults(m_info));
-    for (const auto& t : tables) {
-      std::string quoted;
-      for (std::size_t start = 0;;) {  // schema.name, each part quoted
-        std::size_t dot = t.find('.', start);
-        quoted += (quoted.empty() ? "" : ".") +
-                  copy.raw().quote_name(t.substr(start, dot == std::string::npos ? dot : dot - start));
-        if (dot == std::string::npos) break;
-        start = dot + 1;
+    // A constructor that throws runs no destructor: the copy made so far is dropped here.
+    try {
+      admin.exec(fmt::format("COMMENT ON DATABASE {} IS {}", name,
+                             admin.raw().quote(std::string(k_trial_copy_comment) + db::owner_tag())),
+                 "remedy trial: ANALYZE");
+      db::Connection copy(db::with_client_defaults(m_info));
+      for (const auto& t : tables) {
+        std::string quoted;
+        for (std::size_t start = 0;;) {  // schema.name, each part quoted
+          std::size_t dot = t.find('.', start);
+          quoted += (quoted.empty() ? "" : ".") +
+                    copy.raw().quote_name(t.substr(start, dot == std::string::npos ? dot : dot - start));
+          if (dot == std::string::npos) break;
+          start = dot + 1;
+        }
+        copy.exec("ANALYZE " + quoted, "remedy trial: ANALYZE");
       }
-      copy.exec("ANALYZE " + quoted, "remedy trial: ANALYZE");
+    } catch (...) {
+      drop();
+      throw;
     }
   }
-  ~AnalyzedCopy() {
+  ~AnalyzedCopy() { drop(); }
+  AnalyzedCopy(const AnalyzedCopy&) = delete;
+  AnalyzedCopy& operator=(const AnalyzedCopy&) = delete;
+  const db::ConnectionInfo& info() const { return m_info; }
+
+ private:
+  void drop() noexcept {
     if (!m_created) return;
+    m_created = false;
     try {
       db::Connection admin(db::with_client_defaults(m_admin));
       admin.exec("DROP DATABASE IF EXISTS " + admin.raw().quote_name(m_info.dbname) +
                      " WITH (FORCE)",
                  "remedy trial");
     } catch (const std::exception&) {
-      // The server is gone (it goes with the run) or refuses: nothing more to do here.
+      // The server is gone (the next trial there drops the copy) or refuses: nothing more here.
     }
   }
-  AnalyzedCopy(const AnalyzedCopy&) = delete;
-  AnalyzedCopy& operator=(const AnalyzedCopy&) = delete;
-  const db::ConnectionInfo& info() const { return m_info; }
 
- private:
   db::ConnectionInfo m_admin;
   db::ConnectionInfo m_info;
   bool m_created = false;

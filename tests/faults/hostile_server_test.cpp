@@ -448,5 +448,29 @@ TEST_F(HostileServer, ExternalServerStoppedDuringTheAnalyzeTrialLeavesNoCopyAfte
   expect_nothing_left("after the next trial");
 }
 
+TEST_F(HostileServer, AnAnalyzeThatFailsInTheCopyLeavesNoCopy) {
+  other_server({});
+  superuser(k_schema);
+  // ANALYZE evaluates an expression index on its sample: this one fails in the trial's copy only.
+  superuser("CREATE FUNCTION picky(int) RETURNS int IMMUTABLE LANGUAGE plpgsql AS $$ BEGIN IF "
+            "strpos(current_database(), '_try_analyze_') > 0 THEN RAISE EXCEPTION 'not in a "
+            "copy'; END IF; RETURN $1; END $$; CREATE INDEX ON item (picky(id))");
+  url = url_for();
+  config("provider: external, url: '${TEST_DB_URL}', profile: false",
+         "  - name: pricey\n"
+         "    query: select count(*) from item where price > 3\n"
+         "    try_runs: 1\n");
+  Finished f = run({"run", "--try"});
+  ASSERT_EQ(f.code, 0) << f.err;
+  auto res = results();
+  ASSERT_EQ(res.remedies.size(), 2u);
+  EXPECT_EQ(res.remedies[1].remedy, "ANALYZE");
+  EXPECT_NE(res.remedies[1].error.find("not in a copy"), std::string::npos) << res.remedies[1].error;
+  EXPECT_EQ(superuser("SELECT count(*) FROM pg_database WHERE datname LIKE 'app\\_try\\_analyze\\_%'",
+                      "postgres"),
+            "0");
+  expect_nothing_left("after the trial");
+}
+
 }  // namespace
 }  // namespace coldgate
