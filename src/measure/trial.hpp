@@ -42,11 +42,14 @@ std::vector<std::size_t> trial_order(std::size_t variants, int runs);
 /// Measures `stage` as is and under each of `variants`, interleaved (trial_order), at most
 /// `stage.try_runs` cold runs each in the stage's cold mode, each run in a fresh process within
 /// the stage's timeout, profiled like the stage's runs; an ANALYZE variant runs in a copy of
-/// the stages' database (CREATE DATABASE … TEMPLATE), dropped afterwards on every exit path.
-/// Returns "as is" first, then the variants, each with its metrics, whether its snapshot
-/// candidate is byte-identical to as is (and the first differing path), and notes (cost
-/// estimates before and after ANALYZE; the trial's elapsed time on "as is"). A variant that
-/// fails keeps its error. Throws Error as run_stage() does (interrupt, lost server).
+/// the stages' database (CREATE DATABASE … TEMPLATE), dropped afterwards on every exit path
+/// with a server to drop it on (else by a later trial there: k_trial_copy_comment, which this
+/// trial's copy drops first). Returns "as is" first, then the variants, each with its metrics,
+/// whether its snapshot candidate is byte-identical to as is (and the first differing path),
+/// and notes (cost estimates before and after ANALYZE; the trial's elapsed time on "as is"). A
+/// variant that fails keeps its error. Throws Error as run_stage() does (interrupt; a lost
+/// server as Error(infrastructure) at "stage <name>" whose message begins with the variant it
+/// interrupted: "remedy `jit = off`: …", or "remedy trial, the stage as is: …").
 std::vector<results::Remedy> run_trial(const config::Stage& stage,
                                        const std::vector<TrialVariant>& variants,
                                        const RunContext& ctx);
