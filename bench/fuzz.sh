@@ -12,8 +12,9 @@
 #   bench/fuzz.sh --stop                    ends a running campaign after its current slice's
 #                                           libFuzzer is stopped (its inputs so far are kept)
 #   bench/fuzz.sh --totals                  cumulative executions per target (the ledger)
-#   bench/fuzz.sh --merge [TARGET...]       adds the kept corpus's inputs that reach new
-#                                           coverage to the checked-in seeds (libFuzzer -merge=1)
+#   bench/fuzz.sh --merge [TARGET...]       adds to the checked-in seeds a small set of the kept
+#                                           corpus's inputs that reach what the seeds do not
+#                                           (libFuzzer -set_cover_merge=1)
 #
 # Targets: canon config results explain history profile metrics (all by default).
 # Corpora are kept in bench/out/fuzz/corpus/<target>/ from pass to pass (seeded from
@@ -115,7 +116,7 @@ if [[ $action == merge ]]; then
   for t in "${targets[@]}"; do
     [[ -d $OUT/corpus/$t ]] || { echo "$t: no kept corpus"; continue; }
     before=$(ls tests/fuzz/corpus/$t | wc -l)
-    "build-fuzz/fuzz/fuzz_$t" -merge=1 -max_len=65536 -rss_limit_mb=2048 "tests/fuzz/corpus/$t" \
+    "build-fuzz/fuzz/fuzz_$t" -set_cover_merge=1 -max_len=65536 -rss_limit_mb=2048 "tests/fuzz/corpus/$t" \
       "$OUT/corpus/$t" >"$OUT/$t.merge.log" 2>&1
     echo "$t: seeds $before → $(ls tests/fuzz/corpus/$t | wc -l) ($(du -sh tests/fuzz/corpus/$t | cut -f1))"
   done
