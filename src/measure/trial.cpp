@@ -7,6 +7,7 @@
 #include <cmath>
 #include <memory>
 #include <optional>
+#include <random>
 
 #include <unistd.h>
 
@@ -18,6 +19,7 @@
 #include "util/error.hpp"
 #include "util/process.hpp"
 #include "util/secrets.hpp"
+#include "util/text.hpp"
 
 namespace coldgate::measure {
 using namespace coldgate::results;
@@ -52,6 +54,23 @@ void drop_stale_copies(db::Connection& admin) {
   }
 }
 
+// This trial's own copy name, "<source>_try_analyze_<pid>_<random>", within PostgreSQL's 63 bytes
+// (NAMEDATALEN − 1; a longer name is cut, so two runs' names could meet): the source name is
+// cut at a character boundary instead, and the random part keeps apart runs of one PID on
+// other machines that use the same server. CREATE DATABASE fails rather than reuse a name.
+std::string copy_name(const std::string& source) {
+  std::random_device device;
+  const std::string suffix = fmt::format("_try_analyze_{}_{:06x}", ::getpid(), device() & 0xFFFFFFu);
+  const std::size_t room = 63 - suffix.size();
+  std::size_t cut = 0;
+  while (cut < source.size()) {
+    std::size_t len = std::max<std::size_t>(1, util::utf8_sequence_length(source, cut));
+    if (cut + len > room) break;
+    cut += len;
+  }
+  return source.substr(0, cut) + suffix;
+}
+
 // A copy of the stages' database for the ANALYZE variant (CREATE DATABASE … TEMPLATE: the data
 // and its missing statistics as they are), ANALYZEd there; dropped on every exit path that has
 // a server to drop it on, else by the next trial on that server (drop_stale_copies).
@@ -61,12 +80,10 @@ class AnalyzedCopy {
       : m_admin(source) {
     m_admin.dbname = "postgres";
     m_info = source;
-    // This run's own name: concurrent runs on one server do not meet.
-    m_info.dbname = fmt::format("{}_try_analyze_{}", source.dbname, ::getpid());
+    m_info.dbname = copy_name(source.dbname);
     db::Connection admin(db::with_client_defaults(m_admin));
     drop_stale_copies(admin);
     const std::string name = admin.raw().quote_name(m_info.dbname);
-    admin.exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)", "remedy trial: ANALYZE");
     admin.exec(fmt::format("CREATE DATABASE {} TEMPLATE {}", name,
                            admin.raw().quote_name(source.dbname)),
                "remedy trial: ANALYZE");

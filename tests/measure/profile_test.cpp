@@ -345,5 +345,31 @@ TEST_F(ProfileTest, TheAnalyzeRemedyRunsInACopyWithTheEstimateBeforeAndAfter) {
   EXPECT_NE(analyze->note.find(" → "), std::string::npos) << analyze->note;
 }
 
+// PostgreSQL cuts a name to 63 bytes: a copy named "<63-byte name>_try_analyze_<pid>" would be
+// cut to the source's own name — the trial dropped the stages' database itself. The copy's name
+// now cuts the source name instead, and the stage after the trial still reads its database.
+TEST_F(ProfileTest, TheAnalyzeCopyOfADatabaseWithALongNameIsItsOwnDatabase) {
+  const std::string name(63, 'd');
+  config("  - name: pricey\n"
+         "    query: select json_agg(id order by id) from item where price > 30\n"
+         "    decode: json\n"
+         "    runs: 1\n"
+         "    try_runs: 1\n"
+         "  - name: after\n"
+         "    query: select count(*) from item\n"
+         "    runs: 1\n",
+         /*analyze=*/false, "{ provider: local, name: " + name + " }");
+  auto r = run({"--try"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  Results res = results();
+  const Remedy* analyze = nullptr;
+  for (const auto& m : res.remedies) {
+    if (m.remedy == "ANALYZE") analyze = &m;
+  }
+  ASSERT_NE(analyze, nullptr) << r.out;
+  EXPECT_EQ(analyze->error, "");
+  EXPECT_EQ(stage(res, "after").error, "");
+}
+
 }  // namespace
 }  // namespace coldgate::measure
