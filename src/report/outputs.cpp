@@ -79,13 +79,9 @@ void clear_outputs(const std::filesystem::path& out_dir, bool whole_run) noexcep
     }
     for (const auto& p : doomed) fs::remove(p, ec);
   };
-  // write_file_atomic's temp files are FILE.tmp-XXXXXX.
-  auto unfinished = [](const std::string& name) {
-    auto pos = name.rfind(".tmp-");
-    return pos != std::string::npos && name.size() == pos + 11;
-  };
-  for (const auto& dir : {out_dir, out_dir / "base", out_dir / "explain"}) {
-    remove_matching(dir, unfinished);
+  // What a killed run was writing (write_file_atomic's temp files), ab's result cache included.
+  for (const auto& dir : {out_dir, out_dir / "base", out_dir / "explain", out_dir / "cache"}) {
+    util::remove_abandoned_temp_files(dir);
   }
   remove_matching(out_dir / "explain",
                   [](const std::string& name) { return name.ends_with(".json"); });

@@ -28,9 +28,11 @@ void append_to_step_summary(const std::string& markdown);
 /// Removes from `out_dir` what `run` and `ab` write there, so that nothing an earlier run left
 /// (a plan of another base, a stale pr-number) passes for this run's output if this one stops
 /// early: results.json, base/results.json, report.md, report-full.md, junit.xml, pr-number,
-/// explain/*.json, ab/*-build.log and unfinished `*.tmp-XXXXXX` files; also the CI-mode
-/// snapshot candidates under snapshots/ when `whole_run` (a `--stage`/`--shard` run keeps the
-/// other stages' pending candidates). cache/ and anything else stay. Never throws.
+/// explain/*.json, ab/*-build.log and the `*.tmp-XXXXXX` files a killed writer left there, in
+/// base/, explain/ and cache/ (util::remove_abandoned_temp_files: one still being written stays);
+/// also the CI-mode snapshot candidates under snapshots/ when `whole_run` (a `--stage`/`--shard`
+/// run keeps the other stages' pending candidates). cache/'s entries and anything else stay.
+/// Never throws.
 void clear_outputs(const std::filesystem::path& out_dir, bool whole_run) noexcept;
 
 }  // namespace coldgate::report

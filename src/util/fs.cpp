@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <openssl/evp.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -12,6 +13,7 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <vector>
 
 #include <fmt/core.h>
 
@@ -24,22 +26,40 @@ namespace {
 
 std::string errno_text(int err) { return std::strerror(err); }
 
-// Closes the descriptor it owns; the temp file of write_file_atomic is removed unless committed.
+// The temp file of write_file_atomic, removed unless committed. It holds an exclusive flock(2)
+// from its creation until the destructor (after the rename), on a descriptor of its own that
+// outlives the close of the written one: a temp file nobody holds locked is one whose writer is
+// gone (remove_abandoned_temp_files), whatever its PID namespace or host.
 class TempFile {
  public:
   explicit TempFile(const std::filesystem::path& target) {
-    m_path = target.string() + ".tmp-XXXXXX";
-    m_fd = ::mkstemp(m_path.data());
-    if (m_fd < 0) {
-      throw Error(ExitCode::infrastructure, target.string(),
-                  fmt::format("cannot create temp file: {}", errno_text(errno)));
+    // A cleaner that locked and removed the name between mkostemp and our flock leaves us an
+    // unlinked file: try a fresh name.
+    for (int attempt = 0; attempt < 8; ++attempt) {
+      m_path = target.string() + ".tmp-XXXXXX";
+      m_fd = ::mkostemp(m_path.data(), O_CLOEXEC);
+      if (m_fd < 0) {
+        throw Error(ExitCode::infrastructure, target.string(),
+                    fmt::format("cannot create temp file: {}", errno_text(errno)));
+      }
+      m_lock_fd = ::fcntl(m_fd, F_DUPFD_CLOEXEC, 0);
+      while (m_lock_fd >= 0 && ::flock(m_lock_fd, LOCK_EX) != 0 && errno == EINTR) {
+      }
+      struct stat st {};
+      if (m_lock_fd < 0 || ::fstat(m_fd, &st) != 0 || st.st_nlink > 0) return;
+      ::close(m_lock_fd);
+      ::close(m_fd);
+      m_lock_fd = m_fd = -1;
     }
+    throw Error(ExitCode::infrastructure, target.string(),
+                "cannot create temp file: each one was removed under us");
   }
   TempFile(const TempFile&) = delete;
   TempFile& operator=(const TempFile&) = delete;
   ~TempFile() {
     if (m_fd >= 0) ::close(m_fd);
     if (!m_committed) ::unlink(m_path.c_str());
+    if (m_lock_fd >= 0) ::close(m_lock_fd);  // the lock goes last: after the rename or unlink
   }
   int fd() const { return m_fd; }
   const std::string& path() const { return m_path; }
@@ -54,7 +74,8 @@ class TempFile {
 
  private:
   std::string m_path;
-  int m_fd = -1;  // -1 once closed
+  int m_fd = -1;       // -1 once closed
+  int m_lock_fd = -1;  // holds the flock (a dup of m_fd, open until the destructor)
   bool m_committed = false;
 };
 
@@ -190,6 +211,37 @@ bool create_file_atomic(const std::filesystem::path& path, std::string_view cont
   }
   fsync_dir(path.parent_path());
   return true;
+}
+
+bool is_temp_file_name(std::string_view name) {
+  auto pos = name.rfind(".tmp-");
+  return pos != std::string_view::npos && pos > 0 && name.size() == pos + 11;
+}
+
+int remove_abandoned_temp_files(const std::filesystem::path& dir) noexcept {
+  int removed = 0;
+  try {
+    std::error_code ec;
+    std::vector<std::filesystem::path> candidates;  // not while iterating: we remove entries
+    for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+      if (is_temp_file_name(e.path().filename().string())) candidates.push_back(e.path());
+    }
+    for (const auto& p : candidates) {
+      int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+      if (fd < 0) continue;  // gone meanwhile (renamed into place), or not a file of ours
+      struct stat held {}, named {};
+      // Locked: its writer still runs. Still the file of that name: not renamed meanwhile.
+      if (::flock(fd, LOCK_EX | LOCK_NB) == 0 && ::fstat(fd, &held) == 0 &&
+          S_ISREG(held.st_mode) && ::lstat(p.c_str(), &named) == 0 &&
+          held.st_dev == named.st_dev && held.st_ino == named.st_ino &&
+          ::unlink(p.c_str()) == 0) {
+        ++removed;
+      }
+      ::close(fd);
+    }
+  } catch (const std::exception&) {  // best effort: what is left is removed next time
+  }
+  return removed;
 }
 
 void rename_atomic(const std::filesystem::path& from, const std::filesystem::path& to) {

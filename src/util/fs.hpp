@@ -16,12 +16,12 @@ std::string read_file_prefix(const std::filesystem::path& path, std::size_t max_
 /// Reads all of standard input; throws Error(infrastructure) on a read error.
 std::string read_stdin();
 
-/// Writes `contents` to `path` atomically: a temp file in the same folder, fsync, then rename,
-/// so readers see the old file or the new one, never a partial one. The file gets `mode`
-/// (umask not applied); the temp file is 0600 from its creation (mkstemp), so a file holding a
-/// secret (mode 0600) is never readable by others, not even while it is written. Creates
-/// missing parent folders. Throws Error(infrastructure) with the path and errno text; the temp
-/// file is removed.
+/// Writes `contents` to `path` atomically: a temp file in the same folder (`<path>.tmp-XXXXXX`,
+/// flock(2)ed by the writer until it is renamed), fsync, then rename, so readers see the old file
+/// or the new one, never a partial one. The file gets `mode` (umask not applied); the temp file
+/// is 0600 from its creation (mkstemp), so a file holding a secret (mode 0600) is never readable
+/// by others, not even while it is written. Creates missing parent folders. Throws
+/// Error(infrastructure) with the path and errno text; the temp file is removed.
 void write_file_atomic(const std::filesystem::path& path, std::string_view contents,
                        unsigned mode = 0644);
 
@@ -29,6 +29,15 @@ void write_file_atomic(const std::filesystem::path& path, std::string_view conte
 /// yet (the whole file appears under its name by link(2), or nothing does): false, and nothing
 /// written, when it exists. Throws Error(infrastructure) with the path and errno text.
 bool create_file_atomic(const std::filesystem::path& path, std::string_view contents);
+
+/// True for the name of a temp file of write_file_atomic() or create_file_atomic():
+/// `<name>.tmp-XXXXXX`.
+bool is_temp_file_name(std::string_view name);
+
+/// Removes the temp files of write_file_atomic() in `dir` (not below) whose writer is gone: a
+/// SIGKILLed process leaves its temp file, and nobody holds its flock any more. A temp file that
+/// is still being written stays. Returns how many it removed; never throws.
+int remove_abandoned_temp_files(const std::filesystem::path& dir) noexcept;
 
 /// Renames `from` over `to` atomically (same file system) and fsyncs the folder;
 /// throws Error(infrastructure) naming both paths.
