@@ -1,9 +1,15 @@
 #include "ab/git.hpp"
 
 #include <fmt/core.h>
+#include <signal.h>
 
+#include <chrono>
 #include <cstdlib>
+#include <map>
+#include <sstream>
+#include <thread>
 
+#include "db/cluster_registry.hpp"
 #include "util/error.hpp"
 #include "util/process.hpp"
 
@@ -168,19 +174,111 @@ void resolve_base(Commits& c, const BaseRequest& request) {
 }  // namespace
 
 void remove_worktree(const fs::path& repo, const fs::path& path) noexcept {
+  quiet_git(repo, {"worktree", "unlock", path.string()});  // coldgate's own are locked
   quiet_git(repo, {"worktree", "remove", "--force", path.string()});
   std::error_code ec;
   fs::remove_all(path, ec);
   quiet_git(repo, {"worktree", "prune"});
 }
 
+namespace {
+
+constexpr std::string_view k_owner_reason = "coldgate: ";
+
+// The lock reason of the worktrees we add: who owns them, as db::mark_owner says it.
+std::string owner_reason() {
+  pid_t self = ::getpid();
+  return fmt::format("{}owner_pid={} owner_start={} pid_ns={}", k_owner_reason, self,
+                     db::process_start_time(self), db::pid_namespace());
+}
+
+// True when `reason` is an owner_reason() of a process that no longer runs, in our PID
+// namespace (a PID of another one means nothing here).
+bool owner_gone(std::string_view reason) {
+  if (!reason.starts_with(k_owner_reason)) return false;
+  std::map<std::string, std::string> kv;
+  std::istringstream words{std::string(reason.substr(k_owner_reason.size()))};
+  for (std::string word; words >> word;) {
+    auto eq = word.find('=');
+    if (eq != std::string::npos) kv[word.substr(0, eq)] = word.substr(eq + 1);
+  }
+  const auto pid = static_cast<pid_t>(std::atol(kv["owner_pid"].c_str()));
+  if (pid <= 0 || kv["pid_ns"] != db::pid_namespace()) return false;
+  return db::process_start_time(pid) != std::atoll(kv["owner_start"].c_str());
+}
+
+// The folder a process works in, from /proc/<pid>/cwd ("" when it cannot be read); the kernel
+// appends " (deleted)" to one that was removed.
+fs::path cwd_of(pid_t pid) {
+  std::error_code ec;
+  std::string cwd = fs::read_symlink(fmt::format("/proc/{}/cwd", pid), ec).string();
+  constexpr std::string_view deleted = " (deleted)";
+  if (cwd.ends_with(deleted)) cwd.resize(cwd.size() - deleted.size());
+  return ec ? fs::path() : fs::path(cwd);
+}
+
+bool inside(const fs::path& p, const fs::path& dir) {
+  const std::string s = p.string(), d = dir.string();
+  return !d.empty() && (s == d || s.starts_with(d + "/"));
+}
+
+// SIGKILLs every process (of our PID namespace, not us) whose working folder lies in `dir`: the
+// build and stage commands of a killed run, which outlive it in process groups of their own.
+// Waits (≤ 5 s) until they are gone, so that removing the folder is the end of them.
+void kill_processes_in(const fs::path& dir) {
+  std::vector<pid_t> doomed;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator("/proc", ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    const auto pid = static_cast<pid_t>(std::atol(name.c_str()));
+    if (pid == ::getpid() || !inside(cwd_of(pid), dir)) continue;
+    if (::kill(pid, SIGKILL) == 0) doomed.push_back(pid);
+  }
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  for (pid_t pid : doomed) {
+    while (db::process_start_time(pid) >= 0 && std::chrono::steady_clock::now() < until) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  }
+}
+
+}  // namespace
+
+int remove_stale_worktrees(const fs::path& repo) noexcept {
+  int removed = 0;
+  try {
+    util::SpawnOptions o;
+    o.argv = {"git", "worktree", "list", "--porcelain"};
+    o.cwd = repo;
+    o.finish_when_interrupted = true;
+    auto listed = util::run(o, std::chrono::seconds(60));
+    if (!listed.status.ok()) return 0;
+    // Blocks of "worktree <path>", "HEAD <sha>", "detached", "locked <reason>", …
+    std::istringstream lines(listed.out);
+    fs::path path;
+    for (std::string line; std::getline(lines, line);) {
+      if (line.starts_with("worktree ")) path = line.substr(9);
+      if (!line.starts_with("locked ") || path.empty() || !owner_gone(line.substr(7))) continue;
+      kill_processes_in(path);
+      remove_worktree(repo, path);
+      ++removed;
+    }
+  } catch (...) {  // best effort: the next run tries again
+  }
+  return removed;
+}
+
 Worktree::Worktree(const fs::path& repo, const fs::path& path, const std::string& commit)
     : m_repo(repo), m_path(path) {
-  remove_worktree(repo, path);  // what a killed run left under the same name
+  remove_stale_worktrees(repo);  // a killed run's, wherever its --out was
+  remove_worktree(repo, path);   // what a killed run left under the same name
   std::error_code ec;
   fs::create_directories(path.parent_path(), ec);
   std::string err;
-  if (!git(repo, {"worktree", "add", "--detach", "--quiet", path.string(), commit}, &err)) {
+  if (!git(repo, {"worktree", "add", "--detach", "--quiet", "--lock", "--reason", owner_reason(),
+                  path.string(), commit},
+           &err)) {
     remove_worktree(repo, path);
     throw Error(ExitCode::infrastructure, path.string(),
                 fmt::format("git worktree add of {} failed: {}", commit.substr(0, 12), err));

@@ -43,12 +43,16 @@ struct Commits {
 /// with request.allow_missing_base that message goes to base_error instead.
 Commits resolve_commits(const std::filesystem::path& dir, const BaseRequest& request);
 
-/// A detached `git worktree` of one commit, removed (`git worktree remove --force`, then
-/// `git worktree prune`) by the destructor on every exit path, interrupts included.
+/// A detached `git worktree` of one commit, locked with its owner (`--lock --reason "coldgate:
+/// owner_pid=… owner_start=… pid_ns=…"`, so that remove_stale_worktrees() can tell when that
+/// run is gone and `git worktree prune` leaves it alone), removed (unlock, `git worktree remove
+/// --force`, then `git worktree prune`) by the destructor on every exit path, interrupts
+/// included.
 class Worktree {
  public:
   /// Adds a worktree of `commit` at `path` (absolute), removing first what a killed run left
-  /// there. Throws Error(infrastructure) with git's message.
+  /// there and every stale worktree of the repository (remove_stale_worktrees). Throws
+  /// Error(infrastructure) with git's message.
   Worktree(const std::filesystem::path& repo, const std::filesystem::path& path,
            const std::string& commit);
   ~Worktree();
@@ -62,8 +66,15 @@ class Worktree {
   std::filesystem::path m_path;  // "" once removed
 };
 
-/// Removes the worktree at `path` (registered or stale) and prunes git's worktree list; never
-/// throws.
+/// Removes the worktree at `path` (registered or stale, locked or not) and prunes git's worktree
+/// list; never throws.
 void remove_worktree(const std::filesystem::path& repo, const std::filesystem::path& path) noexcept;
+
+/// Removes each worktree of `repo` that a coldgate process which no longer runs left (a SIGKILLed
+/// `ab` or `stack`, whichever --out it had), told by its lock reason (`git worktree list
+/// --porcelain`): first SIGKILLs the processes still working inside it (its build and stage
+/// commands), then removes it. Worktrees of a live owner, of another PID namespace and those
+/// coldgate did not make stay. Returns how many it removed; never throws.
+int remove_stale_worktrees(const std::filesystem::path& repo) noexcept;
 
 }  // namespace coldgate::ab
