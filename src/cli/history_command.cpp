@@ -124,8 +124,11 @@ int run_history_record(const HistoryArgs& args) {
     throw usage_error("--push", fmt::format("{} is a folder store: only a git: store is pushed",
                                             spec.text));
   }
-  const std::string where =
-      history::write_file(spec, repo, history::file_name(record), history::to_json(record), options);
+  const std::string json = history::to_json(record);
+  // A SIGINT/SIGTERM while the record was made stops it here; once the write began, the record
+  // lands whole or not at all (git's own runs stop at a signal; a folder write is one rename).
+  util::throw_if_interrupted();
+  const std::string where = history::write_file(spec, repo, history::file_name(record), json, options);
   std::cout << fmt::format("recorded {} ({}, {} stages) in {}\n", record.commit.substr(0, 7),
                            record.branch, record.stages.size(), where);
   return 0;

@@ -4,12 +4,17 @@
 // (update-ref given the old value, or a push the remote takes only as a fast-forward).
 #include "history/store.hpp"
 
+#include <fcntl.h>
 #include <fmt/core.h>
 #include <poll.h>
+#include <sys/file.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <fstream>
 #include <initializer_list>
 #include <map>
@@ -19,6 +24,7 @@
 #include <sstream>
 #include <system_error>
 
+#include "db/cluster_registry.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 #include "util/process.hpp"
@@ -148,6 +154,7 @@ struct GitRun {
   bool ok = false;
   std::string out;  // stdout as git wrote it (blob contents are bytes: nothing is trimmed)
   std::string err;
+  int signal = 0;   // the signal that ended git, 0 when it exited
 };
 
 std::string trim_end(std::string s) {
@@ -162,6 +169,16 @@ std::string first_line(const std::string& text) {
   t.erase(0, start);
   auto nl = t.find('\n');
   return nl == std::string::npos ? t : t.substr(0, nl);
+}
+
+// A private temp folder marked with its owner, so that the next store operation removes what a
+// SIGKILLed one left (db::remove_stale_work_dirs).
+util::TempDir owned_temp() {
+  constexpr const char* prefix = "coldgate-history-";
+  util::TempDir tmp(prefix);
+  db::mark_owner(tmp.path());
+  db::remove_stale_work_dirs(util::temp_base(), prefix);
+  return tmp;
 }
 
 // The git runs of one store operation in one repository.
@@ -189,7 +206,7 @@ class Git {
     o.env.push_back("GIT_TERMINAL_PROMPT=0");
     o.max_capture_bytes = max_out;
     auto r = util::run(o, std::chrono::minutes(10));
-    return {r.status.ok(), std::move(r.out), std::move(r.err)};
+    return {r.status.ok(), std::move(r.out), std::move(r.err), r.status.signal};
   }
 
   // Like run(), but a failure is Error(infrastructure) naming `where` and git's first line.
@@ -218,6 +235,12 @@ class Git {
                                            "store instead (--store DIR)",
                                            util::display_path(m_repo), first_line(r.err)));
     }
+  }
+
+  // The repository's common git folder (where refs and their locks live), absolute.
+  fs::path common_dir(const std::string& where) const {
+    fs::path dir = trim_end(must(where, {"rev-parse", "--git-common-dir"}));
+    return dir.is_absolute() ? dir : (m_repo / dir).lexically_normal();
   }
 
   // The commit `ref` names, or nullopt when it does not exist.
@@ -283,7 +306,7 @@ std::map<std::string, std::string> read_blobs(const Git& git, const std::string&
                                               const std::set<std::string>& oids) {
   std::map<std::string, std::string> blobs;
   if (oids.empty()) return blobs;
-  util::TempDir tmp("coldgate-history-");
+  util::TempDir tmp = owned_temp();
   std::string list;
   for (const auto& oid : oids) list += oid + "\n";
   const fs::path input = tmp.path() / "objects";
@@ -393,7 +416,7 @@ constexpr std::string_view k_remote_moved = "the remote branch moved (another wr
 // What every attempt of one write shares: the file's blob and the commit message, in a
 // private temp folder removed on every exit path.
 struct Pending {
-  util::TempDir tmp{"coldgate-history-"};
+  util::TempDir tmp = owned_temp();
   std::string name;
   std::string blob;
   fs::path message_file;
@@ -462,8 +485,130 @@ std::string short_sha(const std::string& sha) {
   return sha.substr(0, 7);
 }
 
-std::string write_local(const Git& git, const StoreSpec& spec, const Pending& p,
-                        const WriteOptions& options) {
+// ---------------------------------------------------------------------------------------------
+// Ref locks that killed writers left
+//
+// git never removes a lock file it did not make: a git killed while it updates a ref leaves
+// `<ref>.lock`, and every later update of that ref fails until someone removes it. coldgate
+// removes one only when it provably belongs to a coldgate writer that is gone, and its git too:
+// - a write holds a shared flock(2) on <git common dir>/coldgate-history/writers from start to
+//   end, on a descriptor its git children inherit, so the lock is held while the writer or any
+//   git it started still runs (the orphaned git of a SIGKILLed writer, still finishing, too);
+// - before each git run that may lock a ref of the store, the writer leaves a claim naming those
+//   refs (claims/<pid>-<start>-<n>), removed once that git has exited by itself;
+// - a writer that gets the flock exclusively (so no other writer and no git of one runs) removes
+//   every claim and, where the ref a claim names has a `.lock`, that lock.
+// A lock no claim names (the user's own git, or one that is still running) is never touched.
+class Writers {
+ public:
+  // Takes the shared flock (created when missing) and sweeps what gone writers left.
+  Writers(const fs::path& common_dir, const std::string& where,
+          std::function<void(const std::string&)> note)
+      : m_common(common_dir), m_dir(common_dir / "coldgate-history"), m_note(std::move(note)) {
+    std::error_code ec;
+    fs::create_directories(m_dir / "claims", ec);
+    // No O_CLOEXEC: the git children inherit the descriptor, and with it the shared lock.
+    m_fd = ::open((m_dir / "writers").c_str(), O_RDWR | O_CREAT, 0644);
+    if (m_fd < 0 || !lock(LOCK_SH)) {
+      throw Error(ExitCode::infrastructure, where,
+                  fmt::format("cannot lock {}: {}", util::display_path(m_dir / "writers"),
+                              std::strerror(errno)));
+    }
+    sweep();
+  }
+  ~Writers() {
+    if (m_fd >= 0) ::close(m_fd);
+  }
+  Writers(const Writers&) = delete;
+  Writers& operator=(const Writers&) = delete;
+
+  // `git args` that may lock `refs`, with a claim on them for its lifetime; the claim stays when
+  // git did not exit by itself (killed, or we were interrupted: Error(interrupted) propagates).
+  GitRun run(const Git& git, const std::vector<std::string>& refs, std::vector<std::string> args) {
+    const fs::path claim =
+        m_dir / "claims" /
+        fmt::format("{}-{}-{}", ::getpid(), db::process_start_time(::getpid()), ++m_claims);
+    std::string text;
+    for (const auto& ref : refs) text += ref + "\n";
+    util::write_file_atomic(claim, text);
+    GitRun r = git.run(std::move(args));
+    std::error_code ec;
+    if (r.signal == 0) fs::remove(claim, ec);
+    return r;
+  }
+
+  // When no other writer (nor a git of one) runs: removes every claim and the ref locks they
+  // name, saying so through note. Returns true when a lock was removed.
+  bool sweep() {
+    if (!lock(LOCK_EX | LOCK_NB)) {
+      lock(LOCK_SH);  // a failed conversion may have dropped the shared lock: take it again
+      return false;
+    }
+    bool removed = false;
+    std::error_code ec;
+    util::remove_abandoned_temp_files(m_dir / "claims");
+    std::vector<fs::path> claims;
+    for (const auto& e : fs::directory_iterator(m_dir / "claims", ec)) {
+      if (!util::is_temp_file_name(e.path().filename().string())) claims.push_back(e.path());
+    }
+    for (const auto& claim : claims) {
+      std::ifstream in(claim);
+      for (std::string ref; std::getline(in, ref);) {
+        if (!ref.starts_with("refs/") || ref.find("..") != std::string::npos) continue;
+        const fs::path lock_file = m_common / (ref + ".lock");
+        if (fs::remove(lock_file, ec)) {
+          removed = true;
+          if (m_note) {
+            m_note(fmt::format("removed {}, left by the git of a coldgate history writer that "
+                               "was killed",
+                               util::display_path(lock_file)));
+          }
+        }
+      }
+      fs::remove(claim, ec);
+    }
+    lock(LOCK_SH);
+    return removed;
+  }
+
+ private:
+  bool lock(int how) {
+    for (;;) {
+      if (::flock(m_fd, how) == 0) return true;
+      if (errno != EINTR) return false;
+    }
+  }
+
+  fs::path m_common;
+  fs::path m_dir;
+  std::function<void(const std::string&)> m_note;
+  int m_fd = -1;
+  int m_claims = 0;
+};
+
+// A lost update that is a lock held (`<ref>.lock': File exists`), not a moved branch.
+bool locked(std::string_view err) {
+  return err.find(".lock': File exists") != std::string_view::npos;
+}
+
+// Why every attempt on `ref` lost, and what to do: a lock that stayed is named, with git's own
+// remedy, since a lock no claim of a gone writer names is not coldgate's to remove.
+std::string lost_every_time(int attempts, const std::string& name, const std::string& ref,
+                            const fs::path& common_dir, const std::string& last) {
+  if (locked(last)) {
+    const std::string lock_file = util::display_path(common_dir / (ref + ".lock"));
+    return fmt::format("{} attempts to add {} found {} locked ({} exists: another git is "
+                       "updating it, or a git that was killed left it); when no git runs in "
+                       "this repository, remove {} and run it again",
+                       attempts, name, ref, lock_file, lock_file);
+  }
+  return fmt::format("{} attempts to add {} to {} all lost the race to other writers (the "
+                     "branch moved each time; last: {}); run it again",
+                     attempts, name, ref, last);
+}
+
+std::string write_local(const Git& git, Writers& writers, const fs::path& common_dir,
+                        const StoreSpec& spec, const Pending& p, const WriteOptions& options) {
   const std::string label = store_label(spec);
   const std::string ref = "refs/heads/" + spec.branch;
   const int attempts = std::max(1, options.max_attempts);
@@ -472,22 +617,21 @@ std::string write_local(const Git& git, const StoreSpec& spec, const Pending& p,
     const auto tip = git.commit_of(ref);
     const std::string commit = make_commit(git, label, p, tip);
     // The old value makes it a compare-and-swap; "" means the ref must not exist yet.
-    auto r =
-        git.run({"update-ref", "-m", "coldgate history: " + p.name, ref, commit, tip.value_or("")});
+    auto r = writers.run(git, {ref}, {"update-ref", "-m", "coldgate history: " + p.name, ref,
+                                      commit, tip.value_or("")});
     if (r.ok) return fmt::format("{} at {}", label, short_sha(commit));
     if (!lost_local_race(r.err) && git.commit_of(ref) == tip) {
       throw Error(ExitCode::infrastructure, label,
                   fmt::format("git update-ref {} failed: {}", ref, first_line(r.err)));
     }
     last = first_line(r.err);
+    if (locked(r.err) && writers.sweep()) continue;  // a gone writer's lock: at once again
     if (attempt < attempts) {
       retry_after(options, attempt, attempts, "the branch moved while this record was made");
     }
   }
   throw Error(ExitCode::infrastructure, label,
-              fmt::format("{} attempts to add {} to {} all lost the race to other writers (the "
-                          "branch moved each time; last: {}); run it again",
-                          attempts, p.name, ref, last));
+              lost_every_time(attempts, p.name, ref, common_dir, last));
 }
 
 // What `git push --porcelain` says of our ref when it was refused: the summary of its line
@@ -520,18 +664,21 @@ std::string remote_said(const std::string& err) {
 // the remote already (another writer in this checkout pushed after us), by compare-and-swap,
 // re-read a few times when another writer moves it meanwhile. Best effort: the record is on the
 // remote whatever happens here, and the next fetch brings it.
-void advance_ref(const Git& git, const std::string& ref, const std::string& commit,
-                 const std::string& reflog) {
+void advance_ref(const Git& git, Writers& writers, const std::string& ref,
+                 const std::string& commit, const std::string& reflog) {
   for (int attempt = 1; attempt <= 4; ++attempt) {
     const auto current = git.commit_of(ref);
     if (current == commit) return;
     if (current && git.run({"merge-base", "--is-ancestor", commit, *current}).ok) return;
-    if (git.run({"update-ref", "-m", reflog, ref, commit, current.value_or("")}).ok) return;
+    if (writers.run(git, {ref}, {"update-ref", "-m", reflog, ref, commit, current.value_or("")})
+            .ok) {
+      return;
+    }
   }
 }
 
-std::string write_pushed(const Git& git, const StoreSpec& spec, const Pending& p,
-                         const WriteOptions& options) {
+std::string write_pushed(const Git& git, Writers& writers, const StoreSpec& spec,
+                         const Pending& p, const WriteOptions& options) {
   const std::string label = store_label(spec);
   const std::string local_ref = "refs/heads/" + spec.branch;
   const std::string tracking = fmt::format("refs/remotes/{}/{}", options.remote, spec.branch);
@@ -543,13 +690,16 @@ std::string write_pushed(const Git& git, const StoreSpec& spec, const Pending& p
   for (int attempt = 1; attempt <= attempts; ++attempt) {
     // The remote's tip is the parent; a remote without the branch yet starts it.
     std::optional<std::string> tip;
-    auto fetched = git.run({"fetch", "--quiet", "--no-tags", "--no-write-fetch-head",
-                            options.remote, "+" + local_ref + ":" + tracking});
+    auto fetched = writers.run(git, {tracking},
+                               {"fetch", "--quiet", "--no-tags", "--no-write-fetch-head",
+                                options.remote, "+" + local_ref + ":" + tracking});
     if (fetched.ok) {
       tip = git.commit_of(tracking);
     } else if (lost_local_race(fetched.err)) {
-      // Another writer in this checkout moved the remote-tracking ref during our fetch.
+      // Another writer in this checkout moved the remote-tracking ref during our fetch (or a
+      // gone one left its lock: then at once again).
       last = first_line(fetched.err);
+      if (locked(fetched.err) && writers.sweep()) continue;
       if (attempt < attempts) retry_after(options, attempt, attempts, k_remote_moved);
       continue;
     } else if (fetched.err.find("couldn't find remote ref") == std::string::npos) {
@@ -566,10 +716,11 @@ std::string write_pushed(const Git& git, const StoreSpec& spec, const Pending& p
     }
     const std::string commit = make_commit(git, label, p, tip, carry);
     // Never forced: the remote takes it only as a fast-forward of what it holds.
-    auto pushed = git.run({"push", "--porcelain", options.remote, commit + ":" + local_ref});
+    auto pushed = writers.run(git, {tracking},
+                              {"push", "--porcelain", options.remote, commit + ":" + local_ref});
     if (pushed.ok) {
-      advance_ref(git, tracking, commit, "coldgate history: pushed " + p.name);
-      advance_ref(git, local_ref, commit, "coldgate history: " + p.name);
+      advance_ref(git, writers, tracking, commit, "coldgate history: pushed " + p.name);
+      advance_ref(git, writers, local_ref, commit, "coldgate history: " + p.name);
       return fmt::format("{} at {} (pushed to {})", label, short_sha(commit), options.remote);
     }
     const std::string rejected = rejection(pushed.out);
@@ -633,6 +784,7 @@ std::string write_file(const StoreSpec& spec, const fs::path& repo, const std::s
   check_file_name(spec, name);
   if (spec.kind == StoreSpec::Kind::folder) {
     const fs::path path = spec.dir / name;
+    util::remove_abandoned_temp_files(spec.dir);  // what a killed writer left
     util::write_file_atomic(path, contents);
     return util::display_path(path);
   }
@@ -645,6 +797,8 @@ std::string write_file(const StoreSpec& spec, const fs::path& repo, const std::s
   Git git(repo);
   git.require_repository(label);
   git.default_identity();
+  const fs::path common_dir = git.common_dir(label);
+  Writers writers(common_dir, label, options.on_retry);
   Pending p;
   p.name = name;
   const fs::path blob_input = p.tmp.path() / "contents";
@@ -654,7 +808,8 @@ std::string write_file(const StoreSpec& spec, const fs::path& repo, const std::s
   util::write_file_atomic(p.message_file,
                           options.message.empty() ? "coldgate history: " + name : options.message,
                           0600);
-  return options.push ? write_pushed(git, spec, p, options) : write_local(git, spec, p, options);
+  return options.push ? write_pushed(git, writers, spec, p, options)
+                      : write_local(git, writers, common_dir, spec, p, options);
 }
 
 }  // namespace coldgate::history

@@ -37,7 +37,7 @@ struct WriteOptions {
   int max_attempts = 8;          // bounded retries of a lost race (CAS or non-fast-forward)
   std::string message;           // the git commit message ("record abc1234: subject")
   /// Told of each lost race before the next attempt ("the remote branch moved …; trying again
-  /// (2 of 8)"); may be empty.
+  /// (2 of 8)"), and of a ref lock removed that a killed writer's git left; may be empty.
   std::function<void(const std::string&)> on_retry;
 };
 
@@ -51,14 +51,17 @@ std::vector<StoredFile> read_files(const StoreSpec& spec, const std::filesystem:
                                    const std::string& remote,
                                    std::vector<std::string>& warnings);
 
-/// Adds or replaces `name` with `contents`: a folder store by temp file + rename; a git store
-/// by a new commit on BRANCH made with plumbing (no checkout touched, the index untouched)
-/// whose parent is the branch tip, landed with a compare-and-swap `update-ref` — or with
-/// options.push, fetched from and pushed to the remote, retrying on a non-fast-forward
-/// rejection after a fresh fetch, up to options.max_attempts. Returns where it landed ("git:
-/// coldgate-history at 1a2b3c4", "history/<name>"). Throws Error(infrastructure) naming the
-/// store and git's message when every attempt lost or git failed; never leaves a partial file
-/// or a half-made ref.
+/// Adds or replaces `name` with `contents`: a folder store by temp file + rename (first removing
+/// the temp files killed writers left there); a git store by a new commit on BRANCH made with
+/// plumbing (no checkout touched, the index untouched) whose parent is the branch tip, landed
+/// with a compare-and-swap `update-ref` — or with options.push, fetched from and pushed to the
+/// remote, retrying on a non-fast-forward rejection after a fresh fetch, up to
+/// options.max_attempts. A ref lock that the git of a killed coldgate writer left is removed
+/// when that is provable (a shared flock and claims under <git common dir>/coldgate-history/);
+/// any other lock is named in the error. Returns where it landed ("git: coldgate-history at
+/// 1a2b3c4", "history/<name>"). Throws Error(infrastructure) naming the store and git's message
+/// when every attempt lost or git failed, Error(interrupted); never leaves a partial file or a
+/// half-made ref.
 std::string write_file(const StoreSpec& spec, const std::filesystem::path& repo,
                        const std::string& name, const std::string& contents,
                        const WriteOptions& options);
