@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <sstream>
@@ -481,6 +482,25 @@ TEST(GitStore, EveryCompareAndSwapLostEndsInAnInfrastructureError) {
   EXPECT_EQ(testing::slurp(count), "2\n");
   EXPECT_EQ(tree_names(repo.path(), k_ref),
             (std::vector<std::string>{"a.json", "rival-1.json", "rival-2.json"}));
+}
+
+// A ref lock no killed coldgate writer claims (the user's own git, or one that is still running)
+// is not coldgate's to remove: the error names it and git's remedy, and it stays.
+TEST(GitStore, ALockNoGoneWriterClaimsIsNamedAndLeftAlone) {
+  Repo repo(1);
+  const auto spec = git_store();
+  write_file(spec, repo.path(), "a.json", "{}\n", {});
+  const std::string before = run_git(repo.path(), {"rev-parse", k_ref});
+  const fs::path lock = repo / (".git/" + k_ref + ".lock");
+  std::ofstream(lock) << before << "\n";
+  WriteOptions o;
+  o.max_attempts = 2;
+  const Error e = error_of([&] { write_file(spec, repo.path(), "b.json", "{}\n", o); });
+  EXPECT_EQ(e.code(), ExitCode::infrastructure);
+  EXPECT_TRUE(contains(e.what(), "found refs/heads/coldgate-history locked")) << e.what();
+  EXPECT_TRUE(contains(e.what(), "when no git runs in this repository, remove ")) << e.what();
+  EXPECT_TRUE(fs::exists(lock));
+  EXPECT_EQ(run_git(repo.path(), {"rev-parse", k_ref}), before);
 }
 
 // Two writers at once on one local branch: both land, whoever wins each race. Each lost race of

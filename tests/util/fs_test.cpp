@@ -1,8 +1,10 @@
 #include "util/fs.hpp"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/file.h>
 #include <sys/stat.h>
-
+#include <unistd.h>
 
 #include "support/support.hpp"
 #include "util/error.hpp"
@@ -60,6 +62,37 @@ TEST(WriteFileAtomic, TheModeIsTheOneAskedForWhateverTheUmask) {
   // Replacing a 0644 file with a secret leaves no reader of the secret behind.
   write_file_atomic(dir / "public", "password", 0600);
   EXPECT_EQ(mode_of(dir / "public"), 0600u);
+}
+
+// A temp file nobody holds locked is a killed writer's: removed. One whose writer holds its
+// flock, as write_file_atomic does from creation to rename, stays; so do other names.
+TEST(RemoveAbandonedTempFiles, RemovesOnlyTempFilesNoWriterHolds) {
+  TempDir dir;
+  dir.write("results.json.tmp-Ab12Cd", "{\"half");
+  auto written = dir.write("report.md.tmp-Xy34Zw", "# being written");
+  dir.write("results.json", "{}\n");
+  dir.write("notes.tmp-toolong", "x");
+  dir.write("sub/cache.json.tmp-Qq11Rr", "{");  // not below the folder
+  int fd = ::open(written.c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::flock(fd, LOCK_EX), 0);
+  EXPECT_EQ(remove_abandoned_temp_files(dir.path()), 1);
+  EXPECT_FALSE(std::filesystem::exists(dir / "results.json.tmp-Ab12Cd"));
+  EXPECT_TRUE(std::filesystem::exists(written));
+  EXPECT_TRUE(std::filesystem::exists(dir / "results.json"));
+  EXPECT_TRUE(std::filesystem::exists(dir / "notes.tmp-toolong"));
+  EXPECT_TRUE(std::filesystem::exists(dir / "sub/cache.json.tmp-Qq11Rr"));
+  ::close(fd);  // the writer is gone
+  EXPECT_EQ(remove_abandoned_temp_files(dir.path()), 1);
+  EXPECT_FALSE(std::filesystem::exists(written));
+  EXPECT_EQ(remove_abandoned_temp_files(dir / "missing"), 0);
+}
+
+TEST(IsTempFileName, TheNamesOfWriteFileAtomic) {
+  EXPECT_TRUE(is_temp_file_name("results.json.tmp-Ab12Cd"));
+  EXPECT_FALSE(is_temp_file_name(".tmp-Ab12Cd"));
+  EXPECT_FALSE(is_temp_file_name("results.json.tmp-Ab12C"));
+  EXPECT_FALSE(is_temp_file_name("results.json"));
 }
 
 TEST(ReadFile, MissingFileNamesThePath) {
