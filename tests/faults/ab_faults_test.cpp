@@ -174,28 +174,28 @@ void deliver(AbFaultTest& t, Phase phase, int sig, int delivery, int seed, std::
   t.expect_nothing_left({"coldgate-out"}, "right after the interrupted ab");
 }
 
-// Two deliveries per phase and signal; after a SIGKILL, the first next ab uses the same --out,
-// the second another one.
-void deliver_twice(AbFaultTest& t, Phase phase, int sig, int seed) {
+// `deliveries` per phase and signal; after a SIGKILL, the first next ab uses the same --out, the
+// second another one.
+void deliver_n(AbFaultTest& t, Phase phase, int sig, int deliveries, int seed) {
   std::mt19937 rng(static_cast<std::mt19937::result_type>(seed));
-  for (int i = 0; i < 2 && !::testing::Test::HasFatalFailure(); ++i) {
+  for (int i = 0; i < deliveries && !::testing::Test::HasFatalFailure(); ++i) {
     deliver(t, phase, sig, i, seed, rng, i == 0 ? "coldgate-out" : "other-out");
   }
 }
 
-// 12 cases × 2 deliveries = 24 signals.
-TEST_F(AbFaultTest, SigintWhileBuildingHead) { deliver_twice(*this, Phase::build_head, SIGINT, 2101); }
-TEST_F(AbFaultTest, SigtermWhileBuildingHead) { deliver_twice(*this, Phase::build_head, SIGTERM, 2102); }
-TEST_F(AbFaultTest, SigkillWhileBuildingHead) { deliver_twice(*this, Phase::build_head, SIGKILL, 2103); }
-TEST_F(AbFaultTest, SigintWhileBuildingBase) { deliver_twice(*this, Phase::build_base, SIGINT, 2201); }
-TEST_F(AbFaultTest, SigtermWhileBuildingBase) { deliver_twice(*this, Phase::build_base, SIGTERM, 2202); }
-TEST_F(AbFaultTest, SigkillWhileBuildingBase) { deliver_twice(*this, Phase::build_base, SIGKILL, 2203); }
-TEST_F(AbFaultTest, SigintWhileMeasuringBase) { deliver_twice(*this, Phase::measure_base, SIGINT, 2301); }
-TEST_F(AbFaultTest, SigtermWhileMeasuringBase) { deliver_twice(*this, Phase::measure_base, SIGTERM, 2302); }
-TEST_F(AbFaultTest, SigkillWhileMeasuringBase) { deliver_twice(*this, Phase::measure_base, SIGKILL, 2303); }
-TEST_F(AbFaultTest, SigintWhileMeasuringHead) { deliver_twice(*this, Phase::measure_head, SIGINT, 2401); }
-TEST_F(AbFaultTest, SigtermWhileMeasuringHead) { deliver_twice(*this, Phase::measure_head, SIGTERM, 2402); }
-TEST_F(AbFaultTest, SigkillWhileMeasuringHead) { deliver_twice(*this, Phase::measure_head, SIGKILL, 2403); }
+// 12 cases, 20 signals.
+TEST_F(AbFaultTest, SigintWhileBuildingHead) { deliver_n(*this, Phase::build_head, SIGINT, 2, 2101); }
+TEST_F(AbFaultTest, SigtermWhileBuildingHead) { deliver_n(*this, Phase::build_head, SIGTERM, 2, 2102); }
+TEST_F(AbFaultTest, SigkillWhileBuildingHead) { deliver_n(*this, Phase::build_head, SIGKILL, 2, 2103); }
+TEST_F(AbFaultTest, SigintWhileBuildingBase) { deliver_n(*this, Phase::build_base, SIGINT, 1, 2201); }
+TEST_F(AbFaultTest, SigtermWhileBuildingBase) { deliver_n(*this, Phase::build_base, SIGTERM, 1, 2202); }
+TEST_F(AbFaultTest, SigkillWhileBuildingBase) { deliver_n(*this, Phase::build_base, SIGKILL, 2, 2203); }
+TEST_F(AbFaultTest, SigintWhileMeasuringBase) { deliver_n(*this, Phase::measure_base, SIGINT, 2, 2301); }
+TEST_F(AbFaultTest, SigtermWhileMeasuringBase) { deliver_n(*this, Phase::measure_base, SIGTERM, 2, 2302); }
+TEST_F(AbFaultTest, SigkillWhileMeasuringBase) { deliver_n(*this, Phase::measure_base, SIGKILL, 2, 2303); }
+TEST_F(AbFaultTest, SigintWhileMeasuringHead) { deliver_n(*this, Phase::measure_head, SIGINT, 1, 2401); }
+TEST_F(AbFaultTest, SigtermWhileMeasuringHead) { deliver_n(*this, Phase::measure_head, SIGTERM, 1, 2402); }
+TEST_F(AbFaultTest, SigkillWhileMeasuringHead) { deliver_n(*this, Phase::measure_head, SIGKILL, 2, 2403); }
 
 }  // namespace
 }  // namespace coldgate
