@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "history/history.hpp"
+#include "history/history_fixtures.hpp"
 #include "results/json.hpp"
 #include "support/faults.hpp"
 #include "support/support.hpp"
@@ -161,12 +162,7 @@ exec "@GIT@" "$@"
     for (const auto& sha : shas) write_results(sha, stages);
   }
   void write_results(const std::string& sha, int stages) {
-    results::Results r;
-    r.tool_version = "0.1.0";
-    r.config = "coldgate.yaml";
-    r.git.commit = sha;
-    r.git.branch = "main";
-    r.environment.provider = "local";
+    results::Results r = history::fixtures::results_of_main(sha);
     for (int s = 0; s < stages; ++s) {
       results::StageResult stage;
       stage.name = "stage-" + std::to_string(s);

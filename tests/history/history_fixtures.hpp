@@ -15,6 +15,17 @@ namespace coldgate::history::fixtures {
 /// Where commit_with_results() writes the results of `sha`, relative to the repository.
 inline std::string results_file(const std::string& sha) { return "out/results-" + sha + ".json"; }
 
+/// Results of a run of `sha` on main with no stages yet, as results_file() holds them.
+inline results::Results results_of_main(const std::string& sha) {
+  results::Results r;
+  r.tool_version = "0.1.0";
+  r.config = "coldgate.yaml";
+  r.git.commit = sha;
+  r.git.branch = "main";
+  r.environment.provider = "local";
+  return r;
+}
+
 /// A commit of its own in `repo` on its current branch (app.txt set to `subject`, message
 /// `subject`) and the results of a run of it on main in results_file(): one stage `stage` of
 /// 3 runs whose cold wall_ms samples are {wall_ms, wall_ms + 1, wall_ms + 2}. Returns its SHA.
@@ -24,12 +35,7 @@ inline std::string commit_with_results(const testing::TempDir& repo, const std::
   testing::run_git(repo.path(), {"add", "app.txt"});
   testing::run_git(repo.path(), {"commit", "-qm", subject});
   const std::string sha = testing::run_git(repo.path(), {"rev-parse", "HEAD"});
-  results::Results r;
-  r.tool_version = "0.1.0";
-  r.config = "coldgate.yaml";
-  r.git.commit = sha;
-  r.git.branch = "main";
-  r.environment.provider = "local";
+  results::Results r = results_of_main(sha);
   results::StageResult s;
   s.name = stage;
   s.runs = 3;
