@@ -85,29 +85,22 @@ struct AbFaultTest : ::testing::Test {
   }
 
   // What every delivery must leave, in `outs` (the --out folders used).
-  void expect_nothing_left(const std::vector<std::string>& outs, const std::string& why) {
+  void expect_clean(const std::vector<std::string>& outs, const std::string& why) {
     SCOPED_TRACE(why);
     // Backends of a stopped server may take a moment to go after their postmaster.
     wait_for([&] { return processes_under(dir.path()).empty(); }, 15s);
-    EXPECT_EQ(list(processes_under(dir.path())), " none") << "processes left";
-    std::vector<std::string> left;
-    std::error_code ec;
-    for (const auto& e : fs::directory_iterator(tmp, ec)) left.push_back(e.path().string());
-    EXPECT_EQ(list(left), " none") << "temp folders left";
+    testing::expect_nothing_left(dir.path(), tmp, why);
     std::string worktrees = run_git(repo, {"worktree", "list", "--porcelain"});
     EXPECT_EQ(worktrees.find("\nworktree "), std::string::npos) << worktrees;
     for (const auto& out : outs) {
       for (const char* side : {"head", "base"}) {
         EXPECT_FALSE(fs::exists(repo / out / "ab" / side)) << out << "/ab/" << side;
       }
-      for (const auto& e : fs::recursive_directory_iterator(repo / out, ec)) {
-        if (!e.is_regular_file()) continue;
-        const std::string file = e.path().filename().string();
-        EXPECT_EQ(file.find(".tmp-"), std::string::npos) << "temp file left: " << e.path();
-        if (e.path().parent_path().filename() == "cache") {
-          EXPECT_NO_THROW(results::from_json(read_all(e.path()), e.path().string()))
-              << "a cache entry that is not whole results: " << e.path();
-        }
+      expect_whole_files(repo / out);  // no temp file, every JSON whole
+      std::error_code ec;
+      for (const auto& e : fs::directory_iterator(repo / out / "cache", ec)) {
+        EXPECT_NO_THROW(results::from_json(read_all(e.path()), e.path().string()))
+            << "a cache entry that is not whole results: " << e.path();
       }
     }
     EXPECT_EQ(state(), checkout) << "the checkout changed";
@@ -164,14 +157,14 @@ void deliver(AbFaultTest& t, Phase phase, int sig, int delivery, int seed, std::
     Running next = t.start("", next_out);
     std::string next_err;
     EXPECT_EQ(next.finish(&next_err), 0) << next_err;
-    t.expect_nothing_left(outs, "after the next ab (--out " + next_out + ")");
+    t.expect_clean(outs, "after the next ab (--out " + next_out + ")");
     return;
   }
   EXPECT_EQ(code, 130) << err;
   EXPECT_NE(err.find(sig == SIGINT ? "interrupted by SIGINT" : "interrupted by SIGTERM"),
             std::string::npos)
       << err;
-  t.expect_nothing_left({"coldgate-out"}, "right after the interrupted ab");
+  t.expect_clean({"coldgate-out"}, "right after the interrupted ab");
 }
 
 // `deliveries` per phase and signal; after a SIGKILL, the first next ab uses the same --out, the

@@ -244,11 +244,9 @@ exec "@GIT@" "$@"
   void expect_clean(Store s, const std::set<std::string>& must, const std::set<std::string>& may,
                     const std::string& why) {
     SCOPED_TRACE(why);
-    EXPECT_EQ(list(processes_under(dir.path())), " none") << "processes left";
-    std::vector<std::string> left, locks, temps;
+    testing::expect_nothing_left(dir.path(), tmp, why);
+    std::vector<std::string> locks, temps;
     std::error_code ec;
-    for (const auto& e : fs::directory_iterator(tmp, ec)) left.push_back(e.path().string());
-    EXPECT_EQ(list(left), " none") << "temp folders left";
     for (const auto& git_dir : {repo / ".git", bare}) {
       for (const auto& e : fs::recursive_directory_iterator(git_dir, ec)) {
         if (e.path().extension() == ".lock") locks.push_back(e.path().string());
