@@ -56,6 +56,14 @@ struct ProfileTest : ::testing::Test {
     static StageResult none;
     return none;
   }
+  // The last remedy called `name` in the trial, or nullptr.
+  static const Remedy* remedy(const Results& r, const std::string& name) {
+    const Remedy* found = nullptr;
+    for (const auto& m : r.remedies) {
+      if (m.remedy == name) found = &m;
+    }
+    return found;
+  }
   static std::vector<const Diagnosis*> diagnoses(const Results& r, const std::string& stage) {
     std::vector<const Diagnosis*> out;
     for (const auto& d : r.diagnoses) {
@@ -333,10 +341,7 @@ TEST_F(ProfileTest, TheAnalyzeRemedyRunsInACopyWithTheEstimateBeforeAndAfter) {
   auto r = run({"--try"});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   Results res = results();
-  const Remedy* analyze = nullptr;
-  for (const auto& m : res.remedies) {
-    if (m.remedy == "ANALYZE") analyze = &m;
-  }
+  const Remedy* analyze = remedy(res, "ANALYZE");
   ASSERT_NE(analyze, nullptr) << r.out;
   EXPECT_EQ(analyze->error, "");
   ASSERT_TRUE(analyze->snapshot_identical);
@@ -362,10 +367,7 @@ TEST_F(ProfileTest, TheAnalyzeCopyOfADatabaseWithALongNameIsItsOwnDatabase) {
   auto r = run({"--try"});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   Results res = results();
-  const Remedy* analyze = nullptr;
-  for (const auto& m : res.remedies) {
-    if (m.remedy == "ANALYZE") analyze = &m;
-  }
+  const Remedy* analyze = remedy(res, "ANALYZE");
   ASSERT_NE(analyze, nullptr) << r.out;
   EXPECT_EQ(analyze->error, "");
   EXPECT_EQ(stage(res, "after").error, "");
