@@ -157,6 +157,7 @@ int run_db(const std::string& action, const std::string& config_path) {
   std::optional<UpState> killed;
   if (auto s = read_file_state(state_path); s && !running(*s)) killed = s;
   remove_stale_up_states(default_cache_dir());
+  db::remove_stale_cache_temp_files(default_cache_dir());
   if (action == "down" && killed) {
     stop_leftovers(config_path);
     std::cerr << fmt::format("coldgate: the `coldgate db up` of {} (pid {}) had ended without "

@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "db/template_cache.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 
@@ -194,6 +195,14 @@ bool owner_tag_gone(const std::string& tag) {
     return false;
   }
   return process_start_time(pid) != std::atoll(kv["start"].c_str());
+}
+
+int remove_stale_cache_temp_files(const fs::path& cache_dir) noexcept {
+  int removed = remove_abandoned_template_copies(cache_dir);
+  for (const char* sub : {"runs", "up", "server-journal"}) {
+    removed += util::remove_abandoned_temp_files(cache_dir / sub);
+  }
+  return removed;
 }
 
 void mark_owner(const fs::path& dir) {

@@ -44,6 +44,12 @@ int remove_stale_clusters(const std::filesystem::path& cache_dir);
 /// marked there is never judged here.
 std::string pid_namespace();
 
+/// Removes the temp files of writes a SIGKILL cut short in the cache's folders
+/// (util::remove_abandoned_temp_files): runs/, up/, server-journal/, and in templates/ also a
+/// template copy a killed run was putting into place (remove_abandoned_template_copies).
+/// Returns how many; never throws.
+int remove_stale_cache_temp_files(const std::filesystem::path& cache_dir) noexcept;
+
 /// Writes `<dir>/owner` (our PID and start time) so that remove_stale_work_dirs() can tell when
 /// the run that made `dir` is gone. Throws Error(infrastructure) when it cannot write it.
 void mark_owner(const std::filesystem::path& dir);

@@ -1,9 +1,13 @@
 // initdb once per (version, options), copy afterwards: initdb takes ~1 s, a copy ~50 ms.
 #include "db/template_cache.hpp"
 
+#include <fcntl.h>
 #include <fmt/core.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <vector>
 
 #include "db/cluster_registry.hpp"
 #include "util/error.hpp"
@@ -72,6 +76,32 @@ void run_initdb(const ServerBinaries& binaries, const std::optional<ServerAccoun
 std::vector<std::string> initdb_options() {
   return {"--username=postgres", "--auth-local=trust", "--auth-host=scram-sha-256",
           "--encoding=UTF8",     "--locale=C",         "--no-sync"};
+}
+
+int remove_abandoned_template_copies(const fs::path& cache_dir) noexcept {
+  const fs::path templates = cache_dir / "templates";
+  int removed = util::remove_abandoned_temp_files(templates);
+  try {
+    std::error_code ec;
+    std::vector<fs::path> copies;  // not while iterating: we remove entries
+    for (const auto& e : fs::directory_iterator(templates, ec)) {
+      const std::string name = e.path().filename().string();
+      if (name.find(".tmp-") != std::string::npos && e.is_directory(ec)) copies.push_back(e.path());
+    }
+    for (const auto& copy : copies) {
+      const std::string name = copy.filename().string();
+      const fs::path lock = templates / (name.substr(0, name.rfind(".tmp-")) + ".lock");
+      int fd = ::open(lock.c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd < 0) continue;  // no lock file: not a copy materialize_cluster() makes
+      if (::flock(fd, LOCK_EX | LOCK_NB) == 0) {  // its builder is gone: nobody builds it now
+        fs::remove_all(copy, ec);
+        if (!ec) ++removed;
+      }
+      ::close(fd);
+    }
+  } catch (const std::exception&) {  // best effort: what is left is removed next time
+  }
+  return removed;
 }
 
 std::string template_key(const ServerBinaries& binaries, const std::vector<std::string>& options) {

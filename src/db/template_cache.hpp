@@ -29,6 +29,12 @@ bool materialize_cluster(const ServerBinaries& binaries, const std::filesystem::
                          const std::filesystem::path& scratch_dir,
                          const std::filesystem::path& data_dir);
 
+/// Removes the `<cache>/templates/<key>.tmp-<pid>` copies that a run killed while it put a
+/// template into place left, with the temp files of writes cut short there
+/// (util::remove_abandoned_temp_files): a copy only while no one holds its `<key>.lock` (then no
+/// one is building that template). Returns how many it removed; never throws.
+int remove_abandoned_template_copies(const std::filesystem::path& cache_dir) noexcept;
+
 /// The cache key of (binaries, options): "pg<major>-<first 16 hex of sha256>".
 std::string template_key(const ServerBinaries& binaries, const std::vector<std::string>& options);
 

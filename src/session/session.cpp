@@ -15,6 +15,7 @@ Session::Session(const config::Database& database, const std::string& work_prefi
     : m_work(work_prefix), m_say(std::move(say)) {
   db::mark_owner(m_work.path());
   db::remove_stale_work_dirs(m_work.path().parent_path(), work_prefix);
+  db::remove_stale_cache_temp_files(db::default_cache_dir());
   m_provider = db::make_provider(database);
   m_environment = measure::host_environment();
   m_environment.provider = m_provider->name();

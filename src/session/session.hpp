@@ -25,8 +25,9 @@ class Session {
   /// Where progress lines go ("PostgreSQL 15.8 (local) ready in 1.2 s"), without "coldgate: ".
   using Say = std::function<void(const std::string&)>;
 
-  /// Creates and marks `$TMPDIR/<work_prefix>XXXXXX`, removes such folders whose owner is gone,
-  /// then starts the server. Throws Error(infrastructure) when the folder or the server cannot
+  /// Creates and marks `$TMPDIR/<work_prefix>XXXXXX`, removes such folders whose owner is gone
+  /// and the cache's temp files of killed writers (db::remove_stale_cache_temp_files), then
+  /// starts the server. Throws Error(infrastructure) when the folder or the server cannot
   /// be had, Error(interrupted).
   Session(const config::Database& database, const std::string& work_prefix, Say say);
   /// Stops the server (unless stop() did), then removes the work folder.
