@@ -27,6 +27,15 @@ namespace {
 
 std::string ms(double v) { return results::format_value(v, "ms"); }
 
+// Prints `text` whole, or nothing when a SIGINT/SIGTERM came first (while the server stopped,
+// while the text was made); one that comes while it is written still ends the command with
+// exit 130, as `run` does after its last write.
+void print_whole(const std::string& text) {
+  util::throw_if_interrupted();
+  std::cout << text << std::flush;
+  util::throw_if_interrupted();
+}
+
 // `explain STAGE --try`: one profiled cold run for the diagnoses, then the trial of their
 // remedies, printed as the report's table (or as JSON).
 int run_trial(const config::Config& cfg, const config::Stage& stage, const ExplainArgs& args) {
@@ -63,7 +72,7 @@ int run_trial(const config::Config& cfg, const config::Stage& stage, const Expla
   session.stop();
 
   if (args.json) {
-    std::cout << results::trial_to_json(stage.name, trial);
+    print_whole(results::trial_to_json(stage.name, trial));
     return 0;
   }
   std::string out = fmt::format("stage {}\n\nDiagnoses:\n", stage.name);
@@ -73,7 +82,7 @@ int run_trial(const config::Config& cfg, const config::Stage& stage, const Expla
   report::ReaderScope terminal(report::Reader::terminal);  // the report's table, for stdout
   out += trial.empty() ? "  none: no diagnosis suggests a remedy to measure\n"
                        : "\n" + report::remedies_table(trial, s.kind);
-  std::cout << out << std::flush;
+  print_whole(out);
   return 0;
 }
 
@@ -107,7 +116,7 @@ int run_explain(const ExplainArgs& args) {
   session.stop();
 
   if (args.json) {
-    std::cout << plan.json << '\n';
+    print_whole(plan.json + '\n');
     return 0;
   }
   const results::Explain& e = plan.explain;
@@ -160,7 +169,7 @@ int run_explain(const ExplainArgs& args) {
   out += "\nDiagnoses:\n";
   if (diagnoses.empty()) out += "  none\n";
   for (const auto& d : diagnoses) out += fmt::format("  - {}\n", d.message);
-  std::cout << out << std::flush;
+  print_whole(out);
   return 0;
 }
 

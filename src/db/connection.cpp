@@ -1,7 +1,14 @@
 #include "db/connection.hpp"
 
+#include <fcntl.h>
 #include <fmt/core.h>
 #include <libpq-fe.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "util/process.hpp"
 
 namespace coldgate::db {
 
@@ -122,6 +129,36 @@ std::pair<int, int> line_col(const std::string& text, int position) {
   return {line, col};
 }
 
+CancelOnInterrupt::CancelOnInterrupt(std::function<void()> cancel) {
+  const int interrupt = util::interrupt_fd();
+  if (interrupt < 0 || ::pipe2(m_stop, O_CLOEXEC) != 0) return;
+  m_thread = std::thread([this, interrupt, cancel = std::move(cancel)] {
+    pollfd fds[2] = {{interrupt, POLLIN, 0}, {m_stop[0], POLLIN, 0}};
+    while (::poll(fds, 2, -1) < 0 && errno == EINTR) {
+    }
+    if (fds[1].revents != 0 || (fds[0].revents & POLLIN) == 0) return;
+    try {
+      cancel();
+    } catch (const std::exception&) {
+      // The server did not take the cancel: the statement ends when it ends.
+    }
+  });
+}
+
+CancelOnInterrupt::CancelOnInterrupt(Connection& conn)
+    : CancelOnInterrupt([&raw = conn.raw()] { raw.cancel_query(); }) {}
+
+CancelOnInterrupt::~CancelOnInterrupt() {
+  if (m_thread.joinable()) {
+    char c = 0;
+    [[maybe_unused]] ssize_t n = ::write(m_stop[1], &c, 1);
+    m_thread.join();
+  }
+  for (int fd : m_stop) {
+    if (fd >= 0) ::close(fd);
+  }
+}
+
 void run_script(const ConnectionInfo& info, const std::string& sql,
                 const std::string& display_name) {
   std::unique_ptr<PGconn, void (*)(PGconn*)> conn(
@@ -132,7 +169,16 @@ void run_script(const ConnectionInfo& info, const std::string& sql,
                 fmt::format("cannot connect to {}: {}", info.display(), msg));
   }
   PQsetNoticeProcessor(conn.get(), discard_notice, nullptr);
-  std::unique_ptr<PGresult, void (*)(PGresult*)> res(PQexec(conn.get(), sql.c_str()), PQclear);
+  std::unique_ptr<PGcancel, void (*)(PGcancel*)> canceller(PQgetCancel(conn.get()), PQfreeCancel);
+  std::unique_ptr<PGresult, void (*)(PGresult*)> res(nullptr, PQclear);
+  {
+    CancelOnInterrupt cancel([c = canceller.get()] {
+      char error[256];
+      PQcancel(c, error, sizeof error);
+    });
+    res.reset(PQexec(conn.get(), sql.c_str()));
+  }
+  util::throw_if_interrupted();  // cancelled by us, or it ended as the signal came
   auto status = res ? PQresultStatus(res.get()) : PGRES_FATAL_ERROR;
   if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK || status == PGRES_EMPTY_QUERY) {
     return;

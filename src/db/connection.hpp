@@ -2,10 +2,12 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <pqxx/pqxx>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "db/connection_info.hpp"
@@ -43,6 +45,27 @@ class Connection {
   std::unique_ptr<pqxx::errorhandler> m_quiet;  // drops NOTICEs instead of printing them
 };
 
+/// While alive, a SIGINT/SIGTERM (util::interrupt_fd) cancels the statement running in our own
+/// process on one connection, as psql's Ctrl-C does: `cancel` is called once, from a thread of
+/// its own. The statement then fails with SQLSTATE 57014; its caller checks
+/// util::throw_if_interrupted() first, so that the command ends with Error(interrupted) at once
+/// instead of when a long statement (a `sql:` step, the EXPLAIN ANALYZE run) returns. Does
+/// nothing before util::install_interrupt_handlers().
+class CancelOnInterrupt {
+ public:
+  explicit CancelOnInterrupt(std::function<void()> cancel);
+  /// For a libpqxx connection: pqxx::connection_base::cancel_query() (PQgetCancel and PQcancel).
+  explicit CancelOnInterrupt(Connection& conn);
+  /// Stops the watching thread and joins it.
+  ~CancelOnInterrupt();
+  CancelOnInterrupt(const CancelOnInterrupt&) = delete;
+  CancelOnInterrupt& operator=(const CancelOnInterrupt&) = delete;
+
+ private:
+  int m_stop[2] = {-1, -1};  // written by the destructor so the thread's poll() returns
+  std::thread m_thread;
+};
+
 /// Error(gate_failed) for a failed statement: "SQLSTATE <code>: <server message>", plus
 /// "(query line N)" when the server reported a position.
 Error translate(const pqxx::sql_error& e, const std::string& where);
@@ -55,7 +78,7 @@ ConnectionInfo with_client_defaults(ConnectionInfo info);
 /// Error(gate_failed) with where = "<display_name>:<line>:<col>" of the error position (or just
 /// the name when the server gave none) and what = "SQLSTATE <code>: <message>" + DETAIL/HINT.
 /// Uses libpq directly: libpqxx 6.4 frees the PGresult, and with it PG_DIAG_STATEMENT_POSITION,
-/// before it throws.
+/// before it throws. A SIGINT/SIGTERM cancels the script (CancelOnInterrupt): Error(interrupted).
 void run_script(const ConnectionInfo& info, const std::string& sql,
                 const std::string& display_name);
 

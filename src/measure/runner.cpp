@@ -485,13 +485,18 @@ StagePlan explain_stage(const config::Stage& stage, const db::ConnectionInfo& da
     pqxx::work tx(conn.raw());
     for (const auto& [k, v] : stage.settings) tx.exec_params("SELECT set_config($1, $2, true)", k, v);
     std::string prefix = analyze ? std::string(k_explain_prefix) : "EXPLAIN (FORMAT JSON)\n";
-    auto r = tx.exec_params(prefix + stage_query(stage),
-                            pqxx::prepare::make_dynamic_params(values.begin(), values.end()));
+    pqxx::result r;
+    {
+      db::CancelOnInterrupt cancel(conn);  // EXPLAIN ANALYZE runs the query: as long as it takes
+      r = tx.exec_params(prefix + stage_query(stage),
+                         pqxx::prepare::make_dynamic_params(values.begin(), values.end()));
+    }
     if (r.empty() || r.columns() == 0) throw Error(ExitCode::infrastructure, where, "no output");
     plan.json = r[0][0].c_str();
     jit_above_cost = tx.exec("SELECT current_setting('jit_above_cost')::float8")[0][0].as<double>();
     tx.abort();  // EXPLAIN ANALYZE executes the statement: leave no trace of it
   } catch (const pqxx::sql_error& e) {
+    util::throw_if_interrupted();  // cancelled by CancelOnInterrupt
     throw db::translate(e, where);
   } catch (const pqxx::broken_connection& e) {
     throw Error(ExitCode::infrastructure, where,

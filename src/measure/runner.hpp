@@ -103,7 +103,7 @@ struct StagePlan {
 /// on a fresh connection to `database`, with its settings (set_config … is_local) and params,
 /// and rolls it back; also reads jit_above_cost and which tables of the plan were never
 /// analyzed. Throws Error: gate_failed for an SQL error (SQLSTATE), infrastructure when the
-/// server is lost.
+/// server is lost, interrupted on SIGINT/SIGTERM (the query cancelled: db::CancelOnInterrupt).
 StagePlan explain_stage(const config::Stage& stage, const db::ConnectionInfo& database,
                         bool analyze = true);
 

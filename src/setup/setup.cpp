@@ -390,7 +390,13 @@ StepResult run_step(const config::SetupStep& step, const Context& c) {
     case Kind::analyze: {
       result.kind = "analyze";
       db::Connection conn(c.database);
-      conn.exec("ANALYZE", where_of(step, "analyze"));
+      try {
+        db::CancelOnInterrupt cancel(conn);  // a large database takes a while
+        conn.exec("ANALYZE", where_of(step, "analyze"));
+      } catch (const Error&) {
+        util::throw_if_interrupted();
+        throw;
+      }
       break;
     }
   }
