@@ -72,14 +72,33 @@ bool is_list_quoted_setting(const std::string& name) {
   return k_names.count(lower(name)) > 0;
 }
 
+void put_back_role_settings(const db::ConnectionInfo& database, const RoleSettings& before) {
+  db::Connection conn(database);
+  pqxx::work tx(conn.raw());
+  const std::string target =
+      "ALTER ROLE CURRENT_USER IN DATABASE " + tx.quote_name(database.dbname) + " ";
+  for (const auto& [name, stored] : before) {
+    if (stored) {
+      set_for_role(tx, target, stored->first, stored->second);
+    } else {
+      tx.exec(target + "RESET " + tx.quote_name(name));
+    }
+  }
+  tx.commit();
+}
+
 CommandSettings::CommandSettings(const config::Stage& stage, const db::ConnectionInfo& database,
-                                 std::vector<std::string>& env)
+                                 std::vector<std::string>& env,
+                                 const std::filesystem::path& journal_dir)
     : m_where(fmt::format("stage {}: settings_via: role", stage.name)), m_database(database) {
   if (stage.settings.empty()) return;
   if (stage.settings_via == config::SettingsVia::pgoptions) {
     env.push_back("PGOPTIONS=" + pgoptions(stage.settings));
     return;
   }
+  // A command undoing a killed run's journal of this role must not run between our reading of
+  // the settings and the change: it would put back what we are about to journal as "before".
+  JournalLock lock(journal_dir);
   db::Connection conn(database);
   try {
     pqxx::work tx(conn.raw());
@@ -93,20 +112,25 @@ CommandSettings::CommandSettings(const config::Stage& stage, const db::Connectio
       if (eq == std::string::npos) continue;
       stored[lower(entry.substr(0, eq))] = {entry.substr(0, eq), entry.substr(eq + 1)};
     }
+    for (const auto& [name, value] : stage.settings) {
+      auto it = stored.find(lower(name));
+      m_before[name] = it == stored.end() ? std::nullopt : std::optional(it->second);
+    }
+    db::ConnectionInfo here = m_database;
+    here.dbname = m_dbname;
+    m_journal = Journal::role_settings(journal_dir, here, m_role, m_before);
     const std::string target =
         "ALTER ROLE CURRENT_USER IN DATABASE " + tx.quote_name(m_dbname) + " ";
-    for (const auto& [name, value] : stage.settings) {
-      if (auto it = stored.find(lower(name)); it != stored.end()) m_before[name] = it->second;
-      set_for_role(tx, target, name, value);
-    }
+    for (const auto& [name, value] : stage.settings) set_for_role(tx, target, name, value);
     tx.commit();
   } catch (const pqxx::sql_error& e) {
+    m_journal.done();  // rolled back: nothing changed
     throw db::translate(e, m_where);
   } catch (const pqxx::broken_connection& e) {
+    // Whether the commit reached the server is unknown: the journal stays for the next command.
     throw Error(ExitCode::infrastructure, m_where,
                 std::string("lost connection to the server: ") + e.what());
   }
-  m_settings = stage.settings;
   m_applied = true;
 }
 
@@ -125,18 +149,10 @@ void CommandSettings::restore() {
   m_applied = false;
   std::string why;
   try {
-    db::Connection conn(m_database);
-    pqxx::work tx(conn.raw());
-    const std::string target =
-        "ALTER ROLE CURRENT_USER IN DATABASE " + tx.quote_name(m_dbname) + " ";
-    for (const auto& [name, value] : m_settings) {
-      if (auto it = m_before.find(name); it != m_before.end()) {
-        set_for_role(tx, target, it->second.first, it->second.second);
-      } else {
-        tx.exec(target + "RESET " + tx.quote_name(name));
-      }
-    }
-    tx.commit();
+    db::ConnectionInfo here = m_database;
+    here.dbname = m_dbname;
+    put_back_role_settings(here, m_before);
+    m_journal.done();
     return;
   } catch (const pqxx::sql_error& e) {
     why = db::translate(e, "").what();
@@ -146,15 +162,14 @@ void CommandSettings::restore() {
     why = e.what();
   }
   std::string by_hand;
-  for (const auto& [name, value] : m_settings) {
+  for (const auto& [name, stored] : m_before) {
     std::string target =
         fmt::format("ALTER ROLE {} IN DATABASE {} ", ident(m_role), ident(m_dbname));
-    auto it = m_before.find(name);
     by_hand += (by_hand.empty() ? "" : "; ") + target +
-               (it == m_before.end() ? "RESET " + name
+               (!stored ? "RESET " + name
                 : is_list_quoted_setting(name)
-                    ? "SET " + it->second.first + " = " + it->second.second  // stored quoted
-                    : "SET " + it->second.first + " = " + literal(it->second.second));
+                    ? "SET " + stored->first + " = " + stored->second  // stored quoted
+                    : "SET " + stored->first + " = " + literal(stored->second));
   }
   throw Error(
       ExitCode::gate_failed, m_where,

@@ -19,6 +19,7 @@
 #include "measure/explain.hpp"
 #include "measure/probe.hpp"
 #include "measure/profile.hpp"
+#include "measure/server_journal.hpp"
 #include "db/catalog.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
@@ -247,7 +248,7 @@ RunOutcome command_run(const config::Stage& stage, const RunContext& ctx, int ru
   // PGOPTIONS, or the role's settings until after the profile is read: its statements stay out.
   std::optional<CommandSettings> settings;
   try {
-    settings.emplace(stage, stages_database(ctx), opts.env);
+    settings.emplace(stage, stages_database(ctx), opts.env, journal_dir(*ctx.provider));
   } catch (const Error& e) {
     if (e.code() == ExitCode::interrupted) throw;
     return {e.message(), ""};

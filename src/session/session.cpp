@@ -6,6 +6,7 @@
 
 #include "db/cluster_registry.hpp"
 #include "measure/environment.hpp"
+#include "measure/server_journal.hpp"
 #include "setup/setup.hpp"
 #include "util/secrets.hpp"
 
@@ -28,6 +29,9 @@ Session::Session(const config::Database& database, const std::string& work_prefi
   m_environment.postgres_settings = server.settings;
   m_say(fmt::format("PostgreSQL {} ({}) ready in {:.1f} s", server.version, m_provider->name(),
                     std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()));
+  // What a killed run left on a server that outlives it: before this run reads or changes it.
+  measure::undo_left_by_killed_runs(measure::journal_dir(*m_provider),
+                                    m_provider->connection_info(), m_say);
 }
 
 Session::~Session() {

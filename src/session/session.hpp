@@ -27,8 +27,9 @@ class Session {
 
   /// Creates and marks `$TMPDIR/<work_prefix>XXXXXX`, removes such folders whose owner is gone
   /// and the cache's temp files of killed writers (db::remove_stale_cache_temp_files), then
-  /// starts the server. Throws Error(infrastructure) when the folder or the server cannot
-  /// be had, Error(interrupted).
+  /// starts the server and, on one that outlives runs, puts back the role settings killed runs
+  /// left there (measure::undo_left_by_killed_runs). Throws Error(infrastructure) when the
+  /// folder or the server cannot be had, Error(interrupted).
   Session(const config::Database& database, const std::string& work_prefix, Say say);
   /// Stops the server (unless stop() did), then removes the work folder.
   ~Session();
