@@ -7,6 +7,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -76,21 +77,6 @@ fs::path default_cache_dir() {
   if (const char* h = std::getenv("HOME"); h && *h == '/')
     return fs::path(h) / ".cache" / "coldgate";
   return fmt::format("/tmp/coldgate-cache-{}", ::getuid());
-}
-
-long long process_start_time(pid_t pid) {
-  std::ifstream in(fmt::format("/proc/{}/stat", pid));
-  std::string stat;
-  if (!std::getline(in, stat)) return -1;
-  auto close = stat.rfind(')');  // the command name may contain spaces and parentheses
-  if (close == std::string::npos) return -1;
-  std::istringstream rest(stat.substr(close + 2));
-  std::string field;
-  std::vector<std::string> fields;
-  while (rest >> field) fields.push_back(field);
-  // fields[0] is field 3 (state); start time is field 22.
-  if (fields.size() < 20 || fields[0] == "Z" || fields[0] == "X") return -1;
-  return std::atoll(fields[19].c_str());
 }
 
 bool is_postmaster_of(pid_t pid, const fs::path& data_dir) {
@@ -212,23 +198,61 @@ void mark_owner(const fs::path& dir) {
                                       process_start_time(self), pid_namespace()));
 }
 
+namespace {
+
+// True when `dir` holds nothing but empty folders: a work or cluster folder made (mkdtemp) by a
+// process killed before it could mark it.
+bool unmarked(const fs::path& dir) {
+  std::error_code ec;
+  for (const auto& e : fs::recursive_directory_iterator(dir, ec)) {
+    if (!e.is_directory(ec) || !fs::is_empty(e.path(), ec)) return false;
+  }
+  return !ec;
+}
+
+// The PID in a folder name `<prefix><pid>-XXXXXX` (work_dir_prefix), or 0.
+pid_t pid_in_name(const std::string& name, const std::string& prefix) {
+  std::size_t end = prefix.size();
+  while (end < name.size() && std::isdigit(static_cast<unsigned char>(name[end]))) ++end;
+  if (end == prefix.size() || end >= name.size() || name[end] != '-') return 0;
+  return to_pid(name.substr(prefix.size(), end - prefix.size()));
+}
+
+}  // namespace
+
+std::string work_dir_prefix(const std::string& prefix) {
+  return fmt::format("{}{}-", prefix, ::getpid());
+}
+
 int remove_stale_work_dirs(const fs::path& parent, const std::string& prefix) {
   int removed = 0;
   std::error_code ec;
+  std::vector<fs::path> doomed;  // not while iterating: removal may invalidate the iterator
   for (const auto& e : fs::directory_iterator(parent, ec)) {
     try {
-      if (e.path().filename().string().rfind(prefix, 0) != 0 || !e.is_directory(ec)) continue;
-      if (!fs::exists(e.path() / "owner", ec)) continue;
+      const std::string name = e.path().filename().string();
+      if (name.rfind(prefix, 0) != 0 || !e.is_directory(ec)) continue;
+      if (!fs::exists(e.path() / "owner", ec)) {
+        // Killed between creating and marking it: empty, named for a process that is gone.
+        pid_t pid = pid_in_name(name, prefix);
+        if (pid > 0 && process_start_time(pid) < 0 && unmarked(e.path())) doomed.push_back(e.path());
+        continue;
+      }
       auto kv = read_kv(e.path() / "owner");
       pid_t owner = to_pid(kv["owner_pid"]);
       long long start = std::atoll(kv["owner_start"].c_str());
       if (owner <= 0 || kv["pid_ns"] != pid_namespace()) continue;  // unreadable, or not ours to judge
       if (process_start_time(owner) == start) continue;                // still running
-      fs::remove_all(e.path(), ec);
-      if (!ec) ++removed;
+      // What it had started and left running when it was killed: before its folders go.
+      util::kill_recorded_groups(e.path() / "children");
+      doomed.push_back(e.path());
     } catch (const std::exception&) {
       // Best effort, as remove_stale_clusters: the run itself must not fail here.
     }
+  }
+  for (const auto& p : doomed) {
+    fs::remove_all(p, ec);
+    if (!ec) ++removed;
   }
   return removed;
 }
@@ -261,6 +285,8 @@ int remove_stale_clusters(const fs::path& cache_dir) {
       fs::remove(e.path(), ec);
       ++removed;
     }
+    // A cluster folder its maker was killed in before it wrote the marker.
+    removed += remove_stale_work_dirs(util::temp_base(), "coldgate-pg-");
   } catch (const std::exception&) {
     // Clean-up is best effort; the run itself must not fail because of an old marker.
   }

@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <string>
 
+#include "util/process.hpp"
+
 namespace coldgate::db {
 
 /// $XDG_CACHE_HOME/coldgate, else $HOME/.cache/coldgate, else /tmp/coldgate-cache-<uid>.
@@ -35,7 +37,8 @@ class RunMarker {
 
 /// For every marker whose owner process is gone: stops its postmaster (SIGQUIT, then SIGKILL
 /// after 5 s) when /proc/<pid>/cmdline shows it is that cluster's postgres, removes the run
-/// folder and the marker. Serialized by flock on `<cache>/runs/.lock`. Returns how many
+/// folder and the marker; also the unmarked `$TMPDIR/coldgate-pg-*` folders of makers killed
+/// before they wrote a marker (remove_stale_work_dirs). Serialized by flock on `<cache>/runs/.lock`. Returns how many
 /// clusters were removed. Never throws: a marker it cannot handle is left for the next run.
 int remove_stale_clusters(const std::filesystem::path& cache_dir);
 
@@ -54,10 +57,16 @@ int remove_stale_cache_temp_files(const std::filesystem::path& cache_dir) noexce
 /// the run that made `dir` is gone. Throws Error(infrastructure) when it cannot write it.
 void mark_owner(const std::filesystem::path& dir);
 
+/// `<prefix><our pid>-`: the name a work or cluster folder starts with (then mkdtemp's
+/// XXXXXX), so that one whose maker was killed before it marked the folder is told apart.
+std::string work_dir_prefix(const std::string& prefix);
+
 /// Removes each folder `<parent>/<prefix>*` whose `owner` file (mark_owner) names a process that
-/// no longer runs: the temp folder of a run killed by SIGKILL. Folders without an owner file are
-/// left alone, and so are those marked in another PID namespace. Returns how many it removed;
-/// never throws.
+/// no longer runs: the temp folder of a run killed by SIGKILL, after ending the process groups
+/// it recorded in its `children/` (util::kill_recorded_groups). A folder without an owner file
+/// is removed only when it holds nothing but empty folders and its name (work_dir_prefix) names
+/// a process that is gone; folders marked in another PID namespace are left alone. Returns how
+/// many it removed; never throws.
 int remove_stale_work_dirs(const std::filesystem::path& parent, const std::string& prefix);
 
 /// This process as one line for what it leaves where no marker file can go (a database copy on
@@ -70,9 +79,8 @@ std::string owner_tag();
 /// another machine, boot or namespace (not ours to judge), and for text that is no owner tag.
 bool owner_tag_gone(const std::string& tag);
 
-/// Start time of `pid` (field 22 of /proc/<pid>/stat, clock ticks since boot); -1 when the
-/// process does not exist or is a zombie.
-long long process_start_time(pid_t pid);
+/// util::process_start_time, for the owners of markers.
+using util::process_start_time;
 
 /// True when `pid` is a postgres process started with `-D data_dir` (from /proc/<pid>/cmdline).
 bool is_postmaster_of(pid_t pid, const std::filesystem::path& data_dir);

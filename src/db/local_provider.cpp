@@ -69,7 +69,7 @@ std::string read_from(const fs::path& path, std::uintmax_t offset) {
 }
 
 fs::path make_run_dir(const std::optional<ServerAccount>& account) {
-  std::string tmpl = (util::temp_base() / "coldgate-pg-XXXXXX").string();
+  std::string tmpl = (util::temp_base() / (work_dir_prefix("coldgate-pg-") + "XXXXXX")).string();
   if (::mkdtemp(tmpl.data()) == nullptr) {
     throw Error(ExitCode::infrastructure, tmpl,
                 fmt::format("cannot create cluster folder: {}", std::strerror(errno)));

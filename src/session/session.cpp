@@ -8,34 +8,43 @@
 #include "measure/environment.hpp"
 #include "measure/server_journal.hpp"
 #include "setup/setup.hpp"
+#include "util/process.hpp"
 #include "util/secrets.hpp"
 
 namespace coldgate::session {
 
 Session::Session(const config::Database& database, const std::string& work_prefix, Say say)
-    : m_work(work_prefix), m_say(std::move(say)) {
+    : m_work(db::work_dir_prefix(work_prefix)), m_say(std::move(say)) {
   db::mark_owner(m_work.path());
-  db::remove_stale_work_dirs(m_work.path().parent_path(), work_prefix);
-  db::remove_stale_cache_temp_files(db::default_cache_dir());
-  m_provider = db::make_provider(database);
-  m_environment = measure::host_environment();
-  m_environment.provider = m_provider->name();
-  auto t0 = std::chrono::steady_clock::now();
-  m_provider->start();
-  util::add_secret(m_provider->connection_info().password);  // the local/container random one too
-  db::ServerInfo server = m_provider->server_info();
-  m_environment.postgres_version = server.version;
-  m_environment.postgres_version_num = server.version_num;
-  m_environment.postgres_settings = server.settings;
-  m_say(fmt::format("PostgreSQL {} ({}) ready in {:.1f} s", server.version, m_provider->name(),
-                    std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()));
-  // What a killed run left on a server that outlives it: before this run reads or changes it.
-  measure::undo_left_by_killed_runs(measure::journal_dir(*m_provider),
-                                    m_provider->connection_info(), m_say);
+  m_recorded_before = util::record_children_in(m_work.path() / "children");
+  // A constructor that throws gets no destructor: the recording stops here then.
+  try {
+    db::remove_stale_work_dirs(m_work.path().parent_path(), work_prefix);
+    db::remove_stale_cache_temp_files(db::default_cache_dir());
+    m_provider = db::make_provider(database);
+    m_environment = measure::host_environment();
+    m_environment.provider = m_provider->name();
+    auto t0 = std::chrono::steady_clock::now();
+    m_provider->start();
+    util::add_secret(m_provider->connection_info().password);  // the local/container random one too
+    db::ServerInfo server = m_provider->server_info();
+    m_environment.postgres_version = server.version;
+    m_environment.postgres_version_num = server.version_num;
+    m_environment.postgres_settings = server.settings;
+    m_say(fmt::format("PostgreSQL {} ({}) ready in {:.1f} s", server.version, m_provider->name(),
+                      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()));
+    // What a killed run left on a server that outlives it: before this run reads or changes it.
+    measure::undo_left_by_killed_runs(measure::journal_dir(*m_provider),
+                                      m_provider->connection_info(), m_say);
+  } catch (...) {
+    util::record_children_in(m_recorded_before);
+    throw;
+  }
 }
 
 Session::~Session() {
   stop();
+  util::record_children_in(m_recorded_before);
 }
 
 void Session::stop() noexcept {

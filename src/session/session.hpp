@@ -25,13 +25,16 @@ class Session {
   /// Where progress lines go ("PostgreSQL 15.8 (local) ready in 1.2 s"), without "coldgate: ".
   using Say = std::function<void(const std::string&)>;
 
-  /// Creates and marks `$TMPDIR/<work_prefix>XXXXXX`, removes such folders whose owner is gone
-  /// and the cache's temp files of killed writers (db::remove_stale_cache_temp_files), then
-  /// starts the server and, on one that outlives runs, puts back the role settings killed runs
-  /// left there (measure::undo_left_by_killed_runs). Throws Error(infrastructure) when the
-  /// folder or the server cannot be had, Error(interrupted).
+  /// Creates and marks `$TMPDIR/<work_prefix><pid>-XXXXXX`, records the children started from
+  /// now on in its `children/` (util::record_children_in), removes such folders whose owner is
+  /// gone — ending what they recorded — and the cache's temp files of killed writers
+  /// (db::remove_stale_cache_temp_files), then starts the server and, on one that outlives runs,
+  /// puts back the role settings killed runs left there (measure::undo_left_by_killed_runs).
+  /// Throws Error(infrastructure) when the folder or the server cannot be had,
+  /// Error(interrupted).
   Session(const config::Database& database, const std::string& work_prefix, Say say);
-  /// Stops the server (unless stop() did), then removes the work folder.
+  /// Stops the server (unless stop() did), records children where they were recorded before,
+  /// then removes the work folder.
   ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
@@ -58,6 +61,7 @@ class Session {
 
  private:
   util::TempDir m_work;  // declared first: removed after the server stopped
+  std::filesystem::path m_recorded_before;  // record_children_in() before this session
   Say m_say;
   std::unique_ptr<db::Provider> m_provider;
   results::Environment m_environment;

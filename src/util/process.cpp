@@ -26,6 +26,8 @@
 #include <utility>
 #include <set>
 #include <sstream>
+#include <thread>
+#include <vector>
 
 #include <fmt/core.h>
 
@@ -53,13 +55,27 @@ void on_interrupt(int sig) {
 std::mutex g_tracked_mutex;
 std::set<pid_t> g_tracked;
 
+std::filesystem::path g_record_dir;  // record_children_in(); guarded by g_tracked_mutex
+
+// A child's record: one small write, no fsync (it matters only while the machine runs).
+void write_record(const std::filesystem::path& dir, pid_t pid) {
+  std::string path = (dir / std::to_string(pid)).string();
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return;  // best effort: without it only a SIGKILL's clean-up misses this child
+  std::string text = fmt::format("start={}\n", process_start_time(pid));
+  [[maybe_unused]] ssize_t n = ::write(fd, text.data(), text.size());
+  ::close(fd);
+}
+
 void track(pid_t pid) {
   std::lock_guard lock(g_tracked_mutex);
   g_tracked.insert(pid);
+  if (!g_record_dir.empty()) write_record(g_record_dir, pid);
 }
 void untrack(pid_t pid) {
   std::lock_guard lock(g_tracked_mutex);
   g_tracked.erase(pid);
+  if (!g_record_dir.empty()) ::unlink((g_record_dir / std::to_string(pid)).c_str());
 }
 
 // PIDs listed in a /proc/<pid>/task/<tid>/children file (Linux ≥ 3.5 with CONFIG_PROC_CHILDREN).
@@ -611,6 +627,88 @@ std::string tail_lines(const std::string& text, std::size_t max_lines) {
     }
   }
   return std::string(v.substr(pos == 0 ? 0 : pos));
+}
+
+long long process_start_time(pid_t pid) {
+  std::ifstream in(fmt::format("/proc/{}/stat", pid));
+  std::string stat;
+  if (!std::getline(in, stat)) return -1;
+  auto close = stat.rfind(')');  // the command name may contain spaces and parentheses
+  if (close == std::string::npos || close + 2 > stat.size()) return -1;
+  std::istringstream rest(stat.substr(close + 2));
+  std::string field;
+  std::vector<std::string> fields;
+  while (rest >> field) fields.push_back(field);
+  // fields[0] is field 3 (state); start time is field 22.
+  if (fields.size() < 20 || fields[0] == "Z" || fields[0] == "X") return -1;
+  return std::atoll(fields[19].c_str());
+}
+
+std::filesystem::path record_children_in(const std::filesystem::path& dir) {
+  std::lock_guard lock(g_tracked_mutex);
+  if (!dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+  }
+  return std::exchange(g_record_dir, dir);
+}
+
+namespace {
+
+// Live (not zombie) members of process group `pgid`, from /proc/<pid>/stat (field 5).
+bool group_has_live_members(pid_t pgid) {
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(e.path() / "stat");
+    std::string stat;
+    if (!std::getline(in, stat)) continue;
+    auto close = stat.rfind(')');
+    if (close == std::string::npos || close + 2 > stat.size()) continue;
+    std::istringstream rest(stat.substr(close + 2));
+    std::string state;
+    long ppid = 0, pgrp = 0;
+    if (rest >> state >> ppid >> pgrp && pgrp == pgid && state != "Z" && state != "X") return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+int kill_recorded_groups(const std::filesystem::path& dir) noexcept {
+  int killed = 0;
+  try {
+    std::error_code ec;
+    std::vector<pid_t> groups;
+    std::vector<std::filesystem::path> records;
+    for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+      records.push_back(e.path());
+      const std::string name = e.path().filename().string();
+      if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+      pid_t pid = static_cast<pid_t>(std::atol(name.c_str()));
+      std::ifstream in(e.path());
+      std::string line;
+      std::getline(in, line);
+      if (pid <= 0 || line.rfind("start=", 0) != 0) continue;
+      long long start = std::atoll(line.c_str() + 6);
+      long long now = process_start_time(pid);
+      // Its leader, or (the leader gone: no process has that PID) what is left of its group.
+      bool ours = now == start || (now < 0 && group_has_live_members(pid));
+      if (ours && start >= 0 && ::kill(-pid, SIGKILL) == 0) groups.push_back(pid);
+    }
+    auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    for (pid_t g : groups) {
+      while (group_has_live_members(g) && std::chrono::steady_clock::now() < until) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+    }
+    killed = static_cast<int>(groups.size());
+    for (const auto& r : records) std::filesystem::remove(r, ec);
+  } catch (const std::exception&) {
+    // Best effort: the caller's own clean-up goes on.
+  }
+  return killed;
 }
 
 void install_interrupt_handlers() {

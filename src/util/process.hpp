@@ -135,6 +135,24 @@ std::string tail_lines(const std::string& text, std::size_t max_lines);
 /// Full path of `name` found in PATH (or `name` itself when it contains '/'); nullopt if absent.
 std::optional<std::filesystem::path> find_program(const std::string& name);
 
+/// Start time of `pid` (field 22 of /proc/<pid>/stat, clock ticks since boot); -1 when the
+/// process does not exist or is a zombie. With the PID it names one process, whatever reuse.
+long long process_start_time(pid_t pid);
+
+/// From now on, records every child a Process starts — its PID, which is also its process
+/// group, and its start time — as the file `<dir>/<pid>`, removed when the child is reaped, so
+/// that after a SIGKILL of ours the next command can end what we had started (a setup or stage
+/// command, initdb, the server) with kill_recorded_groups(). An empty `dir` stops recording.
+/// Returns the folder recorded in before, for the caller to put back.
+std::filesystem::path record_children_in(const std::filesystem::path& dir);
+
+/// SIGKILLs the process group of each child recorded in `dir` (record_children_in) that is
+/// still there — its leader with the recorded start time, or, the leader gone, members of its
+/// group (a group's ID is not given to a new process while the group lives) — waits (≤ 5 s)
+/// until no live member is left, and removes the records. Returns how many groups it killed;
+/// never throws. Children that left their group (setsid) are beyond it.
+int kill_recorded_groups(const std::filesystem::path& dir) noexcept;
+
 /// Installs SIGINT/SIGTERM handlers that record the signal instead of killing us, so waits
 /// unwind in order (destructors stop servers and remove temp dirs). Idempotent.
 void install_interrupt_handlers();

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <iostream>
 #include <sstream>
 #include <thread>
 
@@ -173,10 +174,7 @@ std::string stop_server_immediately(pid_t postmaster) {
 void expect_nothing_left(const fs::path& project, const fs::path& tmp, const std::string& why) {
   SCOPED_TRACE(why);
   EXPECT_EQ(list(processes_under(project)), " none") << "processes left";
-  std::vector<std::string> left;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(tmp, ec)) left.push_back(e.path().string());
-  EXPECT_EQ(list(left), " none") << "temp folders left";
+  EXPECT_EQ(list(entries_of(tmp)), " none") << "temp folders left";
 }
 
 void expect_whole_files(const fs::path& dir, bool tmp_allowed) {
@@ -226,6 +224,57 @@ Running start_coldgate(const fs::path& cwd, const fs::path& tmp, const std::vect
   o.env.insert(o.env.end(), env.begin(), env.end());
   r.process = std::make_unique<util::Process>(o);
   return r;
+}
+
+std::vector<std::string> entries_of(const fs::path& dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) out.push_back(e.path().string());
+  return out;
+}
+
+Delivered deliver_at(Running& r, const std::function<bool()>& reached,
+                     std::chrono::milliseconds delay, int sig, const std::string& what) {
+  Delivered d;
+  d.reached = wait_for([&] { return reached() || r.process->wait_exited(0ms); }, 120s) &&
+              !r.process->wait_exited(0ms);
+  if (!d.reached) {
+    r.process->signal_group(SIGKILL);
+    d.code = r.finish(&d.err);
+    ADD_FAILURE() << what << ": coldgate ended (or took 120 s) before the phase; exit " << d.code
+                  << ", stderr:\n" << d.err;
+    return d;
+  }
+  std::this_thread::sleep_for(delay);
+  d.ended_before = r.process->wait_exited(0ms);
+  ::kill(r.process->pid(), sig);
+  d.code = r.finish(&d.err);
+  std::cout << "[ fault    ] " << what << ": "
+            << (d.ended_before ? "coldgate had ended before the signal" : "delivered") << ", exit "
+            << d.code << std::endl;
+  return d;
+}
+
+FaultFolder::FaultFolder() {
+  make_server_tmpdir(dir, tmp);
+  // Built under its lock by whichever test needs it first (db::materialize_cluster).
+  fs::path templates = fs::path(COLDGATE_BINARY).parent_path() / "fault-test-templates";
+  fs::create_directories(templates);
+  fs::create_directories(cache / "coldgate");
+  fs::create_directory_symlink(templates, cache / "coldgate" / "templates");
+}
+
+Running FaultFolder::start(const std::vector<std::string>& args,
+                           const std::vector<std::string>& env) const {
+  std::vector<std::string> all{"XDG_CACHE_HOME=" + cache.string()};
+  all.insert(all.end(), env.begin(), env.end());
+  return start_coldgate(dir.path(), tmp, args, all);
+}
+
+void FaultFolder::expect_nothing_left(const std::string& why) const {
+  testing::expect_nothing_left(dir.path(), tmp, why);
+  SCOPED_TRACE(why + " (the cache)");
+  expect_whole_files(cache);
 }
 
 }  // namespace coldgate::testing

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "support/support.hpp"
 #include "util/process.hpp"
 
 namespace coldgate::testing {
@@ -100,5 +101,41 @@ struct Running {
 Running start_coldgate(const std::filesystem::path& cwd, const std::filesystem::path& tmp,
                        const std::vector<std::string>& args,
                        const std::vector<std::string>& env = {});
+
+/// What directly sits in `dir` (files and folders), as paths: "TMPDIR is empty" is
+/// `EXPECT_EQ(list(entries_of(tmp)), " none")`. Empty when `dir` does not exist.
+std::vector<std::string> entries_of(const std::filesystem::path& dir);
+
+/// How one signal delivery went.
+struct Delivered {
+  bool reached = false;       // the phase began before coldgate ended
+  bool ended_before = false;  // coldgate had ended by the time the signal was sent
+  int code = -1;              // its exit code (Running::finish)
+  std::string err;            // its stderr
+};
+
+/// Waits (≤ 120 s) until `reached()` or the end of `r`, then — when the phase was reached —
+/// sleeps `delay` and sends `sig`, waits for the end and prints one line: `what`, whether it
+/// was delivered or coldgate had ended before, the exit code. A phase never reached is a test
+/// failure (with stderr); the signal is then not sent and `r` is stopped with SIGKILL.
+Delivered deliver_at(Running& r, const std::function<bool()>& reached,
+                     std::chrono::milliseconds delay, int sig, const std::string& what);
+
+/// A fault test's folder: `tmp/`, the TMPDIR of every coldgate it starts (made usable by the
+/// server account), and `cache/`, their XDG_CACHE_HOME, so that another coldgate on the machine
+/// is neither counted nor cleaned up, and none of theirs is ours. Only the cluster templates
+/// (`cache/coldgate/templates`, a symlink) are shared by the fault tests of one build, so that
+/// initdb runs once, not in every test.
+struct FaultFolder {
+  FaultFolder();
+  TempDir dir;
+  std::filesystem::path tmp = dir / "tmp";
+  std::filesystem::path cache = dir / "cache";
+  /// start_coldgate() in `dir` with our TMPDIR and XDG_CACHE_HOME (plus `env`).
+  Running start(const std::vector<std::string>& args, const std::vector<std::string>& env = {}) const;
+  /// The checks after a fault: testing::expect_nothing_left (no process under `dir`, `tmp/`
+  /// empty) and expect_whole_files of `cache/` (no unfinished temp file, journals whole).
+  void expect_nothing_left(const std::string& why) const;
+};
 
 }  // namespace coldgate::testing
