@@ -175,7 +175,10 @@ int run_db(const std::string& action, const std::string& config_path) {
   }
   if (action == "down") {
     auto s = read_state(state_path);
-    if (!s) none_running(config_path);
+    if (!s) {
+      stop_leftovers(config_path);  // of a `db up` killed before it had written its state
+      none_running(config_path);
+    }
     ::kill(s->pid, SIGTERM);
     auto until = std::chrono::steady_clock::now() + 60s;
     while (process_start_time(s->pid) == s->start) {

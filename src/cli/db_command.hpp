@@ -12,9 +12,10 @@ namespace coldgate::cli {
 ///         `db up` of the same config is already running.
 ///  url  — prints the URL of the running `db up` of this config (one line); exit 2 when none.
 ///  down — sends SIGTERM to the running `db up` of this config and waits (≤ 60 s) until it has
-///         torn the server down; prints "stopped" on stderr; exit 2 when none is running. When
-///         that `db up` was killed (its state file outlived it), stops the cluster or container
-///         and removes the work folder it left, says so on stderr, and returns 0.
+///         torn the server down; prints "stopped" on stderr; exit 2 when none is running (after
+///         stopping what a `db up` killed before it was up left). When that `db up` was killed
+///         (its state file outlived it), stops the cluster or container and removes the work
+///         folder it left, says so on stderr, and returns 0.
 /// The running `db up` is recorded in `<cache>/up/<sha256 of the config's path>.state` (mode
 /// 0600: the URL holds the password); every action first removes the state files whose `db up`
 /// is gone (remove_stale_up_states).

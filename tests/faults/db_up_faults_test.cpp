@@ -1,0 +1,203 @@
+// SIGINT, SIGTERM and SIGKILL at chosen points of `coldgate db up` — starting the server, running
+// setup, holding the server while it waits — and `coldgate db down` while it waits, on the real
+// binary with a real PostgreSQL (local provider). After each: the exit code, and nothing left —
+// no process under the test folder, TMPDIR empty, no unfinished write in the cache, no state
+// file, and the URL it printed no longer answers; for SIGKILL, once the next `db up` (stopped
+// with SIGINT once it is up) or `db down` has run. (`db up` has no --detach: it holds the server
+// in the foreground, so the waiting `db up` is the server's owner.)
+//
+// Delays come from each case's seed and are printed with every delivery and failure.
+#include <gtest/gtest.h>
+#include <libpq-fe.h>
+#include <signal.h>
+
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <iostream>
+#include <random>
+#include <string>
+#include <thread>
+
+#include "support/faults.hpp"
+#include "support/support.hpp"
+
+namespace coldgate {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+using namespace coldgate::testing;
+
+struct DbUpFaults : ::testing::Test {
+  void SetUp() override {
+    const std::string head = "version: 1\ndatabase: { provider: local }\n";
+    const std::string stage = "stages: [ { name: q, query: 'select 1' } ]\n";
+    f.dir.write("coldgate.yaml", head + stage);
+    f.dir.write("setup-cmd.yaml",
+                head + "setup: [ { command: [sh, -c, 'touch setup.started; exec sleep 60'] } ]\n" + stage);
+  }
+
+  // The URL `db up` printed (its first stdout line), or "".
+  static std::string url_of(const Running& r) {
+    std::string out = read_all(r.out);
+    auto nl = out.find('\n');
+    return nl == std::string::npos ? "" : out.substr(0, nl);
+  }
+
+  // The server at `url` answers (or rejects) connections.
+  static bool answers(const std::string& url) {
+    std::string conninfo = url + (url.find('?') == std::string::npos ? "?" : "&") + "connect_timeout=2";
+    return PQping(conninfo.c_str()) != PQPING_NO_RESPONSE;
+  }
+
+  // State files of running (or killed) `db up`s in our cache.
+  std::vector<std::string> state_files() const {
+    std::vector<std::string> out;
+    for (const auto& e : entries_of(f.cache / "coldgate" / "up")) {
+      if (e.ends_with(".state")) out.push_back(e);
+    }
+    return out;
+  }
+
+  // `db up -c config` until it printed its URL, then SIGINT: exit 0, nothing left of it.
+  void up_and_stop(const std::string& config) {
+    Running r = f.start({"db", "up", "-c", config});
+    Delivered d = deliver_at(
+        r, [&] { return !url_of(r).empty() && r.said("press Ctrl-C"); }, 0ms, SIGINT,
+        "the next db up, stopped once it is up");
+    EXPECT_EQ(d.code, 0) << d.err;
+    EXPECT_FALSE(answers(url_of(r))) << url_of(r);
+  }
+
+  void expect_nothing_left(const std::string& why, const std::string& url) {
+    f.expect_nothing_left(why);
+    EXPECT_EQ(list(state_files()), " none") << why;
+    if (!url.empty()) {
+      EXPECT_FALSE(answers(url)) << why << ": " << url << " still answers";
+    }
+  }
+
+  FaultFolder f;
+};
+
+enum class Phase { server_start, setup, waiting };
+
+const char* name(Phase p) {
+  switch (p) {
+    case Phase::server_start: return "server start";
+    case Phase::setup: return "setup";
+    case Phase::waiting: return "waiting with the server up";
+  }
+  return "?";
+}
+
+// What ends the `db up`: a signal, or `coldgate db down` (0).
+constexpr int k_db_down = 0;
+
+void deliver(DbUpFaults& t, Phase phase, int sig, int delivery, int seed, std::mt19937& rng) {
+  FaultFolder& f = t.f;
+  std::string config = "coldgate.yaml";
+  std::function<bool(const Running&)> reached;
+  int max_delay_ms = 300;
+  switch (phase) {
+    case Phase::server_start:
+      reached = [&](const Running& r) {
+        for (const auto& e : entries_of(f.tmp)) {
+          if (e.find("/coldgate-pg-") != std::string::npos) return !r.said(") ready in ");
+        }
+        return false;
+      };
+      max_delay_ms = 150;
+      break;
+    case Phase::setup:
+      config = "setup-cmd.yaml";
+      reached = [&](const Running&) { return fs::exists(f.dir / "setup.started"); };
+      break;
+    case Phase::waiting:
+      reached = [&](const Running& r) { return !DbUpFaults::url_of(r).empty() && r.said("press Ctrl-C"); };
+      break;
+  }
+  fs::remove(f.dir / "setup.started");
+  const int delay_ms = std::uniform_int_distribution<int>(0, max_delay_ms)(rng);
+  const std::string by = sig == k_db_down ? "coldgate db down" : sig_name(sig);
+  const std::string what = by + " during " + name(phase) + " of db up, delivery " +
+                           std::to_string(delivery + 1) + " of seed " + std::to_string(seed) +
+                           ": delay " + std::to_string(delay_ms) + " ms after the phase began (" +
+                           config + ")";
+  SCOPED_TRACE(what);
+  Running r = f.start({"db", "up", "-c", config});
+  std::string url;
+  if (sig == k_db_down) {
+    ASSERT_TRUE(wait_for([&] { return reached(r) || r.process->wait_exited(0ms); }, 120s));
+    url = DbUpFaults::url_of(r);
+    ASSERT_FALSE(url.empty()) << read_all(r.err);
+    std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+    auto down = run_coldgate({"db", "down", "-c", config}, f.dir.path(), "",
+                             {"TMPDIR=" + f.tmp.string(), "XDG_CACHE_HOME=" + f.cache.string()});
+    EXPECT_EQ(down.exit_code, 0) << down.err;
+    EXPECT_NE(down.err.find("coldgate: stopped"), std::string::npos) << down.err;
+    std::string err;
+    EXPECT_EQ(r.finish(&err), 0) << err;
+    std::cout << "[ fault    ] " << what << ": stopped, exit " << down.exit_code << std::endl;
+    t.expect_nothing_left("after db down", url);
+    return;
+  }
+  Delivered d = deliver_at(r, [&] { return reached(r); }, std::chrono::milliseconds(delay_ms), sig, what);
+  if (!d.reached) return;
+  url = DbUpFaults::url_of(r);
+  if (sig == SIGKILL) {
+    EXPECT_EQ(d.code, 128 + SIGKILL) << d.err;
+    if (phase == Phase::waiting) {
+      EXPECT_EQ(t.state_files().size(), 1u) << "a SIGKILLed db up cannot remove its state file";
+    }
+    // The next command of the same kind: `db up` after the first kill, `db down` after the
+    // second (it had no state file yet before it was up: "none is running", exit 2).
+    if (delivery % 2 == 1) {
+      auto down = run_coldgate({"db", "down", "-c", config}, f.dir.path(), "",
+                               {"TMPDIR=" + f.tmp.string(), "XDG_CACHE_HOME=" + f.cache.string()});
+      if (phase == Phase::waiting) {
+        EXPECT_EQ(down.exit_code, 0) << down.err;
+        EXPECT_NE(down.err.find("had ended without stopping (killed?)"), std::string::npos) << down.err;
+      } else {
+        EXPECT_EQ(down.exit_code, 2) << down.err;
+        EXPECT_NE(down.err.find("no `coldgate db up` is running"), std::string::npos) << down.err;
+      }
+    } else {
+      t.up_and_stop("coldgate.yaml");  // without the setup command that sleeps
+    }
+    t.expect_nothing_left("after the next command", url);
+    return;
+  }
+  // Ctrl-C is how a waiting `db up` is meant to end: exit 0. Before, the start is interrupted.
+  EXPECT_EQ(d.code, phase == Phase::waiting ? 0 : 130) << d.err;
+  if (phase != Phase::waiting) {
+    EXPECT_NE(d.err.find(sig == SIGINT ? "interrupted by SIGINT" : "interrupted by SIGTERM"),
+              std::string::npos)
+        << d.err;
+    EXPECT_EQ(url, "") << "printed a URL although interrupted before the server was set up";
+  } else {
+    EXPECT_NE(d.err.find("coldgate: database stopped"), std::string::npos) << d.err;
+  }
+  t.expect_nothing_left("right after db up", url);
+}
+
+void deliver_twice(DbUpFaults& t, Phase phase, int sig, int seed) {
+  std::mt19937 rng(static_cast<std::mt19937::result_type>(seed));
+  for (int i = 0; i < 2 && !::testing::Test::HasFatalFailure(); ++i) deliver(t, phase, sig, i, seed, rng);
+}
+
+// 3 phases × 3 signals × 2, and `db down` twice while it waits: 20 deliveries.
+TEST_F(DbUpFaults, SigintDuringServerStart) { deliver_twice(*this, Phase::server_start, SIGINT, 4101); }
+TEST_F(DbUpFaults, SigtermDuringServerStart) { deliver_twice(*this, Phase::server_start, SIGTERM, 4102); }
+TEST_F(DbUpFaults, SigkillDuringServerStart) { deliver_twice(*this, Phase::server_start, SIGKILL, 4103); }
+TEST_F(DbUpFaults, SigintDuringSetup) { deliver_twice(*this, Phase::setup, SIGINT, 4201); }
+TEST_F(DbUpFaults, SigtermDuringSetup) { deliver_twice(*this, Phase::setup, SIGTERM, 4202); }
+TEST_F(DbUpFaults, SigkillDuringSetup) { deliver_twice(*this, Phase::setup, SIGKILL, 4203); }
+TEST_F(DbUpFaults, SigintWhileWaiting) { deliver_twice(*this, Phase::waiting, SIGINT, 4301); }
+TEST_F(DbUpFaults, SigtermWhileWaiting) { deliver_twice(*this, Phase::waiting, SIGTERM, 4302); }
+TEST_F(DbUpFaults, SigkillWhileWaiting) { deliver_twice(*this, Phase::waiting, SIGKILL, 4303); }
+TEST_F(DbUpFaults, DbDownWhileWaiting) { deliver_twice(*this, Phase::waiting, k_db_down, 4304); }
+
+}  // namespace
+}  // namespace coldgate
