@@ -7,10 +7,14 @@
 // in the foreground, so the waiting `db up` is the server's owner.)
 //
 // Delays come from each case's seed and are printed with every delivery and failure.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <libpq-fe.h>
 #include <signal.h>
+#include <sys/file.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <functional>
@@ -198,6 +202,65 @@ TEST_F(DbUpFaults, SigintWhileWaiting) { deliver_twice(*this, Phase::waiting, SI
 TEST_F(DbUpFaults, SigtermWhileWaiting) { deliver_twice(*this, Phase::waiting, SIGTERM, 4302); }
 TEST_F(DbUpFaults, SigkillWhileWaiting) { deliver_twice(*this, Phase::waiting, SIGKILL, 4303); }
 TEST_F(DbUpFaults, DbDownWhileWaiting) { deliver_twice(*this, Phase::waiting, k_db_down, 4304); }
+
+// A write cut short by SIGKILL leaves `<name>.tmp-XXXXXX` (util::write_file_atomic), which no
+// one holds a lock on any more; a template copy a killed run was putting into place is
+// `templates/<key>.tmp-<pid>`, whose `<key>.lock` is free. Those go with the next command that
+// cleans up — here `db url` and `run` — and what a live writer holds stays.
+std::vector<std::string> temp_files_under(const fs::path& dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e : fs::recursive_directory_iterator(dir, ec)) {
+    if (e.path().filename().string().find(".tmp-") != std::string::npos) out.push_back(e.path());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+TEST_F(DbUpFaults, TheTempFilesOfKilledWritersGoWithTheNextCommand) {
+  const fs::path c = f.cache / "coldgate";
+  f.dir.write("cache/coldgate/up/0123456789abcdef.state.tmp-aB3xYz", "pid=1\nurl=postgresql://u:secret@h/d\n");
+  f.dir.write("cache/coldgate/server-journal/0123456789abcdef-1.json.tmp-aB3xYz", "{\"kind\"");
+  f.dir.write("cache/coldgate/runs/coldgate-pg-1-xxxxxx.run.tmp-aB3xYz", "owner_pid=1\n");
+  const fs::path live = f.dir.write("cache/coldgate/runs/coldgate-pg-2-xxxxxx.run.tmp-Qw3rTy", "owner_pid=2\n");
+  f.dir.write("coldgate-out/explain/q.json.tmp-aB3xYz", "{");
+  // A writer still at work holds its temp file's lock, as write_file_atomic does.
+  int held = ::open(live.c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(held, 0);
+  ASSERT_EQ(::flock(held, LOCK_EX), 0);
+  // The shared template folder is not ours to litter: a private one for `db url` (which starts
+  // no server), the shared one again for `run`.
+  const fs::path shared = fs::read_symlink(c / "templates");
+  fs::remove(c / "templates");
+  f.dir.write("cache/coldgate/templates/pg15-0123456789abcdef.lock", "");
+  f.dir.write("cache/coldgate/templates/pg15-0123456789abcdef.tmp-4242/PG_VERSION", "15\n");
+  f.dir.write("cache/coldgate/templates/pg15-fedcba9876543210.lock", "");
+  f.dir.write("cache/coldgate/templates/pg15-fedcba9876543210.tmp-4343/PG_VERSION", "15\n");
+  // That one is being built: its lock is held.
+  int building = ::open((c / "templates/pg15-fedcba9876543210.lock").c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(building, 0);
+  ASSERT_EQ(::flock(building, LOCK_EX), 0);
+
+  auto url = run_coldgate({"db", "url"}, f.dir.path(), "",
+                          {"TMPDIR=" + f.tmp.string(), "XDG_CACHE_HOME=" + f.cache.string()});
+  EXPECT_EQ(url.exit_code, 2) << url.err;  // none is running
+  EXPECT_EQ(list(temp_files_under(f.cache)),
+            list({(c / "runs/coldgate-pg-2-xxxxxx.run.tmp-Qw3rTy").string(),
+                  (c / "templates/pg15-fedcba9876543210.tmp-4343").string()}));
+  EXPECT_EQ(list(temp_files_under(f.dir / "coldgate-out")),
+            list({(f.dir / "coldgate-out/explain/q.json.tmp-aB3xYz").string()}))
+      << "--out is run's and ab's to clear";
+  ::close(building);
+  fs::remove_all(c / "templates");
+  fs::create_directory_symlink(shared, c / "templates");
+  f.dir.write("cache/coldgate/up/0123456789abcdef.state.tmp-aB3xYz", "pid=1\n");
+  Running r = f.start({"run", "-c", "coldgate.yaml"});
+  std::string err;
+  EXPECT_EQ(r.finish(&err), 0) << err;
+  EXPECT_EQ(list(temp_files_under(f.cache)), list({live.string()}));
+  EXPECT_EQ(list(temp_files_under(f.dir / "coldgate-out")), " none");
+  ::close(held);
+}
 
 }  // namespace
 }  // namespace coldgate
