@@ -19,7 +19,9 @@ Session::Session(const config::Database& database, const std::string& work_prefi
   m_recorded_before = util::record_children_in(m_work.path() / "children");
   // A constructor that throws gets no destructor: the recording stops here then.
   try {
-    db::remove_stale_work_dirs(m_work.path().parent_path(), work_prefix);
+    db::remove_stale_work_dirs(m_work.path().parent_path(), work_prefix);  // also the unmarked ones
+    // The marked work folders of every other kind of command (a killed `explain`'s, before a `run`).
+    db::remove_stale_work_dirs(m_work.path().parent_path(), "coldgate-");
     db::remove_stale_cache_temp_files(db::default_cache_dir());
     m_provider = db::make_provider(database);
     m_environment = measure::host_environment();

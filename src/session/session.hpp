@@ -26,10 +26,11 @@ class Session {
   using Say = std::function<void(const std::string&)>;
 
   /// Creates and marks `$TMPDIR/<work_prefix><pid>-XXXXXX`, records the children started from
-  /// now on in its `children/` (util::record_children_in), removes such folders whose owner is
-  /// gone — ending what they recorded — and the cache's temp files of killed writers
-  /// (db::remove_stale_cache_temp_files), then starts the server and, on one that outlives runs,
-  /// puts back the role settings killed runs left there (measure::undo_left_by_killed_runs).
+  /// now on in its `children/` (util::record_children_in), removes the `$TMPDIR/coldgate-*` work
+  /// folders whose owner is gone — ending what they recorded — and the cache's temp files of
+  /// killed writers (db::remove_stale_cache_temp_files), then starts the server and, on one
+  /// that outlives runs, puts back the role settings killed runs left there
+  /// (measure::undo_left_by_killed_runs).
   /// Throws Error(infrastructure) when the folder or the server cannot be had,
   /// Error(interrupted).
   Session(const config::Database& database, const std::string& work_prefix, Say say);

@@ -245,5 +245,21 @@ TEST_F(ExplainFaults, TrySigintWhileFinishing) { deliver_twice(*this, true, Phas
 TEST_F(ExplainFaults, TrySigtermWhileFinishing) { deliver_twice(*this, true, Phase::finishing, SIGTERM, 3402); }
 TEST_F(ExplainFaults, TrySigkillWhileFinishing) { deliver_twice(*this, true, Phase::finishing, SIGKILL, 3403); }
 
+// The clean-up after a SIGKILL is not only the next command of the same kind's: a `run` ends
+// the setup command a killed `explain` had left running and removes its work folder.
+TEST_F(ExplainFaults, WhatASigkilledExplainLeftEndsWithTheNextRun) {
+  f.dir.write("run.yaml", "version: 1\ndatabase: { provider: local }\n"
+                          "stages: [ { name: q, command: [\"true\"], runs: 1, warm: 0 } ]\n");
+  Running r = f.start({"explain", "q", "-c", "setup-cmd.yaml"});
+  Delivered d = deliver_at(r, [&] { return fs::exists(f.dir / "setup.started"); }, 0ms, SIGKILL,
+                           "SIGKILL during setup of explain, then run");
+  ASSERT_TRUE(d.reached);
+  EXPECT_NE(list(processes_under(f.dir.path())), " none") << "the setup command outlives it";
+  Running next = f.start({"run", "-c", "run.yaml"});
+  std::string err;
+  EXPECT_EQ(next.finish(&err), 0) << err;
+  f.expect_nothing_left("after the next run");
+}
+
 }  // namespace
 }  // namespace coldgate
