@@ -106,12 +106,7 @@ void deliver(DbUpFaults& t, Phase phase, int sig, int delivery, int seed, std::m
   int max_delay_ms = 300;
   switch (phase) {
     case Phase::server_start:
-      reached = [&](const Running& r) {
-        for (const auto& e : entries_of(f.tmp)) {
-          if (e.find("/coldgate-pg-") != std::string::npos) return !r.said(") ready in ");
-        }
-        return false;
-      };
+      reached = [&](const Running& r) { return f.starting_server(r); };
       max_delay_ms = 150;
       break;
     case Phase::setup:

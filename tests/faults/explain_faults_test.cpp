@@ -100,12 +100,7 @@ void deliver(ExplainFaults& t, bool trial, Phase phase, int sig, int delivery, i
     case Phase::server_start:
       // From the cluster folder's creation (the template copied in) to "ready".
       config = "sleepy.yaml";
-      reached = [&](const Running& r) {
-        for (const auto& e : entries_of(f.tmp)) {
-          if (e.find("/coldgate-pg-") != std::string::npos) return !r.said(") ready in ");
-        }
-        return false;
-      };
+      reached = [&](const Running& r) { return f.starting_server(r); };
       max_delay_ms = 150;
       break;
     case Phase::setup:

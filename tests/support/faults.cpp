@@ -271,6 +271,13 @@ Running FaultFolder::start(const std::vector<std::string>& args,
   return start_coldgate(dir.path(), tmp, args, all);
 }
 
+bool FaultFolder::starting_server(const Running& r) const {
+  for (const auto& e : entries_of(tmp)) {
+    if (e.find("/coldgate-pg-") != std::string::npos) return !r.said(") ready in ");
+  }
+  return false;
+}
+
 void FaultFolder::expect_nothing_left(const std::string& why) const {
   testing::expect_nothing_left(dir.path(), tmp, why);
   SCOPED_TRACE(why + " (the cache)");

@@ -133,6 +133,9 @@ struct FaultFolder {
   std::filesystem::path cache = dir / "cache";
   /// start_coldgate() in `dir` with our TMPDIR and XDG_CACHE_HOME (plus `env`).
   Running start(const std::vector<std::string>& args, const std::vector<std::string>& env = {}) const;
+  /// True while `r` starts its local server: its cluster folder (`tmp/coldgate-pg-*`, the
+  /// template being copied in, then the server starting) is there and it has not said "ready".
+  bool starting_server(const Running& r) const;
   /// The checks after a fault: testing::expect_nothing_left (no process under `dir`, `tmp/`
   /// empty) and expect_whole_files of `cache/` (no unfinished temp file, journals whole).
   void expect_nothing_left(const std::string& why) const;
