@@ -2,9 +2,12 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "support/support.hpp"
@@ -123,6 +126,50 @@ TEST(Process, CaptureIsBounded) {
   auto r = run({.argv = {"sh", "-c", "head -c 1000000 /dev/zero"}, .max_capture_bytes = 1000});
   EXPECT_TRUE(r.status.ok());
   EXPECT_EQ(r.out.size(), 1000u);
+}
+
+// What the next command does for a SIGKILLed one: the groups its children were recorded in are
+// killed — the leader, and members its leader left behind — and a record whose PID now names
+// another process (its start time differs) is not.
+TEST(RecordedChildren, TheirGroupsAreKilledAndTheRecordsGoWhenReaped) {
+  TempDir dir;
+  const std::filesystem::path records = dir / "children";
+  const std::filesystem::path before = record_children_in(records);
+  Process leader({.argv = {"sleep", "60"}});
+  Process reaped({.argv = {"true"}});
+  EXPECT_TRUE(reaped.wait().ok());
+  record_children_in(before);
+  EXPECT_TRUE(std::filesystem::exists(records / std::to_string(leader.pid())));
+  EXPECT_FALSE(std::filesystem::exists(records / std::to_string(reaped.pid())));
+  // A group whose leader has exited, its member left running, as a killed owner recorded it.
+  int pipe_fds[2];
+  ASSERT_EQ(::pipe(pipe_fds), 0);
+  pid_t group = ::fork();
+  if (group == 0) {
+    ::setpgid(0, 0);
+    pid_t member = ::fork();
+    if (member == 0) {
+      ::execlp("sleep", "sleep", "60", static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    [[maybe_unused]] ssize_t n = ::write(pipe_fds[1], &member, sizeof member);
+    ::_exit(0);
+  }
+  const long long group_start = process_start_time(group);
+  pid_t member = 0;
+  ASSERT_EQ(::read(pipe_fds[0], &member, sizeof member), static_cast<ssize_t>(sizeof member));
+  ::close(pipe_fds[0]);
+  ::close(pipe_fds[1]);
+  ::waitpid(group, nullptr, 0);
+  ASSERT_GT(process_start_time(member), 0);
+  { std::ofstream(records / std::to_string(group)) << "start=" << group_start << "\n"; }
+  // This very process, recorded with a start time it does not have: a reused PID.
+  { std::ofstream(records / std::to_string(::getpid())) << "start=1\n"; }
+
+  EXPECT_EQ(kill_recorded_groups(records), 2);
+  EXPECT_EQ(leader.wait().signal, SIGKILL);
+  EXPECT_EQ(process_start_time(member), -1) << "the leaderless group's member lives";
+  EXPECT_TRUE(std::filesystem::is_empty(records));
 }
 
 TEST(TailLines, KeepsTheLastLines) {
