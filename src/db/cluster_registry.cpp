@@ -1,17 +1,14 @@
 // Markers of running throwaway clusters and the clean-up of those whose owner was SIGKILLed.
 #include "db/cluster_registry.hpp"
 
-#include <fcntl.h>
 #include <fmt/core.h>
 #include <signal.h>
-#include <sys/file.h>
 #include <unistd.h>
 
 #include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
-#include <cstring>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -95,27 +92,6 @@ bool is_postmaster_of(pid_t pid, const fs::path& data_dir) {
     if (argv[i] == "-D" && fs::path(argv[i + 1]) == data_dir) return true;
   }
   return false;
-}
-
-FileLock::FileLock(const fs::path& path) {
-  std::error_code ec;
-  fs::create_directories(path.parent_path(), ec);
-  m_fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (m_fd < 0) {
-    throw Error(ExitCode::infrastructure, path.string(),
-                fmt::format("cannot open lock file: {}", std::strerror(errno)));
-  }
-  while (::flock(m_fd, LOCK_EX) != 0) {
-    if (errno == EINTR) continue;
-    int err = errno;
-    ::close(m_fd);
-    throw Error(ExitCode::infrastructure, path.string(),
-                fmt::format("cannot lock: {}", std::strerror(err)));
-  }
-}
-
-FileLock::~FileLock() {
-  if (m_fd >= 0) ::close(m_fd);  // closing releases the flock
 }
 
 RunMarker::RunMarker(const fs::path& cache_dir, const fs::path& run_dir, const fs::path& data_dir)
@@ -263,7 +239,7 @@ int remove_stale_clusters(const fs::path& cache_dir) {
     fs::path runs = cache_dir / "runs";
     std::error_code ec;
     if (!fs::is_directory(runs, ec)) return 0;
-    FileLock lock(runs / ".lock");
+    util::FileLock lock(runs / ".lock");
     for (const auto& e : fs::directory_iterator(runs, ec)) {
       if (e.path().extension() != ".run") continue;
       auto kv = read_kv(e.path());

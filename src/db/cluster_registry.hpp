@@ -85,17 +85,4 @@ using util::process_start_time;
 /// True when `pid` is a postgres process started with `-D data_dir` (from /proc/<pid>/cmdline).
 bool is_postmaster_of(pid_t pid, const std::filesystem::path& data_dir);
 
-/// Holds an exclusive flock(2) on a file while alive (created when missing).
-class FileLock {
- public:
-  /// Blocks until the lock is ours; throws Error(infrastructure) naming the file.
-  explicit FileLock(const std::filesystem::path& path);
-  ~FileLock();
-  FileLock(const FileLock&) = delete;
-  FileLock& operator=(const FileLock&) = delete;
-
- private:
-  int m_fd = -1;
-};
-
 }  // namespace coldgate::db

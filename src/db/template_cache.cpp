@@ -118,7 +118,7 @@ bool materialize_cluster(const ServerBinaries& binaries, const fs::path& cache_d
   fs::path cached = templates / template_key(binaries, initdb_options());
   std::error_code ec;
   if (!fs::is_directory(cached, ec)) {
-    FileLock lock(cached.string() + ".lock");
+    util::FileLock lock(cached.string() + ".lock");
     if (!fs::is_directory(cached, ec)) {  // another run may have built it while we waited
       // initdb runs in the run folder (the server account may not enter our cache folder), the
       // result is copied into the cache under a temp name and renamed: readers see all or nothing.

@@ -300,4 +300,52 @@ TempDir::~TempDir() {
   std::filesystem::remove_all(m_path, ec);
 }
 
+FileLock::FileLock(const std::filesystem::path& path) : FileLock(path, true, nullptr) {}
+
+FileLock::FileLock(const std::filesystem::path& path, bool wait, bool* taken) {
+  std::error_code ec;
+  if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ec);
+  m_fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (m_fd < 0) {
+    throw Error(ExitCode::infrastructure, path.string(),
+                fmt::format("cannot open lock file: {}", errno_text(errno)));
+  }
+  while (::flock(m_fd, wait ? LOCK_EX : LOCK_EX | LOCK_NB) != 0) {
+    if (errno == EINTR) continue;
+    int err = errno;
+    ::close(m_fd);
+    m_fd = -1;
+    if (err == EWOULDBLOCK && !wait) {
+      *taken = true;
+      return;
+    }
+    throw Error(ExitCode::infrastructure, path.string(),
+                fmt::format("cannot lock: {}", errno_text(err)));
+  }
+}
+
+std::optional<FileLock> FileLock::try_lock(const std::filesystem::path& path) {
+  bool taken = false;
+  FileLock lock(path, false, &taken);
+  if (taken) return std::nullopt;
+  return lock;
+}
+
+FileLock::FileLock(FileLock&& other) noexcept : m_fd(other.m_fd) { other.m_fd = -1; }
+
+FileLock::~FileLock() {
+  if (m_fd >= 0) ::close(m_fd);  // closing the last descriptor releases the flock
+}
+
+void FileLock::describe(std::string_view text) noexcept {
+  if (m_fd < 0 || ::ftruncate(m_fd, 0) != 0) return;
+  std::size_t done = 0;
+  while (done < text.size()) {
+    ssize_t n = ::pwrite(m_fd, text.data() + done, text.size() - done, static_cast<off_t>(done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    done += static_cast<std::size_t>(n);
+  }
+}
+
 }  // namespace coldgate::util

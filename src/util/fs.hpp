@@ -1,6 +1,7 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -69,6 +70,31 @@ class TempDir {
 
  private:
   std::filesystem::path m_path;
+};
+
+/// An exclusive flock(2) on a file (created, mode 0644, with its folder, when missing), held
+/// while the object lives. The kernel drops it when the holder ends however it ends (SIGKILL
+/// too) and the descriptor is close-on-exec, so no child keeps it: a lock never outlives its
+/// holder and never needs removing.
+class FileLock {
+ public:
+  /// Blocks until the lock is ours; throws Error(infrastructure) naming the file.
+  explicit FileLock(const std::filesystem::path& path);
+  /// The lock when no one holds it, else nullopt at once (flock LOCK_NB); throws as the
+  /// constructor when the file cannot be opened.
+  static std::optional<FileLock> try_lock(const std::filesystem::path& path);
+  FileLock(FileLock&& other) noexcept;
+  FileLock& operator=(FileLock&&) = delete;
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+  ~FileLock();
+  /// Replaces the file's contents with `text` (who holds the lock, for whoever finds it
+  /// taken). Best effort, never throws: a failed write leaves the file empty or as it was.
+  void describe(std::string_view text) noexcept;
+
+ private:
+  FileLock(const std::filesystem::path& path, bool wait, bool* taken);
+  int m_fd = -1;  // -1 once moved from
 };
 
 }  // namespace coldgate::util

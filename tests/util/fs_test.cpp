@@ -2,12 +2,17 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <chrono>
 
 #include "support/support.hpp"
 #include "util/error.hpp"
+#include "util/process.hpp"
 
 namespace coldgate::util {
 namespace {
@@ -123,6 +128,65 @@ TEST(Sha256, KnownVectors) {
   // FIPS 180-4 examples.
   EXPECT_EQ(sha256_hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
   EXPECT_EQ(sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+}
+
+// flock locks an open file description: a second open() of the same file, in this process or
+// another, is refused while the first holds it.
+TEST(FileLock, ASecondTryIsRefusedWhileTheFirstHoldsItAndSucceedsAfter) {
+  TempDir dir;
+  const auto file = dir / "out/.lock";  // the folder is created
+  {
+    auto first = FileLock::try_lock(file);
+    ASSERT_TRUE(first.has_value());
+    first->describe("a much longer first description\n");
+    first->describe("short\n");  // replaces it whole
+    EXPECT_EQ(read_file(file), "short\n");
+    EXPECT_FALSE(FileLock::try_lock(file).has_value());
+    FileLock moved = std::move(*first);  // the lock goes with the descriptor
+    first.reset();
+    EXPECT_FALSE(FileLock::try_lock(file).has_value());
+  }
+  EXPECT_TRUE(FileLock::try_lock(file).has_value());
+}
+
+// A holder that is SIGKILLed runs no destructor: the kernel drops its lock all the same.
+TEST(FileLock, TheKernelReleasesTheLockOfAKilledHolder) {
+  TempDir dir;
+  const auto file = dir / ".lock";
+  int ready[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    FileLock held(file);
+    char c = 'x';
+    if (::write(ready[1], &c, 1) != 1) ::_exit(1);
+    ::pause();
+    ::_exit(0);
+  }
+  ::close(ready[1]);
+  char c = 0;
+  ASSERT_EQ(::read(ready[0], &c, 1), 1);  // the child holds the lock now
+  ::close(ready[0]);
+  EXPECT_FALSE(FileLock::try_lock(file).has_value());
+  ::kill(child, SIGKILL);
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  EXPECT_TRUE(FileLock::try_lock(file).has_value());
+}
+
+// The descriptor is close-on-exec: a child started while the lock is held (a server, a stage
+// command) does not keep it once its parent lets go.
+TEST(FileLock, AChildProgramDoesNotInheritTheLock) {
+  TempDir dir;
+  const auto file = dir / ".lock";
+  auto lock = FileLock::try_lock(file);
+  ASSERT_TRUE(lock.has_value());
+  Process sleeper({.argv = {"sleep", "60"}});
+  lock.reset();
+  EXPECT_TRUE(FileLock::try_lock(file).has_value());
+  sleeper.signal_group(SIGKILL);
+  sleeper.wait(std::chrono::seconds(10));
 }
 
 }  // namespace
