@@ -71,6 +71,8 @@ int run_ab(const AbArgs& args) {
 
   // What an earlier run left must not pass for this run's output if this one stops early.
   std::filesystem::path out = args.out;
+  // Held to the end: another coldgate with this --out (its worktrees, cache/) stops at once.
+  util::FileLock out_lock = report::lock_outputs(out, "ab");
   report::clear_outputs(out, true);
   if (!args.store.empty()) {
     if (args.no_trend) throw usage_error("--store", "--no-trend reads no history store");

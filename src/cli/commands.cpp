@@ -244,6 +244,8 @@ int run_run(const RunArgs& args) {
   // Then: a run that stops before its reports (a config that does not load) must not leave an
   // earlier run's report.md to pass for its own.
   std::filesystem::path out = args.out;
+  // Held to the end (the comment included): another coldgate with this --out stops at once.
+  util::FileLock out_lock = report::lock_outputs(out, "run");
   report::clear_outputs(out, args.stages.empty() && args.shard.empty());
   session::JobOptions options;
   if (!args.shard.empty()) {
@@ -337,6 +339,7 @@ int run_compare(const CompareArgs& args) {
 
   ::signal(SIGPIPE, SIG_IGN);
   std::filesystem::path out = args.out;
+  util::FileLock out_lock = report::lock_outputs(out, "compare");
   report::write_outputs(head, &base, out, std::cout);
   std::cerr << "coldgate: " << gate::verdict(head) << "; results in "
             << (out / "results.json").string() << '\n';

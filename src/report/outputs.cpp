@@ -1,8 +1,13 @@
 #include "report/outputs.hpp"
 
+#include <fmt/chrono.h>
+#include <fmt/core.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 
 #include "report/github.hpp"
@@ -11,6 +16,7 @@
 #include "results/json.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
+#include "util/text.hpp"
 
 namespace coldgate::report {
 namespace {
@@ -87,6 +93,26 @@ void clear_outputs(const std::filesystem::path& out_dir, bool whole_run) noexcep
                   [](const std::string& name) { return name.ends_with(".json"); });
   remove_matching(out_dir / "ab", [](const std::string& name) { return name.ends_with("-build.log"); });
   if (whole_run) fs::remove_all(out_dir / "snapshots", ec);
+}
+
+util::FileLock lock_outputs(const std::filesystem::path& out_dir, const std::string& command) {
+  const std::filesystem::path file = out_dir / ".lock";
+  if (auto lock = util::FileLock::try_lock(file)) {
+    lock->describe(fmt::format("coldgate {}, pid {}, started {:%Y-%m-%d %H:%M:%S} UTC\n", command,
+                               ::getpid(), fmt::gmtime(std::time(nullptr))));
+    return std::move(*lock);
+  }
+  // The holder writes who it is right after it took the lock: a moment when the file is empty.
+  std::string holder;
+  try {
+    holder = util::read_file_prefix(file, 200);
+  } catch (const Error&) {
+    // Unreadable: the message goes without the holder's name.
+  }
+  holder = std::string(util::trim(holder.substr(0, holder.find('\n'))));
+  throw Error(ExitCode::infrastructure, out_dir.string(),  // as the user gave it
+              fmt::format("in use by another coldgate ({}); wait for it to end or pass --out DIR",
+                          holder.empty() ? "it is starting" : holder));
 }
 
 }  // namespace coldgate::report
