@@ -114,10 +114,10 @@ void RunMarker::set_postmaster(pid_t pid) {
 void RunMarker::write() const {
   pid_t self = ::getpid();
   util::write_file_atomic(
-      m_path, fmt::format("owner_pid={}\nowner_start={}\npostmaster_pid={}\nrun_dir={}\n"
-                          "data_dir={}\n",
-                          self, process_start_time(self), m_postmaster, m_run_dir.string(),
-                          m_data_dir.string()));
+      m_path, fmt::format("owner_pid={}\nowner_start={}\npid_ns={}\npostmaster_pid={}\n"
+                          "run_dir={}\ndata_dir={}\n",
+                          self, process_start_time(self), pid_namespace(), m_postmaster,
+                          m_run_dir.string(), m_data_dir.string()));
 }
 
 std::string pid_namespace() {
@@ -246,6 +246,9 @@ int remove_stale_clusters(const fs::path& cache_dir) {
       pid_t owner = to_pid(kv["owner_pid"]);
       long long start = std::atoll(kv["owner_start"].c_str());
       if (owner > 0 && process_start_time(owner) == start) continue;  // owner still running
+      // A PID of another namespace (a container sharing this cache) says nothing here; markers
+      // written before pid_ns was recorded are judged as before.
+      if (kv.count("pid_ns") && kv["pid_ns"] != pid_namespace()) continue;
       fs::path run_dir = kv["run_dir"], data_dir = kv["data_dir"];
       // Only ever touch folders that look like ours.
       bool ours = !run_dir.empty() && run_dir.is_absolute() &&

@@ -35,7 +35,8 @@ class RunMarker {
   pid_t m_postmaster = 0;  // 0 until the server started
 };
 
-/// For every marker whose owner process is gone: stops its postmaster (SIGQUIT, then SIGKILL
+/// For every marker whose owner process is gone (markers of another PID namespace are left
+/// alone, as in remove_stale_work_dirs()): stops its postmaster (SIGQUIT, then SIGKILL
 /// after 5 s) when /proc/<pid>/cmdline shows it is that cluster's postgres, removes the run
 /// folder and the marker; also the unmarked `$TMPDIR/coldgate-pg-*` folders of makers killed
 /// before they wrote a marker (remove_stale_work_dirs). Serialized by flock on `<cache>/runs/.lock`. Returns how many
