@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <fstream>
 #include <iostream>
 #include <sstream>
 #include <thread>
@@ -199,10 +200,32 @@ bool Running::said(const std::string& text) const {
   return read_all(err).find(text) != std::string::npos;
 }
 
-int Running::finish(std::string* err_text) {
-  util::ExitStatus s = process->wait(180s);
+int Running::finish(std::string* err_text, std::chrono::milliseconds limit) {
+  util::ExitStatus s = process->wait(limit);
   if (err_text) *err_text = read_all(err);
   return s.timed_out ? -1 : s.signal ? 128 + s.signal : s.exit_code;
+}
+
+std::string option_of(pid_t pid, const std::string& flag) {
+  auto argv = argv_of(pid);
+  auto it = std::find(argv.begin(), argv.end(), flag);
+  return it != argv.end() && it + 1 != argv.end() ? *(it + 1) : "";
+}
+
+pid_t dead_pid() {
+  util::Process p({.argv = {"true"}});
+  pid_t pid = p.pid();
+  p.wait();
+  return pid;
+}
+
+fs::path plant_owned_dir(const fs::path& parent, const std::string& name, pid_t pid,
+                         long long start, const std::string& ns) {
+  fs::path dir = parent / name;
+  fs::create_directories(dir);
+  std::ofstream(dir / "owner") << "owner_pid=" << pid << "\nowner_start=" << start
+                               << "\npid_ns=" << ns << "\n";
+  return dir;
 }
 
 Running start_coldgate(const fs::path& cwd, const fs::path& tmp, const std::vector<std::string>& args,

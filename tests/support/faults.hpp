@@ -91,10 +91,24 @@ struct Running {
   std::filesystem::path err;  // its stderr
   /// True when its stderr so far contains `text`.
   bool said(const std::string& text) const;
-  /// Waits (≤ 180 s) for the end; returns the exit code, 128 + signal when killed, -1 when it
+  /// Waits (≤ `limit`) for the end; returns the exit code, 128 + signal when killed, -1 when it
   /// did not end; stderr in `*err` when given.
-  int finish(std::string* err = nullptr);
+  int finish(std::string* err = nullptr,
+             std::chrono::milliseconds limit = std::chrono::seconds(180));
 };
+
+/// The argument after `flag` on `pid`'s command line ("-D": a postmaster's data folder, "-p":
+/// its port), or "" when there is none.
+std::string option_of(pid_t pid, const std::string& flag);
+
+/// A PID no process has now: a child that ran `true` and was reaped.
+pid_t dead_pid();
+
+/// Makes `<parent>/<name>/` with an `owner` file as db::mark_owner writes it, naming `pid`
+/// started at `start` (clock ticks) in PID namespace `ns`: a killed run's leftover (a dead PID)
+/// or a live owner's folder (ours) for the stale clean-up to judge.
+std::filesystem::path plant_owned_dir(const std::filesystem::path& parent, const std::string& name,
+                                      pid_t pid, long long start, const std::string& ns);
 
 /// Starts `COLDGATE_BINARY args…` in `cwd` with `TMPDIR=tmp` and no CI variables (plus `env`,
 /// "K=V"); output files `<cwd>/stdout-N.txt` and `stderr-N.txt`, N counting starts.
