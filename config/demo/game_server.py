@@ -68,7 +68,8 @@ def load(out_path):
     doc = dict(config, characters_by_account=characters)
 
     os.makedirs(os.path.dirname(out_path) or ".", exist_ok=True)
-    tmp = out_path + ".tmp"
+    # A temp name of this process's own: two runs of the demo in one checkout write one out_path.
+    tmp = f"{out_path}.tmp-{os.getpid()}"
     try:
         with open(tmp, "w", encoding="utf-8") as f:
             # dumps, not dump: dump streams through the pure-Python encoder, ~3x slower.

@@ -8,6 +8,9 @@
 set -eu
 out=${1:?usage: shop-client.sh OUT.json}
 mkdir -p "$(dirname "$out")"
+# A temp name of this process's own: two runs of the demo in one checkout write the same $out.
+tmp="$out.tmp-$$"
+trap 'rm -f "$tmp"' EXIT
 
 sql() { psql -XAtq -v ON_ERROR_STOP=1 ${DATABASE_URL:+"$DATABASE_URL"} -c "$1"; }
 
@@ -20,8 +23,8 @@ sql "select json_build_object(
           'stock', si.stock) order by si.price, si.id)
         from shop_items si join items i on i.id = si.item_id
         where si.shop_id = s.id)) order by s.id)
-    from shops s join zones z on z.id = s.zone_id))" > "$out.tmp"
-mv "$out.tmp" "$out"
+    from shops s join zones z on z.id = s.zone_id))" > "$tmp"
+mv "$tmp" "$out"
 
 items=$(sql "select count(*) from shop_items")
 shops=$(sql "select count(*) from shops")

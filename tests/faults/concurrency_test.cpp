@@ -15,8 +15,8 @@
 // those of a live owner and of another PID namespace stay; nothing is left afterwards.
 //
 // COLDGATE_CONCURRENCY_ROUNDS (default 2) repeats it; COLDGATE_CONCURRENCY_DEMO=1 makes the two
-// runs copies of this tree's config/demo.yaml (bench/concurrency.sh). The lock on a shared
-// --out (report::lock_outputs) is tested at the end.
+// runs this tree's demo, both in one copy of the checkout with an --out each
+// (bench/concurrency.sh). The lock on a shared --out (report::lock_outputs) is tested at the end.
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -152,6 +152,7 @@ struct RunProject {
   std::string who;                 // "pass", "fail"
   fs::path root;                   // its checkout, the run's folder
   std::string config;              // relative to root
+  std::string out = "coldgate-out";  // --out, relative to root
   std::string title;               // report.title
   std::vector<std::string> stages; // in config order
   std::string mismatched;          // the stage whose snapshot the fixture changed ("" when none)
@@ -197,29 +198,30 @@ RunProject small_project(const Round& r, const std::string& who, bool mismatch) 
   return p;
 }
 
-// A copy of this tree's demo (config/ and snapshots/) with the barrier as its first setup steps,
-// a last stage that waits for db down, and a title of its own; `mismatch` changes one value of
-// the committed account-lookup snapshot.
+// Both runs of the demo in ONE copy of this tree's config/ and snapshots/, as two runs of one
+// checkout are, each with its --out: config/demo-<who>.yaml is config/demo.yaml with the barrier
+// as its first setup steps, a last stage that waits for db down and a title of its own; for
+// `mismatch`, account-lookup's snapshot is a committed copy with one value changed.
 RunProject demo_project(const Round& r, const std::string& who, bool mismatch) {
-  RunProject p{.who = who, .root = r.dir / who, .config = "config/demo.yaml",
-               .title = "coldgate demo " + who, .restarts = true};
+  RunProject p{.who = who, .root = r.dir / "demo", .config = "config/demo-" + who + ".yaml",
+               .out = "out-" + who, .title = "coldgate demo " + who, .restarts = true};
   fs::create_directories(p.root);
   for (const char* part : {"config", "snapshots"}) {
-    fs::copy(source_dir() / part, p.root / part, fs::copy_options::recursive);
+    if (!fs::exists(p.root / part)) fs::copy(source_dir() / part, p.root / part, fs::copy_options::recursive);
   }
-  std::string yaml = read_all(p.root / p.config);
+  std::string yaml = read_all(p.root / "config/demo.yaml");
   yaml = replaced(yaml, "\nsetup:\n",
                   "\nsetup:\n" + r.barrier_step("arrived-" + who, "go") + r.record_step(who + "-setup"));
   yaml = replaced(yaml, "\nreport: { title: coldgate demo }",
                   "  - name: wait-down\n    command: [sh, " + r.script("last.sh") + ", " + who +
                       "]\n    runs: 1\n    warm: 0\n\nreport: { title: " + p.title + " }");
-  std::ofstream(p.root / p.config) << yaml;
   if (mismatch) {
-    fs::path snap = p.root / "snapshots/account-lookup.json";
-    std::string text = replaced(read_all(snap), "\"level\": 60,", "\"level\": 61,");
-    std::ofstream(snap) << text;
+    yaml = replaced(yaml, "path: ../snapshots/account-lookup.json", "path: ../snapshots/account-lookup-stale.json");
+    std::string text = replaced(read_all(p.root / "snapshots/account-lookup.json"), "\"level\": 60,", "\"level\": 61,");
+    std::ofstream(p.root / "snapshots/account-lookup-stale.json") << text;
     p.mismatched = "account-lookup";
   }
+  std::ofstream(p.root / p.config) << yaml;
   finish_project(p, mismatch);
   return p;
 }
@@ -333,9 +335,10 @@ struct Participants {
     }
   }
   pid_t pid(const std::string& name) const { return running.at(name).process->pid(); }
-  bool someone_ended() const {
+  // True when one of `names` (all when empty) has ended.
+  bool someone_ended(const std::set<std::string>& names = {}) const {
     for (const auto& [name, r] : running) {
-      if (r.process->wait_exited(0ms)) return true;
+      if ((names.empty() || names.count(name)) && r.process->wait_exited(0ms)) return true;
     }
     return false;
   }
@@ -376,7 +379,7 @@ std::string query_one(const std::string& url, const std::string& sql) {
 
 void expect_own_results(const RunProject& p, const std::string& exit_text) {
   SCOPED_TRACE("run " + p.who);
-  fs::path file = p.root / "coldgate-out/results.json";
+  fs::path file = p.root / p.out / "results.json";
   ASSERT_TRUE(fs::exists(file)) << exit_text;
   results::Results res = results::from_json(read_all(file), file.string());
   EXPECT_EQ(res.title, p.title);
@@ -409,11 +412,32 @@ int failures_so_far() {
   return ::testing::UnitTest::GetInstance()->current_test_info()->result()->total_part_count();
 }
 
+// A round's one line, printed however the round ends (an ASSERT returns early): each
+// participant's exit code, ok or MISMATCH (and the step it stopped at), the seconds it took.
+struct RoundLine {
+  int number = 0;
+  int rounds = 0;
+  int failures_before = failures_so_far();
+  std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
+  std::vector<std::pair<std::string, int>> exits;  // "run pass" → its exit code
+  std::string step = "making the fixtures";        // what the round was doing
+  std::string seen;                                // what the round saw at the meeting point
+  ~RoundLine() {
+    std::string codes;
+    for (const auto& [who, code] : exits) codes += (codes.empty() ? "" : ", ") + who + " exit " + std::to_string(code);
+    const bool failed = failures_so_far() > failures_before;
+    const auto s = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - t0);
+    std::cout << "[ round    ] " << number << "/" << rounds << ": " << (codes.empty() ? "no exit yet" : codes)
+              << (seen.empty() ? "" : "; " + seen) << "; " << (failed ? "MISMATCH" : "ok") << (step.empty() ? "" : " (stopped while " + step + ")")
+              << "; " << s.count() << " s" << std::endl;
+  }
+};
+
 // One round: plant, start everyone, meet, check, db down, let the runs end, check again.
 void run_round(int number, int rounds, bool demo) {
   SCOPED_TRACE("round " + std::to_string(number) + " of " + std::to_string(rounds));
-  auto t0 = std::chrono::steady_clock::now();
-  const int failures_before = failures_so_far();
+  RoundLine line{.number = number, .rounds = rounds};
+  const int failures_before = line.failures_before;
   Round r;
   RunProject pass = demo ? demo_project(r, "pass", false) : small_project(r, "pass", false);
   RunProject fail = demo ? demo_project(r, "fail", true) : small_project(r, "fail", true);
@@ -422,10 +446,12 @@ void run_round(int number, int rounds, bool demo) {
   fs::path ab = ab_project(r, base_sha, head_sha);
   ASSERT_EQ(failures_so_far(), failures_before) << "the fixtures could not be made";
   Leftovers leftovers(r);
+  line.step = "waiting for everyone to arrive";
 
   Participants all(r);
-  all.running.emplace("pass", start_coldgate(pass.root, r.tmp, {"run", "-c", pass.config}, r.env()));
-  all.running.emplace("fail", start_coldgate(fail.root, r.tmp, {"run", "-c", fail.config}, r.env()));
+  for (const RunProject* p : {&pass, &fail}) {
+    all.running.emplace(p->who, start_coldgate(p->root, r.tmp, {"run", "-c", p->config, "--out", p->out}, r.env()));
+  }
   all.running.emplace("up", start_coldgate(up, r.tmp, {"db", "up", "-c", "coldgate.yaml"}, r.env()));
   all.running.emplace("ab", start_coldgate(ab, r.tmp, {"ab", "--base", "base", "--no-trend"}, r.env()));
 
@@ -485,6 +511,10 @@ void run_round(int number, int rounds, bool demo) {
   EXPECT_EQ(data_dirs.size(), 4u);
   EXPECT_EQ(ports.size(), 4u);
 
+  line.seen = std::to_string(servers.size()) + " servers at once, " + std::to_string(leftovers.dead.size()) +
+              " leftovers of dead owners removed, " + std::to_string(leftovers.kept.size()) +
+              " of live or foreign ones kept";
+
   // db up's URL reaches db up's server and its data.
   const std::string who_sql = "select current_setting('data_directory') || ' ' || (select who from item)";
   EXPECT_EQ(query_one(url, who_sql), servers["up"].data_dir + " up");
@@ -492,7 +522,10 @@ void run_round(int number, int rounds, bool demo) {
 
   // 2. Go: the runs measure and reach their last stage, which waits for db down.
   r.touch("go");
-  ASSERT_TRUE(wait_for([&] { return (r.has("stage-pass") && r.has("stage-fail")) || all.someone_ended(); },
+  line.step = "waiting for the runs' last stage";
+  // ab has no such stage: it may end at any time from now on.
+  ASSERT_TRUE(wait_for([&] { return (r.has("stage-pass") && r.has("stage-fail")) ||
+                                    all.someone_ended({"pass", "fail", "up"}); },
                        demo ? 600s : 240s))
       << "the runs did not reach their last stage:" << all.status();
   ASSERT_TRUE(r.has("stage-pass") && r.has("stage-fail"))
@@ -511,11 +544,15 @@ void run_round(int number, int rounds, bool demo) {
   std::vector<std::string> env = r.env();
   env.push_back("TMPDIR=" + r.tmp.string());
   env.insert(env.end(), {"CI=", "GITHUB_ACTIONS="});
+  line.step = "stopping db up";
   RunResult down = run_coldgate({"db", "down", "-c", "coldgate.yaml"}, up, "", env);
   EXPECT_EQ(down.exit_code, 0) << down.err;
   EXPECT_EQ(down.err, "coldgate: stopped\n");
   std::string up_err;
-  EXPECT_EQ(all.running.at("up").finish(&up_err), 0) << up_err;
+  int up_code = all.running.at("up").finish(&up_err);
+  line.exits.emplace_back("db up", up_code);
+  line.exits.emplace_back("db down", down.exit_code);
+  EXPECT_EQ(up_code, 0) << up_err;
   EXPECT_NE(up_err.find("coldgate: database stopped"), std::string::npos) << up_err;
   EXPECT_NE(db::process_start_time(servers["up"].pid), servers["up"].start) << "db up's server still runs";
   EXPECT_FALSE(fs::exists(fs::path(servers["up"].data_dir).parent_path())) << servers["up"].data_dir;
@@ -528,9 +565,12 @@ void run_round(int number, int rounds, bool demo) {
   r.touch("down");
   std::map<std::string, int> code;
   std::map<std::string, std::string> err;
+  line.step = "waiting for the runs and ab to end";
   for (const char* name : {"pass", "fail", "ab"}) {
     code[name] = all.running.at(name).finish(&err[name], demo ? 900s : 240s);
+    line.exits.emplace_back(std::string(name) == "ab" ? "ab" : "run " + std::string(name), code[name]);
   }
+  line.step = "checking the outputs";
   EXPECT_EQ(code["pass"], pass.expected_exit) << err["pass"];
   EXPECT_EQ(code["fail"], fail.expected_exit) << err["fail"];
   EXPECT_EQ(code["ab"], 0) << err["ab"];
@@ -565,6 +605,7 @@ void run_round(int number, int rounds, bool demo) {
   }
 
   // 5. Nothing is left but what was not the participants' to remove.
+  line.step = "checking for leftovers";
   wait_for([&] { return processes_under(r.dir.path()).empty(); }, 15s);
   EXPECT_EQ(list(processes_under(r.dir.path())), " none") << "processes left";
   std::vector<std::string> left;
@@ -578,13 +619,7 @@ void run_round(int number, int rounds, bool demo) {
   EXPECT_EQ(list(left), " none") << "temp folders, markers or state files left";
   for (const auto& p : leftovers.kept) EXPECT_TRUE(fs::exists(p)) << "removed at the end: " << p;
 
-  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::cout << "[ round    ] " << number << "/" << rounds << ": run pass exit " << code["pass"]
-            << ", run fail exit " << code["fail"] << ", ab exit " << code["ab"] << ", db up/down exit 0/"
-            << down.exit_code << "; 4 servers at once; " << leftovers.dead.size()
-            << " dead owners' leftovers removed, " << leftovers.kept.size() << " live or foreign kept; "
-            << (failures_so_far() > failures_before ? "MISMATCH" : "ok") << "; " << static_cast<int>(s)
-            << " s" << std::endl;
+  line.step.clear();
 }
 
 TEST(Concurrency, TwoRunsDbUpDownAndAbAtOnceShareTmpdirAndCacheWithoutInterfering) {
