@@ -21,6 +21,7 @@
 #include "measure/profile.hpp"
 #include "measure/server_journal.hpp"
 #include "db/catalog.hpp"
+#include "db/cluster_registry.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 #include "util/process.hpp"
@@ -212,6 +213,36 @@ RunOutcome sql_run(const config::Stage& stage, const RunContext& ctx, int run,
   return outcome;
 }
 
+// Two runs of one config in one checkout at once (each with its --out) share a command stage's
+// `snapshot.from` file. Each cold run holds an flock named after that file — in the cache
+// folder, not beside it — from removing the old document to reading the new one, so that no run
+// removes or reads another's; the other waits (outside what is measured, interruptibly) and says
+// so once. Without a usable cache folder it goes unlocked, as before.
+std::optional<util::FileLock> lock_document(const fs::path& from_file, const RunContext& ctx,
+                                            const std::string& stage) {
+  std::error_code ec;
+  fs::path abs = fs::weakly_canonical(fs::absolute(from_file), ec);
+  if (ec) abs = fs::absolute(from_file);
+  const fs::path file = db::default_cache_dir() / "locks" /
+                        ("from-" + util::sha256_hex(abs.string()).substr(0, 16) + ".lock");
+  bool said = false;
+  for (;;) {
+    try {
+      if (auto lock = util::FileLock::try_lock(file)) return lock;
+    } catch (const Error&) {
+      return std::nullopt;
+    }
+    util::throw_if_interrupted();
+    if (!said && ctx.progress) {
+      ctx.progress->line(fmt::format("{}{}: waiting for another coldgate to finish a run that "
+                                     "writes {} (snapshot.from)",
+                                     ctx.label, stage, shown(from_file)));
+      said = true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
 RunOutcome command_run(const config::Stage& stage, const RunContext& ctx, int run,
                        StageResult& result, std::unique_ptr<db::Connection>* profile,
                        std::vector<db::StatementStats>& cold_statements,
@@ -221,6 +252,8 @@ RunOutcome command_run(const config::Stage& stage, const RunContext& ctx, int ru
   bool from_stdout = stage.snapshot && stage.snapshot->from == "stdout";
   fs::path from_file = stage.snapshot && !from_stdout ? fs::path(stage.snapshot->from) : fs::path();
   std::error_code ec;
+  std::optional<util::FileLock> document_lock =
+      from_file.empty() ? std::nullopt : lock_document(from_file, ctx, stage.name);
   if (!from_file.empty()) fs::remove(from_file, ec);  // a stale document must not pass for new
 
   RunSessions sessions(stages_database(ctx), stage.name, run);  // ended on the server if it fails

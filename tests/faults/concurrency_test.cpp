@@ -576,6 +576,10 @@ void run_round(int number, int rounds, bool demo) {
   EXPECT_EQ(code["ab"], 0) << err["ab"];
   expect_own_results(pass, err["pass"]);
   expect_own_results(fail, err["fail"]);
+  for (const fs::path& out : {pass.root / pass.out, fail.root / fail.out, ab / "coldgate-out"}) {
+    SCOPED_TRACE(out.string());
+    expect_whole_files(out, false);
+  }
   for (RunProject* p : {&pass, &fail}) {
     // Setup and last stage reached the same server: this run's own, never restarted by another.
     std::string at_setup = r.recorded(p->who + "-setup"), at_end = r.recorded(p->who + "-stage");
@@ -734,10 +738,58 @@ TEST_F(SharedOut, TheLockOfASigkilledRunIsGoneAtOnceEvenWhileItsSetupCommandLive
   // The orphan ends; the next run removed the killed one's server and folders.
   std::ofstream(dir / "barrier/release").put('\n');
   wait_for([&] { return processes_under(dir.path()).empty(); }, 15s);
-  EXPECT_EQ(list(processes_under(dir.path())), " none");
-  std::vector<std::string> left;
-  for (const auto& e : fs::directory_iterator(tmp)) left.push_back(e.path().string());
-  EXPECT_EQ(list(left), " none");
+  expect_nothing_left(dir.path(), tmp, "after the next run");
+  expect_whole_files(project / "coldgate-out", false);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Two runs of one config in one checkout, an --out each: a command stage's `snapshot.from` file
+
+TEST(SharedCheckout, TwoRunsOfOneConfigTakeTurnsAtTheFileTheirCommandStageWrites) {
+  TempDir dir;
+  const fs::path tmp = dir / "tmp";
+  make_server_tmpdir(dir, tmp);
+  const fs::path project = dir / "project";
+  // The first run to get here waits until the other coldgate says it waits for doc.json: it
+  // would instead be in here too, removing and writing the same file, without the lock.
+  dir.write("project/doc.sh",
+            "if mkdir first 2>/dev/null; then\n"
+            "  n=0\n"
+            "  until grep -qs 'waiting for another coldgate' stderr-*.txt; do\n"
+            "    n=$((n + 1))\n"
+            "    if [ \"$n\" -gt 2400 ]; then echo 'doc.sh: the other run never waited' >&2; exit 1; fi\n"
+            "    sleep 0.05\n"
+            "  done\n"
+            "fi\n"
+            "if ! mkdir inside 2>/dev/null; then echo 'doc.sh: two runs at once' >&2; exit 1; fi\n"
+            "printf '{\"n\": 1}\\n' > out/doc.json\n"
+            "rmdir inside\n");
+  dir.write("project/coldgate.yaml", "version: 1\ndatabase: { provider: local }\n"
+                                     "defaults: { runs: 1, warm: 0 }\n"
+                                     "stages:\n"
+                                     "  - name: doc\n"
+                                     "    command: [sh, doc.sh]\n"
+                                     "    snapshot: { from: out/doc.json, path: snapshots/doc.json }\n");
+  dir.write("project/snapshots/doc.json", "{\n  \"n\": 1\n}\n");
+  fs::create_directories(project / "out");
+  const std::vector<std::string> env{"XDG_CACHE_HOME=" + (dir / "cache").string()};
+  Running a = start_coldgate(project, tmp, {"run", "--out", "out-a"}, env);
+  Running b = start_coldgate(project, tmp, {"run", "--out", "out-b"}, env);
+  std::string err_a, err_b;
+  EXPECT_EQ(a.finish(&err_a), 0) << err_a;
+  EXPECT_EQ(b.finish(&err_b), 0) << err_b;
+  // Exactly one of them waited, once, naming the file.
+  const std::string waited = "doc: waiting for another coldgate to finish a run that writes out/doc.json (snapshot.from)";
+  EXPECT_EQ((err_a.find(waited) != std::string::npos) + (err_b.find(waited) != std::string::npos), 1)
+      << err_a << "\n---\n" << err_b;
+  for (const char* out : {"out-a", "out-b"}) {
+    results::Results r = results::from_json(read_all(project / out / "results.json"), out);
+    ASSERT_EQ(r.stages.size(), 1u) << out;
+    EXPECT_FALSE(r.stages[0].failed()) << out << ": " << r.stages[0].error;
+    ASSERT_TRUE(r.stages[0].snapshot) << out;
+    EXPECT_EQ(r.stages[0].snapshot->status, results::SnapshotStatus::match) << out;
+  }
+  expect_nothing_left(project, tmp, "after both runs");
 }
 
 }  // namespace
