@@ -15,7 +15,7 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 N=${1:-10}
-BUILD=${2:-$ROOT/build}
+BUILD=$(realpath -m "${2:-$ROOT/build}")
 TESTS=$BUILD/tests/coldgate_faults_tests
 if [[ ! -x $TESTS ]]; then
   if [[ $BUILD != "$ROOT/build" ]]; then
