@@ -109,7 +109,7 @@ int run_stack(const StackArgs& args) {
   ::signal(SIGPIPE, SIG_IGN);  // a reader that quits early must not kill us before clean-up
 
   const fs::path out = fs::path(args.out) / "stack";
-  // Held to the end: another coldgate with this --out (stack/, its worktrees, cache/) stops at once.
+  // Held to the end: another coldgate with this --out (stack/, worktrees, cache/) stops at once.
   util::FileLock out_lock = report::lock_outputs(args.out, "stack");
   // Once the refs and the checkout are known good: a mistyped ref must not cost the last
   // stack's outputs.

@@ -113,11 +113,11 @@ void RunMarker::set_postmaster(pid_t pid) {
 
 void RunMarker::write() const {
   pid_t self = ::getpid();
-  util::write_file_atomic(
-      m_path, fmt::format("owner_pid={}\nowner_start={}\npid_ns={}\npostmaster_pid={}\n"
-                          "run_dir={}\ndata_dir={}\n",
-                          self, process_start_time(self), pid_namespace(), m_postmaster,
-                          m_run_dir.string(), m_data_dir.string()));
+  util::write_file_atomic(m_path,
+                          fmt::format("owner_pid={}\nowner_start={}\npid_ns={}\npostmaster_pid={}\n"
+                                      "run_dir={}\ndata_dir={}\n",
+                                      self, process_start_time(self), pid_namespace(), m_postmaster,
+                                      m_run_dir.string(), m_data_dir.string()));
 }
 
 std::string pid_namespace() {

@@ -234,9 +234,10 @@ std::optional<util::FileLock> lock_document(const fs::path& from_file, const Run
     }
     util::throw_if_interrupted();
     if (!said && ctx.progress) {
-      ctx.progress->line(fmt::format("{}{}: waiting for another coldgate to finish a run that "
-                                     "writes {} (snapshot.from)",
-                                     ctx.label, stage, shown(from_file)));
+      ctx.progress->line(
+          fmt::format("{}{}: waiting for another coldgate to finish a run that "
+                      "writes {} (snapshot.from)",
+                      ctx.label, stage, shown(from_file)));
       said = true;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));

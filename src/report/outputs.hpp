@@ -38,9 +38,9 @@ void clear_outputs(const std::filesystem::path& out_dir, bool whole_run) noexcep
 
 /// Takes `<out_dir>/.lock` (util::FileLock; `out_dir` is created) for the whole of a command
 /// that writes into `out_dir` — `run`, `ab`, `stack`, `compare` — so that a second coldgate
-/// given the same folder neither overwrites the first's outputs nor removes its unfinished temp
-/// files (clear_outputs): it stops at once with Error(infrastructure) `<out_dir>: in use by
-/// another coldgate (coldgate run, pid N, started YYYY-MM-DD HH:MM:SS UTC); wait for it to end
+/// given the same folder neither removes the first's outputs (clear_outputs), worktrees or
+/// candidates nor writes over them: it stops at once with Error(infrastructure) `<out_dir>: in use
+/// by another coldgate (coldgate run, pid N, started YYYY-MM-DD HH:MM:SS UTC); wait for it to end
 /// or pass --out DIR`. `command` ("run") names ours in the file for that message. The kernel
 /// releases the lock when we end, SIGKILL included: no stale lock.
 util::FileLock lock_outputs(const std::filesystem::path& out_dir, const std::string& command);

@@ -331,7 +331,9 @@ std::optional<FileLock> FileLock::try_lock(const std::filesystem::path& path) {
   return lock;
 }
 
-FileLock::FileLock(FileLock&& other) noexcept : m_fd(other.m_fd) { other.m_fd = -1; }
+FileLock::FileLock(FileLock&& other) noexcept : m_fd(other.m_fd) {
+  other.m_fd = -1;
+}
 
 FileLock::~FileLock() {
   if (m_fd >= 0) ::close(m_fd);  // closing the last descriptor releases the flock

@@ -63,7 +63,8 @@ const char* k_barrier_sh =
 
 // record.sh FILE: which server this step reached (PG* variables, as every step and stage gets).
 const char* k_record_sh =
-    "psql -XAt -c \"select current_setting('data_directory') || ' ' || pg_postmaster_start_time()\" "
+    "psql -XAt -c \"select current_setting('data_directory') || ' ' || "
+    "pg_postmaster_start_time()\" "
     "> \"$(dirname \"$0\")/barrier/$1\"\n";
 
 // last.sh WHO: a run's last stage: says it is there, waits for db down, records its server.
@@ -71,7 +72,8 @@ const char* k_last_sh =
     "here=$(dirname \"$0\")\n"
     "sh \"$here/barrier.sh\" \"stage-$1\" down && sh \"$here/record.sh\" \"$1-stage\"\n";
 
-const std::vector<std::string> k_arrivals{"arrived-pass", "arrived-fail", "arrived-up", "arrived-ab"};
+const std::vector<std::string> k_arrivals{"arrived-pass", "arrived-fail", "arrived-up",
+                                          "arrived-ab"};
 
 int rounds_from_env() {
   const char* v = std::getenv("COLDGATE_CONCURRENCY_ROUNDS");
@@ -95,7 +97,8 @@ std::map<std::string, std::string> read_kv(const fs::path& file) {
   std::map<std::string, std::string> kv;
   std::ifstream in(file);
   for (std::string line; std::getline(in, line);) {
-    if (auto eq = line.find('='); eq != std::string::npos) kv[line.substr(0, eq)] = line.substr(eq + 1);
+    if (auto eq = line.find('='); eq != std::string::npos)
+      kv[line.substr(0, eq)] = line.substr(eq + 1);
   }
   return kv;
 }
@@ -121,8 +124,8 @@ struct Round {
   }
   // The environment of every coldgate of the round (start_coldgate adds TMPDIR and no CI).
   std::vector<std::string> env() const {
-    return {"XDG_CACHE_HOME=" + cache.string(), "GITHUB_BASE_REF=", "GITHUB_HEAD_REF=",
-            "CI_MERGE_REQUEST_TARGET_BRANCH_NAME="};
+    return {"XDG_CACHE_HOME=" + cache.string(),
+            "GITHUB_BASE_REF=", "GITHUB_HEAD_REF=", "CI_MERGE_REQUEST_TARGET_BRANCH_NAME="};
   }
   std::string script(const char* name) const { return "\"" + (dir / name).string() + "\""; }
   // A setup step: mark `mark`, then wait for every arrival and `then`.
@@ -149,14 +152,14 @@ struct Round {
 
 // A `coldgate run` participant and what it must end with.
 struct RunProject {
-  std::string who;                 // "pass", "fail"
-  fs::path root;                   // its checkout, the run's folder
-  std::string config;              // relative to root
+  std::string who;                   // "pass", "fail"
+  fs::path root;                     // its checkout, the run's folder
+  std::string config;                // relative to root
   std::string out = "coldgate-out";  // --out, relative to root
-  std::string title;               // report.title
-  std::vector<std::string> stages; // in config order
-  std::string mismatched;          // the stage whose snapshot the fixture changed ("" when none)
-  bool restarts = false;           // a `cold: restart` stage: its server is restarted on purpose
+  std::string title;                 // report.title
+  std::vector<std::string> stages;   // in config order
+  std::string mismatched;            // the stage whose snapshot the fixture changed ("" when none)
+  bool restarts = false;             // a `cold: restart` stage: its server is restarted on purpose
   int expected_exit = 0;
   std::map<std::string, std::string> committed;  // snapshots/ before the run
 };
@@ -169,10 +172,12 @@ void finish_project(RunProject& p, bool mismatch) {
 
 // A small demo-like project: setup SQL, a SQL stage with a snapshot, a command stage.
 RunProject small_project(const Round& r, const std::string& who, bool mismatch) {
-  RunProject p{.who = who, .root = r.dir / who, .config = "coldgate.yaml", .title = "concurrency " + who};
+  RunProject p{
+      .who = who, .root = r.dir / who, .config = "coldgate.yaml", .title = "concurrency " + who};
   fs::create_directories(p.root);
   std::ofstream(p.root / "schema.sql") << "CREATE TABLE item (id int, who text);\n"
-                                          "INSERT INTO item VALUES (1, '" << who << "'), (2, '" << who << "');\n";
+                                          "INSERT INTO item VALUES (1, '"
+                                       << who << "'), (2, '" << who << "');\n";
   std::ofstream(p.root / "coldgate.yaml")
       << "version: 1\n"
          "database: { provider: local, name: shop }\n"
@@ -181,18 +186,27 @@ RunProject small_project(const Round& r, const std::string& who, bool mismatch) 
       << "  - sql: schema.sql\n"
          "defaults: { runs: 1, warm: 0 }\n"
          "stages:\n"
-         "  - name: " << who << "-items\n"
+         "  - name: "
+      << who
+      << "-items\n"
          "    query: select json_agg(json_build_object('id', id, 'who', who)) from item\n"
          "    decode: json\n"
-         "    snapshot: { path: snapshots/" << who << "-items.json }\n"
-         "  - name: " << who << "-client\n"
-         "    command: [sh, " << r.script("last.sh") << ", " << who << "]\n"
-         "report: { title: concurrency " << who << " }\n";
+         "    snapshot: { path: snapshots/"
+      << who
+      << "-items.json }\n"
+         "  - name: "
+      << who
+      << "-client\n"
+         "    command: [sh, "
+      << r.script("last.sh") << ", " << who
+      << "]\n"
+         "report: { title: concurrency "
+      << who << " }\n";
   const std::string second = mismatch ? "stale" : who;
   fs::create_directories(p.root / "snapshots");
   std::ofstream(p.root / "snapshots" / (who + "-items.json"))
-      << "[\n  {\n    \"id\": 1,\n    \"who\": \"" << who << "\"\n  },\n  {\n    \"id\": 2,\n    \"who\": \""
-      << second << "\"\n  }\n]\n";
+      << "[\n  {\n    \"id\": 1,\n    \"who\": \"" << who
+      << "\"\n  },\n  {\n    \"id\": 2,\n    \"who\": \"" << second << "\"\n  }\n]\n";
   if (mismatch) p.mismatched = who + "-items";
   finish_project(p, mismatch);
   return p;
@@ -203,21 +217,29 @@ RunProject small_project(const Round& r, const std::string& who, bool mismatch) 
 // as its first setup steps, a last stage that waits for db down and a title of its own; for
 // `mismatch`, account-lookup's snapshot is a committed copy with one value changed.
 RunProject demo_project(const Round& r, const std::string& who, bool mismatch) {
-  RunProject p{.who = who, .root = r.dir / "demo", .config = "config/demo-" + who + ".yaml",
-               .out = "out-" + who, .title = "coldgate demo " + who, .restarts = true};
+  RunProject p{.who = who,
+               .root = r.dir / "demo",
+               .config = "config/demo-" + who + ".yaml",
+               .out = "out-" + who,
+               .title = "coldgate demo " + who,
+               .restarts = true};
   fs::create_directories(p.root);
   for (const char* part : {"config", "snapshots"}) {
-    if (!fs::exists(p.root / part)) fs::copy(source_dir() / part, p.root / part, fs::copy_options::recursive);
+    if (!fs::exists(p.root / part))
+      fs::copy(source_dir() / part, p.root / part, fs::copy_options::recursive);
   }
   std::string yaml = read_all(p.root / "config/demo.yaml");
-  yaml = replaced(yaml, "\nsetup:\n",
-                  "\nsetup:\n" + r.barrier_step("arrived-" + who, "go") + r.record_step(who + "-setup"));
+  yaml = replaced(
+      yaml, "\nsetup:\n",
+      "\nsetup:\n" + r.barrier_step("arrived-" + who, "go") + r.record_step(who + "-setup"));
   yaml = replaced(yaml, "\nreport: { title: coldgate demo }",
                   "  - name: wait-down\n    command: [sh, " + r.script("last.sh") + ", " + who +
                       "]\n    runs: 1\n    warm: 0\n\nreport: { title: " + p.title + " }");
   if (mismatch) {
-    yaml = replaced(yaml, "path: ../snapshots/account-lookup.json", "path: ../snapshots/account-lookup-stale.json");
-    std::string text = replaced(read_all(p.root / "snapshots/account-lookup.json"), "\"level\": 60,", "\"level\": 61,");
+    yaml = replaced(yaml, "path: ../snapshots/account-lookup.json",
+                    "path: ../snapshots/account-lookup-stale.json");
+    std::string text = replaced(read_all(p.root / "snapshots/account-lookup.json"),
+                                "\"level\": 60,", "\"level\": 61,");
     std::ofstream(p.root / "snapshots/account-lookup-stale.json") << text;
     p.mismatched = "account-lookup";
   }
@@ -230,13 +252,14 @@ RunProject demo_project(const Round& r, const std::string& who, bool mismatch) {
 fs::path up_project(const Round& r) {
   fs::path root = r.dir / "up";
   fs::create_directories(root);
-  std::ofstream(root / "schema.sql") << "CREATE TABLE item (who text);\nINSERT INTO item VALUES ('up');\n";
-  std::ofstream(root / "coldgate.yaml") << "version: 1\n"
-                                           "database: { provider: local, name: updb }\n"
-                                           "setup:\n"
-                                           "  - sql: schema.sql\n"
-                                        << r.barrier_step("arrived-up", "")
-                                        << "stages: [ { name: up-none, command: [\"true\"] } ]\n";
+  std::ofstream(root / "schema.sql")
+      << "CREATE TABLE item (who text);\nINSERT INTO item VALUES ('up');\n";
+  std::ofstream(root / "coldgate.yaml")
+      << "version: 1\n"
+         "database: { provider: local, name: updb }\n"
+         "setup:\n"
+         "  - sql: schema.sql\n"
+      << r.barrier_step("arrived-up", "") << "stages: [ { name: up-none, command: [\"true\"] } ]\n";
   return root;
 }
 
@@ -260,13 +283,15 @@ fs::path ab_project(const Round& r, std::string& base_sha, std::string& head_sha
          "    command: [psql, -XAtc, 'select count(*) from item']\n"
          "gate: { metrics: [rows] }\n"
          "report: { title: concurrency ab }\n";
-  std::ofstream(root / "schema.sql") << "CREATE TABLE item (id int);\nINSERT INTO item VALUES (1), (2);\n";
+  std::ofstream(root / "schema.sql")
+      << "CREATE TABLE item (id int);\nINSERT INTO item VALUES (1), (2);\n";
   run_git(root, {"init", "-q"});
   run_git(root, {"add", "-A"});
   run_git(root, {"commit", "-q", "-m", "base"});
   base_sha = run_git(root, {"rev-parse", "HEAD"});
   run_git(root, {"checkout", "-q", "-b", "head"});
-  std::ofstream(root / "schema.sql") << "CREATE TABLE item (id int);\nINSERT INTO item VALUES (1), (2), (3);\n";
+  std::ofstream(root / "schema.sql")
+      << "CREATE TABLE item (id int);\nINSERT INTO item VALUES (1), (2), (3);\n";
   run_git(root, {"commit", "-q", "-am", "head: one more row"});
   head_sha = run_git(root, {"rev-parse", "HEAD"});
   return root;
@@ -291,13 +316,14 @@ struct Leftovers {
     kept.push_back(plant_owned_dir(r.tmp, "coldgate-run-otherX", gone, 1, other_ns));
     fs::path runs = r.cache / "coldgate/runs";
     fs::create_directories(runs);
-    auto cluster = [&](const std::string& name, pid_t owner, long long start, const std::string& in_ns,
-                       std::vector<fs::path>& into) {
+    auto cluster = [&](const std::string& name, pid_t owner, long long start,
+                       const std::string& in_ns, std::vector<fs::path>& into) {
       fs::path run_dir = r.tmp / name;
       fs::create_directories(run_dir / "data");
       std::ofstream(run_dir / "data/PG_VERSION") << "15\n";
       fs::path marker = runs / (name + ".run");
-      std::ofstream(marker) << "owner_pid=" << owner << "\nowner_start=" << start << "\npid_ns=" << in_ns
+      std::ofstream(marker) << "owner_pid=" << owner << "\nowner_start=" << start
+                            << "\npid_ns=" << in_ns
                             << "\npostmaster_pid=0\nrun_dir=" << run_dir.string()
                             << "\ndata_dir=" << (run_dir / "data").string() << "\n";
       into.push_back(run_dir);
@@ -308,7 +334,8 @@ struct Leftovers {
     cluster("coldgate-pg-otherX", gone, 1, other_ns, kept);
     fs::path state = r.cache / "coldgate/up/0123456789abcdef.state";
     fs::create_directories(state.parent_path());
-    std::ofstream(state) << "pid=" << gone << "\nstart=1\npid_ns=" << ns << "\nurl=postgresql://gone\n";
+    std::ofstream(state) << "pid=" << gone << "\nstart=1\npid_ns=" << ns
+                         << "\nurl=postgresql://gone\n";
     dead.push_back(state);
   }
   bool planted(const fs::path& p) const {
@@ -326,7 +353,8 @@ struct Participants {
 
   explicit Participants(const Round& r) : round(r) {}
   ~Participants() {
-    for (const char* f : {"arrived-pass", "arrived-fail", "arrived-up", "arrived-ab", "go", "down"}) round.touch(f);
+    for (const char* f : {"arrived-pass", "arrived-fail", "arrived-up", "arrived-ab", "go", "down"})
+      round.touch(f);
     for (auto& [name, r] : running) {
       if (r.process && !r.process->wait_exited(0ms)) {
         ::kill(r.process->pid(), SIGTERM);
@@ -394,11 +422,13 @@ void expect_own_results(const RunProject& p, const std::string& exit_text) {
       EXPECT_EQ(s.snapshot->status, results::SnapshotStatus::changed) << s.name;
       // The difference is the fixture's own: this run read its own server's rows.
       if (p.mismatched == p.who + "-items") {
-        EXPECT_NE(s.snapshot->diff.find("\"who\": \"" + p.who + "\""), std::string::npos) << s.snapshot->diff;
+        EXPECT_NE(s.snapshot->diff.find("\"who\": \"" + p.who + "\""), std::string::npos)
+            << s.snapshot->diff;
         EXPECT_NE(s.snapshot->diff.find("stale"), std::string::npos) << s.snapshot->diff;
       }
     } else {
-      EXPECT_EQ(s.snapshot->status, results::SnapshotStatus::match) << s.name << "\n" << s.snapshot->diff;
+      EXPECT_EQ(s.snapshot->status, results::SnapshotStatus::match) << s.name << "\n"
+                                                                    << s.snapshot->diff;
     }
   }
   EXPECT_EQ(names, p.stages);
@@ -424,12 +454,16 @@ struct RoundLine {
   std::string seen;                                // what the round saw at the meeting point
   ~RoundLine() {
     std::string codes;
-    for (const auto& [who, code] : exits) codes += (codes.empty() ? "" : ", ") + who + " exit " + std::to_string(code);
+    for (const auto& [who, code] : exits)
+      codes += (codes.empty() ? "" : ", ") + who + " exit " + std::to_string(code);
     const bool failed = failures_so_far() > failures_before;
-    const auto s = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - t0);
-    std::cout << "[ round    ] " << number << "/" << rounds << ": " << (codes.empty() ? "no exit yet" : codes)
-              << (seen.empty() ? "" : "; " + seen) << "; " << (failed ? "MISMATCH" : "ok") << (step.empty() ? "" : " (stopped while " + step + ")")
-              << "; " << s.count() << " s" << std::endl;
+    const auto s =
+        std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - t0);
+    std::cout << "[ round    ] " << number << "/" << rounds << ": "
+              << (codes.empty() ? "no exit yet" : codes) << (seen.empty() ? "" : "; " + seen)
+              << "; " << (failed ? "MISMATCH" : "ok")
+              << (step.empty() ? "" : " (stopped while " + step + ")") << "; " << s.count() << " s"
+              << std::endl;
   }
 };
 
@@ -450,10 +484,13 @@ void run_round(int number, int rounds, bool demo) {
 
   Participants all(r);
   for (const RunProject* p : {&pass, &fail}) {
-    all.running.emplace(p->who, start_coldgate(p->root, r.tmp, {"run", "-c", p->config, "--out", p->out}, r.env()));
+    all.running.emplace(
+        p->who, start_coldgate(p->root, r.tmp, {"run", "-c", p->config, "--out", p->out}, r.env()));
   }
-  all.running.emplace("up", start_coldgate(up, r.tmp, {"db", "up", "-c", "coldgate.yaml"}, r.env()));
-  all.running.emplace("ab", start_coldgate(ab, r.tmp, {"ab", "--base", "base", "--no-trend"}, r.env()));
+  all.running.emplace("up",
+                      start_coldgate(up, r.tmp, {"db", "up", "-c", "coldgate.yaml"}, r.env()));
+  all.running.emplace("ab",
+                      start_coldgate(ab, r.tmp, {"ab", "--base", "base", "--no-trend"}, r.env()));
 
   // 1. Everyone has arrived: four servers up at once, each participant past its start-up clean-up.
   auto arrived = [&] {
@@ -466,23 +503,29 @@ void run_round(int number, int rounds, bool demo) {
       << "not everyone arrived within 240 s:" << all.status();
   ASSERT_TRUE(arrived()) << "a participant ended before everyone had arrived:" << all.status();
   std::string url;
-  ASSERT_TRUE(wait_for([&] {
-    std::string out = read_all(all.running.at("up").out);
-    url = out.substr(0, out.find('\n'));
-    return url.rfind("postgresql://", 0) == 0 || all.running.at("up").process->wait_exited(0ms);
-  }, 60s)) << "db up printed no URL:" << all.status();
+  ASSERT_TRUE(wait_for(
+      [&] {
+        std::string out = read_all(all.running.at("up").out);
+        url = out.substr(0, out.find('\n'));
+        return url.rfind("postgresql://", 0) == 0 || all.running.at("up").process->wait_exited(0ms);
+      },
+      60s))
+      << "db up printed no URL:" << all.status();
   ASSERT_EQ(url.rfind("postgresql://", 0), 0u) << all.status();
 
   // The dead owners' leftovers are gone, the live and foreign ones are not, and every live
   // participant has its own work folder and cluster, marked with its own PID.
-  for (const auto& p : leftovers.dead) EXPECT_FALSE(fs::exists(p)) << "a dead owner's leftover is still there: " << p;
-  for (const auto& p : leftovers.kept) EXPECT_TRUE(fs::exists(p)) << "removed though its owner is not dead: " << p;
+  for (const auto& p : leftovers.dead)
+    EXPECT_FALSE(fs::exists(p)) << "a dead owner's leftover is still there: " << p;
+  for (const auto& p : leftovers.kept)
+    EXPECT_TRUE(fs::exists(p)) << "removed though its owner is not dead: " << p;
   std::map<std::string, std::multiset<pid_t>> owners;  // prefix → owner PIDs of the live folders
   for (const auto& e : fs::directory_iterator(r.tmp)) {
     if (leftovers.planted(e.path())) continue;
     std::string name = e.path().filename().string();
     std::string prefix = name.substr(0, name.rfind('-') + 1);
-    owners[prefix].insert(static_cast<pid_t>(std::atol(read_kv(e.path() / "owner")["owner_pid"].c_str())));
+    owners[prefix].insert(
+        static_cast<pid_t>(std::atol(read_kv(e.path() / "owner")["owner_pid"].c_str())));
   }
   EXPECT_EQ(owners["coldgate-run-"], (std::multiset<pid_t>{all.pid("pass"), all.pid("fail")}));
   EXPECT_EQ(owners["coldgate-up-"], std::multiset<pid_t>{all.pid("up")});
@@ -494,7 +537,8 @@ void run_round(int number, int rounds, bool demo) {
       EXPECT_TRUE(fs::exists(read_kv(e.path())["run_dir"])) << e.path();
     }
   }
-  EXPECT_EQ(marked, (std::multiset<pid_t>{all.pid("pass"), all.pid("fail"), all.pid("up"), all.pid("ab")}));
+  EXPECT_EQ(marked,
+            (std::multiset<pid_t>{all.pid("pass"), all.pid("fail"), all.pid("up"), all.pid("ab")}));
   EXPECT_EQ(owners["coldgate-pg-"].size(), 4u);
 
   // Four servers of their own: distinct data folders in the shared TMPDIR, distinct ports.
@@ -511,12 +555,13 @@ void run_round(int number, int rounds, bool demo) {
   EXPECT_EQ(data_dirs.size(), 4u);
   EXPECT_EQ(ports.size(), 4u);
 
-  line.seen = std::to_string(servers.size()) + " servers at once, " + std::to_string(leftovers.dead.size()) +
-              " leftovers of dead owners removed, " + std::to_string(leftovers.kept.size()) +
-              " of live or foreign ones kept";
+  line.seen = std::to_string(servers.size()) + " servers at once, " +
+              std::to_string(leftovers.dead.size()) + " leftovers of dead owners removed, " +
+              std::to_string(leftovers.kept.size()) + " of live or foreign ones kept";
 
   // db up's URL reaches db up's server and its data.
-  const std::string who_sql = "select current_setting('data_directory') || ' ' || (select who from item)";
+  const std::string who_sql =
+      "select current_setting('data_directory') || ' ' || (select who from item)";
   EXPECT_EQ(query_one(url, who_sql), servers["up"].data_dir + " up");
   const std::string up_started = query_one(url, "select pg_postmaster_start_time()::text");
 
@@ -524,9 +569,12 @@ void run_round(int number, int rounds, bool demo) {
   r.touch("go");
   line.step = "waiting for the runs' last stage";
   // ab has no such stage: it may end at any time from now on.
-  ASSERT_TRUE(wait_for([&] { return (r.has("stage-pass") && r.has("stage-fail")) ||
-                                    all.someone_ended({"pass", "fail", "up"}); },
-                       demo ? 600s : 240s))
+  ASSERT_TRUE(wait_for(
+      [&] {
+        return (r.has("stage-pass") && r.has("stage-fail")) ||
+               all.someone_ended({"pass", "fail", "up"});
+      },
+      demo ? 600s : 240s))
       << "the runs did not reach their last stage:" << all.status();
   ASSERT_TRUE(r.has("stage-pass") && r.has("stage-fail"))
       << "a run ended before its last stage:" << all.status();
@@ -554,8 +602,10 @@ void run_round(int number, int rounds, bool demo) {
   line.exits.emplace_back("db down", down.exit_code);
   EXPECT_EQ(up_code, 0) << up_err;
   EXPECT_NE(up_err.find("coldgate: database stopped"), std::string::npos) << up_err;
-  EXPECT_NE(db::process_start_time(servers["up"].pid), servers["up"].start) << "db up's server still runs";
-  EXPECT_FALSE(fs::exists(fs::path(servers["up"].data_dir).parent_path())) << servers["up"].data_dir;
+  EXPECT_NE(db::process_start_time(servers["up"].pid), servers["up"].start)
+      << "db up's server still runs";
+  EXPECT_FALSE(fs::exists(fs::path(servers["up"].data_dir).parent_path()))
+      << servers["up"].data_dir;
   for (const char* name : {"pass", "fail"}) {
     EXPECT_EQ(db::process_start_time(servers[name].pid), servers[name].start)
         << "db down stopped " << name << "'s server";
@@ -568,7 +618,8 @@ void run_round(int number, int rounds, bool demo) {
   line.step = "waiting for the runs and ab to end";
   for (const char* name : {"pass", "fail", "ab"}) {
     code[name] = all.running.at(name).finish(&err[name], demo ? 900s : 240s);
-    line.exits.emplace_back(std::string(name) == "ab" ? "ab" : "run " + std::string(name), code[name]);
+    line.exits.emplace_back(std::string(name) == "ab" ? "ab" : "run " + std::string(name),
+                            code[name]);
   }
   line.step = "checking the outputs";
   EXPECT_EQ(code["pass"], pass.expected_exit) << err["pass"];
@@ -595,7 +646,8 @@ void run_round(int number, int rounds, bool demo) {
     SCOPED_TRACE("ab");
     fs::path out = ab / "coldgate-out";
     results::Results head = results::from_json(read_all(out / "results.json"), "ab results.json");
-    results::Results base = results::from_json(read_all(out / "base/results.json"), "ab base/results.json");
+    results::Results base =
+        results::from_json(read_all(out / "base/results.json"), "ab base/results.json");
     EXPECT_EQ(head.title, "concurrency ab");
     EXPECT_EQ(head.git.commit, head_sha);
     EXPECT_EQ(base.git.commit, base_sha);
@@ -617,9 +669,11 @@ void run_round(int number, int rounds, bool demo) {
     if (!leftovers.planted(e.path())) left.push_back(e.path().string());
   }
   for (const auto& e : fs::directory_iterator(r.cache / "coldgate/runs")) {
-    if (e.path().extension() == ".run" && !leftovers.planted(e.path())) left.push_back(e.path().string());
+    if (e.path().extension() == ".run" && !leftovers.planted(e.path()))
+      left.push_back(e.path().string());
   }
-  for (const auto& e : fs::directory_iterator(r.cache / "coldgate/up")) left.push_back(e.path().string());
+  for (const auto& e : fs::directory_iterator(r.cache / "coldgate/up"))
+    left.push_back(e.path().string());
   EXPECT_EQ(list(left), " none") << "temp folders, markers or state files left";
   for (const auto& p : leftovers.kept) EXPECT_TRUE(fs::exists(p)) << "removed at the end: " << p;
 
@@ -647,15 +701,19 @@ struct SharedOut : ::testing::Test {
     make_server_tmpdir(dir, tmp);
     fs::create_directories(dir / "barrier");
     dir.write("barrier.sh", k_barrier_sh);
-    const std::string head = "version: 1\ndatabase: { provider: local }\ndefaults: { runs: 1, warm: 0 }\n";
+    const std::string head =
+        "version: 1\ndatabase: { provider: local }\ndefaults: { runs: 1, warm: 0 }\n";
     // Holds its --out while its setup command waits for barrier/release.
-    dir.write("project/held.yaml", head + "setup: [ { command: [sh, \"" + (dir / "barrier.sh").string() +
+    dir.write("project/held.yaml", head + "setup: [ { command: [sh, \"" +
+                                       (dir / "barrier.sh").string() +
                                        "\", held, release] } ]\n"
                                        "stages: [ { name: held, command: [\"true\"] } ]\n");
     dir.write("project/quick.yaml", head + "stages: [ { name: quick, command: [\"true\"] } ]\n");
   }
   std::vector<std::string> env() const { return {"XDG_CACHE_HOME=" + (dir / "cache").string()}; }
-  Running start(const std::vector<std::string>& args) { return start_coldgate(project, tmp, args, env()); }
+  Running start(const std::vector<std::string>& args) {
+    return start_coldgate(project, tmp, args, env());
+  }
   RunResult now(const std::vector<std::string>& args) {
     std::vector<std::string> e = env();
     e.insert(e.end(), {"TMPDIR=" + tmp.string(), "CI=", "GITHUB_ACTIONS="});
@@ -664,7 +722,8 @@ struct SharedOut : ::testing::Test {
   // Starts `run -c held.yaml` and waits until its setup command waits.
   Running start_holder() {
     Running r = start({"run", "-c", "held.yaml"});
-    EXPECT_TRUE(wait_for([&] { return fs::exists(dir / "barrier/held") || r.process->wait_exited(0ms); }, 120s));
+    EXPECT_TRUE(wait_for(
+        [&] { return fs::exists(dir / "barrier/held") || r.process->wait_exited(0ms); }, 120s));
     EXPECT_FALSE(r.process->wait_exited(0ms)) << read_all(r.err);
     return r;
   }
@@ -687,10 +746,11 @@ TEST_F(SharedOut, ASecondCommandOnTheSameOutStopsAtOnceAndLeavesTheFirstsFilesAl
   // The holder's unfinished atomic write, as write_file_atomic has it while it writes.
   const fs::path unfinished = project / "coldgate-out/results.json.tmp-Ab12Cd";
   std::ofstream(unfinished) << "{ \"half\":";
-  const std::regex refused("coldgate: error: coldgate-out: in use by another coldgate \\(coldgate run, pid " +
-                           std::to_string(first.process->pid()) +
-                           ", started \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d UTC\\); wait for it to end "
-                           "or pass --out DIR\n");
+  const std::regex refused(
+      "coldgate: error: coldgate-out: in use by another coldgate \\(coldgate run, pid " +
+      std::to_string(first.process->pid()) +
+      ", started \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d UTC\\); wait for it to end "
+      "or pass --out DIR\n");
   const std::string fixtures = (source_dir() / "tests/gate/fixtures").string();
   for (const std::vector<std::string>& args :
        {std::vector<std::string>{"run", "-c", "quick.yaml"},
@@ -729,9 +789,9 @@ TEST_F(SharedOut, TheLockOfASigkilledRunIsGoneAtOnceEvenWhileItsSetupCommandLive
   EXPECT_EQ(first.finish(), 128 + SIGKILL);
   // No code runs in a SIGKILLed process: its setup command still waits, holding no lock.
   std::vector<std::string> orphans = processes_under(project);
-  EXPECT_TRUE(std::any_of(orphans.begin(), orphans.end(),
-                          [](const std::string& p) { return p.find("barrier.sh held release") != std::string::npos; }))
-      << list(orphans);
+  EXPECT_TRUE(std::any_of(orphans.begin(), orphans.end(), [](const std::string& p) {
+    return p.find("barrier.sh held release") != std::string::npos;
+  })) << list(orphans);
   RunResult next = now({"run", "-c", "quick.yaml"});
   EXPECT_EQ(next.exit_code, 0) << next.err;
   EXPECT_EQ(stages_in(project / "coldgate-out/results.json"), std::vector<std::string>{"quick"});
@@ -752,24 +812,26 @@ TEST(SharedCheckout, TwoRunsOfOneConfigTakeTurnsAtTheFileTheirCommandStageWrites
   const fs::path project = dir / "project";
   // The first run to get here waits until the other coldgate says it waits for doc.json: it
   // would instead be in here too, removing and writing the same file, without the lock.
-  dir.write("project/doc.sh",
-            "if mkdir first 2>/dev/null; then\n"
-            "  n=0\n"
-            "  until grep -qs 'waiting for another coldgate' stderr-*.txt; do\n"
-            "    n=$((n + 1))\n"
-            "    if [ \"$n\" -gt 2400 ]; then echo 'doc.sh: the other run never waited' >&2; exit 1; fi\n"
-            "    sleep 0.05\n"
-            "  done\n"
-            "fi\n"
-            "if ! mkdir inside 2>/dev/null; then echo 'doc.sh: two runs at once' >&2; exit 1; fi\n"
-            "printf '{\"n\": 1}\\n' > out/doc.json\n"
-            "rmdir inside\n");
-  dir.write("project/coldgate.yaml", "version: 1\ndatabase: { provider: local }\n"
-                                     "defaults: { runs: 1, warm: 0 }\n"
-                                     "stages:\n"
-                                     "  - name: doc\n"
-                                     "    command: [sh, doc.sh]\n"
-                                     "    snapshot: { from: out/doc.json, path: snapshots/doc.json }\n");
+  dir.write(
+      "project/doc.sh",
+      "if mkdir first 2>/dev/null; then\n"
+      "  n=0\n"
+      "  until grep -qs 'waiting for another coldgate' stderr-*.txt; do\n"
+      "    n=$((n + 1))\n"
+      "    if [ \"$n\" -gt 2400 ]; then echo 'doc.sh: the other run never waited' >&2; exit 1; fi\n"
+      "    sleep 0.05\n"
+      "  done\n"
+      "fi\n"
+      "if ! mkdir inside 2>/dev/null; then echo 'doc.sh: two runs at once' >&2; exit 1; fi\n"
+      "printf '{\"n\": 1}\\n' > out/doc.json\n"
+      "rmdir inside\n");
+  dir.write("project/coldgate.yaml",
+            "version: 1\ndatabase: { provider: local }\n"
+            "defaults: { runs: 1, warm: 0 }\n"
+            "stages:\n"
+            "  - name: doc\n"
+            "    command: [sh, doc.sh]\n"
+            "    snapshot: { from: out/doc.json, path: snapshots/doc.json }\n");
   dir.write("project/snapshots/doc.json", "{\n  \"n\": 1\n}\n");
   fs::create_directories(project / "out");
   const std::vector<std::string> env{"XDG_CACHE_HOME=" + (dir / "cache").string()};
@@ -779,9 +841,12 @@ TEST(SharedCheckout, TwoRunsOfOneConfigTakeTurnsAtTheFileTheirCommandStageWrites
   EXPECT_EQ(a.finish(&err_a), 0) << err_a;
   EXPECT_EQ(b.finish(&err_b), 0) << err_b;
   // Exactly one of them waited, once, naming the file.
-  const std::string waited = "doc: waiting for another coldgate to finish a run that writes out/doc.json (snapshot.from)";
-  EXPECT_EQ((err_a.find(waited) != std::string::npos) + (err_b.find(waited) != std::string::npos), 1)
-      << err_a << "\n---\n" << err_b;
+  const std::string waited =
+      "doc: waiting for another coldgate to finish a run that writes out/doc.json (snapshot.from)";
+  EXPECT_EQ((err_a.find(waited) != std::string::npos) + (err_b.find(waited) != std::string::npos),
+            1)
+      << err_a << "\n---\n"
+      << err_b;
   for (const char* out : {"out-a", "out-b"}) {
     results::Results r = results::from_json(read_all(project / out / "results.json"), out);
     ASSERT_EQ(r.stages.size(), 1u) << out;

@@ -30,10 +30,10 @@ TEST(OutputsLock, ASecondCommandIsToldWhoHoldsTheFolderAndWhatToDo) {
   const auto out = dir / "coldgate-out";
   {
     util::FileLock held = lock_outputs(out, "run");
-    const std::regex expected(std::regex_replace(out.string(), std::regex(R"([.^$|()\[\]{}*+?\\])"), R"(\$&)") +
-                              R"(: in use by another coldgate \(coldgate run, pid )" +
-                              std::to_string(::getpid()) +
-                              R"(, started \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC\); wait for it to end or pass --out DIR)");
+    const std::regex expected(
+        std::regex_replace(out.string(), std::regex(R"([.^$|()\[\]{}*+?\\])"), R"(\$&)") +
+        R"(: in use by another coldgate \(coldgate run, pid )" + std::to_string(::getpid()) +
+        R"(, started \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC\); wait for it to end or pass --out DIR)");
     std::string message = refusal(out);
     EXPECT_TRUE(std::regex_match(message, expected)) << message;
   }
