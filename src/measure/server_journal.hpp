@@ -17,6 +17,7 @@
 #include "db/cluster_registry.hpp"
 #include "db/connection_info.hpp"
 #include "db/provider.hpp"
+#include "util/fs.hpp"
 
 namespace coldgate::measure {
 
@@ -51,7 +52,7 @@ class Journal {
   std::filesystem::path m_path;
 };
 
-/// Takes `<dir>/.lock` (db::FileLock) while alive: held by undo_left_by_killed_runs() and
+/// Takes `<dir>/.lock` (util::FileLock) while alive: held by undo_left_by_killed_runs() and
 /// around a role-settings change, so that no run reads a role's settings half undone. Does
 /// nothing for an empty `dir`. Throws Error(infrastructure) naming the lock file.
 class JournalLock {
@@ -59,7 +60,7 @@ class JournalLock {
   explicit JournalLock(const std::filesystem::path& dir);
 
  private:
-  std::optional<db::FileLock> m_lock;
+  std::optional<util::FileLock> m_lock;
 };
 
 /// Undoes the journalled changes in `dir` of runs that are gone — db::owner_tag_gone, or a

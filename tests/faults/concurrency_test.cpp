@@ -112,7 +112,9 @@ std::map<std::string, std::string> files_with_bytes(const fs::path& dir) {
   return out;
 }
 
-// One round's folder: the shared TMPDIR and cache, the barrier, the scripts, the projects.
+// One round's folder: the shared TMPDIR and cache, the barrier, the scripts, the projects. Not
+// a FaultFolder: the cache, cluster templates included, is new each round, so that the four
+// participants meet an empty template cache at once (one builds it, the others wait for it).
 struct Round {
   Round() {
     make_server_tmpdir(dir, tmp);
@@ -523,7 +525,8 @@ void run_round(int number, int rounds, bool demo) {
   for (const auto& e : fs::directory_iterator(r.tmp)) {
     if (leftovers.planted(e.path())) continue;
     std::string name = e.path().filename().string();
-    std::string prefix = name.substr(0, name.rfind('-') + 1);
+    // coldgate-<kind>-<maker's PID>-XXXXXX (db::work_dir_prefix)
+    std::string prefix = name.substr(0, name.find('-', std::string("coldgate-").size()) + 1);
     owners[prefix].insert(
         static_cast<pid_t>(std::atol(read_kv(e.path() / "owner")["owner_pid"].c_str())));
   }
@@ -696,55 +699,49 @@ TEST(Concurrency, TwoRunsDbUpDownAndAbAtOnceShareTmpdirAndCacheWithoutInterferin
 // ---------------------------------------------------------------------------------------------
 // One --out for two commands: both `coldgate-out` in one checkout
 
+// The project is the FaultFolder's own folder (its TMPDIR and cache private to the test).
 struct SharedOut : ::testing::Test {
   void SetUp() override {
-    make_server_tmpdir(dir, tmp);
-    fs::create_directories(dir / "barrier");
-    dir.write("barrier.sh", k_barrier_sh);
+    fs::create_directories(f.dir / "barrier");
+    f.dir.write("barrier.sh", k_barrier_sh);
     const std::string head =
         "version: 1\ndatabase: { provider: local }\ndefaults: { runs: 1, warm: 0 }\n";
     // Holds its --out while its setup command waits for barrier/release.
-    dir.write("project/held.yaml", head + "setup: [ { command: [sh, \"" +
-                                       (dir / "barrier.sh").string() +
-                                       "\", held, release] } ]\n"
-                                       "stages: [ { name: held, command: [\"true\"] } ]\n");
-    dir.write("project/quick.yaml", head + "stages: [ { name: quick, command: [\"true\"] } ]\n");
+    f.dir.write("held.yaml", head +
+                                 "setup: [ { command: [sh, barrier.sh, held, release] } ]\n"
+                                 "stages: [ { name: held, command: [\"true\"] } ]\n");
+    f.dir.write("quick.yaml", head + "stages: [ { name: quick, command: [\"true\"] } ]\n");
   }
-  std::vector<std::string> env() const { return {"XDG_CACHE_HOME=" + (dir / "cache").string()}; }
-  Running start(const std::vector<std::string>& args) {
-    return start_coldgate(project, tmp, args, env());
-  }
-  RunResult now(const std::vector<std::string>& args) {
-    std::vector<std::string> e = env();
-    e.insert(e.end(), {"TMPDIR=" + tmp.string(), "CI=", "GITHUB_ACTIONS="});
-    return run_coldgate(args, project, "", e);
+  // Runs coldgate to its end; its exit code, stderr in `err`.
+  int now(const std::vector<std::string>& args, std::string& err) {
+    Running r = f.start(args);
+    return r.finish(&err);
   }
   // Starts `run -c held.yaml` and waits until its setup command waits.
   Running start_holder() {
-    Running r = start({"run", "-c", "held.yaml"});
+    Running r = f.start({"run", "-c", "held.yaml"});
     EXPECT_TRUE(wait_for(
-        [&] { return fs::exists(dir / "barrier/held") || r.process->wait_exited(0ms); }, 120s));
+        [&] { return fs::exists(f.dir / "barrier/held") || r.process->wait_exited(0ms); }, 120s));
     EXPECT_FALSE(r.process->wait_exited(0ms)) << read_all(r.err);
     return r;
   }
-  std::vector<std::string> stages_in(const fs::path& results_file) {
+  std::vector<std::string> stages_in(const std::string& out) {
+    const fs::path file = f.dir / out / "results.json";
     std::vector<std::string> names;
-    for (const auto& s : results::from_json(read_all(results_file), results_file.string()).stages) {
+    for (const auto& s : results::from_json(read_all(file), file.string()).stages) {
       names.push_back(s.name);
     }
     return names;
   }
 
-  TempDir dir;
-  fs::path tmp = dir / "tmp";
-  fs::path project = dir / "project";
+  FaultFolder f;
 };
 
 TEST_F(SharedOut, ASecondCommandOnTheSameOutStopsAtOnceAndLeavesTheFirstsFilesAlone) {
   Running first = start_holder();
   ASSERT_FALSE(HasFailure());
   // The holder's unfinished atomic write, as write_file_atomic has it while it writes.
-  const fs::path unfinished = project / "coldgate-out/results.json.tmp-Ab12Cd";
+  const fs::path unfinished = f.dir / "coldgate-out/results.json.tmp-Ab12Cd";
   std::ofstream(unfinished) << "{ \"half\":";
   const std::regex refused(
       "coldgate: error: coldgate-out: in use by another coldgate \\(coldgate run, pid " +
@@ -758,28 +755,27 @@ TEST_F(SharedOut, ASecondCommandOnTheSameOutStopsAtOnceAndLeavesTheFirstsFilesAl
         {"stack", "-c", "quick.yaml", "main", "feature"},
         {"compare", fixtures + "/base.json", fixtures + "/head.json"}}) {
     SCOPED_TRACE(args.front());
-    RunResult second = now(args);
-    EXPECT_EQ(second.exit_code, 3) << second.err;
-    EXPECT_TRUE(std::regex_match(second.err, refused)) << second.err;
+    std::string err;
+    EXPECT_EQ(now(args, err), 3) << err;
+    EXPECT_TRUE(std::regex_match(err, refused)) << err;
     EXPECT_EQ(read_all(unfinished), "{ \"half\":");
-    EXPECT_FALSE(fs::exists(project / "coldgate-out/results.json"));
+    EXPECT_FALSE(fs::exists(f.dir / "coldgate-out/results.json"));
     EXPECT_FALSE(first.process->wait_exited(0ms)) << read_all(first.err);
   }
   // Another --out is another folder: no wait.
-  RunResult elsewhere = now({"run", "-c", "quick.yaml", "--out", "other-out"});
-  EXPECT_EQ(elsewhere.exit_code, 0) << elsewhere.err;
-  EXPECT_EQ(stages_in(project / "other-out/results.json"), std::vector<std::string>{"quick"});
+  std::string err;
+  EXPECT_EQ(now({"run", "-c", "quick.yaml", "--out", "other-out"}, err), 0) << err;
+  EXPECT_EQ(stages_in("other-out"), std::vector<std::string>{"quick"});
 
   // The first carries on to its end; then the next run has the folder (and clears the
   // unfinished file, whose writer has gone).
-  std::ofstream(dir / "barrier/release").put('\n');
-  std::string err;
+  std::ofstream(f.dir / "barrier/release").put('\n');
   EXPECT_EQ(first.finish(&err), 0) << err;
-  EXPECT_EQ(stages_in(project / "coldgate-out/results.json"), std::vector<std::string>{"held"});
-  RunResult next = now({"run", "-c", "quick.yaml"});
-  EXPECT_EQ(next.exit_code, 0) << next.err;
-  EXPECT_EQ(stages_in(project / "coldgate-out/results.json"), std::vector<std::string>{"quick"});
+  EXPECT_EQ(stages_in("coldgate-out"), std::vector<std::string>{"held"});
+  EXPECT_EQ(now({"run", "-c", "quick.yaml"}, err), 0) << err;
+  EXPECT_EQ(stages_in("coldgate-out"), std::vector<std::string>{"quick"});
   EXPECT_FALSE(fs::exists(unfinished));
+  f.expect_nothing_left("after the runs");
 }
 
 TEST_F(SharedOut, TheLockOfASigkilledRunIsGoneAtOnceEvenWhileItsSetupCommandLivesOn) {
@@ -788,32 +784,29 @@ TEST_F(SharedOut, TheLockOfASigkilledRunIsGoneAtOnceEvenWhileItsSetupCommandLive
   ::kill(first.process->pid(), SIGKILL);
   EXPECT_EQ(first.finish(), 128 + SIGKILL);
   // No code runs in a SIGKILLed process: its setup command still waits, holding no lock.
-  std::vector<std::string> orphans = processes_under(project);
+  std::vector<std::string> orphans = processes_under(f.dir.path());
   EXPECT_TRUE(std::any_of(orphans.begin(), orphans.end(), [](const std::string& p) {
     return p.find("barrier.sh held release") != std::string::npos;
   })) << list(orphans);
-  RunResult next = now({"run", "-c", "quick.yaml"});
-  EXPECT_EQ(next.exit_code, 0) << next.err;
-  EXPECT_EQ(stages_in(project / "coldgate-out/results.json"), std::vector<std::string>{"quick"});
-  // The orphan ends; the next run removed the killed one's server and folders.
-  std::ofstream(dir / "barrier/release").put('\n');
-  wait_for([&] { return processes_under(dir.path()).empty(); }, 15s);
-  expect_nothing_left(dir.path(), tmp, "after the next run");
-  expect_whole_files(project / "coldgate-out", false);
+  std::string err;
+  EXPECT_EQ(now({"run", "-c", "quick.yaml"}, err), 0) << err;
+  EXPECT_EQ(stages_in("coldgate-out"), std::vector<std::string>{"quick"});
+  // The next run removed the killed one's server and folders (and ended its setup command).
+  std::ofstream(f.dir / "barrier/release").put('\n');
+  wait_for([&] { return processes_under(f.dir.path()).empty(); }, 15s);
+  f.expect_nothing_left("after the next run");
+  expect_whole_files(f.dir / "coldgate-out");
 }
 
 // ---------------------------------------------------------------------------------------------
 // Two runs of one config in one checkout, an --out each: a command stage's `snapshot.from` file
 
 TEST(SharedCheckout, TwoRunsOfOneConfigTakeTurnsAtTheFileTheirCommandStageWrites) {
-  TempDir dir;
-  const fs::path tmp = dir / "tmp";
-  make_server_tmpdir(dir, tmp);
-  const fs::path project = dir / "project";
+  FaultFolder f;
   // The first run to get here waits until the other coldgate says it waits for doc.json: it
   // would instead be in here too, removing and writing the same file, without the lock.
-  dir.write(
-      "project/doc.sh",
+  f.dir.write(
+      "doc.sh",
       "if mkdir first 2>/dev/null; then\n"
       "  n=0\n"
       "  until grep -qs 'waiting for another coldgate' stderr-*.txt; do\n"
@@ -825,18 +818,17 @@ TEST(SharedCheckout, TwoRunsOfOneConfigTakeTurnsAtTheFileTheirCommandStageWrites
       "if ! mkdir inside 2>/dev/null; then echo 'doc.sh: two runs at once' >&2; exit 1; fi\n"
       "printf '{\"n\": 1}\\n' > out/doc.json\n"
       "rmdir inside\n");
-  dir.write("project/coldgate.yaml",
-            "version: 1\ndatabase: { provider: local }\n"
-            "defaults: { runs: 1, warm: 0 }\n"
-            "stages:\n"
-            "  - name: doc\n"
-            "    command: [sh, doc.sh]\n"
-            "    snapshot: { from: out/doc.json, path: snapshots/doc.json }\n");
-  dir.write("project/snapshots/doc.json", "{\n  \"n\": 1\n}\n");
-  fs::create_directories(project / "out");
-  const std::vector<std::string> env{"XDG_CACHE_HOME=" + (dir / "cache").string()};
-  Running a = start_coldgate(project, tmp, {"run", "--out", "out-a"}, env);
-  Running b = start_coldgate(project, tmp, {"run", "--out", "out-b"}, env);
+  f.dir.write("coldgate.yaml",
+              "version: 1\ndatabase: { provider: local }\n"
+              "defaults: { runs: 1, warm: 0 }\n"
+              "stages:\n"
+              "  - name: doc\n"
+              "    command: [sh, doc.sh]\n"
+              "    snapshot: { from: out/doc.json, path: snapshots/doc.json }\n");
+  f.dir.write("snapshots/doc.json", "{\n  \"n\": 1\n}\n");
+  fs::create_directories(f.dir / "out");
+  Running a = f.start({"run", "--out", "out-a"});
+  Running b = f.start({"run", "--out", "out-b"});
   std::string err_a, err_b;
   EXPECT_EQ(a.finish(&err_a), 0) << err_a;
   EXPECT_EQ(b.finish(&err_b), 0) << err_b;
@@ -848,13 +840,13 @@ TEST(SharedCheckout, TwoRunsOfOneConfigTakeTurnsAtTheFileTheirCommandStageWrites
       << err_a << "\n---\n"
       << err_b;
   for (const char* out : {"out-a", "out-b"}) {
-    results::Results r = results::from_json(read_all(project / out / "results.json"), out);
+    results::Results r = results::from_json(read_all(f.dir / out / "results.json"), out);
     ASSERT_EQ(r.stages.size(), 1u) << out;
     EXPECT_FALSE(r.stages[0].failed()) << out << ": " << r.stages[0].error;
     ASSERT_TRUE(r.stages[0].snapshot) << out;
     EXPECT_EQ(r.stages[0].snapshot->status, results::SnapshotStatus::match) << out;
   }
-  expect_nothing_left(project, tmp, "after both runs");
+  f.expect_nothing_left("after both runs");
 }
 
 }  // namespace
