@@ -34,7 +34,7 @@ LEDGER=tests/fuzz/ledger.tsv
 PIDFILE=$OUT/campaign.pid
 LOG=$OUT/campaign.log
 
-usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit "${1:-2}"; }
 
 seconds=60 runs="" background=0 budget="" slice=300 action=run
 targets=()
@@ -49,7 +49,7 @@ while [[ $# -gt 0 ]]; do
     --totals) action=totals; shift ;;
     --merge) action=merge; shift ;;
     --campaign) action=campaign; shift ;;  # the detached process itself
-    -h | --help) usage ;;
+    -h | --help) usage 0 ;;
     -*) echo "fuzz.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     *)
       if [[ ${#targets[@]} -eq 0 && $action == run && -z $runs && $1 =~ ^[0-9]+$ ]]; then
@@ -136,16 +136,23 @@ if [[ $background -eq 1 ]]; then
 fi
 
 WORK=$(mktemp -d /tmp/coldgate-fuzz-XXXXXX)
-current=""
+current="" stopping=0
 on_exit() {
-  [[ -n $current ]] && kill "$current" 2>/dev/null && wait "$current" 2>/dev/null
+  if [[ -n $current ]]; then kill "$current" 2>/dev/null || true; wait "$current" 2>/dev/null || true; fi
   rm -rf "$WORK"
-  [[ $action == campaign ]] && rm -f "$PIDFILE"
+  if [[ $action == campaign ]]; then rm -f "$PIDFILE"; fi
+  return 0
+}
+# SIGTERM (--stop) and SIGINT end the libFuzzer run under way with SIGINT, on which libFuzzer
+# prints its final statistics: that run's executions are counted like any other's, then no
+# further run starts.
+on_signal() {
+  stopping=1
+  if [[ -n $current ]]; then kill -INT "$current" 2>/dev/null || true; fi
   return 0
 }
 trap on_exit EXIT
-trap 'exit 143' TERM
-trap 'exit 130' INT
+trap on_signal TERM INT
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo none)
 [[ -s $LEDGER ]] || printf 'date\tcommit\ttarget\texecutions\tseconds\texec_per_s\tcorpus\tfindings\n' >"$LEDGER"
 
@@ -167,7 +174,12 @@ fuzz_once() {
     "build-fuzz/fuzz/fuzz_$t" "$corpus" "${limits[@]}" -max_len=65536 -rss_limit_mb=2048 \
     -timeout=25 -print_final_stats=1 -artifact_prefix="$findings/" >"$log" 2>&1 &
   current=$!
-  wait "$current" || rc=$?
+  # A trapped signal interrupts `wait` (status > 128); wait again until libFuzzer has ended.
+  while :; do
+    rc=0
+    wait "$current" || rc=$?
+    kill -0 "$current" 2>/dev/null || break
+  done
   current=""
   local execs rate found size secs
   execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo 0)
@@ -179,6 +191,8 @@ fuzz_once() {
   printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$(date -u +%FT%TZ)" "$commit" "$t" "$execs" "$secs" \
     "$rate" "$size" "$found" >>"$LEDGER"
   printf '%-8s %12s %9s %14s %9s %14s\n' "$t" "$execs" "$rate" "$before→$size" "$found" "${pass_execs[$t]}"
+  # libFuzzer exits 72 when interrupted (-interrupt_exit_code): a stop, not a finding.
+  if ((stopping)) && [[ $rc -eq 72 || $rc -gt 128 ]]; then rc=0; fi
   if [[ $rc -ne 0 || $found -ne 0 ]]; then
     status=1
     echo "  fuzz_$t exited $rc; log tail:" >&2
@@ -208,10 +222,12 @@ if [[ $action == campaign ]]; then
       ((s > 0)) || break
       fuzz_once "$t" "$s" "$left"
       progressed=1
+      ((stopping == 0)) || break
     done
     ((progressed)) || break  # every target reached --runs
+    ((stopping == 0)) || break
   done
-  echo "campaign done after $SECONDS s; exit $status"
+  if ((stopping)); then echo "campaign stopped after $SECONDS s; exit $status"; else echo "campaign done after $SECONDS s; exit $status"; fi
   totals
   exit $status
 fi
@@ -219,10 +235,15 @@ fi
 if [[ -n $runs ]]; then
   header "until $runs executions per target"
   for t in "${targets[@]}"; do
-    while ((${pass_execs[$t]:-0} < runs)); do fuzz_once "$t" 86400 $((runs - ${pass_execs[$t]:-0})); done
+    while ((${pass_execs[$t]:-0} < runs && stopping == 0)); do
+      fuzz_once "$t" 86400 $((runs - ${pass_execs[$t]:-0}))
+    done
   done
 else
   header "${seconds}s per target"
-  for t in "${targets[@]}"; do fuzz_once "$t" "$seconds"; done
+  for t in "${targets[@]}"; do
+    ((stopping == 0)) || break
+    fuzz_once "$t" "$seconds"
+  done
 fi
 exit $status

@@ -133,8 +133,10 @@ done
 # fd trend: highest minimum and highest maximum of the first half vs the second half.
 highest() { printf '%s\n' "$@" | sort -n | tail -1; }
 h=$(((done_runs + 1) / 2))
-fd_trend="n/a"
-if ((done_runs >= 2)); then
+fd_trend="not judged below 10 runs"
+# With few runs a half is one or two runs, and a child's pipes caught at one sample decide it:
+# the trend is judged from 10 runs on (bench/soak.sh's default is 50).
+if ((done_runs >= 10)); then
   first_min=$(highest "${fd_mins[@]:0:h}") first_max=$(highest "${fd_maxes[@]:0:h}")
   second_min=$(highest "${fd_mins[@]:h}") second_max=$(highest "${fd_maxes[@]:h}")
   fd_trend="runs 1-$h: min ≤ $first_min, max ≤ $first_max; runs $((h + 1))-$done_runs: min ≤ $second_min, max ≤ $second_max"
@@ -143,4 +145,14 @@ fi
 echo "summary: $done_runs runs in $((SECONDS - started)) s; failed runs $failures; runs with a" \
   "false regression $regressions; runs whose counts differ from run 1 $count_changes; runs with" \
   "leaks $leaks; fd growth $fd_growth ($fd_trend)"
-[[ $failures -eq 0 && $regressions -eq 0 && $count_changes -eq 0 && $leaks -eq 0 && $fd_growth -eq 0 ]]
+failed=()
+((failures == 0)) || failed+=("failed runs")
+((regressions == 0)) || failed+=("false regressions")
+((count_changes == 0)) || failed+=("counts that differ from run 1")
+((leaks == 0)) || failed+=("leaks")
+((fd_growth == 0)) || failed+=("fd growth")
+if ((${#failed[@]})); then
+  echo "FAIL: ${failed[*]}"
+  exit 1
+fi
+echo "PASS"
