@@ -619,7 +619,8 @@ TEST_F(RunTest, StderrThatIsNotUtf8IsKeptAsReplacementCharactersAndTheResultsAre
   auto r = run();
   ASSERT_EQ(r.exit_code, 1) << r.err;
   EXPECT_NE(r.err.find("latin: failed"), std::string::npos) << r.err;
-  const StageResult& s = stage(results(), "latin");
+  Results res = results();
+  const StageResult& s = stage(res, "latin");
   EXPECT_NE(s.error.find("caf\xEF\xBF\xBD \xEF\xBF\xBD failed"), std::string::npos) << s.error;
   EXPECT_NE(slurp(dir / "coldgate-out/report.md").find("caf\xEF\xBF\xBD"), std::string::npos);
 }
