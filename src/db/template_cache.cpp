@@ -3,7 +3,6 @@
 
 #include <fcntl.h>
 #include <fmt/core.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -91,13 +90,14 @@ int remove_abandoned_template_copies(const fs::path& cache_dir) noexcept {
     for (const auto& copy : copies) {
       const std::string name = copy.filename().string();
       const fs::path lock = templates / (name.substr(0, name.rfind(".tmp-")) + ".lock");
-      int fd = ::open(lock.c_str(), O_RDONLY | O_CLOEXEC);
-      if (fd < 0) continue;  // no lock file: not a copy materialize_cluster() makes
-      if (::flock(fd, LOCK_EX | LOCK_NB) == 0) {  // its builder is gone: nobody builds it now
-        fs::remove_all(copy, ec);
-        if (!ec) ++removed;
+      if (!fs::exists(lock, ec)) continue;  // no lock file: not a copy materialize_cluster() makes
+      try {
+        if (util::FileLock::try_lock(lock)) {  // its builder is gone: nobody builds it now
+          fs::remove_all(copy, ec);
+          if (!ec) ++removed;
+        }
+      } catch (const Error&) {  // the lock file cannot be opened: leave that copy
       }
-      ::close(fd);
     }
   } catch (const std::exception&) {  // best effort: what is left is removed next time
   }
