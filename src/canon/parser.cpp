@@ -307,10 +307,11 @@ bool find_lone_surrogate(std::string_view json, std::size_t offset, std::size_t&
   std::size_t offset = read > 0 ? read - 1 : 0;
   const std::string& what = builder.error_what();
   auto has = [&](std::string_view s) { return what.find(s) != std::string::npos; };
+  // Decided from the input, not from nlohmann's wording, which differs between its versions.
+  if (json.find_first_not_of(" \t\r\n") == std::string_view::npos) {
+    fail(source, json.size(), "empty input; expected a JSON value");
+  }
   if (read >= json.size() && (has("unexpected end of input") || has("missing closing quote"))) {
-    if (json.find_first_not_of(" \t\r\n") == std::string_view::npos) {
-      fail(source, json.size(), "empty input; expected a JSON value");
-    }
     fail(source, json.size(), "unexpected end of input; the JSON text is truncated");
   }
   if (has("ill-formed UTF-8")) {

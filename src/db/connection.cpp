@@ -8,18 +8,12 @@
 
 #include <cerrno>
 
+#include "db/pqxx_compat.hpp"
 #include "util/process.hpp"
 
 namespace coldgate::db {
 
 namespace {
-
-// Swallows server notices ("table does not exist, skipping") so they do not reach our stderr.
-class QuietHandler : public pqxx::errorhandler {
- public:
-  explicit QuietHandler(pqxx::connection_base& c) : pqxx::errorhandler(c) {}
-  bool operator()(const char[]) noexcept override { return false; }
-};
 
 void discard_notice(void*, const char*) {}
 
@@ -68,7 +62,7 @@ Connection::Connection(const ConnectionInfo& info) : m_info(info) {
     throw Error(ExitCode::infrastructure, "database",
                 fmt::format("cannot connect to {}: {}", info.display(), trim(e.what())));
   }
-  m_quiet = std::make_unique<QuietHandler>(*m_conn);
+  m_quiet = silence_notices(*m_conn);
 }
 
 Connection::~Connection() {
@@ -90,12 +84,9 @@ pqxx::result Connection::exec(const std::string& sql, const std::string& where) 
 pqxx::result Connection::exec_params(const std::string& sql,
                                      const std::vector<std::optional<std::string>>& params,
                                      const std::string& where) {
-  std::vector<const char*> values;
-  values.reserve(params.size());
-  for (const auto& p : params) values.push_back(p ? p->c_str() : nullptr);
   try {
     pqxx::nontransaction tx(*m_conn);
-    return tx.exec_params(sql, pqxx::prepare::make_dynamic_params(values.begin(), values.end()));
+    return db::exec_params(tx, sql, params);
   } catch (const pqxx::sql_error& e) {
     throw translate(e, where);
   } catch (const pqxx::broken_connection& e) {

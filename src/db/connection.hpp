@@ -42,7 +42,7 @@ class Connection {
  private:
   ConnectionInfo m_info;
   std::unique_ptr<pqxx::connection> m_conn;
-  std::unique_ptr<pqxx::errorhandler> m_quiet;  // drops NOTICEs instead of printing them
+  std::shared_ptr<void> m_quiet;  // silence_notices(): drops NOTICEs instead of printing them
 };
 
 /// While alive, a SIGINT/SIGTERM (util::interrupt_fd) cancels the statement running in our own

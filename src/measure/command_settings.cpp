@@ -8,6 +8,7 @@
 #include <set>
 
 #include "db/connection.hpp"
+#include "db/pqxx_compat.hpp"
 #include "util/error.hpp"
 
 namespace coldgate::measure {
@@ -31,7 +32,7 @@ const char* const k_role_settings =
 void set_for_role(pqxx::work& tx, const std::string& target, const std::string& name,
                   const std::string& value) {
   if (is_list_quoted_setting(name)) {
-    tx.exec_params("SELECT set_config($1, $2, true)", name, value);
+    db::exec_params(tx, "SELECT set_config($1, $2, true)", {name, value});
     tx.exec(target + "SET " + tx.quote_name(name) + " FROM CURRENT");
   } else {
     tx.exec(target + "SET " + tx.quote_name(name) + " = " + tx.quote(value));

@@ -13,6 +13,7 @@
 #include "canon/canon.hpp"
 #include "db/connection.hpp"
 #include "db/connection_info.hpp"
+#include "db/pqxx_compat.hpp"
 #include "measure/profile.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
@@ -142,21 +143,19 @@ Error sql_failure(const ProbeRequest& req, const pqxx::sql_error& e) {
 }
 
 ProbeSample run_once(pqxx::connection& conn, const ProbeRequest& req,
-                     const std::vector<const char*>& params, std::string* candidate) {
+                     const db::Params& params, std::string* candidate) {
   ProbeSample s;
   auto t0 = Clock::now();
   double cpu0 = usage_now().cpu_ms;
   pqxx::work tx(conn);
   for (const auto& [name, value] : req.settings) {
-    tx.exec_params("SELECT set_config($1, $2, true)", name, value);
+    db::exec_params(tx, "SELECT set_config($1, $2, true)", {name, value});
   }
   auto tq = Clock::now();
   pqxx::result r =
       req.prepared
-          ? tx.exec_prepared(k_prepared_name,
-                             pqxx::prepare::make_dynamic_params(params.begin(), params.end()))
-          : tx.exec_params(req.query,
-                           pqxx::prepare::make_dynamic_params(params.begin(), params.end()));
+          ? db::exec_prepared(tx, k_prepared_name, params)
+          : db::exec_params(tx, req.query, params);
   s.query_ms = ms_since(tq);
   s.rows = static_cast<double>(r.size());
   std::uint64_t bytes = 0;
@@ -332,9 +331,6 @@ int run_probe(const std::filesystem::path& request_file) {
                           e.what());
   }
 
-  std::vector<const char*> params;
-  for (const auto& p : req.params) params.push_back(p ? p->c_str() : nullptr);
-
   ProbeResult result;
   std::string candidate;
   std::string where = fmt::format("stage {}", req.stage);
@@ -345,7 +341,7 @@ int run_probe(const std::filesystem::path& request_file) {
     if (req.prepared) conn.prepare(k_prepared_name, req.query);
     for (int i = 0; i <= req.warm; ++i) {
       bool want = i == 0 && !req.candidate_path.empty();
-      result.samples.push_back(run_once(conn, req, params, want ? &candidate : nullptr));
+      result.samples.push_back(run_once(conn, req, req.params, want ? &candidate : nullptr));
       if (i == 0) {
         result.cold_end_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
                                  Clock::now().time_since_epoch())
