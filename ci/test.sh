@@ -9,6 +9,9 @@ if [[ $(id -u) -ne 0 ]]; then
 fi
 
 bash ci/setup.sh --test
+# PostgreSQL 13–18 server binaries for the version matrix (tests/db/versions_test.cpp), fetched
+# once into build-tools/pg/ and checked against pinned checksums: the tests find them there.
+bash ci/pg-versions.sh >/dev/null
 bash ci/build.sh asan
 
 # podman, the postgres:15 test image and podman's Docker-compatible API for the docker CLI.

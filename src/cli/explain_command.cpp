@@ -56,6 +56,7 @@ int run_trial(const config::Config& cfg, const config::Stage& stage, const Expla
   ctx.progress = &progress;
   std::string note = measure::enable_profile(ctx, cfg.database);
   if (!note.empty()) progress.line("note: no server-side profile: " + note);
+  if (!ctx.profile_limit.empty()) progress.line("note: server-side profile: " + ctx.profile_limit);
 
   progress.stage_start(1, stage.name);
   config::Stage once = stage;

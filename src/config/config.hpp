@@ -40,6 +40,7 @@ enum class SettingsVia { pgoptions, role };
 struct Database {
   Provider provider = Provider::local;
   std::optional<int> version;         // PostgreSQL major; local: binaries, container: image tag
+  std::filesystem::path bindir;       // local: server programs' folder (absolute); "" = searched
   std::string image;                  // container image; "" = postgres:<version or 15>
   std::string engine;                 // container: "docker" | "podman"; "" = first on PATH
   std::vector<std::string> run_args;  // container: extra `run` arguments

@@ -11,7 +11,7 @@ const std::map<std::string, std::vector<std::string>>& known_keys() {
       {"", {"version", "database", "setup", "build", "defaults", "stages", "gate", "report",
             "history"}},
       {"database",
-       {"provider", "version", "image", "engine", "run_args", "url", "restart_command", "name",
+       {"provider", "version", "bindir", "image", "engine", "run_args", "url", "restart_command", "name",
         "settings", "profile"}},
       {"setup[]", {"sql", "psql", "restore", "command", "analyze"}},
       {"setup[].psql", {"file", "database", "variables"}},

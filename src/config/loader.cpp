@@ -88,6 +88,11 @@ class Loader {
                              "(e.g. 15)", *d.version));
       }
     }
+    if (auto* e = f.find("bindir")) {
+      d.bindir = m_r.nonempty_text(e->value, f.path("bindir"));
+      if (d.bindir.is_relative()) d.bindir = m_r.base_dir() / d.bindir;
+      d.bindir = d.bindir.lexically_normal();
+    }
     if (auto* e = f.find("image")) d.image = m_r.nonempty_text(e->value, f.path("image"));
     if (auto* e = f.find("engine"))
       d.engine = m_r.choice(e->value, f.path("engine"), {"docker", "podman"});

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <optional>
 #include <random>
@@ -88,9 +89,30 @@ ContainerOptions ContainerOptions::from(const config::Database& database) {
   o.run_args = database.run_args;
   o.dbname = database.name;
   // Every run is profiled through pg_stat_statements unless the config turns it off.
-  o.settings = database.profile ? with_profile_settings(database.settings) : database.settings;
+  o.settings = database.settings;
+  o.profile = database.profile;
   o.where = database.where.file.empty() ? "" : database.where.str();
   return o;
+}
+
+int image_major(const std::string& env_lines, const std::string& image,
+                std::optional<int> version) {
+  std::istringstream lines(env_lines);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("PG_MAJOR=", 0) == 0) {
+      int major = std::atoi(line.c_str() + 9);
+      if (major > 0) return major;
+    }
+  }
+  // "postgres:17", "postgres:16-alpine", "registry:5000/postgres:18.1": the tag after the last
+  // '/', its leading digits.
+  auto slash = image.rfind('/');
+  auto colon = image.find(':', slash == std::string::npos ? 0 : slash);
+  if (colon != std::string::npos && colon + 1 < image.size() &&
+      std::isdigit(static_cast<unsigned char>(image[colon + 1]))) {
+    return std::atoi(image.c_str() + colon + 1);
+  }
+  return version.value_or(0);
 }
 
 fs::path find_engine(const std::string& engine, const std::string& where) {
@@ -195,6 +217,14 @@ void ContainerProvider::start() {
                                 m_image, util::tail_lines(pull.err + pull.out, k_log_lines)));
       }
     }
+    // The server's major decides which profile settings it accepts (14+: compute_query_id).
+    int major = 0;
+    if (m_options.profile) {
+      auto env_of = call({"image", "inspect", "--format", "{{range .Config.Env}}{{println .}}{{end}}",
+                          m_image},
+                         k_call_timeout);
+      major = image_major(env_of.status.ok() ? env_of.out : "", m_image, m_options.version);
+    }
 
     // The official image's interface: env for user/password/database, arguments to postgres.
     // The password travels in the engine's environment (`-e NAME` copies it), not in argv.
@@ -220,7 +250,10 @@ void ContainerProvider::start() {
     run.insert(run.end(), m_options.run_args.begin(), m_options.run_args.end());
     run.push_back(m_image);
     std::map<std::string, std::string> settings = fast_settings();
-    for (const auto& [k, v] : m_options.settings) settings[k] = v;
+    for (const auto& [k, v] : m_options.profile ? with_profile_settings(m_options.settings, major)
+                                                : m_options.settings) {
+      settings[k] = v;
+    }
     for (const auto& [k, v] : settings) {
       run.push_back("-c");
       run.push_back(k + "=" + v);

@@ -20,6 +20,9 @@ struct ContainerOptions {
   std::vector<std::string> run_args;            // appended to `run` before the image
   std::string dbname = "coldgate";              // POSTGRES_DB
   std::map<std::string, std::string> settings;  // `-c k=v`, over fast_settings()
+  /// Preload what the server-side profile needs (with_profile_settings() for the image's major:
+  /// its PG_MAJOR, else its tag, else `version`).
+  bool profile = false;
   std::vector<std::string> engine_env;          // "K=V" added for every engine call (DOCKER_HOST)
   std::chrono::milliseconds ready_timeout{60'000};  // run/restart to accepting connections
   std::string where;                                // config location for messages ("file:l:c")
@@ -31,6 +34,12 @@ struct ContainerOptions {
 /// start time (/proc/<pid>/stat field 22) and host name, so a later run can tell a leftover of
 /// a SIGKILLed run from a live one.
 inline constexpr const char* k_run_label = "coldgate.run";
+
+/// The PostgreSQL major an image runs: PG_MAJOR from `env_lines` (its `Config.Env`, one
+/// "K=V" a line, as the official image sets it), else the leading digits of its tag
+/// ("postgres:16-alpine" → 16), else `version`, else 0 (not known).
+int image_major(const std::string& env_lines, const std::string& image,
+                std::optional<int> version);
 
 /// A PostgreSQL server in a container run with the docker or podman CLI, using the official
 /// `postgres` image's interface (POSTGRES_PASSWORD, POSTGRES_DB, `-c k=v` arguments), published

@@ -90,9 +90,11 @@ std::map<std::string, std::string> fast_settings() {
 LocalOptions LocalOptions::from(const config::Database& database) {
   LocalOptions o;
   o.version = database.version;
+  o.bindir = database.bindir;
   o.dbname = database.name;
   // Every run is profiled through pg_stat_statements unless the config turns it off.
-  o.settings = database.profile ? with_profile_settings(database.settings) : database.settings;
+  o.settings = database.settings;
+  o.profile = database.profile;
   o.where = database.where.file.empty() ? "" : database.where.str();
   return o;
 }
@@ -116,7 +118,9 @@ void LocalProvider::start() {
   try {
     m_cache_dir = m_options.cache_dir.empty() ? default_cache_dir() : m_options.cache_dir;
     remove_stale_clusters(m_cache_dir);
-    m_binaries = find_server_binaries(m_options.version, m_options.where);
+    m_binaries = m_options.bindir.empty()
+                     ? find_server_binaries(m_options.version, m_options.where)
+                     : server_binaries_in(m_options.bindir, m_options.version, m_options.where);
     m_account = server_account();
     m_run_dir = make_run_dir(m_account);
     m_marker = std::make_unique<RunMarker>(m_cache_dir, m_run_dir, data_dir());
@@ -167,7 +171,11 @@ bool LocalProvider::try_launch(int port, bool fixed) {
   std::error_code ec;
   auto log_offset = fs::exists(log, ec) ? fs::file_size(log, ec) : 0;
   std::map<std::string, std::string> settings = fast_settings();
-  for (const auto& [k, v] : m_options.settings) settings[k] = v;
+  for (const auto& [k, v] : m_options.profile
+                                ? with_profile_settings(m_options.settings, m_binaries.major)
+                                : m_options.settings) {
+    settings[k] = v;
+  }
   std::vector<std::string> argv{(m_binaries.bindir / "postgres").string(),
                                 "-D",
                                 data_dir().string(),

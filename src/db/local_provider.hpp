@@ -19,8 +19,12 @@ class RunMarker;
 /// How to make a throwaway cluster.
 struct LocalOptions {
   std::optional<int> version;                   // server major; nullopt: newest found
+  std::filesystem::path bindir;                 // server programs' folder; empty: searched
   std::string dbname = "coldgate";              // created after start ("postgres" is not)
   std::map<std::string, std::string> settings;  // `-c k=v`, over the fast defaults below
+  /// Preload what the server-side profile needs (with_profile_settings() for the server's
+  /// major, known once the binaries are found).
+  bool profile = false;
   std::filesystem::path cache_dir;              // empty: default_cache_dir()
   std::optional<int> port;                      // fixed TCP port: no retry; nullopt: a free one
   std::optional<int> first_port;                // tried before free ports (tests the retry)

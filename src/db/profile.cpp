@@ -39,7 +39,9 @@ std::optional<std::string> failure_of(Connection& conn, const std::string& sql) 
 
 }  // namespace
 
-std::map<std::string, std::string> with_profile_settings(std::map<std::string, std::string> settings) {
+std::map<std::string, std::string> with_profile_settings(std::map<std::string, std::string> settings,
+                                                         int major) {
+  if (major > 0 && major < k_profile_min_major) return settings;
   std::vector<std::string> libraries = split_list(settings["shared_preload_libraries"]);
   if (std::find(libraries.begin(), libraries.end(), k_extension) == libraries.end())
     libraries.emplace_back(k_extension);
@@ -53,17 +55,25 @@ std::map<std::string, std::string> with_profile_settings(std::map<std::string, s
   return settings;
 }
 
-std::string prepare_profile(Connection& conn, bool create) {
+namespace {
+
+// The checks of prepare_profile(); SQL failures throw Error(gate_failed), which the caller
+// turns into `off`.
+ProfileReadiness check_profile(Connection& conn, bool create) {
   const std::string db = conn.info().dbname.empty() ? "the stage database" : conn.info().dbname;
   auto one = [&](const std::string& sql) {
     auto r = conn.exec(sql, "server-side profile");
     return r.empty() || r[0][0].is_null() ? std::string() : std::string(r[0][0].c_str());
   };
-  int version = std::stoi(one("SELECT current_setting('server_version_num')"));
-  if (version < 150000) {
-    return fmt::format("the server is PostgreSQL {}; the profile reads pg_stat_statements' JIT "
-                       "columns, which need PostgreSQL 15 or newer",
-                       version / 10000);
+  ProfileReadiness out;
+  const int version = std::stoi(one("SELECT current_setting('server_version_num')"));
+  const int major = version / 10000;
+  if (major < k_profile_min_major) {
+    out.off = fmt::format("the server is PostgreSQL {}; the profile needs PostgreSQL {} or newer "
+                          "(query ids, pg_stat_statements' toplevel column): the stages run "
+                          "without it",
+                          major, k_profile_min_major);
+    return out;
   }
   if (create) failure_of(conn, fmt::format("CREATE EXTENSION IF NOT EXISTS {}", k_extension));
   if (one(fmt::format("SELECT count(*) FROM pg_extension WHERE extname = '{}'", k_extension)) ==
@@ -71,32 +81,82 @@ std::string prepare_profile(Connection& conn, bool create) {
     // The library's own settings are listed once it is loaded (pg_settings leaves out the
     // placeholders of a library that is not): then only the extension is missing.
     if (one("SELECT count(*) FROM pg_settings WHERE name = 'pg_stat_statements.max'") != "0") {
-      return fmt::format("pg_stat_statements is loaded but not created in database {}: run "
-                         "CREATE EXTENSION pg_stat_statements there as a role that may (a "
-                         "superuser), or set database.profile: false",
-                         db);
+      out.off = fmt::format("pg_stat_statements is loaded but not created in database {}: run "
+                            "CREATE EXTENSION pg_stat_statements there as a role that may (a "
+                            "superuser), or set database.profile: false",
+                            db);
+      return out;
     }
-    return fmt::format("pg_stat_statements is not installed in database {}: add it to the "
-                       "server's shared_preload_libraries and run CREATE EXTENSION "
-                       "pg_stat_statements there (or set database.profile: false)",
-                       db);
+    out.off = fmt::format("pg_stat_statements is not installed in database {}: add it to the "
+                          "server's shared_preload_libraries and run CREATE EXTENSION "
+                          "pg_stat_statements there (or set database.profile: false)",
+                          db);
+    return out;
   }
   if (auto err = failure_of(conn, "SELECT count(*) FROM pg_stat_statements")) {
-    return fmt::format("pg_stat_statements does not answer in database {} ({}): add it to the "
-                       "server's shared_preload_libraries and restart it",
-                       db, err->substr(0, err->find('\n')));
+    out.off = fmt::format("pg_stat_statements does not answer in database {} ({}): add it to "
+                          "the server's shared_preload_libraries and restart it",
+                          db, err->substr(0, err->find('\n')));
+    return out;
   }
   if (one("SELECT current_setting('compute_query_id')") == "off") {
-    return "the server computes no query ids (compute_query_id = off): set it to auto or on";
+    out.off = "the server computes no query ids (compute_query_id = off): set it to auto or on";
+    return out;
   }
-  if (one("SELECT has_function_privilege('pg_stat_statements_reset(oid, oid, bigint)', "
-          "'EXECUTE')") != "t") {
-    return fmt::format("role {0} may not reset pg_stat_statements: GRANT EXECUTE ON FUNCTION "
-                       "pg_stat_statements_reset(oid, oid, bigint) TO {0}, and GRANT "
-                       "pg_read_all_stats TO {0} to see other roles' statements",
-                       one("SELECT current_user"));
+  // The reset coldgate calls, pg_stat_statements_reset(userid, dbid, queryid), has a fourth
+  // argument with a default from extension version 1.11 (PostgreSQL 17): ask about the
+  // signature the installed version has, and name that one in the advice.
+  auto reset = conn.exec(
+      fmt::format("SELECT p.oid::regprocedure::text, has_function_privilege(p.oid, 'EXECUTE') "
+                  "FROM pg_proc p JOIN pg_extension e ON e.extname = '{}' AND p.pronamespace = "
+                  "e.extnamespace WHERE p.proname = 'pg_stat_statements_reset' AND p.pronargs "
+                  ">= 3 ORDER BY p.pronargs DESC LIMIT 1",
+                  k_extension),
+      "server-side profile");
+  if (reset.empty()) {
+    out.off = fmt::format("the pg_stat_statements extension in database {} has no "
+                          "pg_stat_statements_reset(userid, dbid, queryid …): update it with "
+                          "ALTER EXTENSION pg_stat_statements UPDATE",
+                          db);
+    return out;
   }
-  return "";
+  if (std::string(reset[0][1].c_str()) != "t") {
+    out.off = fmt::format("role {0} may not reset pg_stat_statements: GRANT EXECUTE ON FUNCTION "
+                          "{1} TO {0}, and GRANT pg_read_all_stats TO {0} to see other roles' "
+                          "statements",
+                          one("SELECT current_user"), reset[0][0].c_str());
+    return out;
+  }
+  if (major < k_profile_jit_major) {
+    out.limit = fmt::format("the server is PostgreSQL {}; pg_stat_statements has JIT columns "
+                            "from PostgreSQL {} on, so the profile shows no JIT time and "
+                            "jit_dominates cannot fire",
+                            major, k_profile_jit_major);
+  } else if (one("SELECT pg_jit_available()") != "t") {
+    out.limit = one("SELECT current_setting('jit')") == "off"
+                    ? "jit = off on this server, so no statement is JIT-compiled and "
+                      "jit_dominates cannot fire"
+                    : "the server cannot JIT-compile (pg_jit_available() is false: built "
+                      "without LLVM, or its JIT package is not installed), so jit_dominates "
+                      "cannot fire here";
+  }
+  return out;
+}
+
+}  // namespace
+
+ProfileReadiness prepare_profile(Connection& conn, bool create) {
+  try {
+    return check_profile(conn, create);
+  } catch (const Error& e) {
+    if (e.code() == ExitCode::infrastructure || e.code() == ExitCode::interrupted) throw;
+    std::string message = e.message();
+    ProfileReadiness out;
+    out.off = fmt::format("the profile could not be prepared ({}); the stages run without it "
+                          "(database.profile: false skips the check)",
+                          message.substr(0, message.find('\n')));
+    return out;
+  }
 }
 
 void reset_profile(pqxx::connection& conn) {
@@ -108,9 +168,13 @@ void reset_profile(pqxx::connection& conn) {
 std::vector<StatementStats> read_profile(pqxx::connection& conn,
                                          const std::vector<std::string>& exclude) {
   pqxx::nontransaction tx(conn);
+  // libpq knows the server's version from the start-up: no round trip.
+  const bool jit = conn.server_version() >= k_profile_jit_major * 10000;
   pqxx::result r = tx.exec(
-      "SELECT queryid, query, calls, rows, total_plan_time, total_exec_time, jit_functions, "
-      "jit_generation_time, jit_inlining_time, jit_optimization_time, jit_emission_time, "
+      std::string("SELECT queryid, query, calls, rows, total_plan_time, total_exec_time, ") +
+      (jit ? "jit_functions, jit_generation_time, jit_inlining_time, jit_optimization_time, "
+             "jit_emission_time, "
+           : "NULL, NULL, NULL, NULL, NULL, ") +
       "shared_blks_hit, shared_blks_read FROM pg_stat_statements WHERE toplevel AND dbid = "
       "(SELECT oid FROM pg_database WHERE datname = current_database()) AND queryid IS NOT NULL "
       "AND query NOT LIKE '%pg\\_stat\\_statements%'");

@@ -71,6 +71,24 @@ int parse_major(const std::string& version_text) {
   return std::stoi(m[1].str());
 }
 
+ServerBinaries server_binaries_in(const fs::path& bindir, std::optional<int> version,
+                                  const std::string& where) {
+  auto found = probe(bindir);
+  if (!found) {
+    throw Error(ExitCode::infrastructure, where,
+                fmt::format("database.bindir: {} has no runnable postgres and initdb; point it at "
+                            "the bin folder of a PostgreSQL installation",
+                            bindir.string()));
+  }
+  if (version && found->major != *version) {
+    throw Error(ExitCode::infrastructure, where,
+                fmt::format("database.bindir: {} holds PostgreSQL {}, not the {} database.version "
+                            "asks for; change one of them",
+                            bindir.string(), found->major, *version));
+  }
+  return *found;
+}
+
 ServerBinaries find_server_binaries(std::optional<int> version, const std::string& where) {
   std::vector<fs::path> candidates;
   std::string searched;

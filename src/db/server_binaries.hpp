@@ -20,6 +20,12 @@ struct ServerBinaries {
 /// where = `where` naming what was searched when none fits.
 ServerBinaries find_server_binaries(std::optional<int> version, const std::string& where);
 
+/// The server binaries in `bindir` (`database.bindir`: a PostgreSQL built or unpacked by hand).
+/// Throws Error(infrastructure) with where = `where` when it holds no runnable postgres and
+/// initdb, or when `version` is given and the server there is another major.
+ServerBinaries server_binaries_in(const std::filesystem::path& bindir, std::optional<int> version,
+                                  const std::string& where);
+
 /// Major version parsed from `postgres --version` output ("… 15.8 …" → 15, "9.6.2" → 9); 0
 /// when it cannot be parsed.
 int parse_major(const std::string& version_text);

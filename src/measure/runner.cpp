@@ -11,6 +11,7 @@
 
 #include "canon/canon.hpp"
 #include "db/connection.hpp"
+#include "db/pqxx_compat.hpp"
 #include "db/provider.hpp"
 #include "diff/diff.hpp"
 #include "measure/backends.hpp"
@@ -500,11 +501,13 @@ fs::path self_executable() {
 
 std::string enable_profile(RunContext& ctx, const config::Database& database) {
   ctx.profile = false;
+  ctx.profile_limit.clear();
   if (!database.profile) return "";
   db::Connection conn(db::with_client_defaults(stages_database(ctx)));
-  std::string note = db::prepare_profile(conn, ctx.provider->name() != "external");
-  ctx.profile = note.empty();
-  return note;
+  db::ProfileReadiness readiness = db::prepare_profile(conn, ctx.provider->name() != "external");
+  ctx.profile = readiness.ready();
+  ctx.profile_limit = readiness.limit;
+  return readiness.off;
 }
 
 StagePlan explain_stage(const config::Stage& stage, const db::ConnectionInfo& database,
@@ -512,19 +515,16 @@ StagePlan explain_stage(const config::Stage& stage, const db::ConnectionInfo& da
   const std::string where = fmt::format("stage {}: EXPLAIN", stage.name);
   db::Connection conn(database);
   auto params = stage_params(stage);
-  std::vector<const char*> values;
-  for (const auto& p : params) values.push_back(p ? p->c_str() : nullptr);
   StagePlan plan;
   double jit_above_cost = 0;
   try {
     pqxx::work tx(conn.raw());
-    for (const auto& [k, v] : stage.settings) tx.exec_params("SELECT set_config($1, $2, true)", k, v);
+    for (const auto& [k, v] : stage.settings) db::exec_params(tx, "SELECT set_config($1, $2, true)", {k, v});
     std::string prefix = analyze ? std::string(k_explain_prefix) : "EXPLAIN (FORMAT JSON)\n";
     pqxx::result r;
     {
       db::CancelOnInterrupt cancel(conn);  // EXPLAIN ANALYZE runs the query: as long as it takes
-      r = tx.exec_params(prefix + stage_query(stage),
-                         pqxx::prepare::make_dynamic_params(values.begin(), values.end()));
+      r = db::exec_params(tx, prefix + stage_query(stage), params);
     }
     if (r.empty() || r.columns() == 0) throw Error(ExitCode::infrastructure, where, "no output");
     plan.json = r[0][0].c_str();

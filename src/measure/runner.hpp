@@ -36,15 +36,19 @@ struct RunContext {
   /// The stages' database can be profiled (enable_profile() said so): each stage with
   /// `profile: true` gets pg_stat_statements read around every run.
   bool profile = false;
+  /// What the profile cannot show on this server (db::ProfileReadiness::limit), set by
+  /// enable_profile(); "" when nothing is missing or there is no profile.
+  std::string profile_limit;
   /// SQL stages: the probe PREPAREs the query once and EXECUTEs it for every repetition (the
   /// prepared-statement variant of a remedy trial).
   bool prepared = false;
 };
 
 /// Readies the server-side profile of the stages' database for `ctx` (creates the extension
-/// on a server coldgate started; checks an external one) and sets ctx.profile. Returns ""
-/// when the stages will be profiled or `database.profile` is false, else the one-line note the
-/// report shows (why not, what to do). Throws Error(infrastructure) when the server is lost.
+/// on a server coldgate started; checks an external one) and sets ctx.profile and
+/// ctx.profile_limit. Returns "" when the stages will be profiled or `database.profile` is
+/// false, else the one-line note the report shows (why not, what to do); a server the profile
+/// cannot serve never fails the run. Throws Error(infrastructure) when the server is lost.
 std::string enable_profile(RunContext& ctx, const config::Database& database);
 
 /// Measures one stage: `runs` cold runs, each a fresh process (`coldgate probe` for SQL, the

@@ -314,6 +314,11 @@ Section database_section(const Results& r) {
                                    md_with_code(capped(r.profile_note, k_max_line_bytes))),
                        2});
   }
+  if (!r.profile_limit.empty()) {
+    s.items.push_back({fmt::format("ℹ️ Server-side profile: {}\n",
+                                   md_with_code(capped(r.profile_limit, k_max_line_bytes))),
+                       2});
+  }
   for (const auto& st : r.stages) {
     if (st.queries.empty()) continue;
     std::string text = fmt::format(

@@ -509,6 +509,7 @@ std::string to_json(const Results& r) {
   doc["diagnoses"] = diagnoses_json(r.diagnoses);
   doc["remedies"] = remedies_json(r.remedies);
   doc["profile_note"] = or_null(r.profile_note);
+  doc["profile_limit"] = or_null(r.profile_limit);
   doc["gate"] = gate_json(r.gate);
   if (r.history) doc["history"] = history_json(*r.history);
   // Written only when there is something to say: results of complete runs read as before.
@@ -575,6 +576,7 @@ Results from_json(std::string_view text, const std::string& source) {
       }
     }
     if (doc.contains("profile_note")) r.profile_note = str(doc, "profile_note");
+    if (doc.contains("profile_limit")) r.profile_limit = str(doc, "profile_limit");
     if (doc.contains("remedies")) {
       for (const auto& x : doc["remedies"]) {
         Remedy m;

@@ -329,6 +329,9 @@ struct Results {
   /// Why the stages have no server-side profile ("pg_stat_statements is not installed …"), said
   /// once in the report; "" when they were profiled or the config turned it off.
   std::string profile_note;
+  /// What the profile cannot show on this server although the stages were profiled ("the
+  /// server cannot JIT-compile …"), said once in the report; "" when nothing is missing.
+  std::string profile_limit;
   std::optional<GateResult> gate;               // verdicts against a baseline, when one was given
   /// Why the run ended early; nullopt when every selected stage was measured.
   std::optional<Stopped> stopped;

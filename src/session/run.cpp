@@ -127,6 +127,8 @@ void run_job(const config::Config& cfg, const JobOptions& options,
   ctx.progress = &progress;
   results.profile_note = enable_profile(ctx, cfg.database);
   if (!results.profile_note.empty()) progress.line("note: no server-side profile: " + results.profile_note);
+  results.profile_limit = ctx.profile_limit;
+  if (!results.profile_limit.empty()) progress.line("note: server-side profile: " + results.profile_limit);
 
   int index = 0;
   for (const auto& stage : stages) {

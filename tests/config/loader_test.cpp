@@ -344,6 +344,13 @@ stages:
   EXPECT_EQ(c.database.restart_command, "systemctl restart postgresql");
   EXPECT_EQ(c.stages[0].cold, ColdMode::restart);
   EXPECT_EQ(c.database.where.str(), "/w/c.yaml:3:3");
+  // bindir: a server unpacked by hand, relative to the config's folder; absolute kept.
+  c = parse("version: 1\ndatabase: { bindir: ../pg/17/bin, version: 17 }\n", "/w/ci/c.yaml");
+  EXPECT_EQ(c.database.bindir, fs::path("/w/pg/17/bin"));
+  EXPECT_EQ(c.database.version, 17);
+  c = parse("version: 1\ndatabase: { bindir: /opt/pg/bin }\n", "/w/c.yaml");
+  EXPECT_EQ(c.database.bindir, fs::path("/opt/pg/bin"));
+  EXPECT_TRUE(parse("version: 1\n", "/w/c.yaml").database.bindir.empty());
 }
 
 TEST(ConfigLoad, EnvironmentExpansionInEveryStringScalar) {

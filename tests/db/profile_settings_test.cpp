@@ -38,5 +38,20 @@ TEST(ProfileSettings, TheUsersValuesWin) {
   EXPECT_EQ(defaults["track_io_timing"], "on");
 }
 
+TEST(ProfileSettings, FollowTheServersMajor) {
+  const Settings user = {{"shared_buffers", "16MB"}};
+  // 13 refuses compute_query_id at start-up, and its profile is off anyway: nothing added.
+  EXPECT_EQ(with_profile_settings(user, 13), user);
+  EXPECT_EQ(with_profile_settings(user, 10), user);
+  // 14 and later, and a major not known yet (0), get the whole set.
+  for (int major : {0, 14, 15, 17, 18}) {
+    Settings s = with_profile_settings(user, major);
+    EXPECT_EQ(s["compute_query_id"], "on") << major;
+    EXPECT_EQ(s["shared_preload_libraries"], "pg_stat_statements") << major;
+    EXPECT_EQ(s["shared_buffers"], "16MB") << major;
+    EXPECT_EQ(s.size(), 6u) << major;
+  }
+}
+
 }  // namespace
 }  // namespace coldgate::db

@@ -240,7 +240,7 @@ TEST_F(HostileServer, ARoleThatMayReadButNotResetGetsNoProfileUntilItMay) {
   }
   // Counts that cannot be reset would mix runs: no profile.
   expect_degrades_to_a_note("role reader may not reset pg_stat_statements: GRANT EXECUTE ON "
-                            "FUNCTION pg_stat_statements_reset(oid, oid, bigint) TO reader");
+                            "FUNCTION pg_stat_statements_reset(oid,oid,bigint) TO reader");
 
   // What the note says to do is enough.
   superuser("GRANT EXECUTE ON FUNCTION pg_stat_statements_reset(oid, oid, bigint) TO reader");
