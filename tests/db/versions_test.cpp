@@ -6,10 +6,8 @@
 // ship pg_stat_statements but no LLVM: every one of them also tells why JIT diagnoses cannot fire.
 #include <gtest/gtest.h>
 
-#include <cstdio>
 #include <filesystem>
 #include <memory>
-#include <sstream>
 
 #include "db/connection.hpp"
 #include "db/local_provider.hpp"
@@ -48,26 +46,9 @@ constexpr const char* k_stages =
     "  - name: app\n"
     "    command: [/usr/bin/python3, app.py]\n";
 
-// The bin folder of PostgreSQL `major` from ci/pg-versions.sh, which fetches it when the
-// cache lacks it (ci/test.sh has fetched them all before the suite starts).
-fs::path bindir_of(int major) {
-  std::string command = "bash '" + (testing::source_dir() / "ci/pg-versions.sh").string() + "' " +
-                        std::to_string(major);
-  std::unique_ptr<FILE, int (*)(FILE*)> pipe(::popen(command.c_str(), "r"), ::pclose);
-  if (!pipe) return {};
-  std::string out;
-  char buf[4096];
-  while (std::size_t n = std::fread(buf, 1, sizeof buf, pipe.get())) out.append(buf, n);
-  std::istringstream lines(out);
-  int got = 0;
-  std::string path;
-  lines >> got >> path;
-  return got == major ? fs::path(path) : fs::path();
-}
-
 struct Versions : ::testing::TestWithParam<int> {
   void SetUp() override {
-    bindir = bindir_of(GetParam());
+    bindir = testing::server_bindir(GetParam());
     ASSERT_FALSE(bindir.empty()) << "bash ci/pg-versions.sh " << GetParam()
                                  << " gave no server binaries";
     dir.write("schema.sql", k_schema);

@@ -82,6 +82,7 @@ struct HostileServer : ::testing::Test {
   db::LocalProvider& other_server(const std::map<std::string, std::string>& settings) {
     db::LocalOptions o = small_cluster_options();
     o.dbname = "app";
+    o.bindir = bindir;
     for (const auto& [k, v] : settings) o.settings[k] = v;
     server = std::make_unique<db::LocalProvider>(o);
     server->start();
@@ -187,13 +188,33 @@ struct HostileServer : ::testing::Test {
   TempDir dir;
   fs::path tmp = dir / "tmp";
   std::string url;  // TEST_DB_URL for external configs
+  fs::path bindir;  // other_server()'s binaries; empty: the distribution's
   std::unique_ptr<db::LocalProvider> server;
+};
+
+// The notes on the distribution's own server (parameter 0) and on npm's builds of the newest
+// majors, whose pg_stat_statements_reset has a fourth argument (ci/pg-versions.sh).
+struct HostileNotes : HostileServer, ::testing::WithParamInterface<int> {
+  void SetUp() override {
+    HostileServer::SetUp();
+    if (GetParam() != 0) {
+      bindir = server_bindir(GetParam());
+      ASSERT_FALSE(bindir.empty()) << "bash ci/pg-versions.sh " << GetParam();
+    }
+  }
+  // The reset coldgate calls, as the server's major declares it (pg_stat_statements 1.11 in
+  // PostgreSQL 17 added minmax_only).
+  std::string reset_signature() {
+    int major = std::stoi(superuser("SHOW server_version_num")) / 10000;
+    return major >= 17 ? "pg_stat_statements_reset(oid,oid,bigint,boolean)"
+                       : "pg_stat_statements_reset(oid,oid,bigint)";
+  }
 };
 
 // ---------------------------------------------------------------------------------------------
 // The profile degrades to a note
 
-TEST_F(HostileServer, WithoutTheLibraryEveryCommandMeasuresAndSaysOnceWhy) {
+TEST_P(HostileNotes, WithoutTheLibraryEveryCommandMeasuresAndSaysOnceWhy) {
   other_server({});
   superuser(std::string(k_schema) + "ANALYZE item;");
   url = url_for();
@@ -204,7 +225,7 @@ TEST_F(HostileServer, WithoutTheLibraryEveryCommandMeasuresAndSaysOnceWhy) {
   expect_degrades_to_a_note("pg_stat_statements does not answer in database app (");
 }
 
-TEST_F(HostileServer, LoadedButNotCreatedAndARoleThatMayNotCreateIt) {
+TEST_P(HostileNotes, LoadedButNotCreatedAndARoleThatMayNotCreateIt) {
   other_server(db::with_profile_settings({}));
   superuser(std::string(k_schema) + "ANALYZE item;");
   superuser("CREATE ROLE reader LOGIN PASSWORD 'reader-pw'; GRANT SELECT ON item TO reader");
@@ -222,28 +243,28 @@ TEST_F(HostileServer, LoadedButNotCreatedAndARoleThatMayNotCreateIt) {
   EXPECT_EQ(superuser("SELECT count(*) FROM pg_extension WHERE extname = 'pg_stat_statements'"), "0");
 }
 
-TEST_F(HostileServer, ARoleThatMayReadButNotResetGetsNoProfileUntilItMay) {
+TEST_P(HostileNotes, ARoleThatMayReadButNotResetGetsNoProfileUntilItMay) {
   other_server(db::with_profile_settings({}));
   superuser(std::string(k_schema) + "ANALYZE item;");
   superuser("CREATE EXTENSION pg_stat_statements");
   superuser("CREATE ROLE reader LOGIN PASSWORD 'reader-pw'; GRANT SELECT ON item TO reader");
   url = url_for("reader", "reader-pw");
+  const std::string reset = reset_signature();
   {
-    // PostgreSQL 15's pg_stat_statements: anyone may read the view; reset is revoked from PUBLIC.
+    // pg_stat_statements from 15 on: anyone may read the view; reset is revoked from PUBLIC.
     db::Connection as_reader(db::ConnectionInfo::parse(url, "reader"));
     EXPECT_NO_THROW(as_reader.exec("SELECT count(*) FROM pg_stat_statements"));
-    EXPECT_EQ(std::string(as_reader
-                              .exec("SELECT has_function_privilege('pg_stat_statements_reset(oid, "
-                                    "oid, bigint)', 'EXECUTE')")[0][0]
-                              .c_str()),
+    EXPECT_EQ(std::string(
+                  as_reader.exec("SELECT has_function_privilege('" + reset + "', 'EXECUTE')")[0][0]
+                      .c_str()),
               "f");
   }
   // Counts that cannot be reset would mix runs: no profile.
   expect_degrades_to_a_note("role reader may not reset pg_stat_statements: GRANT EXECUTE ON "
-                            "FUNCTION pg_stat_statements_reset(oid,oid,bigint) TO reader");
+                            "FUNCTION " + reset + " TO reader");
 
   // What the note says to do is enough.
-  superuser("GRANT EXECUTE ON FUNCTION pg_stat_statements_reset(oid, oid, bigint) TO reader");
+  superuser("GRANT EXECUTE ON FUNCTION " + reset + " TO reader");
   config("provider: external, url: '${TEST_DB_URL}'", k_count_stage);
   Finished f = run({"run"});
   ASSERT_EQ(f.code, 0) << f.err;
@@ -257,6 +278,12 @@ TEST_F(HostileServer, ARoleThatMayReadButNotResetGetsNoProfileUntilItMay) {
   superuser("ALTER ROLE reader SET compute_query_id = off");
   expect_degrades_to_a_note("the server computes no query ids (compute_query_id = off)");
 }
+
+INSTANTIATE_TEST_SUITE_P(Servers, HostileNotes, ::testing::Values(0, 17, 18),
+                         [](const auto& info) {
+                           return info.param == 0 ? std::string("distribution")
+                                                  : "PostgreSQL" + std::to_string(info.param);
+                         });
 
 // ---------------------------------------------------------------------------------------------
 // shared_preload_libraries of the user's own

@@ -5,15 +5,33 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <sstream>
 
 #include "db/cluster_registry.hpp"
 #include "db/connection.hpp"
+#include "support/support.hpp"
 
 namespace coldgate::testing {
 
 namespace fs = std::filesystem;
+
+fs::path server_bindir(int major) {
+  std::string command = "bash '" + (source_dir() / "ci/pg-versions.sh").string() + "' " +
+                        std::to_string(major);
+  std::unique_ptr<FILE, int (*)(FILE*)> pipe(::popen(command.c_str(), "r"), ::pclose);
+  if (!pipe) return {};
+  std::string out;
+  char buf[4096];
+  while (std::size_t n = std::fread(buf, 1, sizeof buf, pipe.get())) out.append(buf, n);
+  std::istringstream lines(out);
+  int got = 0;
+  std::string path;
+  lines >> got >> path;
+  return got == major ? fs::path(path) : fs::path();
+}
 
 db::LocalOptions small_cluster_options() {
   db::LocalOptions o;

