@@ -137,9 +137,11 @@ int run_explain(const ExplainArgs& args) {
   } else if (auto jit = stage.settings.find("jit");
              jit != stage.settings.end() && (jit->second == "off" || jit->second == "false")) {
     out += "JIT: off (the stage's settings: jit=off)\n";
+  } else if (!plan.jit_available) {
+    out += "JIT: cannot fire on this server (pg_jit_available() is false: built without LLVM, "
+           "its JIT package not installed, or jit = off)\n";
   } else {
-    out += fmt::format("JIT: did not fire (cost {} ≤ jit_above_cost {}, or jit is off on the "
-                       "server)\n",
+    out += fmt::format("JIT: did not fire (cost {} ≤ jit_above_cost {})\n",
                        results::format_value(std::round(e.total_cost), "count"),
                        results::format_value(std::round(e.jit_above_cost), "count"));
   }

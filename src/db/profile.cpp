@@ -127,19 +127,27 @@ ProfileReadiness check_profile(Connection& conn, bool create) {
                           one("SELECT current_user"), reset[0][0].c_str());
     return out;
   }
+  std::vector<std::string> limits;
   if (major < k_profile_jit_major) {
-    out.limit = fmt::format("the server is PostgreSQL {}; pg_stat_statements has JIT columns "
-                            "from PostgreSQL {} on, so the profile shows no JIT time and "
-                            "jit_dominates cannot fire",
-                            major, k_profile_jit_major);
+    limits.push_back(fmt::format("the server is PostgreSQL {}; pg_stat_statements has JIT "
+                                 "columns from PostgreSQL {} on, so the profile shows no JIT "
+                                 "time and jit_dominates cannot fire",
+                                 major, k_profile_jit_major));
   } else if (one("SELECT pg_jit_available()") != "t") {
-    out.limit = one("SELECT current_setting('jit')") == "off"
-                    ? "jit = off on this server, so no statement is JIT-compiled and "
-                      "jit_dominates cannot fire"
-                    : "the server cannot JIT-compile (pg_jit_available() is false: built "
-                      "without LLVM, or its JIT package is not installed), so jit_dominates "
-                      "cannot fire here";
+    limits.push_back(one("SELECT current_setting('jit')") == "off"
+                         ? "jit = off on this server, so no statement is JIT-compiled and "
+                           "jit_dominates cannot fire"
+                         : "the server cannot JIT-compile (pg_jit_available() is false: built "
+                           "without LLVM, or its JIT package is not installed), so "
+                           "jit_dominates cannot fire here");
   }
+  // Off by default: servers coldgate starts turn it on, an external one may not have.
+  if (one("SELECT current_setting('pg_stat_statements.track_planning', true)") == "off") {
+    limits.push_back("pg_stat_statements.track_planning = off on this server, so planning time "
+                     "reads 0 and planning_exceeds_execution cannot fire (a superuser can set "
+                     "it on in the server's configuration; a reload is enough)");
+  }
+  for (const auto& l : limits) out.limit += (out.limit.empty() ? "" : "; ") + l;
   return out;
 }
 

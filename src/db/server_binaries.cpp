@@ -75,13 +75,13 @@ ServerBinaries server_binaries_in(const fs::path& bindir, std::optional<int> ver
                                   const std::string& where) {
   auto found = probe(bindir);
   if (!found) {
-    throw Error(ExitCode::infrastructure, where,
+    throw Error(ExitCode::usage, where,
                 fmt::format("database.bindir: {} has no runnable postgres and initdb; point it at "
                             "the bin folder of a PostgreSQL installation",
                             bindir.string()));
   }
   if (version && found->major != *version) {
-    throw Error(ExitCode::infrastructure, where,
+    throw Error(ExitCode::usage, where,
                 fmt::format("database.bindir: {} holds PostgreSQL {}, not the {} database.version "
                             "asks for; change one of them",
                             bindir.string(), found->major, *version));
@@ -124,7 +124,8 @@ ServerBinaries find_server_binaries(std::optional<int> version, const std::strin
   if (version) {
     throw Error(ExitCode::infrastructure, where,
                 fmt::format("database.version: no PostgreSQL {0} server binaries found "
-                            "(searched: {1}); install postgresql-{0} or change database.version",
+                            "(searched: {1}); install postgresql-{0}, set database.bindir to the "
+                            "bin folder of a PostgreSQL {0}, or change database.version",
                             *version, searched));
   }
   throw Error(ExitCode::infrastructure, where,

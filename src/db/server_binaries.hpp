@@ -21,8 +21,9 @@ struct ServerBinaries {
 ServerBinaries find_server_binaries(std::optional<int> version, const std::string& where);
 
 /// The server binaries in `bindir` (`database.bindir`: a PostgreSQL built or unpacked by hand).
-/// Throws Error(infrastructure) with where = `where` when it holds no runnable postgres and
-/// initdb, or when `version` is given and the server there is another major.
+/// Throws Error(usage) — the config names what is not there — with where = `where` when it
+/// holds no runnable postgres and initdb, or when `version` is given and the server there is
+/// another major.
 ServerBinaries server_binaries_in(const std::filesystem::path& bindir, std::optional<int> version,
                                   const std::string& where);
 

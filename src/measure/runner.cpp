@@ -529,6 +529,9 @@ StagePlan explain_stage(const config::Stage& stage, const db::ConnectionInfo& da
     if (r.empty() || r.columns() == 0) throw Error(ExitCode::infrastructure, where, "no output");
     plan.json = r[0][0].c_str();
     jit_above_cost = tx.exec("SELECT current_setting('jit_above_cost')::float8")[0][0].as<double>();
+    // pg_jit_available() came with PostgreSQL 11.
+    plan.jit_available = conn.raw().server_version() < 110000 ||
+                         tx.exec("SELECT pg_jit_available()")[0][0].as<bool>();
     tx.abort();  // EXPLAIN ANALYZE executes the statement: leave no trace of it
   } catch (const pqxx::sql_error& e) {
     util::throw_if_interrupted();  // cancelled by CancelOnInterrupt

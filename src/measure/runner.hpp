@@ -100,12 +100,15 @@ class StageMeasurer {
 struct StagePlan {
   results::Explain explain;   // the split, jit_above_cost and never-analyzed tables filled in
   std::string json;  // the whole EXPLAIN (… FORMAT JSON) output
+  /// pg_stat_statements-independent: pg_jit_available() in the EXPLAIN transaction — false on
+  /// a server built without LLVM, without its JIT package, or with jit off (the stage's too).
+  bool jit_available = true;
 };
 
 /// Runs a SQL stage's query once under EXPLAIN (ANALYZE, BUFFERS, TIMING, FORMAT JSON) — or,
 /// with `analyze` false, a plan-only EXPLAIN (FORMAT JSON) that plans but does not execute —
 /// on a fresh connection to `database`, with its settings (set_config … is_local) and params,
-/// and rolls it back; also reads jit_above_cost and which tables of the plan were never
+/// and rolls it back; also reads jit_above_cost, pg_jit_available() and which tables of the plan were never
 /// analyzed. Throws Error: gate_failed for an SQL error (SQLSTATE), infrastructure when the
 /// server is lost, interrupted on SIGINT/SIGTERM (the query cancelled: db::CancelOnInterrupt).
 StagePlan explain_stage(const config::Stage& stage, const db::ConnectionInfo& database,

@@ -1,5 +1,6 @@
 #include "db/local_provider.hpp"
 
+#include <fmt/core.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -15,6 +16,7 @@
 #include "db/connection.hpp"
 #include "db/server_binaries.hpp"
 #include "support/cluster.hpp"
+#include "support/support.hpp"
 #include "util/error.hpp"
 #include "util/process.hpp"
 
@@ -209,9 +211,40 @@ TEST(LocalProvider, NoServerBinariesNamesWhatWasSearched) {
     EXPECT_EQ(e.message(),
               "database.version: no PostgreSQL 9 server binaries found (searched: "
               "/usr/lib/postgresql/9/bin, /usr/pgsql-9/bin, pg_config --bindir, PATH); install "
-              "postgresql-9 or change database.version");
+              "postgresql-9, set database.bindir to the bin folder of a PostgreSQL 9, or change "
+              "database.version");
   }
   EXPECT_TRUE(p.run_dir().empty());
+}
+
+TEST(LocalProvider, ABindirWithoutAServerOrOfAnotherMajorIsAConfigError) {
+  testing::TempDir dir;
+  auto opts = small_cluster_options();
+  opts.bindir = dir.path();
+  opts.where = "coldgate.yaml:3:3";
+  try {
+    LocalProvider(opts).start();
+    FAIL() << "started without binaries";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::usage);
+    EXPECT_EQ(e.message(), "coldgate.yaml:3:3: database.bindir: " + dir.path().string() +
+                            " has no runnable postgres and initdb; point it at the bin folder of "
+                            "a PostgreSQL installation");
+  }
+  // The distribution's server, asked for as another major.
+  auto found = find_server_binaries(std::nullopt, "");
+  opts.bindir = found.bindir;
+  opts.version = found.major + 1;
+  try {
+    LocalProvider(opts).start();
+    FAIL() << "started PostgreSQL " << found.major << " for " << *opts.version;
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::usage);
+    EXPECT_EQ(e.message(), fmt::format("coldgate.yaml:3:3: database.bindir: {} holds PostgreSQL "
+                                       "{}, not the {} "
+                                       "database.version asks for; change one of them",
+                                       found.bindir.string(), found.major, found.major + 1));
+  }
 }
 
 TEST(LocalProvider, FixedPortTakenIsAClearError) {

@@ -147,6 +147,15 @@ TEST_P(Versions, LocalProvider) {
                                  "' }\nsetup: [ { sql: schema.sql }, { analyze: true } ]\n" +
                                  k_stages);
   expect_measured(run());
+  // explain says why JIT did not fire: these builds have no LLVM, whatever the cost.
+  testing::RunResult plan =
+      run_coldgate({"explain", "count"}, dir.path(), "",
+                   {"XDG_CACHE_HOME=" + (dir / "cache").string()});
+  ASSERT_EQ(plan.exit_code, 0) << plan.err;
+  EXPECT_NE(plan.out.find("\nJIT: cannot fire on this server (pg_jit_available() is false: "
+                          "built without LLVM, its JIT package not installed, or jit = off)\n"),
+            std::string::npos)
+      << plan.out;
 }
 
 TEST_P(Versions, ExternalServer) {

@@ -285,6 +285,37 @@ INSTANTIATE_TEST_SUITE_P(Servers, HostileNotes, ::testing::Values(0, 17, 18),
                                                   : "PostgreSQL" + std::to_string(info.param);
                          });
 
+TEST_F(HostileServer, AServerThatDoesNotTrackPlanningIsProfiledAndSaysPlanningReadsZero) {
+  // pg_stat_statements' own default, which most servers keep.
+  other_server(db::with_profile_settings({{"pg_stat_statements.track_planning", "off"}}));
+  superuser(std::string(k_schema) + "ANALYZE item;");
+  superuser("CREATE EXTENSION pg_stat_statements");
+  url = url_for();
+  config("provider: external, url: '${TEST_DB_URL}'", k_count_stage);
+  Finished f = run({"run"});
+  ASSERT_EQ(f.code, 0) << f.err;
+  results::Results res = results();
+  EXPECT_EQ(res.profile_note, "");
+  const std::string limit =
+      "pg_stat_statements.track_planning = off on this server, so planning time reads 0 and "
+      "planning_exceeds_execution cannot fire (a superuser can set it on in the server's "
+      "configuration; a reload is enough)";
+  EXPECT_EQ(res.profile_limit, limit);
+  EXPECT_EQ(count_of(f.err, "note: server-side profile: " + limit), 1u) << f.err;
+  EXPECT_EQ(count_of(slurp(dir / "coldgate-out/report.md"), "ℹ️ Server-side profile: "), 1u);
+  ASSERT_EQ(res.stages.size(), 1u);
+  ASSERT_NE(res.stages[0].find("db_queries"), nullptr);
+  EXPECT_EQ(res.stages[0].find("db_queries")->cold, std::vector<double>{1});
+  ASSERT_NE(res.stages[0].find("db_plan_ms"), nullptr);
+  EXPECT_EQ(res.stages[0].find("db_plan_ms")->cold, std::vector<double>{0});
+  // Turned on (for the database's new sessions: no reload to wait for): nothing left to say.
+  superuser("ALTER DATABASE app SET pg_stat_statements.track_planning = on");
+  f = run({"run"});
+  ASSERT_EQ(f.code, 0) << f.err;
+  EXPECT_EQ(results().profile_limit, "");
+  EXPECT_EQ(count_of(f.err, "note: server-side profile:"), 0u) << f.err;
+}
+
 // ---------------------------------------------------------------------------------------------
 // shared_preload_libraries of the user's own
 
