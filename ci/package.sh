@@ -2,8 +2,10 @@
 # Builds coldgate's Debian package, build-pkg/coldgate_<version>_amd64.deb: installs what the
 # packaging needs (ci/setup.sh --package: help2man, dpkg-dev, file), builds Release with the man
 # page (ci/build.sh package), then `cpack -G DEB`. Prints the package's path on stdout, the
-# rest on stderr. Check it with `dpkg-deb -I` and `dpkg-deb -c`; ci/package-test.sh installs it
-# in a clean bookworm container and runs the demo there.
+# rest on stderr. The package is for the distribution it is built on (Depends: from
+# dpkg-shlibdeps there; Recommends: the distribution's postgresql, no pinned major). Check it
+# with `dpkg-deb -I` and `dpkg-deb -c`; ci/package-test.sh installs it in a clean container of
+# that distribution (debian:bookworm-slim, debian:trixie-slim) and runs the demo there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

