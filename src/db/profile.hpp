@@ -75,8 +75,8 @@ ProfileReadiness prepare_profile(Connection& conn, bool create);
 void reset_profile(pqxx::connection& conn);
 
 /// The connected database's statements since the last reset_profile() (the jit_* columns read
-/// only from PostgreSQL 15 on), leaving out coldgate's
-/// own bookkeeping (statements that read or reset pg_stat_statements) and any statement whose
+/// only from PostgreSQL 15 on), leaving out coldgate's own bookkeeping (statements that read or
+/// reset pg_stat_statements) and any statement whose
 /// normalized text is in `exclude` (the probe's BEGIN, COMMIT and settings); by time (plan +
 /// execution), biggest first. Throws pqxx errors (callers say where).
 std::vector<StatementStats> read_profile(pqxx::connection& conn,
