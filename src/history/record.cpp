@@ -2,8 +2,10 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 
 #include "results/json_parts.hpp"
@@ -86,6 +88,22 @@ class Reader {
     return out;
   }
 
+  /// One finite, non-negative number (a statement's figure); 0 when absent or null and not
+  /// required.
+  double number(const ordered_json& o, const std::string& path, const char* key,
+                bool required = false) const {
+    const auto& v = member(o, path, key, ordered_json::value_t::number_float, required);
+    if (v.is_null()) return 0;
+    return finite_non_negative(v, join(path, key));
+  }
+
+  std::optional<double> optional_number(const ordered_json& o, const std::string& path,
+                                        const char* key) const {
+    const auto& v = member(o, path, key, ordered_json::value_t::number_float, false);
+    if (v.is_null()) return std::nullopt;
+    return finite_non_negative(v, join(path, key));
+  }
+
   std::vector<std::string> strings(const ordered_json& o, const std::string& path,
                                    const char* key) const {
     std::vector<std::string> out;
@@ -116,6 +134,13 @@ class Reader {
     return out;
   }
 
+  double finite_non_negative(const ordered_json& v, const std::string& at) const {
+    double x = v.get<double>();
+    if (!std::isfinite(x)) fail(at, "is not a finite number");
+    if (x < 0) fail(at, fmt::format("is {:g}: a count, time or size cannot be negative", x));
+    return x;
+  }
+
   static std::string join(const std::string& path, const char* key) {
     return path.empty() ? std::string(key) : path + "." + key;
   }
@@ -136,6 +161,52 @@ class Reader {
 
 // A time (ms) or size (bytes) cannot be negative; a command's own metric may be.
 bool non_negative_unit(const std::string& unit) { return unit == "ms" || unit == "bytes"; }
+
+bool is_hex(const std::string& s, std::size_t size) {
+  return s.size() == size && std::all_of(s.begin(), s.end(), [](char c) {
+           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+         });
+}
+
+// pg_stat_statements.queryid as results.json writes it: a bigint's decimal text.
+bool is_queryid(const std::string& s) {
+  const std::size_t digits = s.rfind('-', 0) == 0 ? 1 : 0;
+  return s.size() > digits && s.size() <= 20 &&
+         s.find_first_not_of("0123456789", digits) == std::string::npos;
+}
+
+// A stage's statement table (`queries`): absent or null is no table, [] an empty one.
+std::optional<std::vector<results::QueryStats>> read_queries(const Reader& r, const ordered_json& s,
+                                                             const std::string& path) {
+  const auto& a = r.member(s, path, "queries", ordered_json::value_t::array, false);
+  if (a.is_null()) return std::nullopt;
+  std::vector<results::QueryStats> out;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const std::string at = fmt::format("{}.queries[{}]", path, i);
+    const ordered_json& q = a[i];
+    if (!q.is_object()) r.fail(at, fmt::format("is {} (expected an object)", q.type_name()));
+    results::QueryStats x;
+    x.text_id = r.text(q, at, "text_id", false);
+    if (!x.text_id.empty() && !is_hex(x.text_id, 16)) {
+      r.fail(at + ".text_id", fmt::format("\"{}\" is not 16 hex digits", x.text_id));
+    }
+    x.query = r.text(q, at, "query");
+    x.queryid = r.text(q, at, "queryid", false);
+    if (!x.queryid.empty() && !is_queryid(x.queryid)) {
+      r.fail(at + ".queryid", fmt::format("\"{}\" is not a queryid (decimal digits)", x.queryid));
+    }
+    x.calls = r.number(q, at, "calls", true);
+    x.rows = r.number(q, at, "rows");
+    x.plan_ms = r.number(q, at, "plan_ms");
+    x.exec_ms = r.number(q, at, "exec_ms");
+    x.jit_ms = r.number(q, at, "jit_ms");
+    x.jit_functions = r.number(q, at, "jit_functions");
+    x.blocks = r.optional_number(q, at, "blocks");
+    x.blocks_per_call = r.optional_number(q, at, "blocks_per_call");
+    out.push_back(std::move(x));
+  }
+  return out;
+}
 
 StagePoint read_stage(const Reader& r, const ordered_json& s, const std::string& path) {
   if (!s.is_object()) r.fail(path, fmt::format("is {} (expected an object)", s.type_name()));
@@ -175,6 +246,7 @@ StagePoint read_stage(const Reader& r, const ordered_json& s, const std::string&
     metric.warm = r.numbers(m, at, "warm", non_negative);
     p.metrics.emplace_back(name, std::move(metric));
   }
+  p.queries = read_queries(r, s, path);
   return p;
 }
 
@@ -234,6 +306,16 @@ Record reduce(const results::Results& r, const CommitFacts& facts, std::string b
     p.failed = s.failed();
     if (s.snapshot) p.snapshot = std::string(results::to_string(s.snapshot->status));
     p.metrics = s.metrics;
+    // A profiled stage has a statement table, even an empty one (a command that ran no
+    // statement); an unprofiled one has none, so a baseline never reads it as "0 calls".
+    if (!s.queries.empty() || s.find("db_queries")) {
+      p.queries.emplace();
+      for (const auto& q : s.queries) {
+        results::QueryStats x = q;
+        x.total_cost.reset();  // a plan's estimate, not a measurement of the run
+        p.queries->push_back(std::move(x));
+      }
+    }
     if (r.gate) {
       std::set<std::string> seen;
       for (const auto& v : r.gate->metrics) {
@@ -280,6 +362,26 @@ std::string to_json(const Record& rec) {
       metrics[name] = {{"unit", m.unit}, {"cold", results::json_samples(m.cold)}, {"warm", results::json_samples(m.warm)}};
     }
     st["metrics"] = std::move(metrics);
+    if (s.queries) {
+      ordered_json queries = ordered_json::array();
+      for (const auto& q : *s.queries) {
+        auto optional = [](const std::optional<double>& v) {
+          return v ? results::json_number(*v) : ordered_json();
+        };
+        queries.push_back({{"text_id", q.text_id},
+                           {"query", q.query},
+                           {"queryid", q.queryid},
+                           {"calls", results::json_number(q.calls)},
+                           {"rows", results::json_number(q.rows)},
+                           {"plan_ms", results::json_number(q.plan_ms)},
+                           {"exec_ms", results::json_number(q.exec_ms)},
+                           {"jit_ms", results::json_number(q.jit_ms)},
+                           {"jit_functions", results::json_number(q.jit_functions)},
+                           {"blocks", optional(q.blocks)},
+                           {"blocks_per_call", optional(q.blocks_per_call)}});
+      }
+      st["queries"] = std::move(queries);
+    }
     stages.push_back(std::move(st));
   }
   j["stages"] = std::move(stages);

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -28,6 +29,12 @@ struct StagePoint {
   std::vector<std::pair<std::string, results::Metric>> metrics;
   /// The metrics the recorded run's own gate called a regression (the page marks them).
   std::vector<std::string> regressions;
+  /// The stage's statement table as results.json's `stages[].queries` holds it (per statement
+  /// the medians per cold run; text_id, query, queryid, calls, rows, plan_ms, exec_ms, jit_ms,
+  /// jit_functions, blocks, blocks_per_call; total_cost is left out). nullopt: the record has no
+  /// table (the stage was not profiled, or an older coldgate recorded it) — not the same as an
+  /// empty table, a profiled stage that ran no statement.
+  std::optional<std::vector<results::QueryStats>> queries;
   /// The metric called `name`, or nullptr.
   const results::Metric* find(std::string_view name) const;
 };
@@ -57,8 +64,8 @@ struct CommitFacts {
 };
 
 /// The record of `results` (a finished run: its commit, environment and stages with every
-/// sample, the metrics its own gate called a regression; queries, plans, snapshot diffs and
-/// remedies are left out). Throws Error(usage) at `source` (the results file as given) when
+/// sample, the statement table of each profiled stage, the metrics its own gate called a
+/// regression; plans, planner costs, snapshot diffs and remedies are left out). Throws Error(usage) at `source` (the results file as given) when
 /// the results name no commit or the run stopped before measuring every stage.
 Record reduce(const results::Results& results, const CommitFacts& facts, std::string branch,
               std::string fingerprint, std::string recorded_at, const std::string& source);
@@ -71,7 +78,9 @@ std::string file_name(const Record& record);
 std::string to_json(const Record& record);
 
 /// The record in `text`, validated: schema `coldgate-history/1`, every required member of the
-/// right type, SHAs as hex, finite non-negative samples for ms/bytes. Throws Error(usage) whose
+/// right type, SHAs as hex, finite non-negative samples for ms/bytes, statement figures finite
+/// and non-negative, a text_id of 16 hex digits, a queryid of decimal digits. Members it does
+/// not know are skipped (a newer coldgate's additions). Throws Error(usage) whose
 /// `where` is `name` and whose text names the member ("stages[2].metrics.wall_ms.cold[0]: …")
 /// or the schema found ("written by a newer coldgate: coldgate-history/2").
 Record from_json(std::string_view text, const std::string& name);
