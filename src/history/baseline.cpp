@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -17,6 +18,133 @@ namespace {
 // How far back in the ancestry select() looks for records: far enough for any main
 // branch's recent history, bounded so a huge repository answers in a second.
 constexpr int k_max_walk = 20000;
+
+// One statement of one record's table: the entries that share its key summed (two queryids of
+// one text — two roles, two schemas on a search_path — are one statement, as the gate sums them).
+struct Entry {
+  std::string queryid;  // the id with the most calls
+  std::string query;
+  double top_calls = -1;
+  int count = 0;
+  double calls = 0, rows = 0, plan_ms = 0, exec_ms = 0, jit_ms = 0, jit_functions = 0;
+  std::optional<double> blocks;
+  std::optional<double> blocks_per_call;
+  double block_reads = 0;  // Σ blocks_per_call × calls, for entries that share a key
+  bool every_per_call = true;
+
+  void add(const results::QueryStats& q) {
+    if (q.calls > top_calls) {
+      top_calls = q.calls;
+      queryid = q.queryid;
+      query = q.query;
+    }
+    ++count;
+    calls += q.calls;
+    rows += q.rows;
+    plan_ms += q.plan_ms;
+    exec_ms += q.exec_ms;
+    jit_ms += q.jit_ms;
+    jit_functions += q.jit_functions;
+    if (q.blocks) blocks = blocks.value_or(0) + *q.blocks;
+    if (q.blocks_per_call) {
+      block_reads += *q.blocks_per_call * q.calls;
+      blocks_per_call = q.blocks_per_call;
+    } else {
+      every_per_call = false;
+    }
+  }
+  // What one call reads, when every entry said it and the statement was called: one entry's
+  // own figure as recorded, several weighted by their calls.
+  std::optional<double> per_call() const {
+    if (!every_per_call || calls <= 0) return std::nullopt;
+    return count == 1 ? blocks_per_call : std::optional<double>(block_reads / calls);
+  }
+};
+
+// A record's statement table by key.
+struct Table {
+  std::map<std::string, Entry> entries;
+  bool has_blocks = false;  // some entry recorded blocks: a missing statement read 0 of them
+};
+
+// The baseline's statement table of one stage, from `points` (newest first, failed stages
+// left out): per statement — its text_id, else its shortened text — the median over the
+// records that have a statement table of each figure. A record whose table lacks the statement
+// ran it 0 times; a record without a table says nothing. blocks_per_call is the median over the
+// records that called it. A statement whose median calls are 0 is left out: most records did
+// not run it. Sorted as results.json sorts a stage's table: plan + execution time, highest first.
+std::vector<results::QueryStats> statement_table(const std::vector<const StagePoint*>& points) {
+  // An older record's statement without a text_id takes the one its text has in the other
+  // records, when exactly one: so that it pairs with the newer records' statement.
+  std::map<std::string, std::set<std::string>> ids_of_text;
+  for (const StagePoint* p : points) {
+    if (!p->queries) continue;
+    for (const auto& q : *p->queries) {
+      if (!q.text_id.empty()) ids_of_text[q.query].insert(q.text_id);
+    }
+  }
+  auto key_of = [&](const results::QueryStats& q) {
+    if (!q.text_id.empty()) return "#" + q.text_id;
+    auto it = ids_of_text.find(q.query);
+    if (it != ids_of_text.end() && it->second.size() == 1) return "#" + *it->second.begin();
+    return "q:" + q.query;
+  };
+  std::vector<Table> tables;
+  std::vector<std::string> order;  // the newest record's keys first, then older ones' own
+  for (const StagePoint* p : points) {
+    if (!p->queries) continue;
+    Table& t = tables.emplace_back();
+    for (const auto& q : *p->queries) {
+      std::string key = key_of(q);
+      auto [it, added] = t.entries.try_emplace(key);
+      it->second.add(q);
+      t.has_blocks = t.has_blocks || q.blocks.has_value();
+      if (added && std::find(order.begin(), order.end(), key) == order.end()) order.push_back(key);
+    }
+  }
+  std::vector<results::QueryStats> out;
+  for (const auto& key : order) {
+    std::vector<double> calls, rows, plan, exec, jit, functions, blocks, per_call;
+    const Entry* newest = nullptr;
+    for (const Table& t : tables) {
+      auto it = t.entries.find(key);
+      if (it == t.entries.end()) {
+        for (auto* v : {&calls, &rows, &plan, &exec, &jit, &functions}) v->push_back(0);
+        if (t.has_blocks) blocks.push_back(0);
+        continue;
+      }
+      const Entry& e = it->second;
+      if (!newest) newest = &e;
+      calls.push_back(e.calls);
+      rows.push_back(e.rows);
+      plan.push_back(e.plan_ms);
+      exec.push_back(e.exec_ms);
+      jit.push_back(e.jit_ms);
+      functions.push_back(e.jit_functions);
+      if (e.blocks) blocks.push_back(*e.blocks);
+      if (auto x = e.per_call()) per_call.push_back(*x);
+    }
+    results::QueryStats q;
+    q.calls = results::median(calls);
+    if (!newest || q.calls <= 0) continue;
+    q.text_id = key.front() == '#' ? key.substr(1) : std::string();
+    q.query = newest->query;
+    q.queryid = newest->queryid;
+    q.rows = results::median(rows);
+    q.plan_ms = results::median(plan);
+    q.exec_ms = results::median(exec);
+    q.jit_ms = results::median(jit);
+    q.jit_functions = results::median(functions);
+    if (!blocks.empty()) q.blocks = results::median(blocks);
+    if (!per_call.empty()) q.blocks_per_call = results::median(per_call);
+    out.push_back(std::move(q));
+  }
+  std::stable_sort(out.begin(), out.end(), [](const results::QueryStats& a,
+                                              const results::QueryStats& b) {
+    return a.time_ms() > b.time_ms();
+  });
+  return out;
+}
 
 }  // namespace
 
@@ -154,6 +282,7 @@ results::Results baseline_results(const std::vector<Record>& used) {
       results::Metric& out = s.metric(m, unit);
       (cold ? out.cold : out.warm) = std::move(summary);
     }
+    s.queries = statement_table(points);
     base.stages.push_back(std::move(s));
   }
   return base;

@@ -32,7 +32,10 @@ std::vector<Record> select(std::vector<Record> records, const std::filesystem::p
 /// the records' medians, with a range covering all their samples — cold samples {min of all,
 /// median of medians, max of all}, so the gate's median and range rules read it as documented.
 /// Stages failed in a record are left out of it; stage settings, kind, cold mode, runs and warm,
-/// the environment and git facts are the newest record's.
+/// the environment and git facts are the newest record's. Each stage's `queries` (what
+/// gate::compare_statements pairs with head's): per statement (text_id, else shortened text)
+/// the median of each figure over the records that have a statement table, a table without
+/// the statement counting as 0 calls; statements whose median calls are 0 are left out.
 results::Results baseline_results(const std::vector<Record>& used);
 
 /// The trend for the report: the used commits, and per stage of `head` its wall_ms (else its
