@@ -70,7 +70,6 @@ std::string message_of(const std::string& text) {
 
 TEST(HistoryRecord, KeepsEverySampleAndTheRegressionsOfTheRunsOwnGate) {
   Results r = results_of(k_sha_a, {stage("load", {10, 12, 11}), stage("steady", {1, 1, 1})});
-  r.stages[0].queries.push_back({});  // left out of the record
   r.gate.emplace();
   r.gate->metrics.push_back({"load", "wall_ms", "ms", results::Verdict::regression, 1, 11, 11, ""});
   r.gate->metrics.push_back({"steady", "wall_ms", "ms", results::Verdict::same, 1, 1, 1, ""});
@@ -292,6 +291,298 @@ TEST(HistoryBaseline, TheTrendHasEveryUsedCommitAndHead) {
   EXPECT_EQ(t.series[0].head, 21);
   EXPECT_EQ(t.series[1].metric, "own_ms");  // no wall_ms: the first metric with samples
   EXPECT_EQ(t.series[1].head, 5);
+}
+
+// A statement as measure::statement_table leaves it in results.json.
+results::QueryStats statement(const std::string& text_id, const std::string& query, double calls,
+                              double blocks_per_call, double exec_ms = 1) {
+  results::QueryStats q;
+  q.text_id = text_id;
+  q.query = query;
+  q.queryid = std::to_string(1000 + static_cast<int>(calls));
+  q.calls = calls;
+  q.rows = calls * 2;
+  q.plan_ms = 0.25;
+  q.exec_ms = exec_ms;
+  q.blocks = blocks_per_call * calls;
+  q.blocks_per_call = blocks_per_call;
+  return q;
+}
+
+const std::string k_id_one = "0123456789abcdef";
+const std::string k_id_each = "fedcba9876543210";
+const std::string k_id_new = "00000000000000ff";
+
+StageResult profiled(const std::string& name, std::vector<results::QueryStats> queries) {
+  StageResult s = stage(name, {10, 11, 12});
+  s.queries = std::move(queries);
+  return s;
+}
+
+TEST(HistoryStatements, AProfiledStageKeepsItsStatementTableAndAnUnprofiledOneHasNone) {
+  results::QueryStats q = statement(k_id_one, "select $1", 1, 4);
+  q.total_cost = 12.5;
+  q.jit_ms = 3;
+  q.jit_functions = 7;
+  StageResult quiet = stage("quiet", {1});  // profiled (db_queries), ran no statement
+  StageResult unprofiled;
+  unprofiled.name = "plain";
+  unprofiled.metric("wall_ms", "ms").cold = {1};
+  Record rec = record_of(k_sha_a, {profiled("load", {q}), quiet, unprofiled});
+  ASSERT_TRUE(rec.stages[0].queries);
+  ASSERT_EQ(rec.stages[0].queries->size(), 1u);
+  const results::QueryStats& kept = rec.stages[0].queries->front();
+  EXPECT_EQ(kept.text_id, k_id_one);
+  EXPECT_EQ(kept.queryid, q.queryid);
+  EXPECT_EQ(kept.jit_functions, 7);
+  EXPECT_EQ(kept.blocks_per_call, 4);
+  EXPECT_FALSE(kept.total_cost) << "a plan's estimate is not recorded";
+  ASSERT_TRUE(rec.stages[1].queries);
+  EXPECT_TRUE(rec.stages[1].queries->empty());
+  EXPECT_FALSE(rec.stages[2].queries);
+}
+
+TEST(HistoryStatements, WriteInAFixedMemberOrderAndReadBackTheSame) {
+  results::QueryStats q = statement(k_id_one, "select \"x\" from t where id = $1", 3, 2.5, 0.125);
+  q.jit_ms = 0.5;
+  q.jit_functions = 4;
+  results::QueryStats old_style = statement("", "select 1", 1, 0);
+  old_style.blocks.reset();  // results of a version that did not record blocks
+  old_style.blocks_per_call.reset();
+  StageResult unprofiled;
+  unprofiled.name = "plain";
+  unprofiled.metric("wall_ms", "ms").cold = {1};
+  Record rec = record_of(k_sha_a, {profiled("load", {q, old_style}), unprofiled});
+  const std::string once = to_json(rec);
+  EXPECT_NE(once.find("      \"queries\": [\n"
+                      "        {\n"
+                      "          \"text_id\": \"0123456789abcdef\",\n"
+                      "          \"query\": \"select \\\"x\\\" from t where id = $1\",\n"
+                      "          \"queryid\": \"1003\",\n"
+                      "          \"calls\": 3,\n"
+                      "          \"rows\": 6,\n"
+                      "          \"plan_ms\": 0.25,\n"
+                      "          \"exec_ms\": 0.125,\n"
+                      "          \"jit_ms\": 0.5,\n"
+                      "          \"jit_functions\": 4,\n"
+                      "          \"blocks\": 7.5,\n"
+                      "          \"blocks_per_call\": 2.5\n"
+                      "        },\n"),
+            std::string::npos)
+      << once;
+  EXPECT_NE(once.find("\"blocks\": null,\n          \"blocks_per_call\": null\n"), std::string::npos)
+      << once;
+  // The unprofiled stage has no member at all: its bytes are what an older coldgate wrote.
+  EXPECT_EQ(once.find("\"queries\"", once.find("\"plain\"")), std::string::npos) << once;
+  const Record back = from_json(once, "x.json");
+  EXPECT_EQ(to_json(back), once);
+  ASSERT_TRUE(back.stages[0].queries);
+  ASSERT_EQ(back.stages[0].queries->size(), 2u);
+  const auto& b = back.stages[0].queries->at(0);
+  EXPECT_EQ(b.text_id, k_id_one);
+  EXPECT_EQ(b.query, q.query);
+  EXPECT_EQ(b.queryid, "1003");
+  EXPECT_EQ(b.calls, 3);
+  EXPECT_EQ(b.rows, 6);
+  EXPECT_EQ(b.plan_ms, 0.25);
+  EXPECT_EQ(b.exec_ms, 0.125);
+  EXPECT_EQ(b.jit_ms, 0.5);
+  EXPECT_EQ(b.jit_functions, 4);
+  EXPECT_EQ(b.blocks, 7.5);
+  EXPECT_EQ(b.blocks_per_call, 2.5);
+  EXPECT_FALSE(back.stages[0].queries->at(1).blocks);
+  EXPECT_FALSE(back.stages[0].queries->at(1).blocks_per_call);
+  EXPECT_EQ(back.stages[0].queries->at(1).text_id, "");
+  EXPECT_FALSE(back.stages[1].queries);
+}
+
+TEST(HistoryStatements, OlderAndNewerRecordsReadBothWays) {
+  // An older coldgate's record: no `queries` anywhere. It reads as "no table" and writes back
+  // byte for byte.
+  Record old_rec = record_of(k_sha_a, {stage("load", {1, 2, 3})});
+  old_rec.stages[0].queries.reset();
+  const std::string old_text = to_json(old_rec);
+  EXPECT_EQ(old_text.find("\"queries\""), std::string::npos);
+  const Record old_back = from_json(old_text, "old.json");
+  EXPECT_FALSE(old_back.stages[0].queries);
+  EXPECT_EQ(to_json(old_back), old_text);
+  // A newer coldgate's members, in a stage and in a statement, are skipped (this coldgate's
+  // own record reader is what an older one runs on our files: it knows no `queries` either).
+  std::string newer = to_json(record_of(k_sha_a, {profiled("load", {statement(k_id_one, "q", 1, 1)})}));
+  newer = replaced(newer, "\"text_id\": ", "\"plan_id\": {\"a\": [1]}, \"text_id\": ");
+  newer = replaced(newer, "\"queries\": [", "\"cache\": \"x\", \"queries\": [");
+  const Record back = from_json(newer, "new.json");
+  ASSERT_TRUE(back.stages[0].queries);
+  EXPECT_EQ(back.stages[0].queries->at(0).text_id, k_id_one);
+  // `queries: null` is no table, as results.json readers treat null.
+  std::string null_table = to_json(record_of(k_sha_a, {profiled("load", {})}));
+  null_table = replaced(null_table, "\"queries\": []", "\"queries\": null");
+  EXPECT_FALSE(from_json(null_table, "n.json").stages[0].queries);
+}
+
+TEST(HistoryStatements, AStatementTableThatIsNotValidIsRefusedByPath) {
+  const std::string good = to_json(record_of(
+      k_sha_a, {profiled("load", {statement(k_id_one, "select 1", 1, 1),
+                                  statement(k_id_each, "select 2", 2, 1)})}));
+  auto second = [&](const std::string& from, const std::string& to) {
+    // The second statement's member (the first `from` after its text_id).
+    std::string text = good;
+    auto at = text.find(from, text.find(k_id_each));
+    EXPECT_NE(at, std::string::npos) << from;
+    if (at != std::string::npos) text.replace(at, from.size(), to);
+    return message_of(text);
+  };
+  EXPECT_EQ(second("\"calls\": 2", "\"calls\": \"2\""),
+            "h.json: stages[0].queries[1].calls: is string (expected a number)");
+  EXPECT_EQ(second("\"calls\": 2", "\"calls\": -2"),
+            "h.json: stages[0].queries[1].calls: is -2: a count, time or size cannot be negative");
+  EXPECT_EQ(second("\"calls\": 2,", ""), "h.json: stages[0].queries[1].calls: missing");
+  EXPECT_EQ(second("\"exec_ms\": 1", "\"exec_ms\": true"),
+            "h.json: stages[0].queries[1].exec_ms: is boolean (expected a number)");
+  EXPECT_EQ(second("\"blocks_per_call\": 1", "\"blocks_per_call\": [1]"),
+            "h.json: stages[0].queries[1].blocks_per_call: is array (expected a number)");
+  EXPECT_EQ(second("\"query\": \"select 2\"", "\"query\": 2"),
+            "h.json: stages[0].queries[1].query: is number (expected a string)");
+  EXPECT_EQ(second("\"queryid\": \"1002\"", "\"queryid\": \"12ab\""),
+            "h.json: stages[0].queries[1].queryid: \"12ab\" is not a queryid (decimal digits)");
+  EXPECT_EQ(message_of(replaced(good, k_id_each, "FEDCBA9876543210")),
+            "h.json: stages[0].queries[1].text_id: \"FEDCBA9876543210\" is not 16 hex digits");
+  EXPECT_EQ(message_of(replaced(good, "\"text_id\": \"" + k_id_one + "\"", "\"text_id\": 7")),
+            "h.json: stages[0].queries[0].text_id: is number (expected a string)");
+  const std::string table = good.substr(good.find("\"queries\": ["));
+  std::string not_list = good.substr(0, good.find("\"queries\": [")) + "\"queries\": {}" +
+                         table.substr(table.find("\n      ]") + 8);
+  EXPECT_EQ(message_of(not_list), "h.json: stages[0].queries: is object (expected an array)");
+  EXPECT_EQ(message_of(replaced(good, "\"queries\": [", "\"queries\": [1, ")),
+            "h.json: stages[0].queries[0]: is number (expected an object)");
+  // A negative queryid is a bigint as pg_stat_statements has it.
+  EXPECT_EQ(second("\"queryid\": \"1002\"", "\"queryid\": \"-9223372036854775808\""),
+            "(read without error)");
+}
+
+const results::QueryStats* find_statement(const StageResult& s, const std::string& query) {
+  for (const auto& q : s.queries) {
+    if (q.query == query) return &q;
+  }
+  return nullptr;
+}
+
+TEST(HistoryStatements, TheBaselineHasTheMedianOfEachStatementOverTheRecordsWithATable) {
+  // "each": one call per account, 4, 6, then 5 accounts; blocks per call 3, 3, 4.
+  // "one": once per run, 10 blocks, in every record; its exec time 1, 3, 2 ms.
+  // "rare": only in the newest record: its median calls are 0 — base did not run it.
+  // "half": in two of three records, twice: median 2; the third ran it 0 times.
+  std::vector<Record> used = {
+      record_of(sha(1), {profiled("load", {statement(k_id_one, "one", 1, 10, 1),
+                                           statement(k_id_each, "each", 4, 3),
+                                           statement("", "half", 2, 5)})}),
+      record_of(sha(2), {profiled("load", {statement(k_id_one, "one", 1, 10, 3),
+                                           statement(k_id_each, "each", 6, 3)})}),
+      record_of(sha(3), {profiled("load", {statement(k_id_one, "one", 1, 10, 2),
+                                           statement(k_id_each, "each", 5, 4),
+                                           statement("", "half", 2, 5),
+                                           statement(k_id_new, "rare", 30, 1)})}),
+  };
+  // A record without a table (an older coldgate's, or a run without the profile): it says
+  // nothing of the statements, though its metrics count.
+  used.insert(used.begin(), record_of(sha(0), {stage("load", {10, 11, 12})}));
+  used.front().stages[0].queries.reset();
+  // A failed stage's table is left out like its metrics.
+  used.push_back(record_of(sha(4), {profiled("load", {statement(k_id_one, "one", 100, 100)})}));
+  used.back().stages[0].failed = true;
+
+  const Results base = baseline_results(used);
+  ASSERT_EQ(base.stages.size(), 1u);
+  const StageResult& s = base.stages[0];
+  ASSERT_EQ(s.queries.size(), 3u);
+  const results::QueryStats* one = find_statement(s, "one");
+  const results::QueryStats* each = find_statement(s, "each");
+  const results::QueryStats* half = find_statement(s, "half");
+  ASSERT_TRUE(one && each && half);
+  EXPECT_EQ(find_statement(s, "rare"), nullptr);
+  EXPECT_EQ(one->text_id, k_id_one);
+  EXPECT_EQ(one->calls, 1);
+  EXPECT_EQ(one->exec_ms, 2);
+  EXPECT_EQ(one->blocks, 10);
+  EXPECT_EQ(one->blocks_per_call, 10);
+  EXPECT_EQ(one->queryid, "1001");
+  EXPECT_EQ(each->calls, 5);
+  EXPECT_EQ(each->rows, 10);
+  EXPECT_EQ(each->blocks, 18);             // 12, 18, 20
+  EXPECT_EQ(each->blocks_per_call, 3);     // 3, 3, 4
+  EXPECT_EQ(each->plan_ms, 0.25);
+  EXPECT_EQ(half->calls, 2);               // 2, 0, 2
+  EXPECT_EQ(half->blocks, 10);             // 10, 0, 10
+  EXPECT_EQ(half->blocks_per_call, 5);     // only the records that called it
+  EXPECT_EQ(half->text_id, "");
+  // results.json's order: plan + execution time, highest first.
+  EXPECT_EQ(s.queries[0].query, "one");
+  EXPECT_FALSE(s.queries[0].total_cost);
+}
+
+TEST(HistoryStatements, OneTextIsOneStatementAndAnOlderRecordsTextFindsItsId) {
+  // Two queryids of one text (two roles) are summed, as the gate sums them; blocks per call
+  // weighted by their calls.
+  results::QueryStats a = statement(k_id_each, "each", 3, 2);
+  results::QueryStats b = statement(k_id_each, "each", 1, 6);
+  b.queryid = "-77";
+  // An older record has no text_id: its text pairs it with the newer records' statement.
+  results::QueryStats old_style = statement("", "each", 4, 3);
+  old_style.blocks.reset();
+  old_style.blocks_per_call.reset();
+  std::vector<Record> used = {record_of(sha(1), {profiled("load", {old_style})}),
+                              record_of(sha(2), {profiled("load", {a, b})}),
+                              record_of(sha(3), {profiled("load", {a, b})})};
+  const Results base = baseline_results(used);
+  ASSERT_EQ(base.stages[0].queries.size(), 1u);
+  const results::QueryStats& q = base.stages[0].queries[0];
+  EXPECT_EQ(q.text_id, k_id_each);
+  EXPECT_EQ(q.calls, 4);
+  EXPECT_EQ(q.queryid, "1003");  // the newest record's id with the most calls
+  EXPECT_EQ(q.blocks, 12);       // the records that recorded blocks: 6 + 6
+  EXPECT_EQ(q.blocks_per_call, 3);  // (3 × 2 + 1 × 6) / 4
+}
+
+TEST(HistoryStatements, AHistoryBaselineGivesTheGateTheVerdictsOfAResultsFileBaseline) {
+  const std::vector<results::QueryStats> table = {
+      statement(k_id_one, "select * from config", 1, 40, 5),
+      statement(k_id_each, "select * from account where id = $1", 24, 3),
+      statement(k_id_new, "select 1", 1, 0),
+  };
+  Results file_base = results_of(sha(1), {profiled("load", table)});
+  // Through a written and read record, as `history record` and `run --baseline history` do.
+  Record rec = from_json(to_json(reduce(file_base, {k_sha_b, "s", "2026-11-01T00:00:00Z"}, "main",
+                                        "fp", "2026-11-02T00:00:00Z", "results.json")),
+                         "r.json");
+  const Results history_base = baseline_results({rec, rec, rec});
+  const gate::Thresholds thresholds;
+  auto verdicts = [&](const Results& head, const Results& base) {
+    std::vector<std::string> out;
+    for (const auto& v : gate::compare(head, base, "b", thresholds).statements) {
+      out.push_back(v.query + ": " + std::string(results::to_string(v.verdict)) + ": " + v.reason);
+    }
+    return out;
+  };
+  // The same commit measured again: every statement the same.
+  const Results same = results_of(k_sha_a, {profiled("load", table)});
+  const auto from_history = verdicts(same, history_base);
+  EXPECT_EQ(from_history, verdicts(same, file_base));
+  ASSERT_EQ(from_history.size(), 3u);
+  for (const auto& v : gate::compare(same, history_base, "b", thresholds).statements) {
+    EXPECT_EQ(v.verdict, results::Verdict::same) << v.query << ": " << v.reason;
+  }
+  // An N+1 and a lost index: the same regressions either way.
+  std::vector<results::QueryStats> worse = table;
+  worse[1].calls = 240;
+  worse[0].blocks_per_call = 4000;
+  const Results pr = results_of(k_sha_a, {profiled("load", worse)});
+  const auto regressed = verdicts(pr, history_base);
+  EXPECT_EQ(regressed, verdicts(pr, file_base));
+  int regressions = 0;
+  for (const auto& v : gate::compare(pr, history_base, "b", thresholds).statements) {
+    regressions += v.verdict == results::Verdict::regression;
+  }
+  EXPECT_EQ(regressions, 2);
 }
 
 }  // namespace
