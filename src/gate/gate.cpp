@@ -36,6 +36,28 @@ Quantity quantity(const std::string& name, const std::string& unit) {
 }
 
 
+// A statement's text for a one-line verdict: its first 60 characters.
+std::string short_statement(const std::string& q) {
+  if (q.size() <= 60) return q;
+  std::size_t cut = q.find_last_of(' ', 57);
+  return q.substr(0, cut == std::string::npos || cut == 0 ? 57 : cut) + " …";
+}
+
+// What regressed in a statement, shortest: "calls 1 → 40", "blocks per call 4 → 1,937".
+std::string statement_change(const StatementVerdict& s) {
+  auto c = [](double v) { return format_value(std::round(v), "count"); };
+  if (!s.base) return fmt::format("new, {} calls per run", c(s.head->calls));
+  std::string out;
+  if (s.head->calls != s.base->calls)
+    out = fmt::format("calls {} → {}", c(s.base->calls), c(s.head->calls));
+  if (s.base->blocks_per_call && s.head->blocks_per_call &&
+      std::round(*s.base->blocks_per_call) != std::round(*s.head->blocks_per_call)) {
+    out += fmt::format("{}blocks per call {} → {}", out.empty() ? "" : ", ",
+                       c(*s.base->blocks_per_call), c(*s.head->blocks_per_call));
+  }
+  return out;
+}
+
 std::string plural(std::size_t n, std::string_view word) {
   return fmt::format("{} {}{}", n, word, n == 1 ? "" : "s");
 }
@@ -66,9 +88,11 @@ MetricVerdict judge_count(MetricVerdict v, const config::Gate& g) {
     v.reason = fmt::format("{} ≤ 1/max_query_ratio, {:g} statements fewer", ratio_text, -delta);
   } else if (delta == 0) {
     v.reason = fmt::format("{:g} statements on both sides", h);
+  } else if (std::fabs(delta) < need) {
+    v.reason = fmt::format("{:+g} statements: under min_query_delta {}", delta, g.min_query_delta);
   } else {
-    v.reason = fmt::format("{:+g} statements: under max_query_ratio {:g} or min_query_delta {}",
-                           delta, g.max_query_ratio, g.min_query_delta);
+    v.reason = fmt::format("{:+g} statements, {}: under max_query_ratio {:g}", delta, ratio_text,
+                           g.max_query_ratio);
   }
   return v;
 }
@@ -189,6 +213,10 @@ GateThresholds recorded(const config::Gate& g) {
   t.min_delta_bytes = static_cast<double>(g.min_delta_bytes);
   t.max_query_ratio = g.max_query_ratio;
   t.min_query_delta = g.min_query_delta;
+  t.max_blocks_ratio = g.max_blocks_ratio;
+  t.min_blocks_delta = g.min_blocks_delta;
+  t.statements = g.statements;
+  t.max_extra_runs = g.max_extra_runs;
   t.metrics = g.metrics;
   t.require_same_environment = g.require_same_environment;
   return t;
@@ -308,6 +336,11 @@ GateResult compare(const Results& head, const Results& base, const std::string& 
     if (!h) g.stages_removed.push_back(name);
     if (h && h->failed()) return;  // the failure fails the gate; its samples prove nothing
     const config::Gate& gate = thresholds.for_stage(name);
+    if (h && b && !b->failed()) {
+      auto statements = compare_statements(*h, *b, gate);
+      g.statements.insert(g.statements.end(), std::make_move_iterator(statements.begin()),
+                          std::make_move_iterator(statements.end()));
+    }
     for (const auto& metric : gated_names(h, b, gate)) {
       const Metric* hm = h ? h->find(metric) : nullptr;
       const Metric* bm = b ? b->find(metric) : nullptr;
@@ -358,10 +391,14 @@ GateResult compare(const Results& head, const Results& base, const std::string& 
 
 bool passed(const Results& r) {
   if (r.stopped) return false;
-  bool regression = r.gate && std::any_of(r.gate->metrics.begin(), r.gate->metrics.end(),
-                                          [](const MetricVerdict& m) {
-                                            return m.verdict == Verdict::regression;
-                                          });
+  bool regression = r.gate && (std::any_of(r.gate->metrics.begin(), r.gate->metrics.end(),
+                                           [](const MetricVerdict& m) {
+                                             return m.verdict == Verdict::regression;
+                                           }) ||
+                                std::any_of(r.gate->statements.begin(), r.gate->statements.end(),
+                                            [](const StatementVerdict& s) {
+                                              return s.verdict == Verdict::regression;
+                                            }));
   return !regression && std::none_of(r.stages.begin(), r.stages.end(), [](const StageResult& s) {
     return s.failed() || (s.snapshot && !passes(s.snapshot->status));
   });
@@ -421,6 +458,12 @@ std::string verdict(const Results& r) {
       ++n;
       names += fmt::format("{}{} {} {}", names.empty() ? "" : ", ", m.stage, m.metric,
                            m.ratio ? format_ratio(*m.ratio) : "from 0");
+    }
+    for (const auto& s : r.gate->statements) {
+      if (s.verdict != Verdict::regression) continue;
+      ++n;
+      names += fmt::format("{}{} statement `{}` {}", names.empty() ? "" : ", ", s.stage,
+                           short_statement(s.query), statement_change(s));
     }
     if (n > 0) parts.push_back(fmt::format("{} ({})", plural(n, "regression"), names));
   }

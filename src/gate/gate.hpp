@@ -52,8 +52,27 @@ std::vector<std::string> environment_differences(const results::Environment& bas
 results::GateResult compare(const results::Results& head, const results::Results& base,
                             const std::string& baseline_name, const Thresholds& thresholds);
 
+/// The statements of one stage on both sides, paired by their whole normalized text (its
+/// hash, `text_id`; the shortened text when a side's results lack it), not by queryid, which
+/// hashes relation OIDs that differ between two databases. Per pair: `regression` when the
+/// calls per run are ≥ max_query_ratio × base's and ≥ min_query_delta more (a new statement
+/// with ≥ min_query_delta calls too: a new N+1), or the shared blocks per call are ≥
+/// max_blocks_ratio × base's and ≥ min_blocks_delta more (a lost index); `faster` the other
+/// way round; `new`/`removed` below those floors; else `same`. Rows and times per call are
+/// shown, never judged. Regressions first. Empty when `g.statements` is off or a side has no
+/// profile.
+std::vector<results::StatementVerdict> compare_statements(const results::StageResult& head,
+                                                          const results::StageResult& base,
+                                                          const config::Gate& g);
+
+/// Marks head's diagnoses against base's (results.json `diagnoses[].change`): "new" (this pull
+/// request added it), "also_in_base", and appends base's that head lost in a stage it measured
+/// as "gone" (fixed). Matched by stage, kind and the statement's text. Idempotent; base's own
+/// "gone" entries are ignored (a stack's base was marked against its own base).
+void mark_diagnoses(results::Results& head, const results::Results& base);
+
 /// True when the run passes: no failed stage, every snapshot `match` (or `updated`), and no
-/// `regression` in results.gate.
+/// `regression` in results.gate (metrics and statements).
 bool passed(const results::Results& results);
 
 /// The one-line verdict: "passed: 5 stages, 5 snapshots match" or "failed: 1 regression

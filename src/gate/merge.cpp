@@ -36,6 +36,8 @@ std::optional<GateResult> merged_gate(const std::vector<NamedResults>& inputs) {
     if (r.gate->baseline != out->baseline) return std::nullopt;
     append_unique(out->environment_differences, r.gate->environment_differences);
     out->metrics.insert(out->metrics.end(), r.gate->metrics.begin(), r.gate->metrics.end());
+    out->statements.insert(out->statements.end(), r.gate->statements.begin(),
+                           r.gate->statements.end());
     append_unique(out->stages_new, r.gate->stages_new);
     append_unique(out->stages_removed, r.gate->stages_removed);
   }
@@ -108,6 +110,10 @@ Results merge(const std::vector<NamedResults>& inputs, const MergeOptions& optio
   if (out.gate) {
     std::stable_sort(out.gate->metrics.begin(), out.gate->metrics.end(),
                      [&](const MetricVerdict& a, const MetricVerdict& b) {
+                       return rank(a.stage) < rank(b.stage);
+                     });
+    std::stable_sort(out.gate->statements.begin(), out.gate->statements.end(),
+                     [&](const StatementVerdict& a, const StatementVerdict& b) {
                        return rank(a.stage) < rank(b.stage);
                      });
   }

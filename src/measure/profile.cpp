@@ -4,6 +4,7 @@
 #include <cctype>
 #include <map>
 
+#include "util/fs.hpp"
 #include "util/text.hpp"
 
 namespace coldgate::measure {
@@ -113,16 +114,23 @@ std::string shortened(const std::string& query, std::size_t chars) {
 std::vector<QueryStats> statement_table(const std::vector<std::vector<db::StatementStats>>& cold_runs) {
   struct Columns {
     std::string query;
-    std::vector<double> calls, rows, plan, exec, jit, functions;
+    std::string text_id;
+    std::vector<double> calls, rows, plan, exec, jit, functions, blocks;
   };
   std::map<std::int64_t, Columns> by_id;
   for (std::size_t run = 0; run < cold_runs.size(); ++run) {
     for (const auto& s : cold_runs[run]) {
       Columns& c = by_id[s.queryid];
-      if (c.query.empty()) c.query = shortened(s.query);
-      double values[] = {s.calls, s.rows, s.plan_ms, s.exec_ms, s.jit_ms(), s.jit_functions};
-      std::vector<double>* columns[] = {&c.calls, &c.rows, &c.plan, &c.exec, &c.jit, &c.functions};
-      for (int i = 0; i < 6; ++i) {
+      if (c.query.empty()) {
+        c.query = shortened(s.query);
+        c.text_id = util::sha256_hex(s.query).substr(0, 16);
+      }
+      double values[] = {s.calls,    s.rows,          s.plan_ms,
+                         s.exec_ms,  s.jit_ms(),      s.jit_functions,
+                         s.shared_hit_blocks + s.shared_read_blocks};
+      std::vector<double>* columns[] = {&c.calls, &c.rows,      &c.plan,  &c.exec,
+                                        &c.jit,   &c.functions, &c.blocks};
+      for (int i = 0; i < 7; ++i) {
         std::vector<double>& v = *columns[i];
         // One id twice in a run (two roles ran it): summed. Runs it missed executed it 0 times.
         if (v.size() == run + 1) {
@@ -136,17 +144,26 @@ std::vector<QueryStats> statement_table(const std::vector<std::vector<db::Statem
   }
   std::vector<QueryStats> out;
   for (auto& [id, c] : by_id) {
-    for (auto* v : {&c.calls, &c.rows, &c.plan, &c.exec, &c.jit, &c.functions})
+    for (auto* v : {&c.calls, &c.rows, &c.plan, &c.exec, &c.jit, &c.functions, &c.blocks})
       v->resize(cold_runs.size(), 0);
     QueryStats q;
     q.queryid = std::to_string(id);
     q.query = c.query;
+    q.text_id = c.text_id;
     q.calls = median(c.calls);
     q.rows = median(c.rows);
     q.plan_ms = median(c.plan);
     q.exec_ms = median(c.exec);
     q.jit_ms = median(c.jit);
     q.jit_functions = median(c.functions);
+    q.blocks = median(c.blocks);
+    // Per call in each run that called it, then the median: a run that missed the statement
+    // says nothing about what one execution reads.
+    std::vector<double> per_call;
+    for (std::size_t run = 0; run < c.calls.size(); ++run) {
+      if (c.calls[run] > 0) per_call.push_back(c.blocks[run] / c.calls[run]);
+    }
+    q.blocks_per_call = per_call.empty() ? 0.0 : median(per_call);
     out.push_back(std::move(q));
   }
   std::stable_sort(out.begin(), out.end(), [](const QueryStats& a, const QueryStats& b) {

@@ -109,7 +109,10 @@ ordered_json stage_json(const StageResult& s) {
                        {"exec_ms", json_number(q.exec_ms)},
                        {"jit_ms", json_number(q.jit_ms)},
                        {"jit_functions", json_number(q.jit_functions)},
-                       {"total_cost", q.total_cost ? json_number(*q.total_cost) : ordered_json()}});
+                       {"total_cost", q.total_cost ? json_number(*q.total_cost) : ordered_json()},
+                       {"blocks", opt_number(q.blocks)},
+                       {"blocks_per_call", opt_number(q.blocks_per_call)},
+                       {"text_id", or_null(q.text_id)}});
   }
   st["queries"] = queries;
   st["metrics"] = metrics_json(s.metrics);
@@ -123,7 +126,11 @@ ordered_json diagnoses_json(const std::vector<Diagnosis>& diagnoses) {
     for (const auto& [k, v] : d.data) data[k] = json_number(v);
     if (!d.queryid.empty()) data["queryid"] = d.queryid;
     if (!d.query.empty()) data["query"] = d.query;
-    out.push_back({{"stage", d.stage}, {"kind", d.kind}, {"message", d.message}, {"data", data}});
+    out.push_back({{"stage", d.stage},
+                   {"kind", d.kind},
+                   {"message", d.message},
+                   {"data", data},
+                   {"change", or_null(d.change)}});
   }
   return out;
 }
@@ -152,6 +159,10 @@ ordered_json thresholds_json(const GateThresholds& t) {
           {"min_delta_bytes", json_number(t.min_delta_bytes)},
           {"max_query_ratio", json_number(t.max_query_ratio)},
           {"min_query_delta", json_number(t.min_query_delta)},
+          {"max_blocks_ratio", json_number(t.max_blocks_ratio)},
+          {"min_blocks_delta", json_number(t.min_blocks_delta)},
+          {"statements", t.statements},
+          {"max_extra_runs", json_number(t.max_extra_runs)},
           {"metrics", t.metrics},
           {"require_same_environment", t.require_same_environment}};
 }
@@ -169,6 +180,26 @@ ordered_json gate_json(const std::optional<GateResult>& gate) {
                        {"head_median", opt_number(m.head_median)},
                        {"ratio", opt_number(m.ratio)},
                        {"reason", m.reason}});
+    if (m.extra_runs > 0) metrics.back()["extra_runs"] = m.extra_runs;
+  }
+  ordered_json statements = ordered_json::array();
+  for (const auto& v : g.statements) {
+    auto side = [](const std::optional<StatementSide>& x) -> ordered_json {
+      if (!x) return nullptr;
+      return {{"queryid", x->queryid},
+              {"calls", json_number(x->calls)},
+              {"rows_per_call", json_number(x->rows_per_call)},
+              {"blocks_per_call", opt_number(x->blocks_per_call)},
+              {"plan_ms_per_call", json_number(x->plan_ms_per_call)},
+              {"exec_ms_per_call", json_number(x->exec_ms_per_call)}};
+    };
+    statements.push_back({{"stage", v.stage},
+                          {"queryid", v.head ? v.head->queryid : v.base->queryid},
+                          {"query", v.query},
+                          {"base", side(v.base)},
+                          {"head", side(v.head)},
+                          {"verdict", to_string(v.verdict)},
+                          {"reason", v.reason}});
   }
   ordered_json stage_thresholds = ordered_json::object();
   for (const auto& [stage, t] : g.stage_thresholds) stage_thresholds[stage] = thresholds_json(t);
@@ -182,13 +213,15 @@ ordered_json gate_json(const std::optional<GateResult>& gate) {
           {"base_source", to_string(g.base_source)},
           {"base_measured_at", or_null(g.base_measured_at)},
           {"base_host", or_null(g.base_host)},
+          {"head_source", g.head_cached ? "cache" : "measured"},
           {"thresholds", thresholds_json(g.thresholds)},
           {"stage_thresholds", stage_thresholds},
           {"environment_differences", g.environment_differences},
           {"measurement_differences", differences},
           {"stages_new", g.stages_new},
           {"stages_removed", g.stages_removed},
-          {"metrics", metrics}};
+          {"metrics", metrics},
+          {"statements", statements}};
 }
 
 ordered_json history_json(const HistoryTrend& h) {
@@ -330,6 +363,11 @@ StageResult stage_from(const ordered_json& s, const std::string& source) {
       x.jit_ms = q.at("jit_ms").get<double>();
       x.jit_functions = q.at("jit_functions").get<double>();
       if (const auto& c = q.at("total_cost"); !c.is_null()) x.total_cost = c.get<double>();
+      if (q.contains("blocks") && !q["blocks"].is_null()) x.blocks = q["blocks"].get<double>();
+      if (q.contains("blocks_per_call") && !q["blocks_per_call"].is_null())
+        x.blocks_per_call = q["blocks_per_call"].get<double>();
+      if (q.contains("text_id") && !q["text_id"].is_null())
+        x.text_id = q["text_id"].get<std::string>();
       st.queries.push_back(std::move(x));
     }
   }
@@ -344,6 +382,10 @@ GateThresholds thresholds_from(const ordered_json& t) {
   out.min_delta_bytes = t.at("min_delta_bytes").get<double>();
   if (t.contains("max_query_ratio")) out.max_query_ratio = t.at("max_query_ratio").get<double>();
   if (t.contains("min_query_delta")) out.min_query_delta = t.at("min_query_delta").get<double>();
+  if (t.contains("max_blocks_ratio")) out.max_blocks_ratio = t.at("max_blocks_ratio").get<double>();
+  if (t.contains("min_blocks_delta")) out.min_blocks_delta = t.at("min_blocks_delta").get<double>();
+  if (t.contains("statements")) out.statements = t.at("statements").get<bool>();
+  if (t.contains("max_extra_runs")) out.max_extra_runs = t.at("max_extra_runs").get<double>();
   out.metrics = t.at("metrics").get<std::vector<std::string>>();
   out.require_same_environment = t.at("require_same_environment").get<bool>();
   return out;
@@ -364,6 +406,14 @@ GateResult gate_from(const ordered_json& g, const std::string& source) {
   }
   x.base_measured_at = str(g, "base_measured_at");
   x.base_host = str(g, "base_host");
+  if (std::string head = str(g, "head_source"); !head.empty()) {  // absent before it was written
+    if (head != "measured" && head != "cache") {
+      throw usage_error(source, fmt::format("gate.head_source is \"{}\" (expected measured or "
+                                            "cache)",
+                                            head));
+    }
+    x.head_cached = head == "cache";
+  }
   if (g.contains("thresholds")) x.thresholds = thresholds_from(g.at("thresholds"));
   if (g.contains("stage_thresholds")) {
     for (const auto& item : g.at("stage_thresholds").items()) {
@@ -389,6 +439,26 @@ GateResult gate_from(const ordered_json& g, const std::string& source) {
                          m.at("unit").get<std::string>(), verdict, opt(m.at("base_median")),
                          opt(m.at("head_median")), opt(m.at("ratio")),
                          m.at("reason").get<std::string>()});
+    if (m.contains("extra_runs")) x.metrics.back().extra_runs = m.at("extra_runs").get<int>();
+  }
+  if (g.contains("statements")) {
+    auto side = [&](const ordered_json& v) -> std::optional<StatementSide> {
+      if (v.is_null()) return std::nullopt;
+      return StatementSide{v.at("queryid").get<std::string>(), v.at("calls").get<double>(),
+                           v.at("rows_per_call").get<double>(), opt(v.at("blocks_per_call")),
+                           v.at("plan_ms_per_call").get<double>(),
+                           v.at("exec_ms_per_call").get<double>()};
+    };
+    for (const auto& v : g.at("statements")) {
+      Verdict verdict = named(v, "verdict", verdict_from, Verdict::same, "gate.statements[]",
+                              "regression, slower, faster, same, new or removed", source);
+      StatementVerdict sv{v.at("stage").get<std::string>(), v.at("query").get<std::string>(),
+                          side(v.at("base")), side(v.at("head")), verdict,
+                          v.at("reason").get<std::string>()};
+      if (!sv.base && !sv.head)
+        throw usage_error(source, "gate.statements[]: a statement with neither base nor head");
+      x.statements.push_back(std::move(sv));
+    }
   }
   return x;
 }
@@ -572,6 +642,8 @@ Results from_json(std::string_view text, const std::string& source) {
             x.data[k] = v.get<double>();
           }
         }
+        if (d.contains("change") && !d["change"].is_null())
+          x.change = d["change"].get<std::string>();
         r.diagnoses.push_back(std::move(x));
       }
     }

@@ -19,6 +19,11 @@ const Metric* StageResult::find(std::string_view name) const {
   return nullptr;
 }
 
+bool StatementVerdict::changed() const {
+  if (verdict != Verdict::same || !base || !head) return true;
+  return base->calls != head->calls || base->blocks_per_call != head->blocks_per_call;
+}
+
 namespace {
 
 // A value's name from a table of {value, name}; the first entry is the fallback.

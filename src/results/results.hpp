@@ -90,6 +90,16 @@ struct QueryStats {
   double jit_ms = 0;   // generation + inlining + optimization + emission
   double jit_functions = 0;
   std::optional<double> total_cost;  // the planner's estimate from a plan-only EXPLAIN, if had
+  /// Shared blocks (hit + read) per cold run; nullopt in results of versions that did not
+  /// record them, so that no gate reads their absence as 0.
+  std::optional<double> blocks;
+  /// Median over the cold runs that called it of (shared hit + read blocks) / calls: what one
+  /// execution reads, the same on every machine for the same data and plan.
+  std::optional<double> blocks_per_call;
+  /// The first 16 hex digits of the SHA-256 of the whole normalized text: pairs a statement
+  /// across two databases, whose queryids differ (they hash relation OIDs); "" in results of
+  /// versions that did not record it (the shortened text pairs them then).
+  std::string text_id;
   /// The figures in the order the report sorts by: plan + execution.
   double time_ms() const { return plan_ms + exec_ms; }
 };
@@ -193,6 +203,9 @@ struct Diagnosis {
   std::map<std::string, double> data;  // the figures behind it (db_jit_ms, db_exec_ms, …)
   std::string queryid;  // the statement's pg_stat_statements.queryid; "" for a whole stage
   std::string query;    // its normalized text (shortened), or ""
+  /// Against the baseline (gate::mark_diagnoses): "new" (this pull request added it),
+  /// "gone" (base had it, head does not: fixed), "also_in_base"; "" without a baseline.
+  std::string change;
 };
 
 /// One variant of a remedy trial (`--try`): the stage as it is ("as is") or under one remedy of
@@ -228,6 +241,9 @@ struct MetricVerdict {
   std::optional<double> head_median;
   std::optional<double> ratio;  // head / base; nullopt when a side is missing or base is 0
   std::string reason;  // why, e.g. "10.4× ≥ max_ratio 10, +812 ms ≥ min_delta 20 ms, ranges apart"
+  /// More cold runs of each side than the stage's `runs` that `ab`/`stack` made because this
+  /// time verdict lay near its threshold (gate::undecided, gate.max_extra_runs); 0: none.
+  int extra_runs = 0;
 };
 
 /// Where the gate's base results came from: a results file given with --baseline; measured in
@@ -252,9 +268,38 @@ struct GateThresholds {
   double min_delta_bytes = 16 << 20;
   double max_query_ratio = 2;  // db_queries: regression at or above this ratio …
   double min_query_delta = 10;  // … and at least this many statements more
+  double max_blocks_ratio = 10;  // a statement's blocks per call: regression at this ratio …
+  double min_blocks_delta = 100;  // … and at least this many blocks per call more
+  bool statements = true;  // statement verdicts (gate.statements) on
+  double max_extra_runs = 10;  // ab/stack: more cold runs per side of a verdict near its threshold
   std::vector<std::string> metrics;  // gated metrics; empty = every _ms and peak_rss_bytes
   bool require_same_environment = false;
   bool operator==(const GateThresholds&) const = default;
+};
+
+/// One side's figures of a statement (results.json gate.statements[].base / .head): medians
+/// per cold run of calls, and per call of rows, shared blocks (hit + read), plan and execution.
+struct StatementSide {
+  std::string queryid;  // this side's pg_stat_statements.queryid (they differ between databases)
+  double calls = 0;
+  double rows_per_call = 0;
+  std::optional<double> blocks_per_call;  // nullopt: that side's results did not record blocks
+  double plan_ms_per_call = 0;
+  double exec_ms_per_call = 0;
+};
+
+/// One statement of one stage, head against base, paired by normalized text (gate::compare):
+/// calls per run and blocks per call are judged (deterministic counts); rows and times shown.
+struct StatementVerdict {
+  std::string stage;
+  std::string query;  // the shortened normalized text
+  std::optional<StatementSide> base;  // nullopt: new in head
+  std::optional<StatementSide> head;  // nullopt: gone from head
+  Verdict verdict = Verdict::same;
+  std::string reason;  // "reads 1,937 blocks per call instead of 4 (484×)"
+  /// Calls, blocks per call or the text itself differ (what the report lists); false for a
+  /// statement whose counts are the same on both sides.
+  bool changed() const;
 };
 
 /// How one stage was measured differently on the two sides ("cold": "process" → "restart",
@@ -278,9 +323,15 @@ struct GateResult {
   BaseSource base_source = BaseSource::file;
   std::string base_measured_at;  // the base results' finished_at (UTC, RFC 3339)
   std::string base_host;         // environment.host of the base results
+  /// Head's results came from the cache (`stack`: commit k measured by an earlier run), not
+  /// measured in this run: results.json's gate.head_source "cache" (else "measured").
+  bool head_cached = false;
   GateThresholds thresholds;     // the shared gate
   std::map<std::string, GateThresholds> stage_thresholds;      // stages whose own gate differs
   std::vector<MeasurementDifference> measurement_differences;  // stages measured unlike
+  /// Every statement of every stage measured on both sides, paired by text, in stage order,
+  /// regressions first within a stage (empty when neither side was profiled).
+  std::vector<StatementVerdict> statements;
 };
 
 /// One recorded commit of the history that a baseline or a trend used (results.json

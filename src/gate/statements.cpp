@@ -1,0 +1,251 @@
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "gate/gate.hpp"
+#include "results/format.hpp"
+
+namespace coldgate::gate {
+namespace {
+
+using namespace coldgate::results;
+
+std::string count(double v) {
+  return format_value(v, "count");
+}
+
+// What one statement text adds up to on one side: ids that share a text (two roles, two
+// schemas on a search_path) are one statement to the pull request.
+struct Sum {
+  std::string queryid;  // the id with the most calls
+  std::string query;
+  double top_calls = -1;
+  double calls = 0, rows = 0, plan_ms = 0, exec_ms = 0;
+  double blocks = 0;
+  bool has_blocks = true;
+  double time_ms = 0;
+
+  void add(const QueryStats& q) {
+    if (q.calls > top_calls) {
+      top_calls = q.calls;
+      queryid = q.queryid;
+      query = q.query;
+    }
+    calls += q.calls;
+    rows += q.rows;
+    plan_ms += q.plan_ms;
+    exec_ms += q.exec_ms;
+    time_ms += q.time_ms();
+    if (q.blocks_per_call) {
+      blocks += *q.blocks_per_call * q.calls;
+    } else {
+      has_blocks = false;
+    }
+  }
+
+  StatementSide side() const {
+    auto per_call = [&](double v) { return calls > 0 ? v / calls : 0.0; };
+    StatementSide s{queryid, calls, per_call(rows), std::nullopt, per_call(plan_ms),
+                    per_call(exec_ms)};
+    if (has_blocks) s.blocks_per_call = per_call(blocks);
+    return s;
+  }
+};
+
+// Texts pair statements when both sides recorded the whole text's hash; results of versions
+// that did not are paired by their shortened text on both sides, so that nothing is "new"
+// only because the base is older.
+bool has_text_ids(const StageResult& s) {
+  return std::all_of(s.queries.begin(), s.queries.end(),
+                     [](const QueryStats& q) { return !q.text_id.empty(); });
+}
+
+std::string key_of(const QueryStats& q, bool by_id) {
+  return by_id ? "#" + q.text_id : "q:" + q.query;
+}
+
+// "reads 1,937 blocks per call instead of 4 (484×)"
+std::string ratio_text(double h, double b) {
+  return b > 0 ? format_ratio(h / b) : "from 0";
+}
+
+int rank(Verdict v) {
+  switch (v) {
+    case Verdict::regression: return 0;
+    case Verdict::added: return 1;
+    case Verdict::removed: return 2;
+    case Verdict::faster: return 3;
+    case Verdict::slower: return 4;
+    case Verdict::same: return 5;
+  }
+  return 5;
+}
+
+struct Judged {
+  Verdict verdict = Verdict::same;
+  std::vector<std::string> why;  // regressions' and improvements' reasons, then the rest
+};
+
+void judge_calls(double b, double h, const config::Gate& g, Judged& j) {
+  const double delta = h - b;
+  const double need = g.min_query_delta;
+  if (delta >= need && (b <= 0 || h / b >= g.max_query_ratio)) {
+    j.verdict = Verdict::regression;
+    j.why.insert(j.why.begin(),
+                 fmt::format("runs {} times per run instead of {} ({}, +{} ≥ min_query_delta {})",
+                             count(h), count(b), ratio_text(h, b), count(delta),
+                             g.min_query_delta));
+  } else if (-delta >= need && h * g.max_query_ratio <= b) {
+    if (j.verdict != Verdict::regression) j.verdict = Verdict::faster;
+    j.why.push_back(fmt::format("runs {} times per run instead of {} ({} fewer)", count(h),
+                                count(b), count(-delta)));
+  } else if (delta != 0) {
+    j.why.push_back(fmt::format(
+        "calls {} → {}: {}", count(b), count(h),
+        std::fabs(delta) < need
+            ? fmt::format("{:+g} is under min_query_delta {}", delta, g.min_query_delta)
+            : fmt::format("{} is under max_query_ratio {:g}", ratio_text(h, b),
+                          g.max_query_ratio)));
+  }
+}
+
+void judge_blocks(double b, double h, const config::Gate& g, Judged& j) {
+  const double delta = h - b;
+  if (delta >= g.min_blocks_delta && (b <= 0 || h / b >= g.max_blocks_ratio)) {
+    j.verdict = Verdict::regression;
+    j.why.insert(j.why.begin(),
+                 fmt::format("reads {} blocks per call instead of {} ({}, +{} ≥ "
+                             "min_blocks_delta {:g}): an index it used is not used any more, or "
+                             "each call reads more rows",
+                             count(std::round(h)), count(std::round(b)), ratio_text(h, b),
+                             count(std::round(delta)), g.min_blocks_delta));
+  } else if (-delta >= g.min_blocks_delta && h * g.max_blocks_ratio <= b) {
+    if (j.verdict != Verdict::regression) j.verdict = Verdict::faster;
+    j.why.push_back(fmt::format("reads {} blocks per call instead of {}", count(std::round(h)),
+                                count(std::round(b))));
+  } else if (std::round(delta) != 0) {
+    j.why.push_back(fmt::format(
+        "blocks per call {} → {}: {}", count(std::round(b)), count(std::round(h)),
+        std::fabs(delta) < g.min_blocks_delta
+            ? fmt::format("{:+g} is under min_blocks_delta {:g}", std::round(delta),
+                          g.min_blocks_delta)
+            : fmt::format("{} is under max_blocks_ratio {:g}", ratio_text(h, b),
+                          g.max_blocks_ratio)));
+  }
+}
+
+StatementVerdict pair(const std::string& stage, const Sum* b, const Sum* h, const config::Gate& g) {
+  StatementVerdict v;
+  v.stage = stage;
+  v.query = h ? h->query : b->query;
+  if (b) v.base = b->side();
+  if (h) v.head = h->side();
+  if (!b) {
+    const double calls = v.head->calls;
+    v.verdict = calls >= g.min_query_delta ? Verdict::regression : Verdict::added;
+    v.reason = calls >= g.min_query_delta
+                   ? fmt::format("new statement: runs {} times per run (≥ min_query_delta {})",
+                                 count(calls), g.min_query_delta)
+                   : fmt::format("new statement, {} call{} per run: under min_query_delta {}",
+                                 count(calls), calls == 1 ? "" : "s", g.min_query_delta);
+    return v;
+  }
+  if (!h) {
+    const double calls = v.base->calls;
+    v.verdict = calls >= g.min_query_delta ? Verdict::faster : Verdict::removed;
+    v.reason = fmt::format("no longer run (base ran it {} time{} per run)", count(calls),
+                           calls == 1 ? "" : "s");
+    return v;
+  }
+  Judged j;
+  judge_calls(v.base->calls, v.head->calls, g, j);
+  if (v.base->blocks_per_call && v.head->blocks_per_call) {
+    judge_blocks(*v.base->blocks_per_call, *v.head->blocks_per_call, g, j);
+  }
+  v.verdict = j.verdict;
+  for (const auto& w : j.why) v.reason += (v.reason.empty() ? "" : "; ") + w;
+  if (v.reason.empty()) {
+    v.reason = fmt::format("{} call{} per run{}", count(v.head->calls),
+                           v.head->calls == 1 ? "" : "s",
+                           v.head->blocks_per_call
+                               ? fmt::format(", {} blocks per call, on both sides",
+                                             count(std::round(*v.head->blocks_per_call)))
+                               : ", on both sides");
+  }
+  return v;
+}
+
+// The key a diagnosis is known by on its side: stage, kind and, for one statement, its text
+// (queryids differ between databases).
+std::string diagnosis_key(const Diagnosis& d, const Results& side) {
+  std::string key = d.stage + "\n" + d.kind + "\n";
+  if (d.queryid.empty()) return key;
+  for (const auto& s : side.stages) {
+    if (s.name != d.stage) continue;
+    for (const auto& q : s.queries) {
+      if (q.queryid == d.queryid) return key + q.query;
+    }
+  }
+  return key + d.query;
+}
+
+}  // namespace
+
+std::vector<StatementVerdict> compare_statements(const StageResult& head, const StageResult& base,
+                                                 const config::Gate& g) {
+  if (!g.statements || head.queries.empty() || base.queries.empty()) return {};
+  const bool by_id = has_text_ids(head) && has_text_ids(base);
+  std::map<std::string, Sum> b_sums, h_sums;
+  std::vector<std::string> order;  // head's keys by time, then base's own
+  for (const auto& q : head.queries) {
+    std::string k = key_of(q, by_id);
+    if (!h_sums.count(k)) order.push_back(k);
+    h_sums[k].add(q);
+  }
+  for (const auto& q : base.queries) {
+    std::string k = key_of(q, by_id);
+    if (!h_sums.count(k) && !b_sums.count(k)) order.push_back(k);
+    b_sums[k].add(q);
+  }
+  std::vector<StatementVerdict> out;
+  for (const auto& k : order) {
+    auto b = b_sums.find(k);
+    auto h = h_sums.find(k);
+    out.push_back(pair(head.name, b == b_sums.end() ? nullptr : &b->second,
+                       h == h_sums.end() ? nullptr : &h->second, g));
+  }
+  std::stable_sort(out.begin(), out.end(), [](const StatementVerdict& a, const StatementVerdict& b) {
+    return rank(a.verdict) < rank(b.verdict);
+  });
+  return out;
+}
+
+void mark_diagnoses(Results& head, const Results& base) {
+  std::erase_if(head.diagnoses, [](const Diagnosis& d) { return d.change == "gone"; });
+  std::set<std::string> in_base, in_head;
+  for (const auto& d : base.diagnoses) {
+    if (d.change != "gone") in_base.insert(diagnosis_key(d, base));
+  }
+  std::set<std::string> head_stages;
+  for (const auto& s : head.stages) {
+    if (!s.failed()) head_stages.insert(s.name);
+  }
+  for (auto& d : head.diagnoses) {
+    std::string key = diagnosis_key(d, head);
+    in_head.insert(key);
+    d.change = in_base.count(key) ? "also_in_base" : "new";
+  }
+  // What base had and head lost, in a stage head measured: the pull request fixed it.
+  for (const auto& d : base.diagnoses) {
+    if (d.change == "gone" || !head_stages.count(d.stage)) continue;
+    if (in_head.count(diagnosis_key(d, base))) continue;
+    Diagnosis gone = d;
+    gone.change = "gone";
+    head.diagnoses.push_back(std::move(gone));
+  }
+}
+
+}  // namespace coldgate::gate
