@@ -78,6 +78,11 @@ std::string annotations(const Results& r) {
       out += command(v.verdict == Verdict::regression ? "error" : "warning", "",
                      "coldgate: " + std::string(to_string(v.verdict)), message);
     }
+    for (const auto& v : r.gate->statements) {
+      if (v.verdict != Verdict::regression) continue;
+      out += command("error", "", "coldgate: statement regression",
+                     fmt::format("{} statement `{}`: {}", v.stage, v.query, v.reason));
+    }
     if (!r.gate->environment_differences.empty()) {
       std::string diffs;
       for (const auto& d : r.gate->environment_differences)

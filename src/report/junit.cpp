@@ -63,6 +63,13 @@ Suite stage_suite(const StageResult& s, const Results& r, Verdicts& verdicts) {
   }
   if (r.gate) {
     for (const MetricVerdict* v : verdicts[s.name]) suite.cases.push_back(verdict_case(*v));
+    // A statement that regressed fails like a metric; the others are in results.json.
+    for (const auto& v : r.gate->statements) {
+      if (v.stage != s.name || v.verdict != Verdict::regression) continue;
+      std::string line = fmt::format("{} statement `{}`: regression", v.stage, v.query);
+      suite.cases.push_back({"statement " + (v.head ? v.head->queryid : v.base->queryid), "",
+                             "failure", "regression", line, line + ": " + v.reason});
+    }
   } else {
     for (const auto& [name, m] : s.metrics) {
       if (m.cold.empty()) continue;

@@ -71,14 +71,23 @@ std::string plural(std::size_t n, std::string_view one, std::string_view many) {
 // "base from cache, measured 2026-11-30 on another runner: not interleaved".
 std::string cache_note(const Results& r) {
   const GateResult& g = *r.gate;
-  std::string date = g.base_measured_at.substr(0, g.base_measured_at.find('T'));
-  std::string runner;
-  if (!g.base_host.empty())
-    runner = g.base_host == r.environment.host ? " on this runner" : " on another runner";
-  std::string note = "base from cache";
-  if (!date.empty() || !runner.empty()) note += ", measured";
-  if (!date.empty()) note += " " + md_text(capped(date, 40));
-  return "ℹ️ " + note + runner + ": not interleaved";
+  std::string note;
+  if (g.base_source == BaseSource::cache) {
+    std::string date = g.base_measured_at.substr(0, g.base_measured_at.find('T'));
+    std::string runner;
+    if (!g.base_host.empty())
+      runner = g.base_host == r.environment.host ? " on this runner" : " on another runner";
+    note = "base from cache";
+    if (!date.empty() || !runner.empty()) note += ", measured";
+    if (!date.empty()) note += " " + md_text(capped(date, 40));
+    note += runner;
+  }
+  if (g.head_cached) {  // stack: this pull request's commit measured by an earlier run
+    std::string date = r.finished_at.substr(0, r.finished_at.find('T'));
+    note += (note.empty() ? "" : "; ") + std::string("head from cache");
+    if (!date.empty()) note += ", measured " + md_text(capped(date, 40));
+  }
+  return "ℹ️ " + note + ": not interleaved";
 }
 
 // "`a1b2c3d` … `e4f5a6b`": the oldest and the newest commit a history baseline used.
@@ -112,7 +121,7 @@ std::string history_note(const Results& r) {
 // history store); "" when it was (interleaved) or is a file the user gave.
 std::string base_note(const Results& r) {
   if (!r.gate) return "";
-  if (r.gate->base_source == BaseSource::cache) return cache_note(r);
+  if (r.gate->base_source == BaseSource::cache || r.gate->head_cached) return cache_note(r);
   if (r.gate->base_source == BaseSource::history) return history_note(r);
   return "";
 }
@@ -267,15 +276,53 @@ Section diffs_section(const Results& r) {
   return s;
 }
 
-// With a gate, only the changed stages' diagnoses: the others were there before the change.
+// Against a baseline, the diagnoses this pull request added come first, then those it fixed;
+// those base had too are folded into one block. Without change marks (an older baseline's
+// results), only the changed stages' diagnoses: the others were there before the change.
 Section diagnoses_section(const Comparison& c) {
   Section s{"\n### Diagnoses\n\n", {}, "", "diagnosis", "diagnoses"};
+  std::string also;
+  std::size_t also_count = 0;
+  auto line = [](const Diagnosis& d, std::string_view mark) {
+    return fmt::format("- {}**{}**: {}\n", mark, md_text(d.stage), md_with_code(d.message));
+  };
   for (const auto& d : c.results().diagnoses) {
-    if (c.gated() && !c.changed(d.stage)) continue;
-    s.items.push_back(
-        {fmt::format("- **{}**: {}\n", md_text(d.stage), md_with_code(d.message)), 2});
+    if (d.change == "new") s.items.push_back({line(d, "🆕 new in this pull request · "), 1});
+  }
+  for (const auto& d : c.results().diagnoses) {
+    if (d.change == "gone") s.items.push_back({line(d, "✅ gone (fixed) · "), 2});
+  }
+  for (const auto& d : c.results().diagnoses) {
+    if (d.change == "also_in_base") {
+      also += line(d, "");
+      ++also_count;
+    } else if (d.change.empty()) {
+      if (c.gated() && !c.changed(d.stage)) continue;
+      s.items.push_back({line(d, ""), 2});
+    }
+  }
+  if (also_count > 0) {
+    s.items.push_back({fmt::format("\n<details><summary>{} also in base</summary>\n\n{}\n"
+                                   "</details>\n",
+                                   plural(also_count, "diagnosis", "diagnoses"), also),
+                       3});
   }
   if (s.items.empty()) s.head.clear();
+  return s;
+}
+
+// Per stage, the statements whose calls or blocks per call changed between base and head.
+Section statements_section(const Comparison& c) {
+  Section s{"\n### Statements that changed\n", {}, "", "stage", "stages"};
+  for (auto& row : statements_blocks(c)) s.items.push_back({std::move(row.text), row.rank});
+  if (s.items.empty()) {
+    s.head.clear();
+  } else {
+    s.tail =
+        "\nCalls per run and blocks (shared, hit + read) per call are counts that repeat exactly "
+        "on the same data and plan: the gate judges them (`max_query_ratio`, `min_query_delta`, "
+        "`max_blocks_ratio`, `min_blocks_delta`); ms per call is shown, not judged.\n";
+  }
   return s;
 }
 
@@ -931,6 +978,7 @@ Markdown render(const Results& r, const Results* base, const std::string& full_n
   Section errors = errors_section(r);
   Section diffs = diffs_section(r);
   Section diagnoses = diagnoses_section(c);
+  Section statements = statements_section(c);
   Section database = database_section(r);
   Section remedies = remedies_section(r);
   Section chart = chart_section(c);
@@ -939,7 +987,8 @@ Markdown render(const Results& r, const Results* base, const std::string& full_n
   Section more = more_metrics_section(c);
   Markdown md;
   md.full = assemble(head,
-                     {changes, timings, unchanged, errors, diffs, diagnoses, remedies, database,
+                     {changes, timings, unchanged, statements, errors, diffs, diagnoses, remedies,
+                      database,
                       chart, history, trend, more},
                      foot);
   if (md.full.size() <= max_bytes) {
@@ -951,7 +1000,8 @@ Markdown render(const Results& r, const Results* base, const std::string& full_n
   // stages must not crowd out why the gate failed. The history's commits with the chart; its
   // trend last, the first to go: the table of changes has the base and head medians already.
   md.report = cut_report(head,
-                         {changes, errors, diffs, diagnoses, remedies, chart, history, timings,
+                         {changes, statements, errors, diffs, diagnoses, remedies, chart, history,
+                          timings,
                           unchanged, database, more, trend},
                          foot, full_name, max_bytes);
   return md;

@@ -103,6 +103,63 @@ struct ChangeRow {
 };
 
 
+// "40", "1 → 40"; "—" for a side that lacks the statement.
+std::string before_after(const std::optional<StatementSide>& b, const std::optional<StatementSide>& h,
+                         std::optional<double> (*figure)(const StatementSide&), const char* unit) {
+  auto text = [&](const std::optional<StatementSide>& side) {
+    std::optional<double> v = side ? figure(*side) : std::nullopt;
+    return v ? format_value(*v, unit) : std::string("—");
+  };
+  std::string before = text(b);
+  std::string after = text(h);
+  return before == after ? after : before + " → " + after;
+}
+
+std::optional<double> calls_of(const StatementSide& s) { return s.calls; }
+std::optional<double> blocks_of(const StatementSide& s) {
+  if (!s.blocks_per_call) return std::nullopt;
+  return std::round(*s.blocks_per_call);
+}
+std::optional<double> ms_of(const StatementSide& s) { return s.plan_ms_per_call + s.exec_ms_per_call; }
+
+std::string statement_change_cell(const StatementVerdict& v) {
+  switch (v.verdict) {
+    case Verdict::regression: return "🔴 regression";
+    case Verdict::faster: return "🟢 fewer";
+    case Verdict::added: return "🆕 new";
+    case Verdict::removed: return "➖ gone";
+    default: return "same";
+  }
+}
+
+// The statement as a table cell: code, one line, about 100 characters.
+std::string statement_cell(const std::string& query) {
+  std::string line = query;
+  std::replace(line.begin(), line.end(), '\n', ' ');
+  if (line.size() > 100) line = std::string(utf8_prefix(line, 100)) + " …";
+  return md_code(line, true);
+}
+
+ChangeRow statement_row(const StatementVerdict& v) {
+  std::string before, after;
+  if (v.base) {
+    before = fmt::format("{} calls", format_value(v.base->calls, "count"));
+    if (v.base->blocks_per_call)
+      before += fmt::format(" · {} blocks/call", format_value(std::round(*v.base->blocks_per_call), "count"));
+  } else {
+    before = "—";
+  }
+  if (v.head) {
+    after = fmt::format("{} calls", format_value(v.head->calls, "count"));
+    if (v.head->blocks_per_call)
+      after += fmt::format(" · {} blocks/call", format_value(std::round(*v.head->blocks_per_call), "count"));
+  } else {
+    after = "—";
+  }
+  return {Kind::regression, 0, md_text(v.stage), "statement " + statement_cell(v.query),
+          md_text(before), md_text(after), statement_change_cell(v), why_cell(v.reason)};
+}
+
 // The reason a new / removed row needs when the gate gives none.
 std::string default_why(const MetricVerdict& v, bool whole_stage) {
   if (v.verdict == Verdict::added) return whole_stage ? "not in the base" : "no base sample";
@@ -294,6 +351,10 @@ Comparison::Comparison(const Results& r, const Results* base) : m_results(r) {
     m_verdicts[v.stage].push_back(&v);
     if (v.verdict != Verdict::same) note(v.stage, rank_of(v.verdict));
   }
+  for (const auto& v : r.gate->statements) {
+    m_statements[v.stage].push_back(&v);
+    if (v.verdict != Verdict::same) note(v.stage, rank_of(v.verdict));
+  }
   for (const auto& d : r.gate->measurement_differences) {
     m_differences[d.stage].push_back(&d);
     note(d.stage, 2);
@@ -318,6 +379,13 @@ Comparison::Comparison(const Results& r, const Results* base) : m_results(r) {
 void Comparison::note(const std::string& stage, int rank) {
   auto [it, added] = m_rank.emplace(stage, rank);
   if (!added) it->second = std::min(it->second, rank);
+}
+
+const std::vector<const StatementVerdict*>& Comparison::statements(
+    const std::string& stage) const {
+  static const std::vector<const StatementVerdict*> none;
+  auto it = m_statements.find(stage);
+  return it == m_statements.end() ? none : it->second;
 }
 
 const std::vector<const MetricVerdict*>& Comparison::verdicts(const std::string& stage) const {
@@ -366,6 +434,9 @@ MetricsTable changes_table(const Comparison& c) {
     add_metric_rows(c, s.name, &s, rows);
     if (s.snapshot && s.snapshot->status != SnapshotStatus::match) rows.push_back(snapshot_row(s));
     if (auto row = measured_row(s.name, c.measurement_differences(s.name))) rows.push_back(*row);
+    for (const StatementVerdict* v : c.statements(s.name)) {
+      if (v->verdict == Verdict::regression) rows.push_back(statement_row(*v));
+    }
   }
   for (const auto& name : c.removed_stages()) add_metric_rows(c, name, nullptr, rows);
   for (const auto& path : r.obsolete_snapshots) rows.push_back(obsolete_row(path));
@@ -384,6 +455,44 @@ MetricsTable changes_table(const Comparison& c) {
   }
   for (const auto& row : rows) t.rows.push_back({row.text(c.gated()), row.rank});
   return t;
+}
+
+std::vector<TableRow> statements_blocks(const Comparison& c) {
+  std::vector<TableRow> out;
+  if (!c.gated()) return out;
+  for (const auto& s : c.results().stages) {
+    std::vector<const StatementVerdict*> changed;
+    for (const StatementVerdict* v : c.statements(s.name)) {
+      if (v->changed()) changed.push_back(v);
+    }
+    if (changed.empty()) continue;
+    bool regressed = changed.front()->verdict == Verdict::regression;
+    std::string text = fmt::format(
+        "\n**{}**\n\n| Statement | Calls per run | Blocks per call | ms per call | Change | Why "
+        "|\n|---|--:|--:|--:|---|---|\n",
+        md_text(s.name));
+    std::string ids;
+    const std::size_t n = std::min(changed.size(), k_statements_per_stage);
+    for (std::size_t i = 0; i < n; ++i) {
+      const StatementVerdict& v = *changed[i];
+      text += fmt::format("| {} | {} | {} | {} | {} | {} |\n", statement_cell(v.query),
+                          md_text(before_after(v.base, v.head, calls_of, "count")),
+                          md_text(before_after(v.base, v.head, blocks_of, "count")),
+                          md_text(before_after(v.base, v.head, ms_of, "ms")),
+                          statement_change_cell(v), why_cell(v.reason));
+      ids += fmt::format("- {}: base {} · head {}\n", statement_cell(v.query),
+                         v.base ? md_code(v.base->queryid) : "—",
+                         v.head ? md_code(v.head->queryid) : "—");
+    }
+    if (changed.size() > n) {
+      text += fmt::format("\n… {} more in results.json (`gate.statements`)\n", changed.size() - n);
+    }
+    text += fmt::format("\n<details><summary>queryids (they differ between the two databases)"
+                        "</summary>\n\n{}\n</details>\n",
+                        ids);
+    out.push_back({text, regressed ? 0 : 2});
+  }
+  return out;
 }
 
 MetricsTable head_table(const Results& r) {

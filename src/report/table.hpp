@@ -69,6 +69,8 @@ class Comparison {
   bool listed(const std::string& stage, const std::string& metric) const;
   /// True when the stage is new or removed as a whole: one row stands for all its metrics.
   bool whole_stage(const std::string& stage) const { return m_stage_metric.count(stage) > 0; }
+  /// The gate's statement verdicts for `stage` (gate.statements), regressions first.
+  const std::vector<const results::StatementVerdict*>& statements(const std::string& stage) const;
   /// Stages only the baseline has, in gate order.
   const std::vector<std::string>& removed_stages() const { return m_removed; }
 
@@ -77,6 +79,7 @@ class Comparison {
 
   const results::Results& m_results;
   std::map<std::string, std::vector<const results::MetricVerdict*>> m_verdicts;
+  std::map<std::string, std::vector<const results::StatementVerdict*>> m_statements;
   std::map<std::string, const results::StageResult*> m_base_stages;
   std::map<std::string, std::vector<const results::MeasurementDifference*>> m_differences;
   std::map<std::string, int> m_rank;                  // changed stages only
@@ -90,6 +93,17 @@ class Comparison {
 /// and Why the gate's reason, the snapshot's message or the error's first line. No header and
 /// no rows when nothing changed.
 MetricsTable changes_table(const Comparison& comparison);
+
+/// Most changed statements a stage lists in "Statements that changed"; the rest are in
+/// results.json (gate.statements).
+inline constexpr std::size_t k_statements_per_stage = 20;
+
+/// "Statements that changed": per stage whose statements' calls or blocks per call differ (or
+/// that one was added or gone), one block `**stage**` + `| Statement | Calls per run | Blocks
+/// per call | ms per call | Change | Why |` (before → after; regressions first, at most
+/// k_statements_per_stage) and the queryids of both sides in a fold; rank 0 when a statement
+/// regressed, else 2. No rows without a gate.
+std::vector<TableRow> statements_blocks(const Comparison& comparison);
 
 /// Without a gate: the time metrics (`_ms`) and peak_rss_bytes of every stage, `| Stage |
 /// Metric | Cold median (min – max) | Warm median (min – max) |`, a failed stage as one row.

@@ -328,7 +328,28 @@ inline Results failing() {
                          "never_analyzed",
                          "table `public.orders` was never analyzed — run `ANALYZE public.orders`",
                          {}});
+  r.diagnoses.push_back({"config-load", "repeated_query",
+                         "statement 77 `select count(*) from tag where article_id = $1` ran 40 "
+                         "times per cold run — an N+1",
+                         {{"calls", 40}}, "77", "select count(*) from tag where article_id = $1",
+                         "new"});
+  r.diagnoses.push_back({"config-load", "jit_dominates", "JIT compiled 12 functions — jit = off",
+                         {}, "5", "select * from config", "gone"});
+  r.diagnoses[0].change = "new";
+  r.diagnoses[1].change = "also_in_base";
   GateResult g;
+  g.statements = {
+      {"config-load", "select count(*) from tag where article_id = $1", std::nullopt,
+       StatementSide{"77", 40, 1, 3, 0.01, 0.02}, Verdict::regression,
+       "new statement: runs 40 times per run (≥ min_query_delta 10)"},
+      {"config-load", "select * from \"Comments\" where \"articleId\" = $1 | x",
+       StatementSide{"-377094331132490252", 1, 3, 4, 0.05, 0.04},
+       StatementSide{"-5210114618935114403", 1, 3, 1937, 0.05, 23.1}, Verdict::regression,
+       "reads 1,937 blocks per call instead of 4 (484×, +1,933 ≥ min_blocks_delta 100): an index "
+       "it used is not used any more, or each call reads more rows"},
+      {"config-load", "select * from config", StatementSide{"5", 1, 1, 12, 0.1, 9.5},
+       StatementSide{"6", 1, 1, 12, 0.1, 2.5}, Verdict::same, "1 call per run, 12 blocks per call, on both sides"},
+  };
   g.base_git = base.git;
   g.base_source = BaseSource::cache;
   g.base_measured_at = base.finished_at;
