@@ -390,12 +390,12 @@ void StackRun::finish() {
     try {
       results(k).gate = gate::compare(results(k), base, m_outcome.commits[k - 1].baseline,
                                       gate::Thresholds::from(m_sides[k].config));
-      // Interleaved only when this run measured both sides; a cached side was measured in
-      // another run.
-      results(k).gate->base_source =
-          m_outcome.commits[k - 1].cached || m_outcome.commits[k].cached
-              ? results::BaseSource::cache
-              : results::BaseSource::interleaved;
+      // Each side says where it came from: the base (commit k−1) from the cache, or measured
+      // in this run; the head (commit k) from the cache, or measured (head_cached).
+      results(k).gate->base_source = m_outcome.commits[k - 1].cached
+                                         ? results::BaseSource::cache
+                                         : results::BaseSource::interleaved;
+      results(k).gate->head_cached = m_outcome.commits[k].cached;
     } catch (const Error& e) {
       if (!m_outcome.gate_error) m_outcome.gate_error = e;
     }

@@ -233,19 +233,25 @@ std::string stack_summary(const std::vector<StackEntry>& entries, const std::str
                             failing == 1 ? "s" : "")
               : fmt::format("✅ **{} pull request{} pass{}**", entries.size(),
                             entries.size() == 1 ? "" : "s", entries.size() == 1 ? "es" : "");
-  std::size_t from_cache = 0;
+  std::size_t bases_cached = 0;  // the commit below from the cache
+  std::size_t heads_cached = 0;  // the pull request's own commit from the cache
   for (const auto& e : entries) {
-    if (e.results && e.results->gate &&
-        e.results->gate->base_source == results::BaseSource::cache) {
-      ++from_cache;
-    }
+    if (!e.results || !e.results->gate) continue;
+    if (e.results->gate->base_source == results::BaseSource::cache) ++bases_cached;
+    if (e.results->gate->head_cached) ++heads_cached;
+  }
+  std::string cached;
+  if (bases_cached > 0) cached = fmt::format("{} of {} bases", bases_cached, entries.size());
+  if (heads_cached > 0) {
+    cached += fmt::format("{}{} of {} heads", cached.empty() ? "" : " and ", heads_cached,
+                          entries.size());
   }
   const std::string how =
-      from_cache == 0
+      cached.empty()
           ? "each measured against the commit below it, all interleaved on one server"
-          : fmt::format("each measured against the commit below it; {} of {} bases from the "
-                        "cache (measured by an earlier run, not interleaved)",
-                        from_cache, entries.size());
+          : fmt::format("each measured against the commit below it; {} from the cache "
+                        "(measured by an earlier run, not interleaved)",
+                        cached);
   md += fmt::format("{}{}: {}.\n\n", verdict, base.empty() ? "" : " (stack" + base + ")", how);
   md += "| # | Pull request | Stage | Before | After | Change | Snapshot |\n";
   md += "|---:|---|---|---:|---:|---|---|\n";

@@ -160,6 +160,7 @@ TEST_F(StackTest, EachPullRequestIsGatedAgainstTheCommitBelowItAndEachCommitMeas
     ASSERT_TRUE(r.gate);
     EXPECT_EQ(r.gate->base_git.commit, sha[refs[k - 1]]);
     EXPECT_EQ(r.gate->base_source, results::BaseSource::interleaved);
+    EXPECT_FALSE(r.gate->head_cached);
     EXPECT_EQ(verdict(r, "load"), load[k]);
     EXPECT_EQ(snapshot(r), snap[k]);
     ASSERT_EQ(r.stages.size(), 2u);
@@ -187,9 +188,12 @@ TEST_F(StackTest, EachPullRequestIsGatedAgainstTheCommitBelowItAndEachCommitMeas
   EXPECT_NE(second.err.find("coldgate: 1 of 5 commits measured, 4 from the cache"),
             std::string::npos)
       << second.err;
+  // Commits 0, 1, 2 and 4 from the cache, 3 measured: each side says where it came from.
   EXPECT_NE(slurp(dir / "coldgate-out/stack/summary.md")
-                .find("4 of 4 bases from the cache (measured by an earlier run, not interleaved)"),
-            std::string::npos);
+                .find("3 of 4 bases and 3 of 4 heads from the cache (measured by an earlier run, "
+                      "not interleaved)"),
+            std::string::npos)
+      << slurp(dir / "coldgate-out/stack/summary.md");
   EXPECT_EQ(slurp(dir / "coldgate-out/stack/3-s3/snapshots/snapshots/snap.json"),
             "{\n  \"n\": 2\n}\n");
   for (std::size_t k = 1; k < refs.size(); ++k) {
@@ -198,7 +202,14 @@ TEST_F(StackTest, EachPullRequestIsGatedAgainstTheCommitBelowItAndEachCommitMeas
     EXPECT_EQ(verdict(r, "load"), load[k]) << refs[k];
     EXPECT_EQ(snapshot(r), snap[k]) << refs[k];
     ASSERT_TRUE(r.gate);
-    EXPECT_EQ(r.gate->base_source, results::BaseSource::cache);
+    EXPECT_EQ(r.gate->base_source, k == 4 ? results::BaseSource::interleaved
+                                          : results::BaseSource::cache)
+        << refs[k];
+    EXPECT_EQ(r.gate->head_cached, k != 3) << refs[k];
+    const std::string report =
+        slurp(dir / "coldgate-out/stack" / (std::to_string(k) + "-" + refs[k]) / "report.md");
+    EXPECT_EQ(report.find("base from cache") != std::string::npos, k != 4) << report;
+    EXPECT_EQ(report.find("head from cache") != std::string::npos, k != 3) << report;
   }
   expect_nothing_left("after the cached stack");
 }

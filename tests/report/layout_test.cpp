@@ -107,6 +107,16 @@ TEST(ReportLayout, ABaseFromTheCacheIsSaidBesideTheVerdict) {
             "ℹ️ base from cache, measured 2026-11-30: not interleaved");
   r.gate->base_source = BaseSource::interleaved;
   EXPECT_EQ(report(r, &base).find("base from cache"), std::string::npos);
+  // stack: the pull request's own commit from the cache, its base measured in this run; then
+  // both sides from the cache. Neither is called the other.
+  r.finished_at = "2026-11-29T08:00:00Z";
+  r.gate->head_cached = true;
+  EXPECT_EQ(lines_of(report(r, &base))[5],
+            "ℹ️ head from cache, measured 2026-11-29: not interleaved");
+  r.gate->base_source = BaseSource::cache;
+  EXPECT_EQ(lines_of(report(r, &base))[5],
+            "ℹ️ base from cache, measured 2026-11-30; head from cache, measured 2026-11-29: not "
+            "interleaved");
 }
 
 TEST(ReportLayout, ChangesComeMostUrgentFirstEachWithWhy) {

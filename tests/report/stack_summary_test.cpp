@@ -117,5 +117,30 @@ TEST_F(StackSummary, ARegressionNobodyFixesIsSaid) {
       << md;
 }
 
+
+// Where each side came from: a base (the commit below) from the cache and a head (the pull
+// request's own commit) from the cache are counted apart, and neither is called the other.
+TEST_F(StackSummary, CachedBasesAndCachedHeadsAreCountedApart) {
+  EXPECT_NE(stack_summary(entries, "shop")
+                .find("each measured against the commit below it, all interleaved on one server"),
+            std::string::npos);
+  // Commit 2 from the cache, commits 1, 3 and 4 measured: pull request 2's head, 3's base.
+  results[1].gate->head_cached = true;
+  results[2].gate->base_source = results::BaseSource::cache;
+  std::string md = stack_summary(entries, "shop");
+  EXPECT_NE(md.find("each measured against the commit below it; 1 of 4 bases and 1 of 4 heads "
+                    "from the cache (measured by an earlier run, not interleaved)."),
+            std::string::npos)
+      << md;
+  // Only a head from the cache: no base is said to be.
+  results[2].gate->base_source = results::BaseSource::interleaved;
+  md = stack_summary(entries, "shop");
+  EXPECT_NE(md.find("; 1 of 4 heads from the cache (measured by an earlier run, not "
+                    "interleaved)."),
+            std::string::npos)
+      << md;
+  EXPECT_EQ(md.find("bases"), std::string::npos) << md;
+}
+
 }  // namespace
 }  // namespace coldgate::report

@@ -237,6 +237,28 @@ TEST(ResultsJson, AHistoryBlockSkipsUnknownMembersAndNamesAWrongOne) {
   EXPECT_EQ(rejected(bad),
             "head.json: gate.base_source is \"memory\" (expected file, interleaved, cache or "
             "history)");
+  bad = base;
+  bad["gate"]["head_source"] = "cached";
+  EXPECT_EQ(rejected(bad),
+            "head.json: gate.head_source is \"cached\" (expected measured or cache)");
+}
+
+// gate.head_source says whether head came from the cache (a stack's commit measured by an
+// earlier run), apart from base_source; results written before it read as measured.
+TEST(ResultsJson, HeadSourceIsWrittenAndItsAbsenceReadsAsMeasured) {
+  Results r = with_history();
+  auto doc = nlohmann::ordered_json::parse(to_json(r));
+  EXPECT_EQ(doc["gate"]["head_source"], "measured");
+  r.gate->head_cached = true;
+  r.gate->base_source = BaseSource::interleaved;
+  doc = nlohmann::ordered_json::parse(to_json(r));
+  EXPECT_EQ(doc["gate"]["head_source"], "cache");
+  EXPECT_EQ(doc["gate"]["base_source"], "interleaved");
+  Results back = from_json(doc.dump(), "head.json");
+  EXPECT_TRUE(back.gate->head_cached);
+  EXPECT_EQ(back.gate->base_source, BaseSource::interleaved);
+  doc["gate"].erase("head_source");
+  EXPECT_FALSE(from_json(doc.dump(), "head.json").gate->head_cached);
 }
 
 // fuzz/fuzz_results.cpp's invariant on its seeds, in every build: each reads and its text is a
