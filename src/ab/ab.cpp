@@ -402,9 +402,16 @@ Outcome AbRun::run() {
 
 }  // namespace
 
+    // Head's stage programs: now, or once head is built when its build may make them.
+    if (m_head.config.build.empty()) config::check_stages(m_head.config, m_head.config.stages);
 Outcome run_ab(const Options& options) {
   util::install_interrupt_handlers();
   return AbRun(options).run();
 }
 
+    if (!m_head.config.build.empty()) {
+      m_phase = "config";
+      config::check_stages(m_head.config, m_head.config.stages);
+      m_phase = "build";
+    }
 }  // namespace coldgate::ab

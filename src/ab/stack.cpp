@@ -65,6 +65,7 @@ class StackRun {
   void take_from_cache();
   void build_all();
   void set_up_data();
+  void check_stage_programs(bool built);
   void measure_round_robin();
   void finish();
   void stop(const Error& e);
@@ -277,6 +278,24 @@ void StackRun::build_all() {
 // REFn's in database.name, commit k's in <name>_<k>. A commit whose scripts make the stages'
 // database themselves (psql's `database:`) is set up first and its database renamed.
 void StackRun::set_up_data() {
+// The programs of the stages each commit runs (REFn's stages, its own definition of them):
+// before the server starts for a commit without `build:` steps, once it is built for one with
+// them (a program its build makes). A missing one is a config error (exit 2).
+void StackRun::check_stage_programs(bool built) {
+  const config::Config& top_cfg = m_sides[top()].config;
+  for (std::size_t k = 0; k < m_sides.size(); ++k) {
+    const config::Config& cfg = m_sides[k].config;
+    if (cfg.build.empty() == built || (built && !measured(k))) continue;
+    std::vector<config::Stage> stages;
+    for (const auto& s : cfg.stages) {
+      if (std::any_of(top_cfg.stages.begin(), top_cfg.stages.end(),
+                      [&](const config::Stage& t) { return t.name == s.name; }))
+        stages.push_back(s);
+    }
+    config::check_stages(cfg, stages);
+  }
+}
+
   const std::string name = m_session->provider().connection_info().dbname;
   m_dbs.resize(m_sides.size());
   auto set_up = [&](std::size_t k, const std::optional<db::ConnectionInfo>& target) {
@@ -456,3 +475,6 @@ StackOutcome run_stack(const StackOptions& options) {
 }
 
 }  // namespace coldgate::ab
+    check_stage_programs(false);
+    m_phase = "config";
+    check_stage_programs(true);

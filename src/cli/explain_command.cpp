@@ -101,7 +101,10 @@ int run_explain(const ExplainArgs& args) {
                                              util::did_you_mean(args.stage, names)));
   }
   const config::Stage& stage = *it;
-  if (args.try_remedies) return run_trial(cfg, stage, args);
+  if (args.try_remedies) {
+    config::check_stages(cfg, {stage});  // its program: exit 2 before any server starts
+    return run_trial(cfg, stage, args);
+  }
   if (stage.is_command()) {
     throw usage_error("explain", fmt::format("stage '{}' runs a command; EXPLAIN needs a SQL "
                                              "stage (sql: or query:); `--try` measures a "

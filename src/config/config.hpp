@@ -134,6 +134,10 @@ struct Stage {
   int repeated_threshold = k_default_repeated_threshold;  // defaults.repeated_threshold unless set
   int try_runs = k_default_try_runs;          // defaults.try_runs unless set
   std::vector<UserRemedy> remedies;           // tried by --try beside the diagnoses' remedies
+  /// The command's program value (a list's first item, else the string), where
+  /// check_stages() points, and its key path ("stages[2].command[0]", "stages[2].command").
+  Location command_where;
+  std::string command_key;
   Gate gate;                                  // top-level gate with this stage's overrides applied
   Location where;
   /// True for command stages (command or shell set), false for SQL stages.
@@ -212,6 +216,14 @@ const std::map<std::string, std::vector<std::string>>& known_keys();
 /// holds `.git` (a folder, or the file of a git worktree); without one, the current folder when
 /// the config's folder is inside it, else the config's folder.
 std::filesystem::path repository_root(const Config& config);
+
+/// Checks, as check_setup() checks a setup command's, that the program of each command stage
+/// among `stages` is there — a list's first item, or a plain first word of a shell string;
+/// found relative to the config's folder when it has a '/', else on PATH (a shell string's
+/// also in the local server's bindir, which the run puts first on its PATH) — so that a stage
+/// whose program is missing is a config error (exit 2) before any server starts. Throws
+/// Error(usage) at the value's `file:line:col` naming the key path and the stage.
+void check_stages(const Config& config, const std::vector<Stage>& stages);
 
 /// The folder snapshot diffs name their files from: the git repository holding the config (the
 /// nearest folder at or above its folder with `.git`), else the config's folder.

@@ -322,7 +322,15 @@ class Loader {
       s.query = m_r.nonempty_text(query->value, f.path("query"));
       utf8_query(s.query, query->value, f.path("query"), "byte ");
     }
-    if (command) m_r.command(command->value, f.path("command"), s.command, s.shell);
+    if (command) {
+      m_r.command(command->value, f.path("command"), s.command, s.shell);
+      s.command_key = f.path("command");
+      s.command_where = m_r.location(command->value);
+      if (!s.command.empty()) {  // check_stages() points at the program
+        s.command_where = m_r.location(command->value[0]);
+        s.command_key = index(s.command_key, 0);
+      }
+    }
     if (command) {
       for (const char* key : {"params", "decode"})
         if (auto* e = f.find(key))

@@ -1,13 +1,16 @@
-// What `setup:` names must be there before a server is started for it: a deleted dump or a
-// script without its execute bit is the config's mistake (exit 2), not the data's (exit 1).
+// What `setup:` names, and the programs of command stages, must be there before a server is
+// started for them: a deleted dump or a script without its execute bit is the config's mistake
+// (exit 2), not the data's (exit 1).
 #include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <iterator>
 #include <optional>
 #include <string_view>
 #include <system_error>
+#include <vector>
 
 #include "config/config.hpp"
 #include "util/error.hpp"
@@ -51,16 +54,46 @@ std::optional<std::string> first_program(std::string_view shell) {
   return std::string(word);
 }
 
-// The problem with running `program` from `base_dir` as a setup command does (a path with '/'
-// relative to the config's folder, else PATH), or "" when it would start.
+// The folders a local server's programs may come from: a run puts the one it uses first on
+// the PATH of a setup or stage command's shell (the provider's client_bindir), so a shell
+// string may name pg_ctl, which Debian has on no PATH. database.bindir when set, else where
+// db::find_server_binaries looks (/usr/lib/postgresql/<v>/bin, /usr/pgsql-<v>/bin).
+std::vector<fs::path> server_bindirs(const Config& config) {
+  std::vector<fs::path> dirs;
+  if (config.database.provider != Provider::local) return dirs;
+  if (!config.database.bindir.empty()) return {config.database.bindir};
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator("/usr/lib/postgresql", ec)) {
+    dirs.push_back(e.path() / "bin");
+  }
+  for (const auto& e : fs::directory_iterator("/usr", ec)) {
+    if (e.path().filename().string().starts_with("pgsql-")) dirs.push_back(e.path() / "bin");
+  }
+  return dirs;
+}
+
+// True when `program` (a bare name) is an executable file in one of `dirs`.
+bool in_any(const std::string& program, const std::vector<fs::path>& dirs) {
+  for (const auto& dir : dirs) {
+    std::error_code ec;
+    const fs::path p = dir / program;
+    if (::access(p.c_str(), X_OK) == 0 && !fs::is_directory(p, ec)) return true;
+  }
+  return false;
+}
+
+// The problem with running `program` from `base_dir` as a setup step or a stage (`who`) runs
+// it (a path with '/' relative to the config's folder, else PATH, then `also`), or "" when it
+// would start.
 std::string program_problem(const std::string& program, const fs::path& base_dir,
-                            const std::string& as_interpreted) {
+                            const std::string& as_interpreted, std::string_view who,
+                            const std::vector<fs::path>& also = {}) {
   if (program.find('/') == std::string::npos) {
-    if (util::find_program(program)) return "";
+    if (util::find_program(program) || in_any(program, also)) return "";
     return fmt::format(
-        "program not found: {} (looked up on PATH, as the step runs it); install it, or name it "
+        "program not found: {} (looked up on PATH, as the {} runs it); install it, or name it "
         "by its path from the config's folder, e.g. ./tools/{}",
-        program, program);
+        program, who, program);
   }
   fs::path p = fs::path(program).is_absolute() ? fs::path(program) : base_dir / program;
   std::error_code ec;
@@ -75,6 +108,22 @@ std::string program_problem(const std::string& program, const fs::path& base_dir
   if (::access(p.c_str(), X_OK) != 0) {
     return fmt::format("{} is not executable; chmod +x it, or run it through its interpreter: {}",
                        program, as_interpreted);
+  }
+  return "";
+}
+
+// The problem with the program of a command given as `argv` (run without a shell: PATH only)
+// or as `shell` (its plain first word, if any: PATH, then the server's bindirs); "" if none.
+std::string command_problem(const Config& config, const std::vector<std::string>& argv,
+                            const std::string& shell, std::string_view who) {
+  if (!argv.empty()) {
+    std::string list = "sh";
+    for (const auto& a : argv) list += ", " + a;
+    return program_problem(argv.front(), config.base_dir, "[" + list + "]", who);
+  }
+  if (auto program = first_program(shell)) {
+    return program_problem(*program, config.base_dir, "sh " + *program, who,
+                           server_bindirs(config));
   }
   return "";
 }
@@ -107,19 +156,23 @@ void check_setup(const Config& config) {
         break;
       }
       case Kind::command: {
-        if (!step.argv.empty()) {
-          std::string list = "sh";
-          for (const auto& a : step.argv) list += ", " + a;
-          std::string problem = program_problem(step.argv.front(), config.base_dir, "[" + list + "]");
-          if (!problem.empty()) fail(step, problem);
-        } else if (auto program = first_program(step.shell)) {
-          std::string problem = program_problem(*program, config.base_dir, "sh " + *program);
-          if (!problem.empty()) fail(step, problem);
-        }
+        std::string problem = command_problem(config, step.argv, step.shell, "step");
+        if (!problem.empty()) fail(step, problem);
         break;
       }
       case Kind::analyze:
         break;
+    }
+  }
+}
+
+void check_stages(const Config& config, const std::vector<Stage>& stages) {
+  for (const Stage& stage : stages) {
+    if (!stage.is_command()) continue;
+    std::string problem = command_problem(config, stage.command, stage.shell, "stage");
+    if (!problem.empty()) {
+      throw usage_error(stage.command_where.str(),
+                        fmt::format("{} (stage {}): {}", stage.command_key, stage.name, problem));
     }
   }
 }

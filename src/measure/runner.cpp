@@ -262,6 +262,12 @@ RunOutcome command_run(const config::Stage& stage, const RunContext& ctx, int ru
   util::SpawnOptions opts;
   opts.argv = stage.command.empty() ? std::vector<std::string>{"/bin/sh", "-c", stage.shell}
                                     : stage.command;
+  // A program named by a path runs from the config's folder, as config::check_stages finds it
+  // (and as a shell string's does: the shell starts in it).
+  if (!stage.command.empty() && opts.argv[0].find('/') != std::string::npos &&
+      fs::path(opts.argv[0]).is_relative()) {
+    opts.argv[0] = (ctx.base_dir / opts.argv[0]).lexically_normal().string();
+  }
   opts.cwd = ctx.base_dir;
   opts.env = stages_database(ctx).env();
   opts.env_unset = db::ConnectionInfo::env_names();

@@ -202,6 +202,7 @@ RunOutcome run(const config::Config& cfg, const JobOptions& options, Baseline ba
     for (const auto& s : stages) at.not_run.push_back(s.name);
     at.phase = "config";
     config::check_setup(cfg);  // a missing file or program: exit 2 before any server starts
+    config::check_stages(cfg, stages);
     run_job(cfg, options, stages, results, at);
     util::throw_if_interrupted();  // a SIGINT/SIGTERM while the server stopped
   } catch (const Error& e) {

@@ -358,6 +358,58 @@ TEST(ConfigErrors, SetupCommandProgramIsFoundAsTheStepWouldRunIt) {
                     "config's folder, e.g. ./tools/coldgate-no-such-program");
 }
 
+// The error check_stages() throws for a config that loads; fails the test when there is none.
+Failure stage_failure(const std::string& yaml, const std::filesystem::path& file) {
+  Config c = parse(yaml, file);  // a stage's program is not checked by loading
+  try {
+    check_stages(c, c.stages);
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::usage);
+    return {e.where(), e.what()};
+  }
+  ADD_FAILURE() << "no error for:\n" << yaml;
+  return {};
+}
+
+// A command stage's program is found as the run starts it, like a setup command's: one line
+// naming the key, the stage and what to do, at the value's file:line:col.
+TEST(ConfigErrors, StageCommandProgramIsFoundAsTheStageWouldRunIt) {
+  TempDir dir;
+  auto file = dir / "coldgate.yaml";
+  const std::string base = dir.path().string();
+  const std::string head = "version: 1\nstages:\n  - name: rows\n    query: select 1\n";
+  auto f = stage_failure(head + "  - name: app\n    command: [coldgate-no-such-app, --start]\n",
+                         file);
+  EXPECT_EQ(f.where, file.string() + ":6:15");
+  EXPECT_EQ(f.what, "stages[1].command[0] (stage app): program not found: coldgate-no-such-app "
+                    "(looked up on PATH, as the stage runs it); install it, or name it by its "
+                    "path from the config's folder, e.g. ./tools/coldgate-no-such-app");
+  f = stage_failure(head + "  - name: app\n    command: ./bin/app --start | tee log\n", file);
+  EXPECT_EQ(f.where, file.string() + ":6:14");
+  EXPECT_EQ(f.what, "stages[1].command (stage app): program not found: ./bin/app (relative to "
+                    "the config's folder " + base + "); fix the path or add the file");
+  auto app = dir.write("bin/app", "echo started\n");
+  f = stage_failure(head + "  - name: app\n    command: [bin/app]\n", file);
+  EXPECT_EQ(f.what, "stages[1].command[0] (stage app): bin/app is not executable; chmod +x it, "
+                    "or run it through its interpreter: [sh, bin/app]");
+  std::filesystem::permissions(app, std::filesystem::perms::owner_exec,
+                               std::filesystem::perm_options::add);
+  // There (relative to the config's folder, not the current one), the shell's own, a SQL
+  // stage: nothing to say.
+  EXPECT_NO_THROW({
+    Config c = parse(head + "  - name: app\n    command: [./bin/app]\n"
+                            "  - name: app2\n    command: bin/app --all\n"
+                            "  - name: app3\n    command: cd bin && ./coldgate-no-such-app\n"
+                            "  - name: app4\n    command: [sh, -c, x]\n",
+                     file);
+    check_stages(c, c.stages);
+  });
+  // Only the stages given are checked (run --stage, explain STAGE).
+  Config c = parse(head + "  - name: app\n    command: [coldgate-no-such-app]\n", file);
+  EXPECT_NO_THROW(check_stages(c, {c.stages[0]}));
+  EXPECT_NO_THROW(check_setup(c)) << "a stage's program is not setup's to check";
+}
+
 TEST(ConfigErrors, PsqlStepWithOptions) {
   EXPECT_CONFIG_ERROR("version: 1\nsetup:\n  - psql: { database: postgres }\n",
                       "coldgate.yaml:3:11",

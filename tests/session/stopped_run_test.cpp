@@ -185,6 +185,50 @@ TEST_F(StoppedRunTest, AMissingSetupFileOrProgramIsAConfigErrorBeforeAnyServerSt
             "./tools/coldgate-no-such-seeder; 2 stages not run**");
 }
 
+// A command stage whose program is not there is the config's mistake too: exit 2 before any
+// server starts, one line naming the stage and its place, the reports saying so.
+TEST_F(StoppedRunTest, AMissingStageProgramIsAConfigErrorBeforeAnyServerStarts) {
+  dir.write("coldgate.yaml", "version: 1\n"
+                             "database: { provider: local }\n"
+                             "defaults: { runs: 1, warm: 0 }\n"
+                             "stages:\n"
+                             "  - name: items\n"
+                             "    query: select 1\n"
+                             "  - name: app\n"
+                             "    command: [coldgate-no-such-app, --start]\n");
+  auto r = run();
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(r.err.find(") ready in "), std::string::npos) << "a server was started:\n" << r.err;
+  const std::string error =
+      "coldgate.yaml:8:15: stages[1].command[0] (stage app): program not found: "
+      "coldgate-no-such-app (looked up on PATH, as the stage runs it); install it, or name it by "
+      "its path from the config's folder, e.g. ./tools/coldgate-no-such-app";
+  EXPECT_EQ(r.err, "coldgate: error: " + error + "\ncoldgate: config error at " + error +
+                       "; 2 stages not run; results in coldgate-out/results.json\n");
+  EXPECT_EQ(results().stopped->phase, "config");
+  EXPECT_EQ(results().stopped->exit_code, 2);
+  EXPECT_EQ(results().environment.provider, "");  // no server was asked for
+
+  // The shell form, by its path from the config's folder; `--stage items` does not run it.
+  dir.write("coldgate.yaml", "version: 1\n"
+                             "database: { provider: local }\n"
+                             "defaults: { runs: 1, warm: 0 }\n"
+                             "stages:\n"
+                             "  - name: items\n"
+                             "    query: select 1\n"
+                             "  - name: app\n"
+                             "    command: ./bin/app --start > out.json\n");
+  r = run();
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(r.err.find(") ready in "), std::string::npos) << "a server was started:\n" << r.err;
+  EXPECT_TRUE(r.err.starts_with("coldgate: error: coldgate.yaml:8:14: stages[1].command (stage "
+                                "app): program not found: ./bin/app (relative to the config's "
+                                "folder "))
+      << r.err;
+  r = run({"--stage", "items"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
 TEST_F(StoppedRunTest, AServerThatDoesNotStartIsExit3WithReportsSayingSo) {
   dir.write("schema.sql", "CREATE TABLE t (id int);\n");
   config("  - sql: schema.sql\n", "{ provider: local, settings: { shared_buffers: nonsense } }");
