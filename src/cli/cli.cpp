@@ -53,13 +53,17 @@ void add_ci_flags(CLI::App& sub, std::optional<bool>& ci) {
   on->excludes(off);
 }
 
-// accept's and review's options: the stages, -c, --ci/--no-ci, --allow-outside.
+// accept's and review's options: the stages, -c, --ci/--no-ci, --allow-outside, --from.
 void add_snapshot_options(CLI::App& sub, AcceptArgs& args, const char* stages_help) {
   sub.add_option("stage", args.stages, stages_help);
   add_config_option(sub, args.config);
   add_ci_flags(sub, args.ci);
   sub.add_flag("--allow-outside", args.allow_outside,
                "let snapshot paths of the config leave its repository");
+  sub.add_option("--from", args.from,
+                 "take the candidates a run wrote under DIR/snapshots/ (run --ci, ab: their "
+                 "--out, e.g. coldgate-out) instead of the .new files")
+      ->type_name("DIR");
 }
 
 std::vector<Subcommand> subcommands() {
@@ -104,7 +108,7 @@ std::vector<Subcommand> subcommands() {
              ->capture_default_str();
          return [args] { return run_compare(*args); };
        }},
-      {"accept", "promote pending .new snapshots over the committed ones",
+      {"accept", "promote pending .new snapshots (or a run's, --from DIR) over the committed ones",
        [](CLI::App& sub) -> std::function<int()> {
          auto args = std::make_shared<AcceptArgs>();
          add_snapshot_options(sub, *args, "stages to accept (default: all pending)");
@@ -118,7 +122,7 @@ std::vector<Subcommand> subcommands() {
              "Shows each pending snapshot in turn (the stage, why it does not match, the path\n"
              "summary and the diff, capped at 200 lines) and reads one key, without Enter:\n"
              "  a  accept: the candidate replaces the snapshot, atomically (as coldgate accept STAGE)\n"
-             "  r  reject: delete the candidate (<snapshot>.new) and its .new.diff\n"
+             "  r  reject: delete the candidate (<snapshot>.new, or under --from DIR) and its .diff\n"
              "  s  skip: leave it pending\n"
              "  q  quit: leave this one and the rest pending (also Esc, Ctrl-D)\n"
              "Then it prints what was done: review: N accepted, N rejected, N skipped. Ctrl-C ends it\n"

@@ -172,11 +172,27 @@ int run_accept(const AcceptArgs& args) {
     snapshot::accept({}, args.stages, mode);
   }
   auto cfg = load_snapshot_config(args.config, args.allow_outside);
+  const snapshot::Source source = candidate_source(args, cfg);
   auto cwd = std::filesystem::current_path();
-  for (const auto& a : snapshot::accept(snapshot_claims(cfg), args.stages, mode)) {
+  for (const auto& a : snapshot::accept(snapshot_claims(cfg), args.stages, mode, source)) {
     std::cout << "accepted " << a.stage << ": " << a.path.lexically_proximate(cwd).string() << '\n';
   }
   return 0;
+}
+
+snapshot::Source candidate_source(const AcceptArgs& args, const config::Config& cfg) {
+  snapshot::Source source;
+  if (args.from.empty()) return source;
+  std::error_code ec;
+  if (!std::filesystem::is_directory(args.from, ec)) {
+    throw usage_error("--from", fmt::format("{} is not a folder: name the --out folder of the run "
+                                            "that wrote the candidates (coldgate-out, or a "
+                                            "downloaded artifact)",
+                                            args.from));
+  }
+  source.from = args.from;
+  source.root = config::repository_root(cfg);
+  return source;
 }
 
 namespace {

@@ -65,9 +65,17 @@ struct AcceptArgs {
   std::vector<std::string> stages;  // empty: every stage with a pending snapshot
   std::optional<bool> ci;
   bool allow_outside = false;       // --allow-outside: snapshot paths may leave the repository
+  /// --from DIR: the candidates a run wrote under DIR/snapshots/ (`run --ci`, `ab`) instead of
+  /// the `.new` files beside the snapshots; "" = beside them.
+  std::string from;
 };
-/// Promotes pending `.new` snapshots of the config's stages; refuses in CI mode (exit 2).
+/// Promotes pending `.new` snapshots of the config's stages (or a run's candidates under
+/// `--from DIR`); refuses in CI mode (exit 2).
 int run_accept(const AcceptArgs& args);
+
+/// Where accept and review take the candidates from (`--from`, snapshot::Source); throws
+/// Error(usage) at --from when DIR is not a folder.
+snapshot::Source candidate_source(const AcceptArgs& args, const config::Config& cfg);
 
 /// Arguments of `coldgate run`.
 struct RunArgs {

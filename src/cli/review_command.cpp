@@ -136,9 +136,9 @@ constexpr const char* k_prompt =
     "  a accept · r reject (delete the candidate) · s skip · q quit › ";
 
 // Shows one candidate and acts on the keys until one decides it; the choice made.
-Choice review_one(const snapshot::Claim& claim, std::size_t index, std::size_t count,
-                  KeyReader& keys) {
-  snapshot::PendingView view = snapshot::view_pending(claim, use_color("auto"));
+Choice review_one(const snapshot::Claim& claim, const snapshot::Source& source, std::size_t index,
+                  std::size_t count, KeyReader& keys) {
+  snapshot::PendingView view = snapshot::view_pending(claim, use_color("auto"), source);
   std::cout << fmt::format("\n── {}/{} · stage {} · {}\n", index + 1, count, claim.stage,
                            util::display_path(claim.path));
   std::cout << view.message << '\n';
@@ -159,7 +159,7 @@ Choice review_one(const snapshot::Claim& claim, std::size_t index, std::size_t c
         std::cout << "a\n";
         try {
           // Exactly `coldgate accept STAGE` for this one claim.
-          for (const auto& a : snapshot::accept({claim}, {}, snapshot::Mode::local)) {
+          for (const auto& a : snapshot::accept({claim}, {}, snapshot::Mode::local, source)) {
             std::cout << "accepted " << a.stage << ": " << util::display_path(a.path) << '\n';
           }
           return Choice::accept;
@@ -170,7 +170,7 @@ Choice review_one(const snapshot::Claim& claim, std::size_t index, std::size_t c
         break;
       case Choice::reject:
         std::cout << "r\nrejected " << claim.stage << ": removed "
-                  << util::display_path(snapshot::reject(claim)) << '\n';
+                  << util::display_path(snapshot::reject(claim, source)) << '\n';
         return Choice::reject;
       case Choice::skip:
         std::cout << "s\nskipped " << claim.stage << '\n';
@@ -185,11 +185,12 @@ Choice review_one(const snapshot::Claim& claim, std::size_t index, std::size_t c
 }  // namespace
 
 int run_review(const ReviewArgs& args) {
-  const std::string accept = accept_command(args.config);
+  const std::string accept =
+      accept_command(args.config) + (args.from.empty() ? "" : " --from " + args.from);
   if (ci_mode(args.ci)) {
     throw usage_error("", "review is interactive and CI mode (--ci, CI=true) never writes "
                           "under snapshots/: run it locally with --no-ci, or take the candidates "
-                          "from the job's artifacts");
+                          "from the job's artifacts (--from DIR)");
   }
   for (auto [fd, name] : {std::pair{STDIN_FILENO, "stdin"}, std::pair{STDOUT_FILENO, "stdout"}}) {
     if (::isatty(fd) != 1) {
@@ -199,10 +200,19 @@ int run_review(const ReviewArgs& args) {
     }
   }
   auto cfg = load_snapshot_config(args.config, args.allow_outside);
-  const auto pending = snapshot::pending_claims(snapshot_claims(cfg), args.stages, "review");
+  const snapshot::Source source = candidate_source(args, cfg);
+  const auto pending =
+      snapshot::pending_claims(snapshot_claims(cfg), args.stages, "review", source);
   if (pending.empty()) {
-    std::cout << "review: no pending snapshots (coldgate run writes a .new candidate beside each "
-                 "snapshot that does not match)\n";
+    if (args.from.empty()) {
+      std::cout << "review: no pending snapshots (coldgate run writes a .new candidate beside "
+                   "each snapshot that does not match)\n";
+    } else {
+      std::cout << fmt::format("review: no pending snapshots under {} (coldgate run --ci and "
+                               "coldgate ab write a candidate there for each snapshot that "
+                               "does not match)\n",
+                               (fs::path(args.from) / "snapshots").string());
+    }
     return 0;
   }
 
@@ -212,7 +222,7 @@ int run_review(const ReviewArgs& args) {
   Tally tally;
   try {
     for (std::size_t i = 0; i < pending.size(); ++i) {
-      Choice c = review_one(pending[i], i, pending.size(), keys);
+      Choice c = review_one(pending[i], source, i, pending.size(), keys);
       if (c == Choice::quit) {
         for (std::size_t j = i; j < pending.size(); ++j) tally.skipped.push_back(pending[j].stage);
         break;

@@ -4,10 +4,12 @@
 
 namespace coldgate::cli {
 
-/// Arguments of `coldgate review`: accept's (-c, the stages, --ci/--no-ci, --allow-outside).
+/// Arguments of `coldgate review`: accept's (-c, the stages, --ci/--no-ci, --allow-outside,
+/// --from).
 using ReviewArgs = AcceptArgs;
 
-/// Walks the pending `.new` snapshots of the config's stages one at a time on the terminal, in
+/// Walks the pending `.new` snapshots of the config's stages (or the candidates a run wrote
+/// under `--from DIR`: snapshot::Source) one at a time on the terminal, in
 /// the manner of `cargo insta review`: the stage, check()'s one-line status, the path summary
 /// and the capped diff (snapshot::view_pending), then one key without Enter — `a` accepts (what
 /// `coldgate accept STAGE` does, atomically), `r` rejects (deletes the candidate and its

@@ -279,8 +279,34 @@ Verdict check(const Claim& claim, std::string_view candidate, const Settings& se
   return v;
 }
 
-PendingView view_pending(const Claim& claim, bool color) {
-  const fs::path pending(claim.path.string() + ".new");
+fs::path candidate_path(const Claim& claim, const Source& source) {
+  std::error_code ec;
+  if (source.from.empty()) {
+    fs::path pending(claim.path.string() + ".new");
+    return fs::is_regular_file(pending, ec) ? pending : fs::path();
+  }
+  const fs::path folder = source.from / "snapshots";
+  const fs::path absolute = resolved(claim.path);
+  std::vector<fs::path> names;
+  for (const fs::path& base : {resolved(fs::current_path()), source.root.empty()
+                                                                  ? fs::path()
+                                                                  : resolved(source.root)}) {
+    if (!base.empty() && is_under(absolute, base)) names.push_back(absolute.lexically_relative(base));
+  }
+  names.push_back(claim.path.filename());
+  for (const fs::path& name : names) {
+    fs::path file = (folder / name).lexically_normal();
+    if (fs::is_regular_file(file, ec)) return file;
+  }
+  return {};
+}
+
+PendingView view_pending(const Claim& claim, bool color, const Source& source) {
+  fs::path pending = candidate_path(claim, source);
+  if (pending.empty()) {
+    pending = source.from.empty() ? fs::path(claim.path.string() + ".new")
+                                  : source.from / "snapshots" / claim.path.filename();
+  }
   const std::string candidate = util::read_file(pending);
   std::error_code ec;
   bool exists = fs::exists(claim.path, ec);
@@ -317,8 +343,9 @@ PendingView view_pending(const Claim& claim, bool color) {
   return view;
 }
 
-fs::path reject(const Claim& claim) {
-  const fs::path pending(claim.path.string() + ".new");
+fs::path reject(const Claim& claim, const Source& source) {
+  fs::path pending = candidate_path(claim, source);
+  if (pending.empty()) return pending;  // nothing pending: nothing to delete
   remove_if_present(pending);
   remove_if_present(fs::path(pending.string() + ".diff"));
   return pending;

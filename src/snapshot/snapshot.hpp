@@ -93,14 +93,32 @@ std::vector<std::filesystem::path> find_obsolete(const std::filesystem::path& di
 struct Accepted {
   std::string stage;
   std::filesystem::path path;     // the committed snapshot now holding the candidate
-  std::filesystem::path pending;  // the promoted `.new` file (now gone)
+  std::filesystem::path pending;  // the promoted candidate file (now gone)
 };
 
-/// The claims with a pending `<path>.new` file, in the order of `claims`; only those of `stages`
-/// when it is not empty. Throws Error(usage) at `command` ("accept", "review") for a stage name
-/// no claim has, with a "did you mean".
+/// Where `accept` and `review` take the pending candidates from: beside each snapshot (the
+/// `<path>.new` a local run writes), or from a run's output folder (`--from DIR`: the
+/// `<DIR>/snapshots/…` that `run --ci` and `ab` write, a stack's pull request's
+/// `<out>/stack/<k>-<ref>`).
+struct Source {
+  std::filesystem::path from;  // the output folder; "" = beside the snapshots
+  /// The repository holding the config (config::repository_root): `ab` and `stack` name their
+  /// candidates by the path in it.
+  std::filesystem::path root;
+};
+
+/// The file holding `claim`'s pending candidate under `source`, "" when there is none: locally
+/// `<path>.new`; under `<from>/snapshots/` the snapshot's path relative to the current folder
+/// (where `run --ci` put it, as pending_path() does), else relative to `source.root` (`ab`,
+/// `stack`), else its file name (a run from a folder the snapshot was not in).
+std::filesystem::path candidate_path(const Claim& claim, const Source& source);
+
+/// The claims with a pending candidate (candidate_path()), in the order of `claims`; only those
+/// of `stages` when it is not empty. Throws Error(usage) at `command` ("accept", "review") for
+/// a stage name no claim has, with a "did you mean".
 std::vector<Claim> pending_claims(const std::vector<Claim>& claims,
-                                  const std::vector<std::string>& stages, const std::string& command);
+                                  const std::vector<std::string>& stages, const std::string& command,
+                                  const Source& source = {});
 
 /// What `coldgate review` shows of one pending candidate.
 struct PendingView {
@@ -113,19 +131,21 @@ struct PendingView {
                         // lines against /dev/null, capped likewise; "" for match and rearranged
 };
 
-/// Compares `claim`'s pending `<path>.new` with the committed file as check() does; `color`
-/// paints the diff (ANSI). Throws Error(usage) when a file cannot be read.
-PendingView view_pending(const Claim& claim, bool color);
+/// Compares `claim`'s pending candidate (`<path>.new`, or under `source.from`) with the
+/// committed file as check() does; `color` paints the diff (ANSI). Throws Error(usage) when a
+/// file cannot be read.
+PendingView view_pending(const Claim& claim, bool color, const Source& source = {});
 
-/// Deletes `claim`'s pending `<path>.new` and its `<path>.new.diff` (what review's "reject"
-/// does); returns the candidate's path. Throws Error(infrastructure) when one cannot be removed.
-std::filesystem::path reject(const Claim& claim);
+/// Deletes `claim`'s pending candidate and its `.diff` beside it (what review's "reject" does);
+/// returns the candidate's path. Throws Error(infrastructure) when one cannot be removed.
+std::filesystem::path reject(const Claim& claim, const Source& source = {});
 
-/// Promotes pending `<path>.new` files of the given claims (all claims when `stages` is empty)
-/// over their snapshots, each atomically (temp + rename); a pending file that is not canonical
-/// is refused. Throws Error(usage) under Mode::ci ("accept refuses to write snapshots in CI"),
-/// for a stage name no claim has (with a "did you mean"), and when nothing is pending.
+/// Promotes the pending candidates of the given claims (all claims when `stages` is empty) over
+/// their snapshots, each atomically (temp + rename in the snapshot's folder), and removes each
+/// candidate and its `.diff`; a candidate that is not canonical is refused before anything is
+/// written. Throws Error(usage) under Mode::ci ("accept refuses to write snapshots in CI"), for
+/// a stage name no claim has (with a "did you mean"), and when nothing is pending.
 std::vector<Accepted> accept(const std::vector<Claim>& claims, const std::vector<std::string>& stages,
-                             Mode mode);
+                             Mode mode, const Source& source = {});
 
 }  // namespace coldgate::snapshot

@@ -125,6 +125,46 @@ TEST(QuickStart, InitRunReviewRunAndCiOnADumpOfOurOwn) {
   EXPECT_EQ(snapshots, (std::vector<std::string>{"schema.json", "table-rows.json"}));
 }
 
+// A CI run (or `ab`) writes its candidates under --out, never beside the snapshots: `accept
+// --from coldgate-out` takes them, where a plain `accept` finds nothing.
+TEST(QuickStart, ACiRunsCandidatesAreAcceptedFromItsOutputFolder) {
+  TempDir project;
+  run_git(project.path(), {"init", "-q"});
+  project.write("db/dump.sql", generated_dump());
+  const std::vector<std::string> local{"CI="};
+  ASSERT_EQ(run_coldgate({"init", "--from-dump", "db/dump.sql"}, project.path(), {}, local)
+                .exit_code,
+            0);
+  ASSERT_EQ(run_coldgate({"run"}, project.path(), {}, local).exit_code, 1);
+  ASSERT_EQ(run_coldgate({"accept"}, project.path(), {}, local).exit_code, 0);
+  EXPECT_EQ(slurp(project / "snapshots/table-rows.json"), k_table_rows);
+
+  // The data changes: one more customer. CI sees the change and writes the candidate to --out.
+  std::string dump = generated_dump();
+  const std::string last = "40\tcustomer 40\t\\N\n";
+  ASSERT_NE(dump.find(last), std::string::npos);
+  dump.insert(dump.find(last) + last.size(), "41\tcustomer 41\tc41@example.org\n");
+  project.write("db/dump.sql", dump);
+  auto ci = run_coldgate({"run"}, project.path(), {}, {"CI=true"});
+  EXPECT_EQ(ci.exit_code, 1) << ci.err;
+  const std::string candidate = "{\n  \"public.customers\": 41,\n  \"public.orders\": 120\n}\n";
+  EXPECT_EQ(slurp(project / "coldgate-out/snapshots/snapshots/table-rows.json"), candidate);
+  EXPECT_FALSE(fs::exists(project / "snapshots/table-rows.json.new"));
+
+  auto nothing = run_coldgate({"accept"}, project.path(), {}, local);
+  EXPECT_EQ(nothing.exit_code, 2);
+  EXPECT_NE(nothing.err.find("nothing to accept"), std::string::npos) << nothing.err;
+  auto from = run_coldgate({"accept", "--from", "coldgate-out"}, project.path(), {}, local);
+  EXPECT_EQ(from.exit_code, 0) << from.err;
+  EXPECT_EQ(from.out, "accepted table-rows: snapshots/table-rows.json\n");
+  EXPECT_EQ(slurp(project / "snapshots/table-rows.json"), candidate);
+  EXPECT_EQ(slurp(project / "snapshots/schema.json"), k_schema);  // it matched: nothing pending
+  EXPECT_FALSE(fs::exists(project / "coldgate-out/snapshots/snapshots/table-rows.json"));
+
+  auto again = run_coldgate({"run"}, project.path(), {}, local);
+  EXPECT_EQ(again.exit_code, 0) << again.err;
+}
+
 // A dump that creates its own database and \c's into it (as the Chinook script and pg_dump
 // --create --clean --if-exists do): init writes psql: {file, database: postgres} and
 // database.name, and the stages read the database the script made.

@@ -330,9 +330,55 @@ TEST_F(Review, InCiModeItRefuses) {
     EXPECT_EQ(r.exit_code, 2);
     EXPECT_EQ(r.err, "coldgate: error: review is interactive and CI mode (--ci, CI=true) never "
                      "writes under snapshots/: run it locally with --no-ci, or take the candidates "
-                     "from the job's artifacts\n");
+                     "from the job's artifacts (--from DIR)\n");
   }
   EXPECT_TRUE(exists("snapshots/alpha.json.new"));
+}
+
+// `--from DIR`: the candidates a CI run or `ab` wrote under DIR/snapshots/ (by their path in
+// the checkout), reviewed the same way; the .new files beside the snapshots are not looked at.
+TEST_F(Review, FromTakesTheCandidatesARunWroteInItsOutputFolder) {
+  dir_.write("coldgate-out/snapshots/snapshots/gamma.json", k_gamma_new);
+  dir_.write("coldgate-out/snapshots/snapshots/gamma.json.diff", "the run's whole diff\n");
+  dir_.write("coldgate-out/snapshots/snapshots/delta.json", "{\n  \"d\": 4\n}\n");
+  TmuxSession term({COLDGATE_BINARY, "review", "--from", "coldgate-out"}, dir_.path());
+  const std::string first = term.wait_for("quit ›");
+  EXPECT_EQ(first.rfind("review: 2 pending snapshots\n\n── 1/2 · stage gamma · snapshots/gamma.json\n"
+                        "snapshot changed: 1 path differs (0 changed, 1 added, 0 removed)\n",
+                        0),
+            0u)
+      << first;
+  EXPECT_NE(first.find("+++ coldgate-out/snapshots/snapshots/gamma.json\n"), std::string::npos)
+      << first;
+  term.keys({"a"});
+  EXPECT_NE(term.wait_for("2/2 · stage delta").find("accepted gamma: snapshots/gamma.json"),
+            std::string::npos);
+  term.wait_for("quit ›");
+  term.keys({"s"});
+  EXPECT_EQ(term.wait_exit(), 0);
+  EXPECT_NE(term.screen().find("review: 1 accepted, 0 rejected, 1 skipped\n"
+                               "  accepted: gamma\n"
+                               "  skipped:  delta (still pending: coldgate review --from "
+                               "coldgate-out, or coldgate accept --from coldgate-out)\n"),
+            std::string::npos)
+      << term.screen();
+  EXPECT_EQ(slurp(dir_ / "snapshots/gamma.json"), k_gamma_new);
+  EXPECT_FALSE(exists("coldgate-out/snapshots/snapshots/gamma.json"));
+  EXPECT_FALSE(exists("coldgate-out/snapshots/snapshots/gamma.json.diff"));
+  EXPECT_TRUE(exists("coldgate-out/snapshots/snapshots/delta.json"));
+  EXPECT_TRUE(exists("snapshots/gamma.json.new")) << "the local candidate is not --from's";
+  EXPECT_EQ(slurp(dir_ / "snapshots/delta.json"), "{}\n");
+
+  // Nothing there: said so, exit 0; a folder that is not there: exit 2 naming --from.
+  TmuxSession none({COLDGATE_BINARY, "review", "--from", "coldgate-out", "alpha"}, dir_.path());
+  EXPECT_EQ(none.wait_exit(), 0);
+  EXPECT_EQ(none.screen(), "review: no pending snapshots under coldgate-out/snapshots (coldgate "
+                           "run --ci and coldgate ab write a candidate there for each snapshot "
+                           "that does not match)\n");
+  TmuxSession missing({COLDGATE_BINARY, "review", "--from", "no-such-out"}, dir_.path());
+  EXPECT_EQ(missing.wait_exit(), 2);
+  EXPECT_EQ(missing.screen().rfind("coldgate: error: --from: no-such-out is not a folder", 0), 0u)
+      << missing.screen();
 }
 
 }  // namespace
