@@ -1,7 +1,9 @@
 // `coldgate run --baseline history:5` end to end: five main commits measured on a real server
 // (the local provider) and recorded with `history record`, then a pull request ten times
-// slower, and one that changes nothing.
+// slower, and one that changes nothing; and the statement verdicts of a history baseline.
 #include <gtest/gtest.h>
+
+#include <map>
 
 #include "results/json.hpp"
 #include "util/process.hpp"
@@ -124,6 +126,80 @@ TEST_F(HistoryRun, GatesAPullRequestAgainstTheLastFiveRecordedResults) {
                          "--allow-no-baseline", "--out", "alone"});
   EXPECT_EQ(alone.exit_code, 0) << alone.err;
   EXPECT_FALSE(results("alone").gate);
+}
+
+// The statements of a recorded run are a baseline too: a run of the same code against the
+// history gets the verdicts a results-file baseline gives, every statement `same`.
+TEST_F(HistoryRun, TheRecordedStatementsGateTheSameCodeAsSameStatementByStatement) {
+  repo.write(".gitignore", "coldgate-out/\nsnapshots/\nmain-out/\nsame-out/\ncmp/\nhist/\n");
+  repo.write("schema.sql",
+             "CREATE TABLE item (id int PRIMARY KEY, name text, price numeric);\n"
+             "INSERT INTO item SELECT g, 'item ' || g, g * 1.5 FROM generate_series(1, 40) g;\n");
+  // A SQL stage, and a command stage whose client sends one statement, then one per item: an
+  // N+1 of 6 calls per run.
+  repo.write("coldgate.yaml",
+             "version: 1\n"
+             "database: { provider: local }\n"
+             "setup: [ { sql: schema.sql }, { analyze: true } ]\n"
+             "defaults: { runs: 3, warm: 0 }\n"
+             "stages:\n"
+             "  - name: priced\n    query: select count(*) from item where price > 3\n"
+             "  - name: client\n"
+             "    command: [sh, -c, '{ echo \"select count(*) from item;\"; for i in 1 2 3 4 5 6; do "
+             "echo \"select name from item where id = $i;\"; done; } | psql -XAtq >/dev/null']\n");
+  run_git(repo.path(), {"add", "-A"});
+  run_git(repo.path(), {"commit", "-qm", "main"});
+  auto main_run = coldgate({"run", "--out", "main-out"});
+  ASSERT_EQ(main_run.exit_code, 0) << main_run.err;
+  auto rec = coldgate({"history", "record", "--store", "hist", "--results", "main-out/results.json"});
+  ASSERT_EQ(rec.exit_code, 0) << rec.err;
+  const std::string main_sha = run_git(repo.path(), {"rev-parse", "HEAD"});
+  const std::string recorded = slurp(repo / "hist" / (main_sha + ".json"));
+  EXPECT_NE(recorded.find("\"queries\": ["), std::string::npos) << recorded;
+  EXPECT_NE(recorded.find("\"blocks_per_call\": "), std::string::npos) << recorded;
+
+  // The same code on a pull request's branch (a commit of its own: a run is not its own base).
+  run_git(repo.path(), {"checkout", "-qb", "feature"});
+  run_git(repo.path(), {"commit", "-qm", "Change nothing", "--allow-empty"});
+  auto same = coldgate({"run", "--baseline", "history", "--store", "hist", "--out", "same-out"});
+  EXPECT_EQ(same.exit_code, 0) << same.err;
+  Results r = results("same-out");
+  ASSERT_TRUE(r.gate);
+  EXPECT_EQ(r.gate->base_source, results::BaseSource::history);
+  std::map<std::string, int> per_stage;
+  for (const auto& v : r.gate->statements) {
+    ++per_stage[v.stage];
+    EXPECT_EQ(v.verdict, results::Verdict::same) << v.stage << " " << v.query << ": " << v.reason;
+    EXPECT_TRUE(v.base && v.head) << v.stage << " " << v.query << ": " << v.reason;
+  }
+  EXPECT_GE(per_stage["priced"], 1);
+  EXPECT_GE(per_stage["client"], 2);  // the count and the N+1
+  bool n_plus_one = false;
+  for (const auto& v : r.gate->statements) {
+    if (v.stage == "client" && v.query.find("where id = $1") != std::string::npos) {
+      n_plus_one = true;
+      ASSERT_TRUE(v.base && v.head);
+      EXPECT_EQ(v.base->calls, 6);
+      EXPECT_EQ(v.head->calls, 6);
+      EXPECT_TRUE(v.base->blocks_per_call) << "the record kept blocks per call";
+    }
+  }
+  EXPECT_TRUE(n_plus_one);
+
+  // The same two runs compared as results files: the same statement verdicts.
+  auto cmp = run_coldgate({"compare", "main-out/results.json", "same-out/results.json", "--out", "cmp"},
+                          repo.path(), "", {"CI=", "GITHUB_ACTIONS="});
+  EXPECT_EQ(cmp.exit_code, 0) << cmp.err;
+  Results by_file = results("cmp");
+  ASSERT_TRUE(by_file.gate);
+  auto verdicts = [](const Results& x) {
+    std::vector<std::string> out;
+    for (const auto& v : x.gate->statements) {
+      out.push_back(v.stage + " | " + v.query + " | " + std::string(results::to_string(v.verdict)));
+    }
+    return out;
+  };
+  EXPECT_EQ(verdicts(r), verdicts(by_file));
 }
 
 }  // namespace
