@@ -91,6 +91,16 @@ struct Gate {
   bool require_same_environment = false;
   double max_query_ratio = 2;                   // db_queries: regression at or above this ratio
   int min_query_delta = 10;                     // … and at least this many statements more
+  double max_blocks_ratio = 10;  // a statement's shared blocks per call: regression at this ratio …
+  /// … and at least this many blocks per call more: 100 blocks (800 KiB) is past what an index
+  /// lookup reads (root, inner pages, leaf, heap: 3–6; in a fresh backend its first plan over a
+  /// table adds the catalog pages it looks up, about 50) and below a sequential scan of a table
+  /// of 100k narrow rows (~640 blocks).
+  double min_blocks_delta = 100;
+  bool statements = true;  // per-statement verdicts (calls, blocks per call) on
+  /// `ab` and `stack`: more interleaved runs per side, at most this many, when a time verdict
+  /// lies near its threshold, so that noise does not decide it.
+  int max_extra_runs = 10;
 };
 
 /// Cold runs per variant of a remedy trial (`--try`) unless `try_runs` says otherwise.
@@ -124,6 +134,10 @@ struct Stage {
   Decode decode = Decode::none;
   std::vector<std::string> command;           // argv, no shell
   std::string shell;                          // command given as a string
+  /// The command's program value (a list's first item, else the string), where
+  /// check_stages() points, and its key path ("stages[2].command[0]", "stages[2].command").
+  Location command_where;
+  std::string command_key;
   int runs = 5;                               // cold runs (defaults.runs unless set)
   int warm = 5;                               // warm repetitions after each cold run
   ColdMode cold = ColdMode::process;
@@ -134,10 +148,6 @@ struct Stage {
   int repeated_threshold = k_default_repeated_threshold;  // defaults.repeated_threshold unless set
   int try_runs = k_default_try_runs;          // defaults.try_runs unless set
   std::vector<UserRemedy> remedies;           // tried by --try beside the diagnoses' remedies
-  /// The command's program value (a list's first item, else the string), where
-  /// check_stages() points, and its key path ("stages[2].command[0]", "stages[2].command").
-  Location command_where;
-  std::string command_key;
   Gate gate;                                  // top-level gate with this stage's overrides applied
   Location where;
   /// True for command stages (command or shell set), false for SQL stages.
@@ -207,6 +217,14 @@ Config parse(std::string_view yaml, const std::filesystem::path& file);
 /// Error(usage) at the value's `file:line:col` naming the key path, with what to do.
 void check_setup(const Config& config);
 
+/// Checks, as check_setup() checks a setup command's, that the program of each command stage
+/// among `stages` is there — a list's first item, or a plain first word of a shell string;
+/// found relative to the config's folder when it has a '/', else on PATH (a shell string's
+/// also in the local server's bindir, which the run puts first on its PATH) — so that a stage
+/// whose program is missing is a config error (exit 2) before any server starts. Throws
+/// Error(usage) at the value's `file:line:col` naming the key path and the stage.
+void check_stages(const Config& config, const std::vector<Stage>& stages);
+
 /// The keys each mapping of a config accepts, by key path with `[]` for list items ("" = top
 /// level, "database", "setup[]", "stages[]", "stages[].snapshot", "stages[].gate", "gate", …).
 /// The one table behind "did you mean" hints and the JSON Schema (config/coldgate.schema.json).
@@ -216,14 +234,6 @@ const std::map<std::string, std::vector<std::string>>& known_keys();
 /// holds `.git` (a folder, or the file of a git worktree); without one, the current folder when
 /// the config's folder is inside it, else the config's folder.
 std::filesystem::path repository_root(const Config& config);
-
-/// Checks, as check_setup() checks a setup command's, that the program of each command stage
-/// among `stages` is there — a list's first item, or a plain first word of a shell string;
-/// found relative to the config's folder when it has a '/', else on PATH (a shell string's
-/// also in the local server's bindir, which the run puts first on its PATH) — so that a stage
-/// whose program is missing is a config error (exit 2) before any server starts. Throws
-/// Error(usage) at the value's `file:line:col` naming the key path and the stage.
-void check_stages(const Config& config, const std::vector<Stage>& stages);
 
 /// The folder snapshot diffs name their files from: the git repository holding the config (the
 /// nearest folder at or above its folder with `.git`), else the config's folder.

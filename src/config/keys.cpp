@@ -6,7 +6,9 @@ const std::map<std::string, std::vector<std::string>>& known_keys() {
   static const std::vector<std::string> k_gate = {"max_ratio", "warn_ratio",
                                                   "min_delta", "min_delta_bytes",
                                                   "metrics",   "require_same_environment",
-                                                  "max_query_ratio", "min_query_delta"};
+                                                  "max_query_ratio", "min_query_delta",
+                                                  "max_blocks_ratio", "min_blocks_delta",
+                                                  "statements", "max_extra_runs"};
   static const std::map<std::string, std::vector<std::string>> k_keys = {
       {"", {"version", "database", "setup", "build", "defaults", "stages", "gate", "report",
             "history"}},

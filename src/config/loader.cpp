@@ -248,6 +248,14 @@ class Loader {
       gate.max_query_ratio = m_r.ratio(e->value, f.path("max_query_ratio"));
     if (auto* e = f.find("min_query_delta"))
       gate.min_query_delta = m_r.integer(e->value, f.path("min_query_delta"), 0);
+    if (auto* e = f.find("max_blocks_ratio"))
+      gate.max_blocks_ratio = m_r.ratio(e->value, f.path("max_blocks_ratio"));
+    if (auto* e = f.find("min_blocks_delta"))
+      gate.min_blocks_delta = m_r.integer(e->value, f.path("min_blocks_delta"), 0);
+    if (auto* e = f.find("statements"))
+      gate.statements = m_r.boolean(e->value, f.path("statements"));
+    if (auto* e = f.find("max_extra_runs"))
+      gate.max_extra_runs = m_r.integer(e->value, f.path("max_extra_runs"), 0);
     if (gate.warn_ratio > gate.max_ratio) {
       if (auto* e = f.find("warn_ratio"))
         m_r.fail(

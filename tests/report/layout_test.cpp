@@ -123,18 +123,25 @@ TEST(ReportLayout, ChangesComeMostUrgentFirstEachWithWhy) {
   Results base = failing_base();
   std::string md = report(failing(), &base);
   EXPECT_EQ(column(md, 4),
-            (std::vector<std::string>{"🔴 3.10× regression", "🟠 3.10× slower",
-                                      "🟢 0.30× faster", "🟢 0.30× faster", "❌ failed",
-                                      "❌ changed", "🆕 new stage", "➖ removed stage"}));
-  EXPECT_EQ(column(md, 0), (std::vector<std::string>{
-                               "config-load", "config-load", "config-load-jit", "config-load-jit",
-                               "report-export", "config-load", "new-stage", "old-stage"}));
+            (std::vector<std::string>{"🔴 3.10× regression", "🔴 regression", "🔴 regression",
+                                      "🟠 3.10× slower", "🟢 0.30× faster", "🟢 0.30× faster",
+                                      "❌ failed", "❌ changed", "🆕 new stage",
+                                      "➖ removed stage"}));
+  EXPECT_EQ(column(md, 0),
+            (std::vector<std::string>{"config-load", "config-load", "config-load", "config-load",
+                                      "config-load-jit", "config-load-jit", "report-export",
+                                      "config-load", "new-stage", "old-stage"}));
+  // A statement that regressed is a row of its own, its figures before and after.
+  EXPECT_EQ(column(md, 1)[1], "statement `select count(*) from tag where article_id = $1`");
+  EXPECT_EQ(column(md, 2)[1], "—");
+  EXPECT_EQ(column(md, 3)[1], "40 calls · 3 blocks/call");
+  EXPECT_EQ(column(md, 3)[2], "1 calls · 1,937 blocks/call");
   std::vector<std::string> why = column(md, 5);
   EXPECT_EQ(why[0], "3.10× ≥ max_ratio 1.5, +504 ms ≥ min_delta 20 ms, ranges apart");
   // The error's first line announces the stderr tail; its last line names the cause.
-  EXPECT_EQ(why[4],
+  EXPECT_EQ(why[6],
             "cold run 1/2: exit status 2; stderr ends: export: relation \"report_rows\" does not exist");
-  EXPECT_EQ(why[5].rfind("snapshot changed: 1 path differs (1 changed, 0 added, 0 removed); ", 0),
+  EXPECT_EQ(why[7].rfind("snapshot changed: 1 path differs (1 changed, 0 added, 0 removed); ", 0),
             0u);
   EXPECT_EQ(table(md, k_changes_header)[0][3], "744.0 ms (716.1 ms – 781.2 ms)") << "min – max";
 }
@@ -184,7 +191,7 @@ TEST(ReportLayout, MetricsNotGatedStayOutOfTheTableOfChanges) {
   std::string md = report(failing(), &base);
   for (const auto& metric : column(md, 1)) {
     EXPECT_TRUE(metric == "wall_ms" || metric == "cpu_ms" || metric == "execution_ms" ||
-                metric == "snapshot" || metric == "—")
+                metric == "snapshot" || metric == "—" || metric.starts_with("statement `"))
         << metric;
   }
   // rows went 1,200 → 1,250 in orders-report: not gated, so only in that stage's details.
@@ -225,15 +232,62 @@ TEST(ReportLayout, EachSnapshotDiffSummaryOnceWithRepositoryPaths) {
     EXPECT_EQ(md.find(internal), std::string::npos) << internal;
 }
 
-TEST(ReportLayout, DiagnosesOnlyForStagesThatChanged) {
+TEST(ReportLayout, DiagnosesThePullRequestAddedFirstThenFixedThenTheRestFolded) {
   Results base = failing_base();
   std::string md = report(failing(), &base);
-  EXPECT_NE(md.find("### Diagnoses\n\n- **config-load**: planning took"), std::string::npos);
+  std::size_t added = md.find("### Diagnoses\n\n- 🆕 new in this pull request · **config-load**: "
+                              "planning took");
+  std::size_t n1 = md.find("- 🆕 new in this pull request · **config-load**: statement 77");
+  std::size_t gone = md.find("- ✅ gone (fixed) · **config-load**: JIT compiled");
+  std::size_t fold = md.find("<details><summary>1 diagnosis also in base</summary>");
+  std::size_t orders = md.find("- **orders-report**: table `public.orders`");
+  ASSERT_NE(added, std::string::npos) << md;
+  EXPECT_LT(added, n1);
+  EXPECT_LT(n1, gone);
+  EXPECT_LT(gone, fold);
+  EXPECT_LT(fold, orders);
+  ASSERT_NE(orders, std::string::npos);
+  // Results of an older coldgate carry no marks: only the changed stages' diagnoses then.
+  Results old = failing();
+  for (auto& d : old.diagnoses) d.change.clear();
+  md = report(old, &base);
   EXPECT_EQ(md.find("public.orders"), std::string::npos) << "orders-report did not change";
   Results pass = passing_base();
   EXPECT_EQ(report(passing(), &pass).find("### Diagnoses"), std::string::npos);
   EXPECT_NE(report(no_baseline()).find("- **config-load-jit**: JIT compiled"), std::string::npos)
       << "without a gate every diagnosis";
+}
+
+TEST(ReportLayout, StatementsThatChangedPerStageWithTheirFiguresAndQueryidsFolded) {
+  Results base = failing_base();
+  std::string md = report(failing(), &base);
+  std::size_t at = md.find("\n### Statements that changed\n\n**config-load**\n\n| Statement | "
+                           "Calls per run | Blocks per call | ms per call | Change | Why |\n");
+  ASSERT_NE(at, std::string::npos) << md;
+  std::size_t added = md.find("| `select count(*) from tag where article_id = $1` | — → 40 | — → 3 | "
+                              "— → 0.03 ms | 🔴 regression | new statement: runs 40 times per run",
+                              at);
+  std::size_t blocks = md.find("| 1 | 4 → 1,937 | 0.09 ms → 23.2 ms | 🔴 regression | reads 1,937 "
+                               "blocks per call instead of 4 (484×",
+                               at);
+  EXPECT_NE(added, std::string::npos) << md.substr(at, 1500);
+  EXPECT_NE(blocks, std::string::npos) << md.substr(at, 1500);
+  // The statement whose counts did not move is not listed; the queryids of both sides are.
+  EXPECT_EQ(md.find("`select * from config` |", at), std::string::npos);
+  EXPECT_NE(md.find("base `-377094331132490252` · head `-5210114618935114403`", at),
+            std::string::npos);
+  // A cut report keeps a stage whose statement regressed before the long tables.
+  Results many = failing();
+  for (int i = 0; i < 400; ++i) {
+    StageResult s = many.stages.back();
+    s.name = fmt::format("filler-{:03}", i);
+    many.stages.push_back(s);
+    many.gate->metrics.push_back({s.name, "wall_ms", "ms", Verdict::same, 80, 80, 1, "1.00×"});
+  }
+  Markdown cut = markdown(many, &base, "report-full.md", 20'000);
+  ASSERT_TRUE(cut.cut);
+  EXPECT_NE(cut.report.find("### Statements that changed"), std::string::npos) << cut.report;
+  EXPECT_NE(cut.report.find("reads 1,937 blocks per call instead of 4"), std::string::npos);
 }
 
 TEST(ReportLayout, ChartShowsTheChangedStagesBeforeAsALineAfterAsBars) {
