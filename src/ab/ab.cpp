@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <iostream>
+#include <map>
 #include <memory>
 
 #include "ab/cache.hpp"
@@ -83,6 +84,7 @@ class AbRun {
   void set_up_data();
   void measure_interleaved();
   void finish();
+  void note_decisions();
   void stop(const Error& e);
 
   const Options& m_options;
@@ -109,6 +111,7 @@ class AbRun {
   std::string m_phase = "config";
   std::string m_failed_step;  // base's failed setup step, named for the report ("base: …")
   std::vector<std::string> m_not_run;  // head's stages not measured yet
+  std::map<std::string, ExtraRuns> m_extra;  // per stage: the runs made past `runs` (decide)
 };
 
 void AbRun::resolve() {
@@ -307,7 +310,14 @@ void AbRun::measure_interleaved() {
     measure::StageMeasurer head_m(stages[i], head_ctx);
     std::optional<measure::StageMeasurer> base_m;
     if (base_stage[i]) base_m.emplace(*base_stage[i], base_ctx);
-    interleave({base_m ? &*base_m : nullptr, &head_m});
+    const std::vector<measure::StageMeasurer*> sides{base_m ? &*base_m : nullptr, &head_m};
+    interleave(sides);
+    if (base_m) {
+      // A time verdict near its threshold: both sides again, interleaved (gate.max_extra_runs).
+      ExtraRuns extra =
+          decide(sides, {StagePair{0, 1, &stages[i].gate, ""}}, stages[i].name, *m_progress)[0];
+      if (!extra.metrics.empty()) m_extra[stages[i].name] = std::move(extra);
+    }
     // A stage error may quote a command's stderr or a server message: no password in results
     // and none printed.
     if (base_m) {
@@ -350,6 +360,7 @@ void AbRun::finish() {
                                           gate::Thresholds::from(m_head.config));
       m_head_results.gate->base_source =
           m_measure_base ? results::BaseSource::interleaved : results::BaseSource::cache;
+      gate::mark_diagnoses(m_head_results, *m_outcome.base);
     } catch (const Error& e) {
       m_outcome.gate_error = e;
     }
@@ -359,6 +370,18 @@ void AbRun::finish() {
               "no baseline: nothing was compared — " + m_head_results.no_baseline);
   }
   m_outcome.head = std::move(m_head_results);
+}
+
+// The time verdicts that extra runs decided say so; with a cached base, those near their
+// threshold say that it could not be measured again.
+void AbRun::note_decisions() {
+  if (!m_outcome.head.gate || !m_outcome.base) return;
+  results::GateResult& g = *m_outcome.head.gate;
+  if (!m_measure_base) {
+    note_cached(g, m_outcome.head, *m_outcome.base, m_head.config, "base");
+    return;
+  }
+  for (const auto& [stage, extra] : m_extra) note_extra_runs(g, stage, extra);
 }
 
 // Head's results say why the run stopped; nothing is cached or compared.
@@ -379,11 +402,18 @@ Outcome AbRun::run() {
   new_head_results();
   try {
     config::check_setup(m_head.config);
+    // Head's stage programs: now, or once head is built when its build may make them.
+    if (m_head.config.build.empty()) config::check_stages(m_head.config, m_head.config.stages);
     m_phase = "server";
     start_session();
     take_base_from_cache();
     m_phase = "build";
     build(m_head, m_out / "ab" / "head-build.log", *m_progress);
+    if (!m_head.config.build.empty()) {
+      m_phase = "config";
+      config::check_stages(m_head.config, m_head.config.stages);
+      m_phase = "build";
+    }
     prepare_base();
     new_base_results();
     m_phase = "setup";
@@ -392,6 +422,7 @@ Outcome AbRun::run() {
     measure_interleaved();
     util::throw_if_interrupted();  // a SIGINT/SIGTERM while the server stopped
     finish();
+    note_decisions();
   } catch (const Error& e) {
     m_base_db.reset();  // the server stops before the reports are written
     m_session.reset();
@@ -402,16 +433,9 @@ Outcome AbRun::run() {
 
 }  // namespace
 
-    // Head's stage programs: now, or once head is built when its build may make them.
-    if (m_head.config.build.empty()) config::check_stages(m_head.config, m_head.config.stages);
 Outcome run_ab(const Options& options) {
   util::install_interrupt_handlers();
   return AbRun(options).run();
 }
 
-    if (!m_head.config.build.empty()) {
-      m_phase = "config";
-      config::check_stages(m_head.config, m_head.config.stages);
-      m_phase = "build";
-    }
 }  // namespace coldgate::ab

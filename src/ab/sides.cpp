@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <chrono>
 
+#include "gate/decide.hpp"
+#include "gate/gate.hpp"
 #include "measure/environment.hpp"
 #include "util/fs.hpp"
 #include "util/process.hpp"
@@ -219,6 +221,101 @@ void interleave(const std::vector<measure::StageMeasurer*>& measurers) {
     for (auto* m : measurers) {
       if (m) m->run_once();
     }
+  }
+}
+
+std::vector<ExtraRuns> decide(const std::vector<measure::StageMeasurer*>& measurers,
+                              const std::vector<StagePair>& pairs, const std::string& stage,
+                              measure::Progress& progress) {
+  std::vector<ExtraRuns> out(pairs.size());
+  for (;;) {
+    std::vector<bool> more(measurers.size(), false);
+    bool any = false;
+    for (std::size_t j = 0; j < pairs.size(); ++j) {
+      const StagePair& p = pairs[j];
+      measure::StageMeasurer* b = measurers[p.base];
+      measure::StageMeasurer* h = measurers[p.head];
+      const int budget = p.gate->max_extra_runs;
+      if (!b || !h || b->extra_runs() >= budget || h->extra_runs() >= budget) continue;
+      std::vector<std::string> names = gate::undecided_metrics(h->partial(), b->partial(), *p.gate);
+      if (names.empty()) continue;
+      std::vector<std::string>& seen = out[j].metrics;
+      if (seen.empty()) {
+        std::string list;
+        for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+        progress.line(fmt::format(
+            "stage {}{}: {} near the threshold: more cold runs of both sides, interleaved (at "
+            "most {} each)",
+            stage, p.label, list, budget));
+      }
+      for (auto& n : names) {
+        if (std::find(seen.begin(), seen.end(), n) == seen.end()) seen.push_back(std::move(n));
+      }
+      more[p.base] = more[p.head] = true;
+      any = true;
+    }
+    if (!any) break;
+    for (std::size_t k = 0; k < measurers.size(); ++k) {
+      if (!more[k]) continue;
+      measurers[k]->add_runs(1);
+      measurers[k]->run_once();
+    }
+  }
+  for (std::size_t j = 0; j < pairs.size(); ++j) {
+    if (out[j].metrics.empty()) continue;
+    out[j].base = measurers[pairs[j].base]->extra_runs();
+    out[j].head = measurers[pairs[j].head]->extra_runs();
+    progress.line(fmt::format("stage {}{}: decided after {}", stage, pairs[j].label,
+                              out[j].base == out[j].head
+                                  ? fmt::format("{} more run{} each", out[j].head,
+                                                out[j].head == 1 ? "" : "s")
+                                  : fmt::format("{} more runs of head and {} of base",
+                                                out[j].head, out[j].base)));
+  }
+  return out;
+}
+
+void note_extra_runs(results::GateResult& gate, const std::string& stage,
+                     const ExtraRuns& extra) {
+  if (extra.head == 0 && extra.base == 0) return;
+  const std::string said =
+      extra.base == extra.head
+          ? fmt::format("; decided after {} more run{} each", extra.head,
+                        extra.head == 1 ? "" : "s")
+          : fmt::format("; decided after {} more run{} of head and {} of base", extra.head,
+                        extra.head == 1 ? "" : "s", extra.base);
+  for (auto& v : gate.metrics) {
+    if (v.stage != stage ||
+        std::find(extra.metrics.begin(), extra.metrics.end(), v.metric) == extra.metrics.end()) {
+      continue;
+    }
+    v.extra_runs = extra.head;
+    v.reason += said;
+  }
+}
+
+void note_cached(results::GateResult& gate, const results::Results& head,
+                 const results::Results& base, const config::Config& head_config,
+                 const std::string& cached) {
+  const gate::Thresholds thresholds = gate::Thresholds::from(head_config);
+  auto find = [](const results::Results& r, const std::string& name) -> const results::StageResult* {
+    for (const auto& s : r.stages) {
+      if (s.name == name) return &s;
+    }
+    return nullptr;
+  };
+  for (auto& v : gate.metrics) {
+    const config::Gate& g = thresholds.for_stage(v.stage);
+    if (g.max_extra_runs <= 0) continue;
+    const results::StageResult* hs = find(head, v.stage);
+    const results::StageResult* bs = find(base, v.stage);
+    const results::Metric* hm = hs ? hs->find(v.metric) : nullptr;
+    const results::Metric* bm = bs ? bs->find(v.metric) : nullptr;
+    if (!hm || !bm || !gate::undecided(v, *hm, *bm, g)) continue;
+    v.reason += fmt::format(
+        "; near its threshold, but {} came from the cache: no extra runs (--no-cache measures "
+        "both sides interleaved)",
+        cached);
   }
 }
 

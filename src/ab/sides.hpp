@@ -105,4 +105,47 @@ std::string first_changes(const std::vector<std::string>& dirty);
 /// each, … until all are done (a null entry is skipped: a commit without the stage).
 void interleave(const std::vector<measure::StageMeasurer*>& measurers);
 
+/// Two sides of one stage that the gate will judge, head against base: indexes into the
+/// measurers given to decide(), and head's gate for that stage.
+struct StagePair {
+  std::size_t base = 0;
+  std::size_t head = 0;
+  const config::Gate* gate = nullptr;
+  std::string label;  // after the stage's name in progress lines: "" (ab), " (1-s1 on 0-main)"
+};
+
+/// What decide() did for one pair: the time metrics whose verdict was undecided
+/// (gate::undecided) before a run, and the cold runs each side made past the stage's `runs`.
+struct ExtraRuns {
+  std::vector<std::string> metrics;  // empty: decided on the stage's own runs
+  int base = 0;
+  int head = 0;
+};
+
+/// After interleave(): time verdicts that noise does not decide. While a pair's verdict of a
+/// time metric is undecided on the samples so far (gate::undecided_metrics) and both its sides
+/// have made fewer than gate.max_extra_runs runs past the stage's `runs`, one more cold run of
+/// every side of such pairs, in the measurers' order (base, head, base, head, …); it stops as
+/// soon as no pair is undecided. A null measurer (a cached side, a commit without the stage)
+/// makes its pairs decided as they are. Returns one entry per pair; progress lines say which
+/// metrics were near and how it ended. Throws as StageMeasurer::run_once() does.
+std::vector<ExtraRuns> decide(const std::vector<measure::StageMeasurer*>& measurers,
+                              const std::vector<StagePair>& pairs, const std::string& stage,
+                              measure::Progress& progress);
+
+/// After gate::compare: each verdict of `extra.metrics` in `stage` gets `extra_runs` (head's)
+/// and its reason "; decided after N more runs each" ("… N more runs of head and M of base"
+/// in a stack where they differ). Nothing when no extra run was made.
+void note_extra_runs(results::GateResult& gate, const std::string& stage,
+                     const ExtraRuns& extra);
+
+/// After gate::compare of a pair one side of which (`cached`: "base", "head" or "both
+/// sides") came from the cache and cannot be measured again: each time verdict that
+/// gate::undecided holds for on the final samples, in a stage whose max_extra_runs is above 0,
+/// gets "; near its threshold, but <cached> came from the cache: no extra runs (--no-cache
+/// measures both sides interleaved)".
+void note_cached(results::GateResult& gate, const results::Results& head,
+                 const results::Results& base, const config::Config& head_config,
+                 const std::string& cached);
+
 }  // namespace coldgate::ab

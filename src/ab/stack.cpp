@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <iostream>
+#include <map>
 #include <memory>
 
 #include "ab/cache.hpp"
@@ -64,10 +65,11 @@ class StackRun {
   void start_session();
   void take_from_cache();
   void build_all();
-  void set_up_data();
   void check_stage_programs(bool built);
+  void set_up_data();
   void measure_round_robin();
   void finish();
+  void note_decisions();
   void stop(const Error& e);
   std::size_t top() const { return m_sides.size() - 1; }
   // Results of commit k and whether this run measures it.
@@ -91,6 +93,8 @@ class StackRun {
   std::string m_phase = "config";
   std::string m_failed_step;
   std::vector<std::vector<std::string>> m_not_run;  // per commit, its stages not measured yet
+  /// Per pull request k (against commit k−1), per stage: the runs made past `runs` (decide).
+  std::vector<std::map<std::string, ExtraRuns>> m_extra;
 };
 
 void StackRun::resolve() {
@@ -274,10 +278,6 @@ void StackRun::build_all() {
   }
 }
 
-// Each measured commit's data from its own setup steps, in its own database on the one server:
-// REFn's in database.name, commit k's in <name>_<k>. A commit whose scripts make the stages'
-// database themselves (psql's `database:`) is set up first and its database renamed.
-void StackRun::set_up_data() {
 // The programs of the stages each commit runs (REFn's stages, its own definition of them):
 // before the server starts for a commit without `build:` steps, once it is built for one with
 // them (a program its build makes). A missing one is a config error (exit 2).
@@ -296,6 +296,10 @@ void StackRun::check_stage_programs(bool built) {
   }
 }
 
+// Each measured commit's data from its own setup steps, in its own database on the one server:
+// REFn's in database.name, commit k's in <name>_<k>. A commit whose scripts make the stages'
+// database themselves (psql's `database:`) is set up first and its database renamed.
+void StackRun::set_up_data() {
   const std::string name = m_session->provider().connection_info().dbname;
   m_dbs.resize(m_sides.size());
   auto set_up = [&](std::size_t k, const std::optional<db::ConnectionInfo>& target) {
@@ -360,6 +364,10 @@ void StackRun::measure_round_robin() {
   }
   std::size_t last = top();
   while (!measured(last)) --last;  // the highest measured commit shows the stage's line
+  // Commit k's gate, as finish() judges it against commit k−1.
+  std::vector<gate::Thresholds> thresholds;
+  for (const Side& side : m_sides) thresholds.push_back(gate::Thresholds::from(side.config));
+  m_extra.assign(m_sides.size(), {});
   for (std::size_t i = 0; i < top_cfg.stages.size(); ++i) {
     m_progress->stage_start(static_cast<int>(i) + 1, top_cfg.stages[i].name);
     std::vector<std::optional<measure::StageMeasurer>> m(m_sides.size());
@@ -369,6 +377,16 @@ void StackRun::measure_round_robin() {
       order.push_back(m[k] ? &*m[k] : nullptr);
     }
     interleave(order);
+    // A time verdict near its threshold: both sides of that pull request again, interleaved.
+    std::vector<StagePair> pairs;
+    for (std::size_t k = 1; k < m_sides.size(); ++k) {
+      pairs.push_back({k - 1, k, &thresholds[k].for_stage(top_cfg.stages[i].name),
+                       fmt::format(" ({} on {})", m_sides[k].name, m_sides[k - 1].name)});
+    }
+    std::vector<ExtraRuns> extra = decide(order, pairs, top_cfg.stages[i].name, *m_progress);
+    for (std::size_t j = 0; j < pairs.size(); ++j) {
+      if (!extra[j].metrics.empty()) m_extra[pairs[j].head][top_cfg.stages[i].name] = extra[j];
+    }
     for (std::size_t k = 0; k < m_sides.size(); ++k) {
       if (!measured(k)) continue;
       auto& not_run = m_not_run[k];
@@ -409,6 +427,7 @@ void StackRun::finish() {
     try {
       results(k).gate = gate::compare(results(k), base, m_outcome.commits[k - 1].baseline,
                                       gate::Thresholds::from(m_sides[k].config));
+      gate::mark_diagnoses(results(k), base);
       // Each side says where it came from: the base (commit k−1) from the cache, or measured
       // in this run; the head (commit k) from the cache, or measured (head_cached).
       results(k).gate->base_source = m_outcome.commits[k - 1].cached
@@ -417,6 +436,27 @@ void StackRun::finish() {
       results(k).gate->head_cached = m_outcome.commits[k].cached;
     } catch (const Error& e) {
       if (!m_outcome.gate_error) m_outcome.gate_error = e;
+    }
+  }
+}
+
+// Each pull request's time verdicts that extra runs decided say so; where a side came from the
+// cache, those near their threshold say that it could not be measured again.
+void StackRun::note_decisions() {
+  for (std::size_t k = 1; k < m_sides.size(); ++k) {
+    if (!results(k).gate) continue;
+    results::GateResult& g = *results(k).gate;
+    const bool base_cached = !measured(k - 1);
+    const bool head_cached = !measured(k);
+    if (base_cached || head_cached) {
+      note_cached(g, results(k), results(k - 1), m_sides[k].config,
+                  base_cached && head_cached ? "both sides"
+                  : base_cached              ? "base"
+                                             : "head");
+      continue;
+    }
+    if (k < m_extra.size()) {
+      for (const auto& [stage, extra] : m_extra[k]) note_extra_runs(g, stage, extra);
     }
   }
 }
@@ -447,17 +487,21 @@ StackOutcome StackRun::run() {
   }
   try {
     for (const auto& side : m_sides) config::check_setup(side.config);
+    check_stage_programs(false);
     m_phase = "server";
     start_session();
     take_from_cache();
     m_phase = "build";
     build_all();
+    m_phase = "config";
+    check_stage_programs(true);
     m_phase = "setup";
     set_up_data();
     m_phase = "stages";
     measure_round_robin();
     util::throw_if_interrupted();  // a SIGINT/SIGTERM while the server stopped
     finish();
+    note_decisions();
   } catch (const Error& e) {
     m_dbs.clear();  // the server stops before the reports are written
     m_session.reset();
@@ -475,6 +519,3 @@ StackOutcome run_stack(const StackOptions& options) {
 }
 
 }  // namespace coldgate::ab
-    check_stage_programs(false);
-    m_phase = "config";
-    check_stage_programs(true);

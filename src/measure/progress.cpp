@@ -86,7 +86,9 @@ void Progress::step(std::string_view what) {
 
 void Progress::run_done(int run, int runs, double wall_ms, std::string_view label) {
   if (m_style == ProgressStyle::tty) return;
-  m_out << fmt::format("coldgate: {}: {}cold run {}/{}: {:.1f} ms\n", prefix(), label, run, runs, wall_ms)
+  const std::string which = run <= runs ? fmt::format("{}/{}", run, runs)
+                                        : fmt::format("{} (extra {})", run, run - runs);
+  m_out << fmt::format("coldgate: {}: {}cold run {}: {:.1f} ms\n", prefix(), label, which, wall_ms)
         << std::flush;
 }
 

@@ -37,7 +37,8 @@ class Progress {
   void stage_start(int index, std::string_view name);
   /// Something within the current stage begins: "cold run 2/5", "restart", "EXPLAIN".
   void step(std::string_view what);
-  /// A cold run finished after `wall_ms` milliseconds; `label` names the side ("base: ").
+  /// A cold run finished after `wall_ms` milliseconds; `label` names the side ("base: "). A
+  /// run past the stage's `runs` (an extra run of ab or stack) is "cold run 4 (extra 1)".
   void run_done(int run, int runs, double wall_ms, std::string_view label = {});
   /// The current stage ended with `result`.
   void stage_end(const results::StageResult& result);

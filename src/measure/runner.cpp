@@ -571,14 +571,18 @@ void StageMeasurer::run_once() {
   const RunContext& ctx = m_ctx;
   StageResult& result = m_result;
   const int run = ++m_run;
+  // "2/3"; a run past the stage's `runs`: "4 (extra 1)".
+  const std::string which = run <= stage.runs
+                                ? fmt::format("{}/{}", run, stage.runs)
+                                : fmt::format("{} (extra {})", run, run - stage.runs);
   util::throw_if_interrupted();
   if (stage.cold == config::ColdMode::restart) {
     ctx.progress->step(
-        fmt::format("{}restarting the server for cold run {}/{}", ctx.label, run, stage.runs));
+        fmt::format("{}restarting the server for cold run {}", ctx.label, which));
     m_admin.reset();  // the restart would end its backend: a new one after it
     ctx.provider->restart();
   }
-  ctx.progress->step(fmt::format("{}cold run {}/{}", ctx.label, run, stage.runs));
+  ctx.progress->step(fmt::format("{}cold run {}", ctx.label, which));
   std::vector<db::StatementStats> statements;
   RunOutcome outcome =
       stage.is_command()
@@ -587,7 +591,7 @@ void StageMeasurer::run_once() {
           : sql_run(stage, ctx, run, m_query, result, m_profile ? &m_admin : nullptr, statements);
   if (m_profile && outcome.error.empty()) m_cold_statements.push_back(std::move(statements));
   if (!outcome.error.empty()) {
-    result.error = fmt::format("cold run {}/{}: {}", run, stage.runs, outcome.error);
+    result.error = fmt::format("cold run {}: {}", which, outcome.error);
     // A lost server fails every later stage too: stop the run as an infrastructure error.
     if (server_gone(ctx)) {
       throw Error(ExitCode::infrastructure, "stage " + stage.name,
@@ -605,8 +609,8 @@ void StageMeasurer::run_once() {
     canonical = canon::canonicalize(outcome.document, stage.snapshot->canon,
                                     fmt::format("cold run {} document", run));
   } catch (const Error& e) {
-    result.error = fmt::format("cold run {}/{}: the snapshot document is not valid: {}", run,
-                               stage.runs, e.message());
+    result.error =
+        fmt::format("cold run {}: the snapshot document is not valid: {}", which, e.message());
     return;
   }
   if (run == 1) {

@@ -69,8 +69,18 @@ results::StageResult run_stage(const config::Stage& stage, const RunContext& con
 class StageMeasurer {
  public:
   StageMeasurer(const config::Stage& stage, const RunContext& context);
-  /// True when every cold run was made, or one failed.
-  bool done() const { return m_run >= m_stage.runs || m_result.failed(); }
+  /// True when every cold run was made (the extra ones too), or one failed.
+  bool done() const { return m_run >= m_stage.runs + m_extra || m_result.failed(); }
+  /// Allows `more` cold runs past the stage's `runs` (`ab` and `stack` measure a stage again
+  /// when its time verdict lies near its threshold: gate.max_extra_runs), so done() is false
+  /// until they are made. Their samples join the cold ones; the result's `runs` stays the
+  /// stage's, and COLDGATE_RUNS too.
+  void add_runs(int more) { m_extra += more; }
+  /// The cold runs allowed past the stage's `runs` so far.
+  int extra_runs() const { return m_extra; }
+  /// The result so far: the samples of the cold runs made (and the error of one that failed);
+  /// no statement table, plan or snapshot check before finish().
+  const results::StageResult& partial() const { return m_result; }
   /// The canonical snapshot candidate of cold run 1 ("" before it, or without a snapshot).
   const std::string& first_candidate() const { return m_first_candidate; }
   /// Makes the next cold run (after a server restart when `cold: restart`); a failing run sets
@@ -87,6 +97,7 @@ class StageMeasurer {
   results::StageResult m_result;
   std::string m_query;            // SQL stages: the query text, read once
   int m_run = 0;                  // cold runs made so far
+  int m_extra = 0;                // cold runs allowed past m_stage.runs (add_runs)
   std::string m_first_candidate;  // canonical text of cold run 1
   int m_differing_run = 0;        // first cold run whose candidate differs from run 1's
   std::string m_differing;

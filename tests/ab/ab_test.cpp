@@ -1,5 +1,6 @@
 // `coldgate ab` on a real stack of commits: base ← feature-1 (a stage 10× slower through
 // pg_sleep) ← feature-2 (fixed again), measured by the real binary on the local provider.
+#include <fmt/core.h>
 #include <gtest/gtest.h>
 
 #include <csignal>
@@ -7,6 +8,8 @@
 #include <optional>
 
 #include "ab/git.hpp"
+#include "config/config.hpp"
+#include "gate/decide.hpp"
 #include "results/json.hpp"
 #include "support/dumps.hpp"
 #include "support/support.hpp"
@@ -538,6 +541,196 @@ TEST_F(AbTest, TheServerPasswordAndSecretValuesAreMaskedInEveryOutput) {
     if (e.is_regular_file()) all.emplace_back(e.path().string(), slurp(e.path()));
   }
   for (const auto& [name, text] : all) EXPECT_EQ(text.find(k_token), std::string::npos) << name;
+}
+
+// Time verdicts that noise does not decide (gate.max_extra_runs): a stage that sleeps 0.1 s on
+// main and 0.25 s on each pull request, judged with max_ratio 3 — a ratio near 2.5 lies in the
+// band max_ratio/2 … 2 × max_ratio where a few runs could turn the verdict. Whether a verdict
+// is undecided depends on the timing, so each test computes gate::undecided from the samples
+// in results.json and asserts what must follow from it, whatever the timing was.
+struct ExtraRunsTest : ::testing::Test {
+  static constexpr int k_runs = 3;
+  static constexpr int k_extra = 4;
+  void SetUp() override {
+    testing::make_server_tmpdir(dir, tmp);
+    dir.write("coldgate.yaml",
+              "version: 1\n"
+              "database: { provider: local }\n"
+              "setup: [ { sql: schema.sql } ]\n"
+              "defaults: { runs: 3, warm: 0 }\n"
+              "stages:\n"
+              "  - name: wait\n"
+              "    command: sleep $(cat delay.txt)\n"
+              "gate: { max_ratio: 3, warn_ratio: 2, min_delta: 0ms, metrics: [wall_ms], "
+              "max_extra_runs: 4 }\n");
+    dir.write("schema.sql", "CREATE TABLE item (id int);\n");
+    dir.write(".gitignore", "coldgate-out/\ntmp/\n");
+    dir.write("delay.txt", "0.1\n");
+    run_git(dir.path(), {"init", "-q"});
+    commit("main");
+    run_git(dir.path(), {"branch", "-m", "main"});
+    dir.write("delay.txt", "0.25\n");
+    commit("s1");
+    dir.write("other.txt", "not measured\n");
+    commit("s2");  // as slow as s1: an A/A pair above it
+    gate.max_ratio = 3;
+    gate.warn_ratio = 2;
+    gate.min_delta = std::chrono::milliseconds(0);
+    gate.metrics = {"wall_ms"};
+    gate.max_extra_runs = k_extra;
+  }
+  void commit(const std::string& name) {
+    if (name != "main") run_git(dir.path(), {"checkout", "-q", "-b", name});
+    run_git(dir.path(), {"add", "-A"});
+    run_git(dir.path(), {"commit", "-q", "-m", name});
+  }
+  testing::RunResult coldgate(std::vector<std::string> args) {
+    return run_coldgate(args, dir.path(), "",
+                        {"CI=", "GITHUB_ACTIONS=", "GITHUB_BASE_REF=", "GITHUB_HEAD_REF=",
+                         "GITHUB_STEP_SUMMARY=", "CI_MERGE_REQUEST_TARGET_BRANCH_NAME=",
+                         "TMPDIR=" + tmp.string()});
+  }
+  results::Results results(const std::string& file) {
+    return results::from_json(slurp(dir / file), file);
+  }
+  static const results::StageResult& wait(const results::Results& r) {
+    EXPECT_EQ(r.stages.size(), 1u);
+    return r.stages.at(0);
+  }
+  static std::size_t samples(const results::Results& r) {
+    const results::Metric* m = wait(r).find("wall_ms");
+    EXPECT_NE(m, nullptr);
+    return m ? m->cold.size() : 0;
+  }
+  // The stage with only its first `n` cold samples: what decide() judged before any extra run.
+  static results::StageResult first(const results::Results& r, std::size_t n) {
+    results::StageResult s = wait(r);
+    for (auto& [name, m] : s.metrics) {
+      if (m.cold.size() > n) m.cold.resize(n);
+    }
+    return s;
+  }
+  bool undecided(const results::StageResult& head, const results::StageResult& base) const {
+    return !gate::undecided_metrics(head, base, gate).empty();
+  }
+  static const results::MetricVerdict& verdict(const results::Results& r) {
+    EXPECT_TRUE(r.gate);
+    EXPECT_EQ(r.gate->metrics.size(), 1u);
+    return r.gate->metrics.at(0);
+  }
+  static bool ends_with(const std::string& s, const std::string& tail) {
+    return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+  }
+  // What a pair's verdict says of its extra runs, `n` of each side.
+  static void expect_decided_after(const results::MetricVerdict& v, std::size_t n) {
+    EXPECT_EQ(v.extra_runs, static_cast<int>(n));
+    EXPECT_TRUE(ends_with(v.reason, fmt::format("; decided after {} more run{} each", n,
+                                                n == 1 ? "" : "s")))
+        << v.reason;
+  }
+  TempDir dir;
+  fs::path tmp = dir / "tmp";
+  config::Gate gate;
+};
+
+TEST_F(ExtraRunsTest, AbMeasuresBothSidesAgainWhileTheVerdictIsNearItsThreshold) {
+  run_git(dir.path(), {"checkout", "-q", "s1"});
+  auto r = coldgate({"ab", "--base", "main"});
+  ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.out << r.err;  // slower or regression
+  results::Results head = results("coldgate-out/results.json");
+  results::Results base = results("coldgate-out/base/results.json");
+  const std::size_t n = samples(head);
+  // Both sides alike, interleaved, at most max_extra_runs more; `runs` stays the stage's.
+  EXPECT_EQ(samples(base), n);
+  EXPECT_GE(n, std::size_t{k_runs});
+  EXPECT_LE(n, std::size_t{k_runs + k_extra});
+  EXPECT_EQ(wait(head).runs, k_runs);
+  EXPECT_EQ(wait(base).runs, k_runs);
+  EXPECT_EQ(head.gate->thresholds.max_extra_runs, k_extra);
+  // Extra runs exactly when the first runs left the verdict undecided …
+  EXPECT_EQ(n > k_runs, undecided(first(head, k_runs), first(base, k_runs)))
+      << r.err << verdict(head).reason;
+  // … and they stopped early only once it was decided.
+  if (n < k_runs + k_extra) {
+    EXPECT_FALSE(undecided(wait(head), wait(base))) << r.err;
+  }
+  const results::MetricVerdict& v = verdict(head);
+  if (n > k_runs) {
+    expect_decided_after(v, n - k_runs);
+    // Interleaved: base, head, base, head …
+    auto b4 = r.err.find("base: cold run 4 (extra 1)");
+    auto h4 = r.err.find("head: cold run 4 (extra 1)");
+    ASSERT_NE(b4, std::string::npos) << r.err;
+    ASSERT_NE(h4, std::string::npos) << r.err;
+    EXPECT_LT(r.err.find("head: cold run 3/3"), b4);
+    EXPECT_LT(b4, h4);
+    if (n > k_runs + 1) {
+      EXPECT_LT(h4, r.err.find("base: cold run 5 (extra 2)")) << r.err;
+    }
+    EXPECT_NE(r.err.find("stage wait: wall_ms near the threshold"), std::string::npos) << r.err;
+  } else {
+    EXPECT_EQ(v.extra_runs, 0);
+    EXPECT_EQ(v.reason.find("decided after"), std::string::npos) << v.reason;
+    EXPECT_EQ(r.err.find("(extra 1)"), std::string::npos) << r.err;
+  }
+
+  // Again with the base from the cache: it cannot be measured again, so head runs its own
+  // runs only, and a verdict still near its threshold says why nothing more was done.
+  auto again = coldgate({"ab", "--base", "main"});
+  ASSERT_TRUE(again.exit_code == 0 || again.exit_code == 1) << again.out << again.err;
+  ASSERT_NE(again.err.find("from the cache"), std::string::npos) << again.err;
+  head = results("coldgate-out/results.json");
+  EXPECT_EQ(samples(head), std::size_t{k_runs});
+  EXPECT_EQ(again.err.find("(extra 1)"), std::string::npos) << again.err;
+  const results::MetricVerdict& c = verdict(head);
+  EXPECT_EQ(c.extra_runs, 0);
+  EXPECT_EQ(c.reason.find("decided after"), std::string::npos) << c.reason;
+  // The cached base is the one measured above, its extra samples included.
+  EXPECT_EQ(head.gate->base_source, results::BaseSource::cache);
+  ASSERT_TRUE(c.base_median);
+  EXPECT_NEAR(*c.base_median, results::median(base.stages.at(0).find("wall_ms")->cold), 0.01);
+  const bool near =
+      gate::undecided(c, *wait(head).find("wall_ms"), *base.stages.at(0).find("wall_ms"), gate);
+  EXPECT_EQ(c.reason.find("near its threshold, but base came from the cache: no extra runs") !=
+                std::string::npos,
+            near)
+      << c.reason;
+}
+
+TEST_F(ExtraRunsTest, StackMeasuresAgainOnlyThePairsNearTheirThreshold) {
+  auto r = coldgate({"stack", "main", "s1", "s2", "--no-cache"});
+  ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.out << r.err;
+  std::vector<results::Results> c{results("coldgate-out/stack/0-main/results.json"),
+                                  results("coldgate-out/stack/1-s1/results.json"),
+                                  results("coldgate-out/stack/2-s2/results.json")};
+  std::vector<std::size_t> n;
+  for (const auto& x : c) {
+    n.push_back(samples(x));
+    EXPECT_GE(n.back(), std::size_t{k_runs});
+    EXPECT_LE(n.back(), std::size_t{k_runs + k_extra});
+    EXPECT_EQ(wait(x).runs, k_runs);
+  }
+  for (std::size_t k = 1; k < c.size(); ++k) {
+    SCOPED_TRACE(fmt::format("pull request {}", k));
+    const bool at_first = undecided(first(c[k], k_runs), first(c[k - 1], k_runs));
+    const results::MetricVerdict& v = verdict(c[k]);
+    if (at_first) {
+      // Both sides of an undecided pair were measured again, and the verdict says so.
+      EXPECT_GT(n[k - 1], std::size_t{k_runs});
+      EXPECT_GT(n[k], std::size_t{k_runs});
+      EXPECT_GT(v.extra_runs, 0) << v.reason;
+      EXPECT_NE(v.reason.find("; decided after"), std::string::npos) << v.reason;
+      if (n[k] == n[k - 1]) expect_decided_after(v, n[k] - k_runs);
+    }
+    // A side's extra runs come from a pair that was undecided: its own, or the one below or
+    // above; and a pair stops only once decided or out of runs.
+    if (v.extra_runs > 0) {
+      EXPECT_EQ(v.extra_runs, static_cast<int>(n[k] - k_runs));
+    }
+    if (std::max(n[k - 1], n[k]) < std::size_t{k_runs + k_extra}) {
+      EXPECT_FALSE(undecided(wait(c[k]), wait(c[k - 1]))) << v.reason;
+    }
+  }
 }
 
 }  // namespace
