@@ -614,6 +614,24 @@ TEST(HistoryRecord, TheFuzzCorpusReadsOrIsRefusedByName) {
   EXPECT_GE(refused, 2);
 }
 
+// The fuzz seed with statement tables: one with every figure, one an older results' (no
+// text_id, no blocks), a stage without a table and one with an empty table.
+TEST(HistoryRecord, TheStatementsSeedReadsWithItsTables) {
+  const std::string text = testing::slurp(testing::source_dir() /
+                                          "tests/fuzz/corpus/history/statements.json");
+  const Record rec = from_json(text, "statements.json");
+  ASSERT_EQ(rec.stages.size(), 3u);
+  ASSERT_TRUE(rec.stages[0].queries);
+  ASSERT_EQ(rec.stages[0].queries->size(), 2u);
+  EXPECT_EQ(rec.stages[0].queries->at(0).queryid, "-1921244256710817708");
+  EXPECT_EQ(rec.stages[0].queries->at(0).blocks_per_call, 3);
+  EXPECT_EQ(rec.stages[0].queries->at(1).jit_functions, 1090);
+  EXPECT_FALSE(rec.stages[0].queries->at(1).blocks);
+  EXPECT_FALSE(rec.stages[1].queries);
+  ASSERT_TRUE(rec.stages[2].queries);
+  EXPECT_TRUE(rec.stages[2].queries->empty());
+}
+
 TEST(HistoryRecord, ANumberBeyondDoubleIsRefusedNotInfinite) {
   const std::string text = testing::slurp(testing::source_dir() /
                                           "tests/fuzz/corpus/history/huge-number.json");
