@@ -96,8 +96,12 @@ TEST_F(AbTest, EachPullRequestOfTheStackIsGatedAgainstTheBranchBelowIt) {
   EXPECT_EQ(base.git.commit, sha["base"]);
   ASSERT_EQ(base.stages.size(), 1u);
   ASSERT_EQ(r.stages.size(), 1u);
-  EXPECT_EQ(base.stages[0].find("query_ms")->cold.size(), 3u);
-  EXPECT_EQ(r.stages[0].find("query_ms")->cold.size(), 3u);
+  // 3 cold runs each, and as many more of both as a verdict near its threshold took
+  // (gate.max_extra_runs, ExtraRunsTest).
+  const std::size_t n = r.stages[0].find("query_ms")->cold.size();
+  EXPECT_EQ(base.stages[0].find("query_ms")->cold.size(), n);
+  EXPECT_GE(n, 3u);
+  EXPECT_LE(n, 3u + 10u);
   std::string report = slurp(dir / "coldgate-out/report.md");
   EXPECT_NE(report.find(sha["base"].substr(0, 7)), std::string::npos) << report;
   EXPECT_NE(report.find(sha["feature-1"].substr(0, 7)), std::string::npos) << report;

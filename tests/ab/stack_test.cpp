@@ -164,7 +164,9 @@ TEST_F(StackTest, EachPullRequestIsGatedAgainstTheCommitBelowItAndEachCommitMeas
     EXPECT_EQ(verdict(r, "load"), load[k]);
     EXPECT_EQ(snapshot(r), snap[k]);
     ASSERT_EQ(r.stages.size(), 2u);
-    EXPECT_EQ(r.stages[0].find("query_ms")->cold.size(), 3u);
+    // 3 cold runs, and those a verdict near its threshold took (gate.max_extra_runs).
+    EXPECT_GE(r.stages[0].find("query_ms")->cold.size(), 3u);
+    EXPECT_LE(r.stages[0].find("query_ms")->cold.size(), 3u + 10u);
     const std::string report = slurp(dir / "coldgate-out/stack" / folder / "report.md");
     EXPECT_NE(report.find(sha[refs[k]].substr(0, 7)), std::string::npos) << report;
     EXPECT_NE(report.find(sha[refs[k - 1]].substr(0, 7)), std::string::npos) << report;
