@@ -229,6 +229,10 @@ session::Baseline history_baseline(const config::Config& cfg, const RunArgs& arg
   b.annotate = [used = std::move(used), store = spec.text, n](results::Results& r) {
     if (r.gate) r.gate->base_source = results::BaseSource::history;
     r.history = history::trend(used, r, store, n);
+    // Records keep no diagnoses: nothing says which of head's the base had, so none is marked
+    // new and none gone.
+    std::erase_if(r.diagnoses, [](const results::Diagnosis& d) { return d.change == "gone"; });
+    for (auto& d : r.diagnoses) d.change.clear();
   };
   return b;
 }
