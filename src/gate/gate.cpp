@@ -47,11 +47,13 @@ std::string short_statement(const std::string& q) {
 std::string statement_change(const StatementVerdict& s) {
   auto c = [](double v) { return format_value(std::round(v), "count"); };
   if (!s.base) return fmt::format("new, {} calls per run", c(s.head->calls));
+  // Only what grew: a regression is more calls or more blocks, and a figure that fell beside
+  // it is not the reason.
   std::string out;
-  if (s.head->calls != s.base->calls)
+  if (s.head->calls > s.base->calls)
     out = fmt::format("calls {} → {}", c(s.base->calls), c(s.head->calls));
   if (s.base->blocks_per_call && s.head->blocks_per_call &&
-      std::round(*s.base->blocks_per_call) != std::round(*s.head->blocks_per_call)) {
+      std::round(*s.base->blocks_per_call) < std::round(*s.head->blocks_per_call)) {
     out += fmt::format("{}blocks per call {} → {}", out.empty() ? "" : ", ",
                        c(*s.base->blocks_per_call), c(*s.head->blocks_per_call));
   }

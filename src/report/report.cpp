@@ -311,7 +311,7 @@ Section diagnoses_section(const Comparison& c) {
   return s;
 }
 
-// Per stage, the statements whose calls or blocks per call changed between base and head.
+// Per stage, the statements that are not same, or whose calls per run changed, between base and head.
 Section statements_section(const Comparison& c) {
   Section s{"\n### Statements that changed\n", {}, "", "stage", "stages"};
   for (auto& row : statements_blocks(c)) s.items.push_back({std::move(row.text), row.rank});

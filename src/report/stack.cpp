@@ -2,10 +2,13 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
+#include <cmath>
 #include <map>
 #include <optional>
 #include <tuple>
 
+#include "gate/gate.hpp"
 #include "report/escape.hpp"
 #include "report/table.hpp"
 #include "results/format.hpp"
@@ -85,6 +88,13 @@ bool changed_snapshot(const StageResult& s) {
          s.snapshot->status != SnapshotStatus::updated;
 }
 
+// A statement for a table cell: one line of at most about 80 characters.
+std::string statement_text(const std::string& query) {
+  std::string line = query;
+  std::replace(line.begin(), line.end(), '\n', ' ');
+  return line.size() <= 80 ? line : std::string(utf8_prefix(line, 80)) + " …";
+}
+
 // The rows of one pull request: each verdict other than same (regressions first), each stage
 // that failed or whose snapshot does not match; one row when nothing changed.
 std::string rows_of(const StackEntry& e) {
@@ -107,6 +117,26 @@ std::string rows_of(const StackEntry& e) {
         if ((v.verdict == Verdict::regression) != (pass == 0)) continue;
         notable.push_back(&v);
       }
+    }
+  }
+  // Statements that regressed (gate.statements) fail the gate like a metric does.
+  auto side = [](const std::optional<results::StatementSide>& x) {
+    if (!x) return std::string("—");
+    std::string text = md_text(results::format_value(x->calls, "count")) + " calls";
+    if (x->blocks_per_call)
+      text += " · " + md_text(results::format_value(std::round(*x->blocks_per_call), "count")) +
+              " blocks/call";
+    return text;
+  };
+  if (r.gate) {
+    for (const auto& v : r.gate->statements) {
+      if (v.verdict != Verdict::regression) continue;
+      const bool bold = !bold_done;
+      bold_done = true;
+      out += row(index, pull, md_text(v.stage) + " · statement " + md_code(statement_text(v.query)),
+                 side(v.base), side(v.head), "🔴 regression", snapshot_cell(stage_of(r, v.stage)),
+                 bold);
+      stage_listed[v.stage] = true;
     }
   }
   for (const MetricVerdict* v : notable) {
@@ -173,6 +203,26 @@ std::string regression_lines(const std::vector<StackEntry>& entries) {
                          md_text(v.metric), named(entries[k]),
                          v.ratio ? " (" + results::format_ratio(*v.ratio) + ")" : "", fixed);
     }
+    for (const auto& v : r->gate->statements) {
+      if (v.verdict != Verdict::regression) continue;
+      // Fixed by the first later pull request whose verdict for the same statement is fewer
+      // calls or blocks, or that no longer runs it.
+      std::string fixed = "not fixed in this stack";
+      for (std::size_t j = k + 1; j < entries.size() && fixed.starts_with("not"); ++j) {
+        const Results* later = entries[j].results;
+        if (!later || !later->gate) continue;
+        for (const auto& w : later->gate->statements) {
+          if (w.stage == v.stage && w.query == v.query &&
+              (w.verdict == Verdict::faster || w.verdict == Verdict::removed)) {
+            fixed = "fixed by " + named(entries[j]);
+            break;
+          }
+        }
+      }
+      out += fmt::format("- 🔴 {} statement {}: introduced by {} ({}), {}\n", md_text(v.stage),
+                         md_code(statement_text(v.query)), named(entries[k]),
+                         md_text(v.reason.substr(0, v.reason.find(';'))), fixed);
+    }
   }
   return out;
 }
@@ -214,11 +264,8 @@ std::string stack_summary(const std::vector<StackEntry>& entries, const std::str
       continue;
     }
     const Results& r = *e.results;
-    bool fails = false;
-    for (const auto& s : r.stages) fails = fails || s.failed() || changed_snapshot(s);
-    if (r.gate) {
-      for (const auto& v : r.gate->metrics) fails = fails || v.verdict == Verdict::regression;
-    }
+    // What the pull request's own verdict says: a statement regression fails it too.
+    const bool fails = !gate::passed(r);
     failing += fails ? 1 : 0;
   }
   std::string base;

@@ -98,7 +98,7 @@ MetricsTable changes_table(const Comparison& comparison);
 /// results.json (gate.statements).
 inline constexpr std::size_t k_statements_per_stage = 20;
 
-/// "Statements that changed": per stage whose statements' calls or blocks per call differ (or
+/// "Statements that changed": per stage whose statements are not `same` or whose calls per run differ (or
 /// that one was added or gone), one block `**stage**` + `| Statement | Calls per run | Blocks
 /// per call | ms per call | Change | Why |` (before → after; regressions first, at most
 /// k_statements_per_stage) and the queryids of both sides in a fold; rank 0 when a statement

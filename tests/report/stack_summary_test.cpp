@@ -118,6 +118,36 @@ TEST_F(StackSummary, ARegressionNobodyFixesIsSaid) {
 }
 
 
+// A pull request whose only regression is a statement's (a new N+1) fails in the summary as
+// in its own verdict, with a row and who introduced and who fixed it.
+TEST_F(StackSummary, AStatementRegressionFailsThePullRequestAndIsTraced) {
+  for (auto& r : results) {
+    if (!r.gate) continue;
+    for (auto& m : r.gate->metrics) m.verdict = Verdict::same;
+    for (auto& st : r.stages) {
+      if (st.snapshot) st.snapshot->status = results::SnapshotStatus::match;
+    }
+  }
+  const std::string q = "select count(*) from review where book_id = $1";
+  results[0].gate->statements.push_back(
+      {"checkout", q, std::nullopt, results::StatementSide{"7", 40, 1, 3, 0.01, 0.02}, Verdict::regression,
+       "new statement: runs 40 times per run (≥ min_query_delta 10)"});
+  results[1].gate->statements.push_back({"checkout", q, results::StatementSide{"7", 40, 1, 3, 0.01, 0.02},
+                                         std::nullopt, Verdict::faster,
+                                         "no longer run (base ran it 40 times per run)"});
+  const std::string md = stack_summary(entries, "shop");
+  EXPECT_NE(md.find("1 of 4 pull requests fails the gate"), std::string::npos) << md;
+  EXPECT_NE(md.find("| **[1](<1-s1/report.md>)** | **s1 `"), std::string::npos) << md;
+  EXPECT_NE(md.find("**checkout · statement `" + q + "`** | — | **40 calls · 3 blocks/call** | "
+                    "**🔴 regression** |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("- 🔴 checkout statement `" + q + "`: introduced by 1 (s1) (new statement: "
+                    "runs 40 times per run (≥ min_query_delta 10)), fixed by 2 (s2)"),
+            std::string::npos)
+      << md;
+}
+
 // Where each side came from: a base (the commit below) from the cache and a head (the pull
 // request's own commit) from the cache are counted apart, and neither is called the other.
 TEST_F(StackSummary, CachedBasesAndCachedHeadsAreCountedApart) {
