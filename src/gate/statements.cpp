@@ -26,7 +26,6 @@ struct Sum {
   double calls = 0, rows = 0, plan_ms = 0, exec_ms = 0;
   double blocks = 0;
   bool has_blocks = true;
-  double time_ms = 0;
 
   void add(const QueryStats& q) {
     if (q.calls > top_calls) {
@@ -38,7 +37,6 @@ struct Sum {
     rows += q.rows;
     plan_ms += q.plan_ms;
     exec_ms += q.exec_ms;
-    time_ms += q.time_ms();
     if (q.blocks_per_call) {
       blocks += *q.blocks_per_call * q.calls;
     } else {

@@ -88,13 +88,6 @@ bool changed_snapshot(const StageResult& s) {
          s.snapshot->status != SnapshotStatus::updated;
 }
 
-// A statement for a table cell: one line of at most about 80 characters.
-std::string statement_text(const std::string& query) {
-  std::string line = query;
-  std::replace(line.begin(), line.end(), '\n', ' ');
-  return line.size() <= 80 ? line : std::string(utf8_prefix(line, 80)) + " …";
-}
-
 // The rows of one pull request: each verdict other than same (regressions first), each stage
 // that failed or whose snapshot does not match; one row when nothing changed.
 std::string rows_of(const StackEntry& e) {
@@ -133,7 +126,7 @@ std::string rows_of(const StackEntry& e) {
       if (v.verdict != Verdict::regression) continue;
       const bool bold = !bold_done;
       bold_done = true;
-      out += row(index, pull, md_text(v.stage) + " · statement " + md_code(statement_text(v.query)),
+      out += row(index, pull, md_text(v.stage) + " · statement " + md_code(statement_line(v.query, 80)),
                  side(v.base), side(v.head), "🔴 regression", snapshot_cell(stage_of(r, v.stage)),
                  bold);
       stage_listed[v.stage] = true;
@@ -220,7 +213,7 @@ std::string regression_lines(const std::vector<StackEntry>& entries) {
         }
       }
       out += fmt::format("- 🔴 {} statement {}: introduced by {} ({}), {}\n", md_text(v.stage),
-                         md_code(statement_text(v.query)), named(entries[k]),
+                         md_code(statement_line(v.query, 80)), named(entries[k]),
                          md_text(v.reason.substr(0, v.reason.find(';'))), fixed);
     }
   }

@@ -134,10 +134,7 @@ std::string statement_change_cell(const StatementVerdict& v) {
 
 // The statement as a table cell: code, one line, about 100 characters.
 std::string statement_cell(const std::string& query) {
-  std::string line = query;
-  std::replace(line.begin(), line.end(), '\n', ' ');
-  if (line.size() > 100) line = std::string(utf8_prefix(line, 100)) + " …";
-  return md_code(line, true);
+  return md_code(statement_line(query, 100), true);
 }
 
 ChangeRow statement_row(const StatementVerdict& v) {
@@ -455,6 +452,12 @@ MetricsTable changes_table(const Comparison& c) {
   }
   for (const auto& row : rows) t.rows.push_back({row.text(c.gated()), row.rank});
   return t;
+}
+
+std::string statement_line(const std::string& query, std::size_t max_bytes) {
+  std::string line = query;
+  std::replace(line.begin(), line.end(), '\n', ' ');
+  return line.size() <= max_bytes ? line : std::string(utf8_prefix(line, max_bytes)) + " …";
 }
 
 std::vector<TableRow> statements_blocks(const Comparison& c) {

@@ -94,6 +94,9 @@ class Comparison {
 /// no rows when nothing changed.
 MetricsTable changes_table(const Comparison& comparison);
 
+/// A statement's text on one line (line breaks as spaces), cut to about `max_bytes` with " …".
+std::string statement_line(const std::string& query, std::size_t max_bytes);
+
 /// Most changed statements a stage lists in "Statements that changed"; the rest are in
 /// results.json (gate.statements).
 inline constexpr std::size_t k_statements_per_stage = 20;
