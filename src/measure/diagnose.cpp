@@ -5,9 +5,12 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <set>
 
 #include "measure/profile.hpp"
 #include "results/format.hpp"
+#include "results/plan.hpp"
+#include "util/error.hpp"
 
 namespace coldgate::measure {
 namespace {
@@ -143,7 +146,434 @@ void planning(const StageResult& s, std::vector<Diagnosis>& out) {
                  ""});
 }
 
+
+// ---- condition text (EXPLAIN's deparsed expressions) ----
+
+enum class Tok { word, quoted, literal, number, param, open, close, comma, cast, dot, op, other };
+
+struct Token {
+  Tok kind;
+  std::string text;
+};
+
+bool op_char(char c) {
+  return std::string_view("+-*/<>=~!@#%^&|`?").find(c) != std::string_view::npos;
+}
+
+std::vector<Token> tokenize(const std::string& s) {
+  std::vector<Token> out;
+  std::size_t i = 0;
+  auto ident_char = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$' ||
+           static_cast<unsigned char>(c) >= 0x80;
+  };
+  while (i < s.size()) {
+    char c = s[i];
+    if (std::isspace(static_cast<unsigned char>(c))) {
+      ++i;
+    } else if (c == '\'' || c == '"') {  // a literal or a quoted name; doubled quotes inside
+      std::size_t j = i + 1;
+      for (; j < s.size(); ++j) {
+        if (s[j] != c) continue;
+        if (j + 1 < s.size() && s[j + 1] == c) {
+          ++j;
+          continue;
+        }
+        break;
+      }
+      j = std::min(j + 1, s.size());
+      out.push_back({c == '"' ? Tok::quoted : Tok::literal, s.substr(i, j - i)});
+      i = j;
+    } else if (c == '$' && i + 1 < s.size() && std::isdigit(static_cast<unsigned char>(s[i + 1]))) {
+      std::size_t j = i + 1;
+      while (j < s.size() && std::isdigit(static_cast<unsigned char>(s[j]))) ++j;
+      out.push_back({Tok::param, s.substr(i, j - i)});
+      i = j;
+    } else if (std::isdigit(static_cast<unsigned char>(c))) {
+      std::size_t j = i;
+      while (j < s.size() && (std::isalnum(static_cast<unsigned char>(s[j])) || s[j] == '.')) ++j;
+      out.push_back({Tok::number, s.substr(i, j - i)});
+      i = j;
+    } else if (ident_char(c)) {
+      std::size_t j = i;
+      while (j < s.size() && ident_char(s[j])) ++j;
+      out.push_back({Tok::word, s.substr(i, j - i)});
+      i = j;
+    } else if (c == ':' && i + 1 < s.size() && s[i + 1] == ':') {
+      out.push_back({Tok::cast, "::"});
+      i += 2;
+    } else if (op_char(c)) {
+      std::size_t j = i;
+      while (j < s.size() && op_char(s[j])) ++j;
+      out.push_back({Tok::op, s.substr(i, j - i)});
+      i = j;
+    } else {
+      Tok k = c == '(' || c == '[' ? Tok::open
+              : c == ')' || c == ']' ? Tok::close
+              : c == ','             ? Tok::comma
+              : c == '.'             ? Tok::dot
+                                     : Tok::other;
+      out.push_back({k, std::string(1, c)});
+      ++i;
+    }
+  }
+  return out;
+}
+
+std::string upper(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+
+bool is_word(const Token& t, const char* w) {
+  return t.kind == Tok::word && upper(t.text) == w;
+}
+
+// A name as written: "x""y" → x"y; a plain word as is (EXPLAIN prints unquoted names lower case).
+std::string unquoted(const std::string& name) {
+  if (name.size() < 2 || name.front() != '"') return name;
+  std::string out;
+  for (std::size_t i = 1; i + 1 < name.size(); ++i) {
+    out += name[i];
+    if (name[i] == '"' && name[i + 1] == '"') ++i;
+  }
+  return out;
+}
+
+// [lo, hi) with the parentheses that wrap all of it removed.
+void strip_parens(const std::vector<Token>& t, std::size_t& lo, std::size_t& hi) {
+  while (hi - lo >= 2 && t[lo].kind == Tok::open && t[hi - 1].kind == Tok::close) {
+    int depth = 0;
+    bool wraps = true;
+    for (std::size_t i = lo; i < hi; ++i) {
+      if (t[i].kind == Tok::open) ++depth;
+      if (t[i].kind == Tok::close && --depth == 0 && i + 1 < hi) {
+        wraps = false;
+        break;
+      }
+    }
+    if (!wraps) return;
+    ++lo;
+    --hi;
+  }
+}
+
+// The column one side of a comparison is, by itself (parentheses and casts around it allowed),
+// when it belongs to `alias`; "" otherwise.
+std::string side_column(const std::vector<Token>& t, std::size_t lo, std::size_t hi,
+                        const std::string& alias, bool unqualified) {
+  strip_parens(t, lo, hi);
+  // A cast at depth 0 ends the expression: `(c.code)::character varying(20)`.
+  int depth = 0;
+  for (std::size_t i = lo; i < hi; ++i) {
+    if (t[i].kind == Tok::open) ++depth;
+    if (t[i].kind == Tok::close) --depth;
+    if (depth == 0 && t[i].kind == Tok::cast) {
+      hi = i;
+      break;
+    }
+  }
+  strip_parens(t, lo, hi);
+  auto name = [](const Token& x) { return x.kind == Tok::word || x.kind == Tok::quoted; };
+  if (hi - lo == 1 && name(t[lo]) && unqualified) {
+    static const std::set<std::string> k_not_columns = {"NULL", "TRUE", "FALSE", "CURRENT_DATE",
+                                                        "CURRENT_TIMESTAMP", "CURRENT_USER"};
+    if (t[lo].kind == Tok::word && k_not_columns.count(upper(t[lo].text))) return "";
+    return t[lo].text;
+  }
+  if (hi - lo == 3 && name(t[lo]) && t[lo + 1].kind == Tok::dot && name(t[lo + 2]) &&
+      unquoted(t[lo].text) == alias) {
+    return t[lo + 2].text;
+  }
+  return "";
+}
+
+void add_once(std::vector<std::string>& list, const std::string& column) {
+  if (!column.empty() && std::find(list.begin(), list.end(), column) == list.end()) {
+    list.push_back(column);
+  }
+}
+
+void conjuncts(const std::vector<Token>& t, std::size_t lo, std::size_t hi,
+               const std::string& alias, bool unqualified, ConditionColumns& out, int level) {
+  if (level > 100) return;
+  strip_parens(t, lo, hi);
+  if (lo >= hi) return;
+  // Split at the ANDs of this level; an OR at this level makes it no conjunct for an index.
+  std::vector<std::size_t> ands;
+  int depth = 0;
+  for (std::size_t i = lo; i < hi; ++i) {
+    if (t[i].kind == Tok::open) ++depth;
+    if (t[i].kind == Tok::close) --depth;
+    if (depth != 0) continue;
+    if (is_word(t[i], "OR")) return;
+    if (is_word(t[i], "AND")) ands.push_back(i);
+  }
+  if (!ands.empty()) {
+    std::size_t start = lo;
+    for (std::size_t a : ands) {
+      conjuncts(t, start, a, alias, unqualified, out, level + 1);
+      start = a + 1;
+    }
+    conjuncts(t, start, hi, alias, unqualified, out, level + 1);
+    return;
+  }
+  // One comparison: its operator at depth 0.
+  depth = 0;
+  for (std::size_t i = lo; i < hi; ++i) {
+    if (t[i].kind == Tok::open) ++depth;
+    if (t[i].kind == Tok::close) --depth;
+    if (depth != 0 || t[i].kind != Tok::op) continue;
+    const std::string& op = t[i].text;
+    const bool eq = op == "=";
+    const bool range = op == "<" || op == "<=" || op == ">" || op == ">=";
+    if (!eq && !range) return;
+    auto& list = eq ? out.equality : out.range;
+    add_once(list, side_column(t, lo, i, alias, unqualified));
+    // `col = ANY ('{…}'::integer[])` (an IN list) compares the left side only.
+    if (i + 1 < hi && !is_word(t[i + 1], "ANY") && !is_word(t[i + 1], "ALL")) {
+      add_once(list, side_column(t, i + 1, hi, alias, unqualified));
+    }
+    return;
+  }
+}
+
+// Reserved key words of PostgreSQL (docs, "SQL Key Words": "reserved" and "reserved (can be
+// function or type)"), which quote_ident() quotes.
+bool reserved(const std::string& word) {
+  static const std::set<std::string> k_words = {
+      "all", "analyse", "analyze", "and", "any", "array", "as", "asc", "asymmetric",
+      "authorization", "binary", "both", "case", "cast", "check", "collate", "collation",
+      "column", "concurrently", "constraint", "create", "cross", "current_catalog",
+      "current_date", "current_role", "current_schema", "current_time", "current_timestamp",
+      "current_user", "default", "deferrable", "desc", "distinct", "do", "else", "end", "except",
+      "false", "fetch", "for", "foreign", "freeze", "from", "full", "grant", "group", "having",
+      "ilike", "in", "initially", "inner", "intersect", "into", "is", "isnull", "join", "lateral",
+      "leading", "left", "like", "limit", "localtime", "localtimestamp", "natural", "not",
+      "notnull", "null", "offset", "on", "only", "or", "order", "outer", "overlaps", "placing",
+      "primary", "references", "returning", "right", "select", "session_user", "similar", "some",
+      "symmetric", "system_user", "table", "tablesample", "then", "to", "trailing", "true",
+      "union", "unique", "user", "using", "variadic", "verbose", "when", "where", "window",
+      "with"};
+  return k_words.count(word) > 0;
+}
+
+// ---- plans ----
+
+std::string qualified(const PlanNode& n) {
+  return n.schema.empty() ? n.relation : n.schema + "." + n.relation;
+}
+
+std::string qualified_sql(const PlanNode& n) {
+  return n.schema.empty() ? quote_identifier(n.relation)
+                          : quote_identifier(n.schema) + "." + quote_identifier(n.relation);
+}
+
+std::string joined(const std::vector<std::string>& columns, bool plain) {
+  std::string out;
+  for (const auto& c : columns) out += (out.empty() ? "" : ", ") + (plain ? unquoted(c) : c);
+  return out;
+}
+
+std::vector<PlanNode> nodes_of(const QueryStats& q) {
+  if (!q.plan) return {};
+  try {
+    return plan_nodes(q.plan->json, "statement " + q.queryid + ": plan");
+  } catch (const Error&) {
+    return {};  // a results file's plan that is not one: no finding from it
+  }
+}
+
+bool is_join(const PlanNode& n) {
+  return n.node_type == "Hash Join" || n.node_type == "Merge Join" || n.node_type == "Nested Loop";
+}
+
+bool is_scan(const PlanNode& n) {
+  return !n.relation.empty() && (n.node_type == "Seq Scan" || n.node_type == "Index Scan" ||
+                                 n.node_type == "Index Only Scan" ||
+                                 n.node_type == "Bitmap Heap Scan");
+}
+
+// The relation scan on the inner side of Nested Loop `join` (through a Materialize or Memoize
+// over it), or -1.
+int inner_scan(const std::vector<PlanNode>& nodes, int join) {
+  int inner = -1;
+  for (std::size_t i = join + 1; i < nodes.size() && nodes[i].depth > nodes[join].depth; ++i) {
+    if (nodes[i].parent == join && nodes[i].parent_relationship == "Inner") inner = static_cast<int>(i);
+  }
+  while (inner >= 0 && !is_scan(nodes[inner])) {
+    const std::string& type = nodes[inner].node_type;
+    if (type != "Materialize" && type != "Memoize") return -1;
+    int child = -1;
+    for (std::size_t i = inner + 1; i < nodes.size(); ++i) {
+      if (nodes[i].parent == inner) {
+        child = static_cast<int>(i);
+        break;
+      }
+    }
+    inner = child;
+  }
+  return inner;
+}
+
+// The columns an index for `columns` takes: equality ones, then the first range one.
+std::vector<std::string> index_columns(const ConditionColumns& columns) {
+  std::vector<std::string> out = columns.equality;
+  for (const auto& r : columns.range) {
+    if (std::find(out.begin(), out.end(), r) == out.end()) {
+      out.push_back(r);
+      break;
+    }
+  }
+  return out;
+}
+
+void merge(ConditionColumns& into, const ConditionColumns& more) {
+  for (const auto& c : more.equality) add_once(into.equality, c);
+  for (const auto& c : more.range) add_once(into.range, c);
+}
+
+void missing_index(const StageResult& s, const QueryStats& q, std::set<std::string>& seen,
+                   std::vector<Diagnosis>& out) {
+  auto nodes = nodes_of(q);
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    const PlanNode& n = nodes[i];
+    if (!n.analyzed || n.loops <= 0) continue;
+    int scan = -1;
+    double removed = 0;
+    ConditionColumns columns;
+    std::string through;
+    if (is_scan(n) && !n.filter.empty()) {
+      scan = static_cast<int>(i);
+      removed = n.rows_removed_by_filter;
+      columns = condition_columns(n.filter, n.alias, true);
+      // An index scan's own condition narrows the same rows: its columns join the filter's.
+      if (n.node_type != "Seq Scan") merge(columns, condition_columns(n.condition, n.alias, true));
+      through = "filter";
+    } else if (n.node_type == "Nested Loop" && !n.join_filter.empty()) {
+      scan = inner_scan(nodes, static_cast<int>(i));
+      if (scan < 0) continue;
+      removed = n.rows_removed_by_join_filter;
+      columns = condition_columns(n.join_filter, nodes[scan].alias, false);
+      through = "join filter";
+    }
+    if (scan < 0) continue;
+    const PlanNode& t = nodes[scan];
+    const double returned = n.actual_rows;
+    const double blocks = t.loops > 0 ? t.shared_blocks / t.loops : 0;
+    if (removed < k_index_min_removed_rows || removed < k_index_removed_ratio * returned ||
+        blocks < k_index_min_blocks) {
+      continue;
+    }
+    std::vector<std::string> cols = index_columns(columns);
+    if (cols.empty()) continue;  // expressions only: no plain index to suggest
+    if (!seen.insert(s.name + '\n' + qualified(t) + '\n' + joined(cols, false)).second) continue;
+    const std::string index =
+        fmt::format("CREATE INDEX ON {} ({})", qualified_sql(t), joined(cols, false));
+    Diagnosis d = about(
+        s, q, "missing_index",
+        fmt::format("{} removes {} rows per execution through its {} to return {}, reading {} "
+                    "blocks, for {} — an index on {} ({}) would find them: try `{}` (`--try` "
+                    "measures it in a copy of the database)",
+                    node_label(t), count(removed), through, count(returned), count(std::round(blocks)),
+                    statement(q), qualified(t), joined(cols, true), index),
+        {{"rows_removed_per_loop", removed},
+         {"rows_per_loop", returned},
+         {"loops", n.loops},
+         {"blocks_per_loop", blocks}});
+    d.facts = {{"table", qualified(t)}, {"columns", joined(cols, true)}, {"index", index}};
+    out.push_back(std::move(d));
+  }
+}
+
+// The parent `n` feeds a join through, or nullptr: its parent when that is a join, or its
+// grandparent when the parent only buffers its rows for one (Hash, Materialize, Memoize, Sort).
+const PlanNode* feeds_join(const std::vector<PlanNode>& nodes, const PlanNode& n) {
+  if (n.parent < 0) return nullptr;
+  const PlanNode* p = &nodes[n.parent];
+  if ((p->node_type == "Hash" || p->node_type == "Materialize" || p->node_type == "Memoize" ||
+       p->node_type == "Sort") &&
+      p->parent >= 0) {
+    p = &nodes[p->parent];
+  }
+  return is_join(*p) ? p : nullptr;
+}
+
+void misestimate(const StageResult& s, const QueryStats& q, std::set<std::string>& seen,
+                 std::vector<Diagnosis>& out) {
+  auto nodes = nodes_of(q);
+  for (const auto& n : nodes) {
+    if (!n.analyzed || n.loops <= 0 || n.relation.empty()) continue;
+    const PlanNode* join = feeds_join(nodes, n);
+    if (!join) continue;
+    const double hi = std::max(n.plan_rows, n.actual_rows);
+    const double lo = std::max(1.0, std::min(n.plan_rows, n.actual_rows));
+    if (hi < k_misestimate_min_rows || hi < k_misestimate_ratio * lo) continue;
+    ConditionColumns c = condition_columns(n.filter, n.alias, true);
+    merge(c, condition_columns(n.condition, n.alias, true));
+    std::vector<std::string> cols = c.equality;
+    for (const auto& r : c.range) add_once(cols, r);
+    if (!seen.insert(s.name + '\n' + qualified(n) + '\n' + joined(cols, false)).second) continue;
+    const double factor = hi / lo;
+    std::string statistics;
+    std::string fix = fmt::format("ANALYZE {}", qualified_sql(n));
+    // PostgreSQL's extended statistics take 2 to 8 columns (docs, "CREATE STATISTICS").
+    if (cols.size() >= 2 && cols.size() <= 8) {
+      std::string name = n.relation;
+      for (const auto& col : cols) name += "_" + unquoted(col);
+      name += "_stats";
+      if (name.size() > 63) name = name.substr(0, 57) + "_stats";
+      statistics = fmt::format("CREATE STATISTICS {}{} ON {} FROM {}",
+                               n.schema.empty() ? "" : quote_identifier(n.schema) + ".",
+                               quote_identifier(name), joined(cols, false), qualified_sql(n));
+      fix = fmt::format("{}; if the statistics are fresh, the columns {} are correlated: try `{}` "
+                        "then ANALYZE",
+                        fix, joined(cols, true), statistics);
+    }
+    Diagnosis d = about(
+        s, q, "misestimate",
+        fmt::format("{} was estimated at {} rows and returned {} per loop ({}× {}), feeding a "
+                    "{}, for {} — the join was planned for the wrong row count: {} (`--try` "
+                    "measures {} in a copy of the database)",
+                    node_label(n), count(n.plan_rows), count(n.actual_rows),
+                    count(std::round(factor)), n.actual_rows > n.plan_rows ? "more" : "fewer",
+                    node_label(*join), statement(q), fix, statistics.empty() ? "it" : "both"),
+        {{"plan_rows", n.plan_rows},
+         {"actual_rows", n.actual_rows},
+         {"loops", n.loops},
+         {"ratio", factor}});
+    d.facts = {{"table", qualified(n)}, {"columns", joined(cols, true)}};
+    if (!statistics.empty()) d.facts["statistics"] = statistics;
+    out.push_back(std::move(d));
+  }
+}
+
 }  // namespace
+
+ConditionColumns condition_columns(const std::string& condition, const std::string& alias,
+                                   bool unqualified) {
+  ConditionColumns out;
+  auto t = tokenize(condition);
+  conjuncts(t, 0, t.size(), alias, unqualified, out, 0);
+  return out;
+}
+
+std::string quote_identifier(const std::string& name) {
+  bool plain = !name.empty() && (std::islower(static_cast<unsigned char>(name[0])) || name[0] == '_');
+  for (char c : name) {
+    if (!(std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) ||
+          c == '_' || c == '$')) {
+      plain = false;
+    }
+  }
+  if (plain && !reserved(name)) return name;
+  std::string out = "\"";
+  for (char c : name) {
+    out += c;
+    if (c == '"') out += '"';
+  }
+  return out + "\"";
+}
 
 std::vector<Diagnosis> diagnose(const Results& results, const config::Config& config) {
   std::vector<Diagnosis> out;
@@ -155,6 +585,9 @@ std::vector<Diagnosis> diagnose(const Results& results, const config::Config& co
     repeated(s, stage ? stage->repeated_threshold : config::k_default_repeated_threshold, out);
     if (!setup_analyzes) never_analyzed(s, out);
     planning(s, out);
+    std::set<std::string> indexes, estimates;
+    for (const auto& q : s.queries) missing_index(s, q, indexes, out);
+    for (const auto& q : s.queries) misestimate(s, q, estimates, out);
   }
   return out;
 }

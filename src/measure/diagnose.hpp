@@ -1,5 +1,6 @@
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "config/config.hpp"
@@ -21,6 +22,49 @@ inline constexpr double k_planning_floor_ms = 5.0;
 /// are the cost of many statements (repeated_query), not of planning.
 inline constexpr double k_planning_per_call_ms = 1.0;
 
+/// Rows a scan must remove per execution (per loop, as EXPLAIN counts them) before
+/// `missing_index` names it: fewer are cheap to filter whatever the plan.
+inline constexpr double k_index_min_removed_rows = 1000;
+
+/// How many times the rows it returns a scan must remove for `missing_index`: a filter that keeps
+/// more than 1% of the rows is a job for a sequential scan, not an index (PostgreSQL's planner
+/// prefers one at far lower selectivities).
+inline constexpr double k_index_removed_ratio = 100;
+
+/// Shared blocks (hit + read) per execution a scan must read for `missing_index`: a relation of
+/// fewer than 10 pages (80 kB) is read whole in about the time an index descent and its heap
+/// fetches take, and the planner scans such tables sequentially even with an index.
+inline constexpr double k_index_min_blocks = 10;
+
+/// Estimated against actual rows per loop, the factor (either way) at which `misestimate` fires.
+inline constexpr double k_misestimate_ratio = 100;
+
+/// The larger of the two row counts must reach this too: 1 row against 0 (or 0.01) is no
+/// misestimate that changes a plan.
+inline constexpr double k_misestimate_min_rows = 100;
+
+/// The columns of one relation that a plan's condition text compares ("Filter", "Join Filter",
+/// "Index Cond" as EXPLAIN deparses them: `((c."articleId" = 42) AND (c.created_at > now()))`),
+/// each as PostgreSQL printed it (quoted when it needs quotes), in order of appearance, without
+/// repeats. Only conjuncts count (a conjunct holding OR is skipped: no single index serves it),
+/// and only a column that a comparison's side is by itself, casts allowed (`(c.code)::text`),
+/// not one inside a function call (that needs an expression index).
+struct ConditionColumns {
+  std::vector<std::string> equality;  // `col = …`, `col = ANY (…)`
+  std::vector<std::string> range;     // `<`, `<=`, `>`, `>=`
+};
+
+/// The ConditionColumns of `condition` that belong to the relation called `alias` (columns
+/// qualified with another alias are left out; unqualified ones count when `unqualified` is
+/// true: a non-VERBOSE plan's scan filter). Never throws: text it cannot read gives none.
+ConditionColumns condition_columns(const std::string& condition, const std::string& alias,
+                                   bool unqualified);
+
+/// `name` as an SQL identifier: as is when it is lower case letters, digits, `_` and `$` not
+/// starting with a digit or `$`, and no reserved key word (PostgreSQL docs, "SQL Key Words"),
+/// else in double quotes with inner quotes doubled — what PostgreSQL's quote_ident() gives.
+std::string quote_identifier(const std::string& name);
+
 /// Findings from each stage's server-side profile (its statement table and db_* metrics), its
 /// plan-only EXPLAIN and the catalog, for SQL and command stages alike, each with a concrete
 /// suggestion in the stage's own terms (what had to be found by hand in the case that inspired
@@ -35,7 +79,20 @@ inline constexpr double k_planning_per_call_ms = 1.0;
 ///   config has no `analyze:` setup step, which would have covered them);
 /// - `planning_exceeds_execution`: median db_plan_ms > median db_exec_ms (warm repetitions'
 ///   medians when there are any, else the cold runs'), ≥ k_planning_floor_ms, and
-///   ≥ k_planning_per_call_ms per statement.
+///   ≥ k_planning_per_call_ms per statement;
+/// - `missing_index`, from each statement's captured plan (QueryStats::plan): a scan (Seq Scan,
+///   or an Index/Bitmap Heap Scan whose Filter does the work) whose Filter — or the Join Filter
+///   of the Nested Loop it is the inner side of — removes ≥ k_index_min_removed_rows per
+///   execution and ≥ k_index_removed_ratio × the rows it returns, reading ≥ k_index_min_blocks
+///   per execution; facts "table" (schema.name), "columns" (equality columns first, then the
+///   first range column: a B-tree bounds its scan by the equality prefix and one range, PostgreSQL
+///   docs "Multicolumn Indexes") and "index" (`CREATE INDEX ON public."Comments" ("articleId")`);
+///   one per (stage, table, columns);
+/// - `misestimate`, from the same plans: a scan feeding a join (its parent a Hash/Merge Join or
+///   Nested Loop, or a Hash, Materialize, Memoize or Sort under one) whose estimated and actual
+///   rows per loop differ ≥ k_misestimate_ratio× either way, the larger ≥ k_misestimate_min_rows;
+///   facts "table", "columns" (of its filter and index condition) and, with ≥ 2 columns,
+///   "statistics" (the CREATE STATISTICS to try); one per (stage, table, columns).
 /// Stages the config does not name get the default thresholds.
 std::vector<results::Diagnosis> diagnose(const results::Results& results,
                                          const config::Config& config);

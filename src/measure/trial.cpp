@@ -40,27 +40,27 @@ void drop_stale_copies(db::Connection& admin) {
   auto rows = admin.exec_params(
       "SELECT datname, shobj_description(oid, 'pg_database') FROM pg_database WHERE "
       "starts_with(shobj_description(oid, 'pg_database'), $1)",
-      {std::string(k_trial_copy_comment)}, "remedy trial: ANALYZE");
+      {std::string(k_trial_copy_comment)}, "remedy trial: database copy");
   for (const auto& row : rows) {
     std::string comment = row[1].c_str();
     if (!db::owner_tag_gone(comment.substr(k_trial_copy_comment.size()))) continue;
     try {
       admin.exec("DROP DATABASE IF EXISTS " + admin.raw().quote_name(row[0].c_str()) +
                      " WITH (FORCE)",
-                 "remedy trial: ANALYZE");
+                 "remedy trial: database copy");
     } catch (const Error& e) {
       if (e.code() == ExitCode::infrastructure || e.code() == ExitCode::interrupted) throw;
     }
   }
 }
 
-// This trial's own copy name, "<source>_try_analyze_<pid>_<random>", within PostgreSQL's 63 bytes
+// This trial's own copy name, "<source>_try_<tag>_<pid>_<random>", within PostgreSQL's 63 bytes
 // (NAMEDATALEN − 1; a longer name is cut, so two runs' names could meet): the source name is
 // cut at a character boundary instead, and the random part keeps apart runs of one PID on
 // other machines that use the same server. CREATE DATABASE fails rather than reuse a name.
-std::string copy_name(const std::string& source) {
+std::string copy_name(const std::string& source, const std::string& tag) {
   std::random_device device;
-  const std::string suffix = fmt::format("_try_analyze_{}_{:06x}", ::getpid(), device() & 0xFFFFFFu);
+  const std::string suffix = fmt::format("_try_{}_{}_{:06x}", tag, ::getpid(), device() & 0xFFFFFFu);
   const std::size_t room = 63 - suffix.size();
   std::size_t cut = 0;
   while (cut < source.size()) {
@@ -71,29 +71,33 @@ std::string copy_name(const std::string& source) {
   return source.substr(0, cut) + suffix;
 }
 
-// A copy of the stages' database for the ANALYZE variant (CREATE DATABASE … TEMPLATE: the data
-// and its missing statistics as they are), ANALYZEd there; dropped on every exit path that has
-// a server to drop it on, else by the next trial on that server (drop_stale_copies).
-class AnalyzedCopy {
+// A copy of the stages' database for a variant that changes it (CREATE DATABASE … TEMPLATE: the
+// data and its statistics, or their absence, as they are), with the variant's statements run
+// and its tables ANALYZEd there; dropped on every exit path that has a server to drop it on,
+// else by the next trial on that server (drop_stale_copies). `tag` names it ("analyze",
+// "index", "stats"), `what` its errors' context.
+class DatabaseCopy {
  public:
-  AnalyzedCopy(const db::ConnectionInfo& source, const std::vector<std::string>& tables)
+  DatabaseCopy(const db::ConnectionInfo& source, const std::string& tag, const std::string& what,
+               const std::vector<std::string>& statements, const std::vector<std::string>& tables)
       : m_admin(source) {
     m_admin.dbname = "postgres";
     m_info = source;
-    m_info.dbname = copy_name(source.dbname);
+    m_info.dbname = copy_name(source.dbname, tag);
     db::Connection admin(db::with_client_defaults(m_admin));
     drop_stale_copies(admin);
     const std::string name = admin.raw().quote_name(m_info.dbname);
     admin.exec(fmt::format("CREATE DATABASE {} TEMPLATE {}", name,
                            admin.raw().quote_name(source.dbname)),
-               "remedy trial: ANALYZE");
+               what);
     m_created = true;
     // A constructor that throws runs no destructor: the copy made so far is dropped here.
     try {
       admin.exec(fmt::format("COMMENT ON DATABASE {} IS {}", name,
                              admin.raw().quote(std::string(k_trial_copy_comment) + db::owner_tag())),
-                 "remedy trial: ANALYZE");
+                 what);
       db::Connection copy(db::with_client_defaults(m_info));
+      for (const auto& sql : statements) copy.exec(sql, what);
       for (const auto& t : tables) {
         std::string quoted;
         for (std::size_t start = 0;;) {  // schema.name, each part quoted
@@ -103,16 +107,16 @@ class AnalyzedCopy {
           if (dot == std::string::npos) break;
           start = dot + 1;
         }
-        copy.exec("ANALYZE " + quoted, "remedy trial: ANALYZE");
+        copy.exec("ANALYZE " + quoted, what);
       }
     } catch (...) {
       drop();
       throw;
     }
   }
-  ~AnalyzedCopy() { drop(); }
-  AnalyzedCopy(const AnalyzedCopy&) = delete;
-  AnalyzedCopy& operator=(const AnalyzedCopy&) = delete;
+  ~DatabaseCopy() { drop(); }
+  DatabaseCopy(const DatabaseCopy&) = delete;
+  DatabaseCopy& operator=(const DatabaseCopy&) = delete;
   const db::ConnectionInfo& info() const { return m_info; }
 
  private:
@@ -159,18 +163,42 @@ std::vector<TrialVariant> remedies_for(const config::Stage& stage,
       return d.stage == stage.name && d.kind == kind;
     });
   };
+  auto facts = [&](const char* kind, const char* fact) {
+    std::vector<std::pair<std::string, std::string>> list;  // (fact, table), each fact once
+    for (const auto& d : diagnoses) {
+      if (d.stage != stage.name || d.kind != kind) continue;
+      auto f = d.facts.find(fact);
+      if (f == d.facts.end() || f->second.empty()) continue;
+      auto t = d.facts.find("table");
+      std::pair<std::string, std::string> item{f->second, t == d.facts.end() ? "" : t->second};
+      if (std::find(list.begin(), list.end(), item) == list.end()) list.push_back(item);
+    }
+    return list;
+  };
   if (has("jit_dominates")) {
-    out.push_back({"jit = off", {{"jit", "off"}}, false, {}});
+    out.push_back({"jit = off", {{"jit", "off"}}, false, {}, {}});
     out.push_back({"JIT without inlining and optimization",
                    {{"jit_inline_above_cost", "-1"}, {"jit_optimize_above_cost", "-1"}},
                    false,
+                   {},
                    {}});
-    if (!stage.is_command()) out.push_back({"prepared statement", {}, true, {}});
+    if (!stage.is_command()) out.push_back({"prepared statement", {}, true, {}, {}});
   }
-  if (has("never_analyzed") && !never_analyzed.empty()) {
-    out.push_back({"ANALYZE", {}, false, never_analyzed});
+  std::vector<std::string> analyze;
+  if (has("never_analyzed")) analyze = never_analyzed;
+  for (const auto& [table, unused] : facts("misestimate", "table")) {
+    if (std::find(analyze.begin(), analyze.end(), table) == analyze.end()) analyze.push_back(table);
   }
-  for (const auto& r : stage.remedies) out.push_back({r.name, r.settings, false, {}});
+  if (!analyze.empty()) out.push_back({"ANALYZE", {}, false, analyze, {}});
+  for (const auto& [index, table] : facts("missing_index", "index")) {
+    out.push_back({index, {}, false, {}, {index}});
+  }
+  for (const auto& [statistics, table] : facts("misestimate", "statistics")) {
+    std::vector<std::string> tables;
+    if (!table.empty()) tables.push_back(table);
+    out.push_back({statistics, {}, false, tables, {statistics}});
+  }
+  for (const auto& r : stage.remedies) out.push_back({r.name, r.settings, false, {}, {}});
   return out;
 }
 
@@ -181,12 +209,27 @@ std::vector<Remedy> try_remedies(const config::Stage& stage, const StageResult& 
       stage, diagnoses,
       measured.explain ? measured.explain->never_analyzed : std::vector<std::string>{});
   if (variants.empty()) return {};
+  // The statements the plan diagnoses name, by the text that pairs them across databases.
+  std::vector<std::string> statements;
+  for (const auto& d : diagnoses) {
+    if (d.stage != stage.name || d.queryid.empty() ||
+        (d.kind != "missing_index" && d.kind != "misestimate")) {
+      continue;
+    }
+    std::string key = d.queryid;
+    for (const auto& q : measured.queries) {
+      if (q.queryid == d.queryid && !q.text_id.empty()) key = q.text_id;
+    }
+    if (std::find(statements.begin(), statements.end(), key) == statements.end()) {
+      statements.push_back(key);
+    }
+  }
   if (stage_index > 0) ctx.progress->stage_start(stage_index, stage.name);
   ctx.progress->line(fmt::format("{}: trying {} remed{} ({} cold runs each, interleaved with as "
                                  "is)",
                                  stage.name, variants.size(), variants.size() == 1 ? "y" : "ies",
                                  stage.try_runs));
-  auto trial = run_trial(stage, variants, ctx);
+  auto trial = run_trial(stage, variants, ctx, statements);
   for (auto& r : trial) r.error = util::mask_secrets(r.error);
   return trial;
 }
@@ -200,7 +243,7 @@ std::vector<std::size_t> trial_order(std::size_t variants, int runs) {
 }
 
 std::vector<Remedy> run_trial(const config::Stage& stage, const std::vector<TrialVariant>& variants,
-                              const RunContext& ctx) {
+                              const RunContext& ctx, const std::vector<std::string>& statements) {
   auto t0 = std::chrono::steady_clock::now();
   const db::ConnectionInfo& database = stages_database(ctx);
 
@@ -214,7 +257,7 @@ std::vector<Remedy> run_trial(const config::Stage& stage, const std::vector<Tria
     std::string error;  // the variant could not be set up (its runs are not made)
   };
   std::vector<Arm> arms;
-  arms.push_back({{"as is", {}, false, {}}, stage, ctx, nullptr, "", ""});
+  arms.push_back({{"as is", {}, false, {}, {}}, stage, ctx, nullptr, "", ""});
   for (const auto& v : variants) arms.push_back({v, stage, ctx, nullptr, "", ""});
 
   // An infrastructure error (the server lost) stops the run; its message names the variant whose
@@ -234,7 +277,7 @@ std::vector<Remedy> run_trial(const config::Stage& stage, const std::vector<Tria
     }
   };
 
-  std::unique_ptr<AnalyzedCopy> analyzed;
+  std::vector<std::unique_ptr<DatabaseCopy>> copies;  // one per variant that changes the database
   const bool prepared = std::any_of(variants.begin(), variants.end(),
                                     [](const TrialVariant& v) { return v.prepared; });
   for (std::size_t i = 0; i < arms.size(); ++i) {
@@ -244,23 +287,35 @@ std::vector<Remedy> run_trial(const config::Stage& stage, const std::vector<Tria
     arm.stage.warm = arm.variant.prepared || (i == 0 && prepared) ? 1 : 0;
     for (const auto& [k, v] : arm.variant.settings) arm.stage.settings[k] = v;
     arm.ctx.check_snapshots = false;
+    arm.ctx.plans = false;  // the measured runs' profile is what the trial compares
     arm.ctx.prepared = arm.variant.prepared;
     arm.ctx.label = fmt::format("{}try {}: ", ctx.label, arm.variant.name);
-    if (!arm.variant.analyze.empty()) {
+    if (!arm.variant.analyze.empty() || !arm.variant.copy_sql.empty()) {
+      const bool analyze_only = arm.variant.copy_sql.empty();
+      const std::string tag = analyze_only ? "analyze"
+                              : arm.variant.copy_sql.front().rfind("CREATE INDEX", 0) == 0
+                                  ? "index"
+                                  : "stats";
+      const std::string what =
+          analyze_only ? "remedy trial: ANALYZE" : fmt::format("remedy trial: {}", arm.variant.name);
       in_arm(arm, [&] {
         std::optional<double> before = plan_cost(stage, database);
         try {
-          analyzed = std::make_unique<AnalyzedCopy>(database, arm.variant.analyze);
+          copies.push_back(std::make_unique<DatabaseCopy>(database, tag, what,
+                                                          arm.variant.copy_sql,
+                                                          arm.variant.analyze));
         } catch (const Error& e) {
           if (e.code() == ExitCode::interrupted || e.code() == ExitCode::infrastructure) throw;
-          // Another session on the database (an external server's), no CREATEDB right…: this
-          // variant is not measured, the others are.
-          std::string what = e.message();
-          arm.error = "could not copy the database to ANALYZE it: " + what.substr(0, what.find('\n'));
+          // Another session on the database (an external server's), no CREATEDB right, a
+          // statement the copy refuses…: this variant is not measured, the others are.
+          std::string message = e.message();
+          arm.error = fmt::format("could not copy the database to {} in it: {}",
+                                  analyze_only ? "ANALYZE" : "run `" + arm.variant.name + "`",
+                                  message.substr(0, message.find('\n')));
           return;
         }
-        arm.ctx.database = analyzed->info();
-        std::optional<double> after = plan_cost(stage, analyzed->info());
+        arm.ctx.database = copies.back()->info();
+        std::optional<double> after = plan_cost(stage, copies.back()->info());
         if (before && after) {
           arm.note = fmt::format("cost estimate {} → {}", format_value(std::round(*before), "count"),
                                  format_value(std::round(*after), "count"));
@@ -294,6 +349,14 @@ std::vector<Remedy> run_trial(const config::Stage& stage, const std::vector<Tria
     m.second_execution = arm.variant.prepared;
     m.error = r.error;
     m.note = arm.note;
+    for (const auto& key : statements) {
+      for (const auto& q : r.queries) {
+        if ((q.text_id == key || q.queryid == key) && q.blocks_per_call) {
+          m.statement_blocks_per_call[key] = *q.blocks_per_call;
+          break;
+        }
+      }
+    }
     for (const auto& name : trial_metrics()) {
       if (const Metric* metric = r.find(name)) m.metrics.emplace_back(name, *metric);
     }

@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "report/escape.hpp"
 #include "results/format.hpp"
@@ -57,6 +58,13 @@ std::string fix(const Remedy& r, StageKind kind) {
   if (r.second_execution) {
     return "prepare the statement once and execute it (the driver's prepared statements)";
   }
+  if (r.remedy.rfind("CREATE INDEX", 0) == 0) {
+    return fmt::format("add `{}` to the schema's migrations (CONCURRENTLY on a live table)",
+                       r.remedy);
+  }
+  if (r.remedy.rfind("CREATE STATISTICS", 0) == 0) {
+    return fmt::format("add `{}` to the schema's migrations, then ANALYZE the table", r.remedy);
+  }
   if (r.remedy == "ANALYZE") {
     return "add `- analyze: true` to setup: (and ANALYZE those tables after loading them)";
   }
@@ -79,6 +87,19 @@ std::string fix(const Remedy& r, StageKind kind) {
 
 }  // namespace
 
+std::string blocks_change(const Remedy& r, const Remedy& as_is) {
+  if (&r == &as_is) return "";
+  std::string out;
+  for (const auto& [key, after] : r.statement_blocks_per_call) {
+    auto before = as_is.statement_blocks_per_call.find(key);
+    if (before == as_is.statement_blocks_per_call.end()) continue;
+    out += fmt::format("{}{} → {}", out.empty() ? "" : ", ",
+                       format_value(std::round(before->second), "count"),
+                       format_value(std::round(after), "count"));
+  }
+  return out.empty() ? "" : "blocks per call " + out;
+}
+
 std::string recommendation(const std::vector<Remedy>& trial, StageKind kind) {
   if (trial.size() < 2) return "";
   const Remedy& as_is = trial.front();
@@ -97,8 +118,10 @@ std::string recommendation(const std::vector<Remedy>& trial, StageKind kind) {
            "and an identical snapshot.";
   }
   double w = *best->median_of("wall_ms");
-  return fmt::format("`{}`: {} → {} ({} faster), {} — {}", best->remedy,
+  std::string blocks = blocks_change(*best, as_is);
+  return fmt::format("`{}`: {} → {} ({} faster){}, {} — {}", best->remedy,
                      format_value(*base, "ms"), format_value(w, "ms"), format_ratio(*base / w),
+                     blocks.empty() ? "" : ", " + blocks,
                      best->snapshot_identical ? "snapshot identical"
                                               : "no snapshot to prove it loads the same data",
                      fix(*best, kind));
@@ -114,7 +137,9 @@ std::string remedies_table(const std::vector<Remedy>& trial, StageKind kind) {
                            : *r.snapshot_identical     ? "identical"
                                                        : "differs at " + r.first_difference;
     if (&r == &trial.front() && r.error.empty()) snapshot = "reference";
-    out += fmt::format("| {} | {} | {} | {} | {} |\n", md_text(r.remedy), cold_wall(r),
+    std::string blocks = blocks_change(r, trial.front());
+    out += fmt::format("| {}{} | {} | {} | {} | {} |\n", md_text(r.remedy),
+                       blocks.empty() ? "" : " · " + md_text(blocks), cold_wall(r),
                        jit && *jit > 0 ? format_value(*jit, "ms") : "—", vs(r, trial.front()),
                        md_text(snapshot));
   }

@@ -7,8 +7,13 @@
 
 namespace coldgate::report {
 
+/// "blocks per call 1,705 → 4": per statement in both variants' statement_blocks_per_call, as
+/// is's figure → `r`'s (rounded, ", " between statements); "" when none is in both, or `r` is
+/// `as_is`.
+std::string blocks_change(const results::Remedy& r, const results::Remedy& as_is);
+
 /// One stage's remedy trial as Markdown: `| Remedy | Cold wall | JIT | vs as is | Snapshot |`
-/// ("as is" first; cold wall as median (min–max), a prepared statement's second execution;
+/// ("as is" first, a remedy with its blocks_change() beside its name; cold wall as median (min–max), a prepared statement's second execution;
 /// JIT as db_jit_ms; vs as is as the ratio of the wall medians; snapshot identical, differs at
 /// the first differing path, or — without a snapshot), then the trial's notes and the
 /// recommendation() line. "" for an empty trial.

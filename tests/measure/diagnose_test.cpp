@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include "measure/trial.hpp"
+#include "report/remedies.hpp"
+
 namespace coldgate::measure {
 namespace {
 
@@ -26,6 +29,10 @@ StageResult stage(const std::string& name, StageKind kind, std::vector<QueryStat
   s.kind = kind;
   s.queries = std::move(queries);
   return s;
+}
+
+Diagnosis finding_in(const std::string& stage, const std::string& kind) {
+  return {stage, kind, "…", {}, "", ""};
 }
 
 config::Config analyzed() {
@@ -152,6 +159,377 @@ TEST(Diagnose, FailedStagesAreSkipped) {
   failed.error = "cold run 1/2: exit status 1";
   r.stages.push_back(failed);
   EXPECT_TRUE(diagnose(r, config::Config{}).empty());
+}
+
+
+// ---- missing_index and misestimate ----
+
+// Actual plans from PostgreSQL 15: EXPLAIN (ANALYZE, BUFFERS, VERBOSE, TIMING OFF, FORMAT JSON)'s
+// "Plan" object, as auto_explain logs it, over
+//   "Comments" (id int primary key, "articleId" int, body text, created_at timestamptz):
+//       150,000 rows, 1,705 pages, no index on "articleId";
+//   articles (id int primary key, title text): 2,000 rows;
+//   tiny (k int): 2,000 rows in 9 pages; wide (id int, k int, pad text): 1,000 rows, 31 pages;
+//   corr (id int primary key, a int, b int, pad text): 100,000 rows, a = b = id % 100;
+//   other (id int primary key, v text): 100,000 rows;
+// all analyzed, max_parallel_workers_per_gather = 0.
+// select c.id, c.body from "Comments" c where c."articleId" = 42
+const char* const k_seq_scan = R"json(
+{"Node Type":"Seq Scan","Parallel Aware":false,"Async Capable":false,"Relation Name":"Comments",
+"Schema":"public","Alias":"c","Startup Cost":0,"Total Cost":3580,"Plan Rows":75,
+"Plan Width":45,"Actual Rows":75,"Actual Loops":1,"Output":["id","body"],"Filter":"(c.\"articleId\" = 42)",
+"Rows Removed by Filter":149925,"Shared Hit Blocks":1705,"Shared Read Blocks":0,
+"Shared Dirtied Blocks":0,"Shared Written Blocks":0,"Local Hit Blocks":0,"Local Read Blocks":0,
+"Local Dirtied Blocks":0,"Local Written Blocks":0,"Temp Read Blocks":0,"Temp Written Blocks":0,
+"I/O Read Time":0,"I/O Write Time":0,"Temp I/O Read Time":0,"Temp I/O Write Time":0})json";
+const char* const k_seq_scan_range = R"json(
+{"Node Type":"Seq Scan","Parallel Aware":false,"Async Capable":false,"Relation Name":"Comments",
+"Schema":"public","Alias":"c","Startup Cost":0,"Total Cost":5080,"Plan Rows":75,
+"Plan Width":57,"Actual Rows":75,"Actual Loops":1,"Output":["id","\"articleId\"",
+"body","created_at"],"Filter":"((c.id > 10) AND (c.\"articleId\" = 42) AND (c.created_at > (now() - '1 day'::interval)))",
+"Rows Removed by Filter":149925,"Shared Hit Blocks":1705,"Shared Read Blocks":0,
+"Shared Dirtied Blocks":0,"Shared Written Blocks":0,"Local Hit Blocks":0,"Local Read Blocks":0,
+"Local Dirtied Blocks":0,"Local Written Blocks":0,"Temp Read Blocks":0,"Temp Written Blocks":0,
+"I/O Read Time":0,"I/O Write Time":0,"Temp I/O Read Time":0,"Temp I/O Write Time":0})json";
+const char* const k_index_scan_filter = R"json(
+{"Node Type":"Index Scan","Parallel Aware":false,"Async Capable":false,"Scan Direction":"Forward",
+"Index Name":"Comments_pkey","Relation Name":"Comments","Schema":"public","Alias":"c",
+"Startup Cost":0.42,"Total Cost":5945.7,"Plan Rows":70,"Plan Width":57,"Actual Rows":70,
+"Actual Loops":1,"Output":["id","\"articleId\"","body","created_at"],"Index Cond":"(c.id < 140000)",
+"Rows Removed by Index Recheck":0,"Filter":"(c.\"articleId\" = 5)","Rows Removed by Filter":139929,
+"Shared Hit Blocks":1976,"Shared Read Blocks":0,"Shared Dirtied Blocks":0,"Shared Written Blocks":0,
+"Local Hit Blocks":0,"Local Read Blocks":0,"Local Dirtied Blocks":0,"Local Written Blocks":0,
+"Temp Read Blocks":0,"Temp Written Blocks":0,"I/O Read Time":0,"I/O Write Time":0,
+"Temp I/O Read Time":0,"Temp I/O Write Time":0})json";
+const char* const k_nested_loop_join_filter = R"json(
+{"Node Type":"Nested Loop","Parallel Aware":false,"Async Capable":false,"Join Type":"Left",
+"Startup Cost":0.28,"Total Cost":14295.33,"Plan Rows":225,"Plan Width":46,"Actual Rows":225,
+"Actual Loops":1,"Output":["a.title","c.body"],"Inner Unique":false,"Join Filter":"(c.\"articleId\" = a.id)",
+"Rows Removed by Join Filter":449775,"Shared Hit Blocks":1708,"Shared Read Blocks":0,
+"Shared Dirtied Blocks":0,"Shared Written Blocks":0,"Local Hit Blocks":0,"Local Read Blocks":0,
+"Local Dirtied Blocks":0,"Local Written Blocks":0,"Temp Read Blocks":2126,"Temp Written Blocks":1063,
+"I/O Read Time":0,"I/O Write Time":0,"Temp I/O Read Time":2.661,"Temp I/O Write Time":4.327,
+"Plans":[{"Node Type":"Index Scan","Parent Relationship":"Outer","Parallel Aware":false,
+"Async Capable":false,"Scan Direction":"Forward","Index Name":"articles_pkey",
+"Relation Name":"articles","Schema":"public","Alias":"a","Startup Cost":0.28,
+"Total Cost":8.33,"Plan Rows":3,"Plan Width":9,"Actual Rows":3,"Actual Loops":1,
+"Output":["a.id","a.title"],"Index Cond":"(a.id < 4)","Rows Removed by Index Recheck":0,
+"Shared Hit Blocks":3,"Shared Read Blocks":0,"Shared Dirtied Blocks":0,"Shared Written Blocks":0,
+"Local Hit Blocks":0,"Local Read Blocks":0,"Local Dirtied Blocks":0,"Local Written Blocks":0,
+"Temp Read Blocks":0,"Temp Written Blocks":0,"I/O Read Time":0,"I/O Write Time":0,
+"Temp I/O Read Time":0,"Temp I/O Write Time":0},{"Node Type":"Materialize","Parent Relationship":"Inner",
+"Parallel Aware":false,"Async Capable":false,"Startup Cost":0,"Total Cost":5274,
+"Plan Rows":150000,"Plan Width":45,"Actual Rows":150000,"Actual Loops":3,"Output":["c.body",
+"c.\"articleId\""],"Shared Hit Blocks":1705,"Shared Read Blocks":0,"Shared Dirtied Blocks":0,
+"Shared Written Blocks":0,"Local Hit Blocks":0,"Local Read Blocks":0,"Local Dirtied Blocks":0,
+"Local Written Blocks":0,"Temp Read Blocks":2126,"Temp Written Blocks":1063,
+"I/O Read Time":0,"I/O Write Time":0,"Temp I/O Read Time":2.661,"Temp I/O Write Time":4.327,
+"Plans":[{"Node Type":"Seq Scan","Parent Relationship":"Outer","Parallel Aware":false,
+"Async Capable":false,"Relation Name":"Comments","Schema":"public","Alias":"c",
+"Startup Cost":0,"Total Cost":3205,"Plan Rows":150000,"Plan Width":45,"Actual Rows":150000,
+"Actual Loops":1,"Output":["c.body","c.\"articleId\""],"Shared Hit Blocks":1705,
+"Shared Read Blocks":0,"Shared Dirtied Blocks":0,"Shared Written Blocks":0,"Local Hit Blocks":0,
+"Local Read Blocks":0,"Local Dirtied Blocks":0,"Local Written Blocks":0,"Temp Read Blocks":0,
+"Temp Written Blocks":0,"I/O Read Time":0,"I/O Write Time":0,"Temp I/O Read Time":0,
+"Temp I/O Write Time":0}]}]})json";
+const char* const k_tiny_table = R"json(
+{"Node Type":"Seq Scan","Parallel Aware":false,"Async Capable":false,"Relation Name":"tiny",
+"Schema":"public","Alias":"tiny","Startup Cost":0,"Total Cost":34,"Plan Rows":1,
+"Plan Width":4,"Actual Rows":1,"Actual Loops":1,"Output":["k"],"Filter":"(tiny.k = 7)",
+"Rows Removed by Filter":1999,"Shared Hit Blocks":9,"Shared Read Blocks":0,"Shared Dirtied Blocks":0,
+"Shared Written Blocks":0,"Local Hit Blocks":0,"Local Read Blocks":0,"Local Dirtied Blocks":0,
+"Local Written Blocks":0,"Temp Read Blocks":0,"Temp Written Blocks":0,"I/O Read Time":0,
+"I/O Write Time":0,"Temp I/O Read Time":0,"Temp I/O Write Time":0})json";
+const char* const k_999_removed = R"json(
+{"Node Type":"Seq Scan","Parallel Aware":false,"Async Capable":false,"Relation Name":"wide",
+"Schema":"public","Alias":"wide","Startup Cost":0,"Total Cost":43.5,"Plan Rows":1,
+"Plan Width":4,"Actual Rows":1,"Actual Loops":1,"Output":["id"],"Filter":"(wide.k = 1)",
+"Rows Removed by Filter":999,"Shared Hit Blocks":31,"Shared Read Blocks":0,"Shared Dirtied Blocks":0,
+"Shared Written Blocks":0,"Local Hit Blocks":0,"Local Read Blocks":0,"Local Dirtied Blocks":0,
+"Local Written Blocks":0,"Temp Read Blocks":0,"Temp Written Blocks":0,"I/O Read Time":0,
+"I/O Write Time":0,"Temp I/O Read Time":0,"Temp I/O Write Time":0})json";
+const char* const k_primary_key_lookup = R"json(
+{"Node Type":"Index Scan","Parallel Aware":false,"Async Capable":false,"Scan Direction":"Forward",
+"Index Name":"Comments_pkey","Relation Name":"Comments","Schema":"public","Alias":"c",
+"Startup Cost":0.42,"Total Cost":8.44,"Plan Rows":1,"Plan Width":57,"Actual Rows":1,
+"Actual Loops":1,"Output":["id","\"articleId\"","body","created_at"],"Index Cond":"(c.id = 5)",
+"Rows Removed by Index Recheck":0,"Shared Hit Blocks":4,"Shared Read Blocks":0,
+"Shared Dirtied Blocks":0,"Shared Written Blocks":0,"Local Hit Blocks":0,"Local Read Blocks":0,
+"Local Dirtied Blocks":0,"Local Written Blocks":0,"Temp Read Blocks":0,"Temp Written Blocks":0,
+"I/O Read Time":0,"I/O Write Time":0,"Temp I/O Read Time":0,"Temp I/O Write Time":0})json";
+const char* const k_correlated_join = R"json(
+{"Node Type":"Nested Loop","Parallel Aware":false,"Async Capable":false,"Join Type":"Inner",
+"Startup Cost":0.29,"Total Cost":2124.1,"Plan Rows":10,"Plan Width":20,"Actual Rows":1000,
+"Actual Loops":1,"Output":["c.id","c.a","c.b","c.pad","o.id","o.v"],"Inner Unique":true,
+"Shared Hit Blocks":3541,"Shared Read Blocks":0,"Shared Dirtied Blocks":0,"Shared Written Blocks":0,
+"Local Hit Blocks":0,"Local Read Blocks":0,"Local Dirtied Blocks":0,"Local Written Blocks":0,
+"Temp Read Blocks":0,"Temp Written Blocks":0,"I/O Read Time":0,"I/O Write Time":0,
+"Temp I/O Read Time":0,"Temp I/O Write Time":0,"Plans":[{"Node Type":"Seq Scan",
+"Parent Relationship":"Outer","Parallel Aware":false,"Async Capable":false,"Relation Name":"corr",
+"Schema":"public","Alias":"c","Startup Cost":0,"Total Cost":2041,"Plan Rows":10,
+"Plan Width":14,"Actual Rows":1000,"Actual Loops":1,"Output":["c.id","c.a","c.b",
+"c.pad"],"Filter":"((c.a = 1) AND (c.b = 1))","Rows Removed by Filter":99000,
+"Shared Hit Blocks":541,"Shared Read Blocks":0,"Shared Dirtied Blocks":0,"Shared Written Blocks":0,
+"Local Hit Blocks":0,"Local Read Blocks":0,"Local Dirtied Blocks":0,"Local Written Blocks":0,
+"Temp Read Blocks":0,"Temp Written Blocks":0,"I/O Read Time":0,"I/O Write Time":0,
+"Temp I/O Read Time":0,"Temp I/O Write Time":0},{"Node Type":"Index Scan","Parent Relationship":"Inner",
+"Parallel Aware":false,"Async Capable":false,"Scan Direction":"Forward","Index Name":"other_pkey",
+"Relation Name":"other","Schema":"public","Alias":"o","Startup Cost":0.29,"Total Cost":8.31,
+"Plan Rows":1,"Plan Width":6,"Actual Rows":1,"Actual Loops":1000,"Output":["o.id",
+"o.v"],"Index Cond":"(o.id = c.id)","Rows Removed by Index Recheck":0,"Shared Hit Blocks":3000,
+"Shared Read Blocks":0,"Shared Dirtied Blocks":0,"Shared Written Blocks":0,"Local Hit Blocks":0,
+"Local Read Blocks":0,"Local Dirtied Blocks":0,"Local Written Blocks":0,"Temp Read Blocks":0,
+"Temp Written Blocks":0,"I/O Read Time":0,"I/O Write Time":0,"Temp I/O Read Time":0,
+"Temp I/O Write Time":0}]})json";
+const char* const k_hash_join = R"json(
+{"Node Type":"Hash Join","Parallel Aware":false,"Async Capable":false,"Join Type":"Inner",
+"Startup Cost":8.38,"Total Cost":3607.96,"Plan Rows":225,"Plan Width":46,"Actual Rows":225,
+"Actual Loops":1,"Output":["a.title","c.body"],"Inner Unique":true,"Hash Cond":"(c.\"articleId\" = a.id)",
+"Shared Hit Blocks":1708,"Shared Read Blocks":0,"Shared Dirtied Blocks":0,"Shared Written Blocks":0,
+"Local Hit Blocks":0,"Local Read Blocks":0,"Local Dirtied Blocks":0,"Local Written Blocks":0,
+"Temp Read Blocks":0,"Temp Written Blocks":0,"I/O Read Time":0,"I/O Write Time":0,
+"Temp I/O Read Time":0,"Temp I/O Write Time":0,"Plans":[{"Node Type":"Seq Scan",
+"Parent Relationship":"Outer","Parallel Aware":false,"Async Capable":false,"Relation Name":"Comments",
+"Schema":"public","Alias":"c","Startup Cost":0,"Total Cost":3205,"Plan Rows":150000,
+"Plan Width":45,"Actual Rows":150000,"Actual Loops":1,"Output":["c.id","c.\"articleId\"",
+"c.body","c.created_at"],"Shared Hit Blocks":1705,"Shared Read Blocks":0,"Shared Dirtied Blocks":0,
+"Shared Written Blocks":0,"Local Hit Blocks":0,"Local Read Blocks":0,"Local Dirtied Blocks":0,
+"Local Written Blocks":0,"Temp Read Blocks":0,"Temp Written Blocks":0,"I/O Read Time":0,
+"I/O Write Time":0,"Temp I/O Read Time":0,"Temp I/O Write Time":0},{"Node Type":"Hash",
+"Parent Relationship":"Inner","Parallel Aware":false,"Async Capable":false,"Startup Cost":8.34,
+"Total Cost":8.34,"Plan Rows":3,"Plan Width":9,"Actual Rows":3,"Actual Loops":1,
+"Output":["a.title","a.id"],"Hash Buckets":1024,"Original Hash Buckets":1024,
+"Hash Batches":1,"Original Hash Batches":1,"Peak Memory Usage":9,"Shared Hit Blocks":3,
+"Shared Read Blocks":0,"Shared Dirtied Blocks":0,"Shared Written Blocks":0,"Local Hit Blocks":0,
+"Local Read Blocks":0,"Local Dirtied Blocks":0,"Local Written Blocks":0,"Temp Read Blocks":0,
+"Temp Written Blocks":0,"I/O Read Time":0,"I/O Write Time":0,"Temp I/O Read Time":0,
+"Temp I/O Write Time":0,"Plans":[{"Node Type":"Index Scan","Parent Relationship":"Outer",
+"Parallel Aware":false,"Async Capable":false,"Scan Direction":"Forward","Index Name":"articles_pkey",
+"Relation Name":"articles","Schema":"public","Alias":"a","Startup Cost":0.28,
+"Total Cost":8.34,"Plan Rows":3,"Plan Width":9,"Actual Rows":3,"Actual Loops":1,
+"Output":["a.title","a.id"],"Index Cond":"((a.id >= 10) AND (a.id <= 12))","Rows Removed by Index Recheck":0,
+"Shared Hit Blocks":3,"Shared Read Blocks":0,"Shared Dirtied Blocks":0,"Shared Written Blocks":0,
+"Local Hit Blocks":0,"Local Read Blocks":0,"Local Dirtied Blocks":0,"Local Written Blocks":0,
+"Temp Read Blocks":0,"Temp Written Blocks":0,"I/O Read Time":0,"I/O Write Time":0,
+"Temp I/O Read Time":0,"Temp I/O Write Time":0}]}]})json";
+
+QueryStats planned(const std::string& id, const std::string& text, const char* plan) {
+  QueryStats q = statement(id, text, 1, 25);
+  q.plan = StatementPlan{25, "", plan};
+  return q;
+}
+
+std::vector<Diagnosis> of_kind(const std::vector<Diagnosis>& all, const std::string& kind) {
+  std::vector<Diagnosis> out;
+  for (const auto& d : all) {
+    if (d.kind == kind) out.push_back(d);
+  }
+  return out;
+}
+
+std::vector<Diagnosis> diagnosed(const char* plan, const std::string& kind,
+                                 StageKind stage_kind = StageKind::command) {
+  Results r;
+  r.stages.push_back(stage("page", stage_kind, {planned("-77", "select … where x = $1", plan)}));
+  return of_kind(diagnose(r, analyzed()), kind);
+}
+
+TEST(Diagnose, MissingIndexOnASeqScanThatFiltersOutNearlyEverything) {
+  auto d = diagnosed(k_seq_scan, "missing_index");
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].stage, "page");
+  EXPECT_EQ(d[0].queryid, "-77");
+  EXPECT_EQ(d[0].facts.at("table"), "public.Comments");
+  EXPECT_EQ(d[0].facts.at("columns"), "articleId");
+  EXPECT_EQ(d[0].facts.at("index"), "CREATE INDEX ON public.\"Comments\" (\"articleId\")");
+  EXPECT_EQ(d[0].data.at("rows_removed_per_loop"), 149925);
+  EXPECT_EQ(d[0].data.at("rows_per_loop"), 75);
+  EXPECT_EQ(d[0].data.at("blocks_per_loop"), 1705);
+  EXPECT_EQ(d[0].message,
+            "Seq Scan on public.Comments c removes 149,925 rows per execution through its filter "
+            "to return 75, reading 1,705 blocks, for statement -77 `select … where x = $1` — an "
+            "index on public.Comments (articleId) would find them: try `CREATE INDEX ON "
+            "public.\"Comments\" (\"articleId\")` (`--try` measures it in a copy of the "
+            "database)");
+  EXPECT_EQ(d[0].message.find('\n'), std::string::npos);
+}
+
+TEST(Diagnose, MissingIndexTakesEqualityColumnsThenOneRange) {
+  // ((c.id > 10) AND (c."articleId" = 42) AND (c.created_at > (now() - '1 day'::interval)))
+  auto d = diagnosed(k_seq_scan_range, "missing_index");
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].facts.at("columns"), "articleId, id");
+  EXPECT_EQ(d[0].facts.at("index"), "CREATE INDEX ON public.\"Comments\" (\"articleId\", id)");
+  // An index scan on the primary key whose filter does the work: enable_seqscan = off,
+  // where c.id < 140000 and c."articleId" = 5.
+  d = diagnosed(k_index_scan_filter, "missing_index");
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].facts.at("index"), "CREATE INDEX ON public.\"Comments\" (\"articleId\", id)");
+  EXPECT_NE(d[0].message.find("Index Scan using Comments_pkey on public.Comments c removes "
+                              "139,929 rows"),
+            std::string::npos)
+      << d[0].message;
+}
+
+TEST(Diagnose, MissingIndexOnTheInnerSideOfANestedLoopThroughItsJoinFilter) {
+  // enable_hashjoin = enable_mergejoin = off: select a.title, c.body from articles a left join
+  // "Comments" c on c."articleId" = a.id where a.id < 4 — 3 loops over a materialized seq scan.
+  auto d = diagnosed(k_nested_loop_join_filter, "missing_index");
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].facts.at("table"), "public.Comments");
+  EXPECT_EQ(d[0].facts.at("columns"), "articleId");  // not a.id: the outer side's
+  EXPECT_NE(d[0].message.find("removes 449,775 rows per execution through its join filter to "
+                              "return 225"),
+            std::string::npos)
+      << d[0].message;
+}
+
+TEST(Diagnose, NoMissingIndexOnSmallTablesSelectiveLookupsOrFewRemovedRows) {
+  EXPECT_TRUE(diagnosed(k_tiny_table, "missing_index").empty());  // 1,999 removed, 9 blocks
+  EXPECT_TRUE(diagnosed(k_999_removed, "missing_index").empty());  // 31 blocks, 999 removed
+  EXPECT_TRUE(diagnosed(k_primary_key_lookup, "missing_index").empty());
+  EXPECT_TRUE(diagnosed(k_hash_join, "missing_index").empty());  // no filter removes rows
+  // 99,000 removed for 1,000 returned: 99×, a job for a sequential scan.
+  EXPECT_TRUE(diagnosed(k_correlated_join, "missing_index").empty());
+}
+
+TEST(Diagnose, MissingIndexOncePerStageTableAndColumns) {
+  Results r;
+  r.stages.push_back(stage("page", StageKind::command,
+                           {planned("1", "select a", k_seq_scan), planned("2", "select b", k_seq_scan),
+                            planned("3", "select c", k_seq_scan_range)}));
+  r.stages.push_back(stage("other", StageKind::command, {planned("1", "select a", k_seq_scan)}));
+  auto d = of_kind(diagnose(r, analyzed()), "missing_index");
+  ASSERT_EQ(d.size(), 3u);
+  EXPECT_EQ(d[0].queryid, "1");  // the costliest statement names it
+  EXPECT_EQ(d[1].facts.at("columns"), "articleId, id");
+  EXPECT_EQ(d[2].stage, "other");
+  // No plan, or one that is not a plan: nothing, and no error.
+  QueryStats broken = planned("9", "select", "{\"no\": 1}");
+  r.stages = {stage("x", StageKind::sql, {broken, statement("8", "select 1", 1, 1)})};
+  EXPECT_TRUE(diagnose(r, analyzed()).empty());
+}
+
+TEST(Diagnose, MisestimateOfCorrelatedColumnsFeedingAJoin) {
+  // select * from corr c join other o on o.id = c.id where c.a = 1 and c.b = 1: the planner
+  // multiplies the selectivities of a and b (1% each) and expects 10 rows; 1,000 come.
+  auto d = diagnosed(k_correlated_join, "misestimate");
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].facts.at("table"), "public.corr");
+  EXPECT_EQ(d[0].facts.at("columns"), "a, b");
+  EXPECT_EQ(d[0].facts.at("statistics"),
+            "CREATE STATISTICS public.corr_a_b_stats ON a, b FROM public.corr");
+  EXPECT_EQ(d[0].data.at("plan_rows"), 10);
+  EXPECT_EQ(d[0].data.at("actual_rows"), 1000);
+  EXPECT_EQ(d[0].message,
+            "Seq Scan on public.corr c was estimated at 10 rows and returned 1,000 per loop (100× "
+            "more), feeding a Nested Loop, for statement -77 `select … where x = $1` — the join "
+            "was planned for the wrong row count: ANALYZE public.corr; if the statistics are "
+            "fresh, the columns a, b are correlated: try `CREATE STATISTICS public.corr_a_b_stats "
+            "ON a, b FROM public.corr` then ANALYZE (`--try` measures both in a copy of the "
+            "database)");
+}
+
+TEST(Diagnose, NoMisestimateWithoutAJoinOrWithGoodEstimates) {
+  EXPECT_TRUE(diagnosed(k_seq_scan, "misestimate").empty());  // 75 for 75, and no join
+  EXPECT_TRUE(diagnosed(k_hash_join, "misestimate").empty());
+  EXPECT_TRUE(diagnosed(k_nested_loop_join_filter, "misestimate").empty());
+  // The scan estimated at 1 row: 99 returned is under 100×, 100 is not.
+  auto with_rows = [](const char* actual) {
+    std::string plan = k_correlated_join;
+    auto set = [&](const std::string& from, const std::string& to) {
+      std::size_t at = plan.find(from);
+      ASSERT_NE(at, std::string::npos) << from;
+      plan.replace(at, from.size(), to);
+    };
+    set("\"Total Cost\":2041,\"Plan Rows\":10,", "\"Total Cost\":2041,\"Plan Rows\":1,");
+    set("\"Plan Width\":14,\"Actual Rows\":1000,",
+        std::string("\"Plan Width\":14,\"Actual Rows\":") + actual + ",");
+    return plan;
+  };
+  EXPECT_TRUE(diagnosed(with_rows("99").c_str(), "misestimate").empty());
+  EXPECT_EQ(diagnosed(with_rows("100").c_str(), "misestimate").size(), 1u);
+}
+
+TEST(Diagnose, ConditionColumnsOfOneAlias) {
+  auto c = condition_columns("((c.\"articleId\" = 42) AND (c.created_at > (now() - '1 "
+                             "day'::interval)) AND (lower(c.email) = 'x'::text))",
+                             "c", false);
+  EXPECT_EQ(c.equality, std::vector<std::string>{"\"articleId\""});
+  EXPECT_EQ(c.range, std::vector<std::string>{"created_at"});
+  // An IN list, a cast of a varchar column, a parameter; the other alias's column left out.
+  c = condition_columns("((o.id = ANY ('{1,2,3}'::integer[])) AND ((o.code)::text = $1) AND "
+                        "(o.n <= c.n))",
+                        "o", false);
+  EXPECT_EQ(c.equality, (std::vector<std::string>{"id", "code"}));
+  EXPECT_EQ(c.range, std::vector<std::string>{"n"});
+  // OR: no one index serves it; unqualified columns only when allowed.
+  EXPECT_TRUE(condition_columns("((t.a = 1) OR (t.b = 2))", "t", true).equality.empty());
+  EXPECT_EQ(condition_columns("(k = 7)", "tiny", true).equality, std::vector<std::string>{"k"});
+  EXPECT_TRUE(condition_columns("(k = 7)", "tiny", false).equality.empty());
+  EXPECT_TRUE(condition_columns("(((", "t", true).equality.empty());
+  EXPECT_EQ(condition_columns("(\"My \"\"T\"\"\".x = 1)", "My \"T\"", false).equality,
+            std::vector<std::string>{"x"});
+}
+
+TEST(Diagnose, IdentifiersQuotedAsQuoteIdentQuotesThem) {
+  EXPECT_EQ(quote_identifier("comments"), "comments");
+  EXPECT_EQ(quote_identifier("article_id2"), "article_id2");
+  EXPECT_EQ(quote_identifier("Comments"), "\"Comments\"");
+  EXPECT_EQ(quote_identifier("order"), "\"order\"");
+  EXPECT_EQ(quote_identifier("user"), "\"user\"");
+  EXPECT_EQ(quote_identifier("2fa"), "\"2fa\"");
+  EXPECT_EQ(quote_identifier("a\"b"), "\"a\"\"b\"");
+}
+
+TEST(Diagnose, PlanDiagnosesGiveTheirRemediesToTheTrial) {
+  auto index = diagnosed(k_seq_scan, "missing_index");
+  auto estimate = diagnosed(k_correlated_join, "misestimate");
+  std::vector<Diagnosis> all = {index[0], index[0], estimate[0], finding_in("page", "never_analyzed")};
+  config::Stage s;
+  s.name = "page";
+  s.command = {"./page"};
+  auto v = remedies_for(s, all, {"public.articles"});
+  ASSERT_EQ(v.size(), 3u);
+  EXPECT_EQ(v[0].name, "ANALYZE");  // one ANALYZE: the never-analyzed tables and the misestimated
+  EXPECT_EQ(v[0].analyze, (std::vector<std::string>{"public.articles", "public.corr"}));
+  EXPECT_TRUE(v[0].copy_sql.empty());
+  EXPECT_EQ(v[1].name, "CREATE INDEX ON public.\"Comments\" (\"articleId\")");
+  EXPECT_EQ(v[1].copy_sql, std::vector<std::string>{v[1].name});
+  EXPECT_TRUE(v[1].analyze.empty());
+  EXPECT_EQ(v[2].name, "CREATE STATISTICS public.corr_a_b_stats ON a, b FROM public.corr");
+  EXPECT_EQ(v[2].copy_sql, std::vector<std::string>{v[2].name});
+  EXPECT_EQ(v[2].analyze, std::vector<std::string>{"public.corr"});
+}
+
+TEST(Diagnose, TheIndexRemedyShowsBlocksPerCallAndIsRecommendedWhenFasterAndIdentical) {
+  auto variant = [](const std::string& name, std::vector<double> wall, double blocks,
+                    bool identical) {
+    Remedy r;
+    r.stage = "page";
+    r.remedy = name;
+    r.metrics.emplace_back("wall_ms", Metric{"ms", std::move(wall), {}});
+    r.snapshot_identical = identical;
+    if (!identical) r.first_difference = "/rows/0";
+    r.statement_blocks_per_call["1f2e3d4c5b6a7988"] = blocks;
+    return r;
+  };
+  const std::string index = "CREATE INDEX ON public.\"Comments\" (\"articleId\")";
+  std::vector<Remedy> trial = {variant("as is", {210, 205, 220}, 1705, true),
+                               variant(index, {21, 20, 22}, 4, true)};
+  EXPECT_EQ(report::recommendation(trial, StageKind::command),
+            "`CREATE INDEX ON public.\"Comments\" (\"articleId\")`: 210.0 ms → 21.0 ms (10.0× "
+            "faster), blocks per call 1,705 → 4, snapshot identical — add `CREATE INDEX ON "
+            "public.\"Comments\" (\"articleId\")` to the schema's migrations (CONCURRENTLY on a "
+            "live table)");
+  std::string table = report::remedies_table(trial, StageKind::command);
+  EXPECT_NE(table.find(" · blocks per call 1,705 → 4 | 21.0 ms (20.0 ms–22.0 ms) |"),
+            std::string::npos)
+      << table;
+  EXPECT_NE(table.find("| as is | 210.0 ms"), std::string::npos) << table;
+  // Faster but not the same rows: never recommended.
+  trial[1] = variant(index, {21, 20, 22}, 4, false);
+  EXPECT_EQ(report::recommendation(trial, StageKind::command).rfind("No remedy", 0), 0u);
 }
 
 }  // namespace
