@@ -188,12 +188,22 @@ std::vector<Subcommand> subcommands() {
          sub.add_option("-o,--output", args->output, "also write the whole diff to FILE");
          return [args] { return run_diff(*args); };
        }},
-      {"explain", "EXPLAIN (ANALYZE, BUFFERS) of one stage, with diagnoses; --try measures their remedies",
+      {"explain", "EXPLAIN (ANALYZE, BUFFERS) of one stage or its statements, with diagnoses; --try measures their remedies",
        [](CLI::App& sub) -> std::function<int()> {
          auto args = std::make_shared<ExplainArgs>();
-         sub.add_option("stage", args->stage, "a stage of the config (SQL, or a command with --try)")->required();
+         sub.add_option("stage", args->stage, "a stage of the config (SQL or command)")->required();
          add_config_option(sub, args->config);
-         sub.add_flag("--json", args->json, "print EXPLAIN's JSON output (with --try: the trial's) instead");
+         sub.add_flag("--json", args->json,
+                      "print EXPLAIN's JSON output (a command stage's or --statement's: "
+                      "[{queryid, query, duration_ms, shape_id, plan}]; with --try: the trial's) "
+                      "instead");
+         sub.add_option("--statement", args->statement,
+                        "print only this statement's plan (its queryid, as the statement table "
+                        "and the plans list it)");
+         sub.add_option("--top", args->top,
+                        "a command stage: the plans of its N costliest statements, 0 = all")
+             ->check(CLI::NonNegativeNumber)
+             ->capture_default_str();
          sub.add_flag("--try", args->try_remedies,
                       "measure the remedies of the stage's diagnoses, interleaved with the stage "
                       "as it is, each snapshot compared with as is's");

@@ -5,10 +5,12 @@
 #include <algorithm>
 #include <cmath>
 #include <iostream>
+#include <nlohmann/json.hpp>
 
 #include "config/config.hpp"
 #include "measure/diagnose.hpp"
 #include "measure/explain.hpp"
+#include "measure/plans.hpp"
 #include "measure/profile.hpp"
 #include "measure/runner.hpp"
 #include "measure/trial.hpp"
@@ -36,19 +38,16 @@ void print_whole(const std::string& text) {
   util::throw_if_interrupted();
 }
 
-// `explain STAGE --try`: one profiled cold run for the diagnoses, then the trial of their
-// remedies, printed as the report's table (or as JSON).
-int run_trial(const config::Config& cfg, const config::Stage& stage, const ExplainArgs& args) {
-  util::install_interrupt_handlers();
-  measure::Progress progress(measure::detect_progress_style(false), std::cerr, 1);
-  session::Session session(cfg.database, "coldgate-explain-",
-                           [&](const std::string& line) { progress.line(line); });
-  session.setup(cfg);
+// The context of explain's own runs: profiled as `run` profiles (the queryids come from
+// compute_query_id, which pg_stat_statements turns on), no snapshot check, nothing kept.
+measure::RunContext profiled_context(const config::Config& cfg, session::Session& session,
+                                     measure::Progress& progress,
+                                     std::string* profile_note = nullptr) {
   measure::RunContext ctx;
   ctx.provider = &session.provider();
   ctx.base_dir = cfg.base_dir;
   ctx.work_dir = session.work_dir();
-  ctx.out_dir = session.work_dir();  // plan files of the trial's runs: not kept
+  ctx.out_dir = session.work_dir();  // plan files of these runs: not kept
   ctx.self_exe = measure::self_executable();
   ctx.snapshots.mode = snapshot::Mode::ci;
   ctx.snapshots.out_dir = session.work_dir();
@@ -57,7 +56,14 @@ int run_trial(const config::Config& cfg, const config::Stage& stage, const Expla
   std::string note = measure::enable_profile(ctx, cfg.database);
   if (!note.empty()) progress.line("note: no server-side profile: " + note);
   if (!ctx.profile_limit.empty()) progress.line("note: server-side profile: " + ctx.profile_limit);
+  if (profile_note) *profile_note = note;
+  return ctx;
+}
 
+// One profiled cold run of `stage` (no warm repetitions), as `run` measures it; throws
+// Error(gate_failed) with the stage's error when it fails.
+results::Results run_once(const config::Stage& stage, const measure::RunContext& ctx,
+                          measure::Progress& progress) {
   progress.stage_start(1, stage.name);
   config::Stage once = stage;
   once.runs = 1;
@@ -68,6 +74,23 @@ int run_trial(const config::Config& cfg, const config::Stage& stage, const Expla
   if (s.failed()) {
     throw Error(ExitCode::gate_failed, "stage " + stage.name, util::mask_secrets(s.error));
   }
+  return measured;
+}
+
+// `explain STAGE --try`: one profiled cold run for the diagnoses, then the trial of their
+// remedies, printed as the report's table (or as JSON).
+int run_trial(const config::Config& cfg, const config::Stage& stage, const ExplainArgs& args) {
+  util::install_interrupt_handlers();
+  measure::Progress progress(measure::detect_progress_style(false), std::cerr, 1);
+  session::Session session(cfg.database, "coldgate-explain-",
+                           [&](const std::string& line) { progress.line(line); });
+  session.setup(cfg);
+  // With the plans (database.plans), as `run --try` has them: the diagnoses that read them.
+  measure::RunContext ctx = profiled_context(cfg, session, progress);
+  if (!ctx.plans_note.empty()) progress.line("note: " + ctx.plans_note);
+
+  results::Results measured = run_once(stage, ctx, progress);
+  const results::StageResult& s = measured.stages.front();
   auto diagnoses = measure::diagnose(measured, cfg);
   auto trial = measure::try_remedies(stage, s, diagnoses, ctx);
   session.stop();
@@ -87,6 +110,120 @@ int run_trial(const config::Config& cfg, const config::Stage& stage, const Expla
   return 0;
 }
 
+// The queryids of `plans`, for an error line: at most 20, then how many more.
+std::string queryid_list(const std::vector<measure::CapturedPlan>& plans) {
+  if (plans.empty()) return "it ran none that was planned";
+  std::string out = "its statements: ";
+  for (std::size_t i = 0; i < plans.size() && i < 20; ++i) out += (i ? ", " : "") + plans[i].queryid;
+  if (plans.size() > 20) out += fmt::format(" and {} more", plans.size() - 20);
+  return out;
+}
+
+// `explain STAGE` for a command stage, or `--statement` for any: one profiled cold run for the
+// diagnoses (and the stage's error), one unmeasured run under auto_explain for the plans, then
+// the chosen statements' plans as psql prints them (or as JSON).
+int run_statement_plans(const config::Config& cfg, const config::Stage& stage,
+                        const ExplainArgs& args) {
+  if (!cfg.database.profile) {
+    throw usage_error("explain", fmt::format("stage '{}': statement plans need the server-side "
+                                             "profile, which database.profile: false turns off",
+                                             stage.name));
+  }
+  util::install_interrupt_handlers();
+  measure::Progress progress(measure::detect_progress_style(false), std::cerr, 1);
+  session::Session session(cfg.database, "coldgate-explain-",
+                           [&](const std::string& line) { progress.line(line); });
+  session.setup(cfg);
+  std::string profile_note;
+  measure::RunContext ctx = profiled_context(cfg, session, progress, &profile_note);
+  // Asked for by name: the plans even when database.plans: false skips `run`'s plan runs.
+  config::Database with_plans = cfg.database;
+  with_plans.plans = true;
+  std::string plans_note = measure::enable_plans(ctx, with_plans);
+  if (!ctx.plans) {
+    // Nothing this command is for can be shown: no statement list, or no plans logged.
+    throw Error(ExitCode::infrastructure, "stage " + stage.name,
+                plans_note.empty() ? "no statement plans without the server-side profile: " +
+                                         profile_note
+                                   : plans_note);
+  }
+  config::Stage profiled = stage;
+  profiled.profile = true;  // the statements are what was asked for, whatever `profile:` says
+  ctx.plans = false;  // no plan run inside run_stage: capture_plans below makes the one
+  results::Results measured = run_once(profiled, ctx, progress);
+  ctx.plans = true;
+  std::vector<measure::CapturedPlan> plans = measure::capture_plans(profiled, ctx);
+  session.stop();
+  std::stable_sort(plans.begin(), plans.end(), [](const auto& a, const auto& b) {
+    return a.plan.duration_ms > b.plan.duration_ms;
+  });
+  measure::attach_plans(measured.stages.front().queries, plans);
+
+  std::vector<const measure::CapturedPlan*> shown;
+  if (!args.statement.empty()) {
+    for (const auto& p : plans) {
+      if (p.queryid == args.statement) shown.push_back(&p);
+    }
+    if (shown.empty()) {
+      throw usage_error("explain", fmt::format("stage '{}' ran no statement {}; {}", stage.name,
+                                               args.statement, queryid_list(plans)));
+    }
+  } else {
+    for (const auto& p : plans) {
+      if (args.top > 0 && shown.size() >= static_cast<std::size_t>(args.top)) break;
+      shown.push_back(&p);
+    }
+  }
+
+  if (args.json) {
+    nlohmann::ordered_json doc = nlohmann::ordered_json::array();
+    for (const auto* p : shown) {
+      auto plan = nlohmann::ordered_json::parse(p->plan.json, nullptr, false);
+      if (plan.is_discarded()) {
+        throw Error(ExitCode::infrastructure, "stage " + stage.name,
+                    "the plan of statement " + p->queryid + " is not JSON");
+      }
+      doc.push_back({{"queryid", p->queryid},
+                     {"query", p->query},
+                     {"duration_ms", p->plan.duration_ms},
+                     {"shape_id", p->plan.shape_id},
+                     {"plan", std::move(plan)}});
+    }
+    print_whole(doc.dump(2) + '\n');
+    return 0;
+  }
+  std::string out;
+  if (!args.statement.empty()) {
+    out = fmt::format("stage {}: statement {}, the plan of its costliest call\n", stage.name,
+                      args.statement);
+  } else if (plans.empty()) {
+    out = fmt::format("stage {}: no statement was planned in its run\n", stage.name);
+  } else {
+    out = fmt::format("stage {}: {} statement{} planned; the plan of {} costliest call, {}\n",
+                      stage.name, plans.size(), plans.size() == 1 ? "" : "s",
+                      plans.size() == 1 ? "its" : "each one's",
+                      shown.size() == plans.size()
+                          ? std::string("costliest first")
+                          : fmt::format("the costliest {} shown", shown.size()));
+  }
+  for (const auto* p : shown) {
+    out += fmt::format("\nStatement {} · {} · {}\n", p->queryid, ms(p->plan.duration_ms),
+                       measure::shortened(p->query));
+    out += measure::plan_text("[{\"Plan\":" + p->plan.json + "}]",
+                              fmt::format("stage {}: statement {}", stage.name, p->queryid));
+  }
+  if (shown.size() < plans.size() && args.statement.empty()) {
+    out += fmt::format("\n… {} more: --top 0 shows them all, --statement QUERYID one\n",
+                       plans.size() - shown.size());
+  }
+  auto diagnoses = measure::diagnose(measured, cfg);
+  out += "\nDiagnoses:\n";
+  if (diagnoses.empty()) out += "  none\n";
+  for (const auto& d : diagnoses) out += fmt::format("  - {}\n", d.message);
+  print_whole(out);
+  return 0;
+}
+
 }  // namespace
 
 int run_explain(const ExplainArgs& args) {
@@ -102,14 +239,16 @@ int run_explain(const ExplainArgs& args) {
   }
   const config::Stage& stage = *it;
   if (args.try_remedies) {
+    if (!args.statement.empty()) {
+      throw usage_error("explain", "--statement picks a plan to print; --try measures the "
+                                   "stage's remedies: give one of them");
+    }
     config::check_stages(cfg, {stage});  // its program: exit 2 before any server starts
     return run_trial(cfg, stage, args);
   }
-  if (stage.is_command()) {
-    throw usage_error("explain", fmt::format("stage '{}' runs a command; EXPLAIN needs a SQL "
-                                             "stage (sql: or query:); `--try` measures a "
-                                             "command stage's remedies",
-                                             stage.name));
+  if (stage.is_command() || !args.statement.empty()) {
+    config::check_stages(cfg, {stage});
+    return run_statement_plans(cfg, stage, args);
   }
   util::install_interrupt_handlers();
   session::Session session(cfg.database, "coldgate-explain-",

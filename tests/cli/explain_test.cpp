@@ -3,7 +3,11 @@
 
 #include <csignal>
 #include <cstdlib>
+#include <algorithm>
 #include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 #include "support/support.hpp"
 
@@ -92,16 +96,22 @@ TEST_F(ExplainTest, ShowsFiltersIndexConditionsRowsRemovedAndBuffers) {
       << lookup.out;
 }
 
-TEST_F(ExplainTest, UnknownOrCommandStageIsAUsageError) {
+TEST_F(ExplainTest, UnknownStageOrStatementWithTryIsAUsageError) {
   auto unknown = run_coldgate({"explain", "totl"}, dir.path());
   EXPECT_EQ(unknown.exit_code, 2);
   EXPECT_EQ(unknown.err,
             "coldgate: error: explain: no stage 'totl' in coldgate.yaml (did you mean 'total'?)\n");
-  auto command = run_coldgate({"explain", "cmd"}, dir.path());
-  EXPECT_EQ(command.exit_code, 2);
-  EXPECT_EQ(command.err, "coldgate: error: explain: stage 'cmd' runs a command; EXPLAIN needs a "
-                         "SQL stage (sql: or query:); `--try` measures a command stage's "
-                         "remedies\n");
+  auto both = run_coldgate({"explain", "cmd", "--try", "--statement", "1"}, dir.path());
+  EXPECT_EQ(both.exit_code, 2);
+  EXPECT_EQ(both.err, "coldgate: error: explain: --statement picks a plan to print; --try "
+                      "measures the stage's remedies: give one of them\n");
+}
+
+// A command that runs no SQL has no plan to show, and says so.
+TEST_F(ExplainTest, ACommandStageThatRunsNoStatementSaysSo) {
+  auto r = run_coldgate({"explain", "cmd"}, dir.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "stage cmd: no statement was planned in its run\n\nDiagnoses:\n  none\n");
 }
 
 }  // namespace
@@ -141,6 +151,173 @@ TEST_F(ExplainTest, ASigkilledExplainLeavesNothingOnceTheNextOneStarts) {
   auto next = run_coldgate({"explain", "total"}, dir.path());
   EXPECT_EQ(next.exit_code, 0) << next.err;
   EXPECT_TRUE(work_dirs_of("coldgate-explain-", pid).empty());
+}
+
+}  // namespace
+}  // namespace coldgate::cli
+
+namespace coldgate::cli {
+namespace {
+
+// A command stage (a psql client) whose three statements read a table of 20,000 rows: one scans
+// it through a filter, one looks a row up by its key, one joins it with itself.
+struct StatementPlansTest : ::testing::Test {
+  void SetUp() override {
+    dir.write("schema.sql",
+              "CREATE TABLE book (id int PRIMARY KEY, author int NOT NULL, title text);\n"
+              "INSERT INTO book SELECT g, g % 500, 'title ' || g FROM generate_series(1, 20000) g;\n");
+    dir.write("coldgate.yaml",
+              "version: 1\n"
+              "database: { provider: local }\n"
+              "setup: [ { sql: schema.sql }, { analyze: true } ]\n"
+              "stages:\n"
+              "  - name: app\n"
+              "    command: [psql, -XAtq, -c, 'select count(*) from book where author = 7', -c, "
+              "'select title from book where id = 42', -c, 'select count(*) from book b join "
+              "book a on a.id = b.author where b.id < 30']\n"
+              "  - name: broken\n"
+              "    command: [psql, -XAtq, -v, ON_ERROR_STOP=1, -c, 'select nope from book']\n"
+              "  - name: lookup\n"
+              "    query: select title from book where id = $1\n"
+              "    params: [42]\n");
+  }
+  // The queryids of the "Statement <queryid> · " headers, in order.
+  static std::vector<std::string> headers(const std::string& out) {
+    std::vector<std::string> ids;
+    std::size_t at = 0;
+    while ((at = out.find("\nStatement ", at)) != std::string::npos) {
+      at += 11;
+      ids.push_back(out.substr(at, out.find(' ', at) - at));
+    }
+    return ids;
+  }
+  // The text of one statement's section: its header to the next blank line.
+  static std::string section(const std::string& out, const std::string& queryid) {
+    std::size_t at = out.find("\nStatement " + queryid + " · ");
+    if (at == std::string::npos) return "";
+    return out.substr(at + 1, out.find("\n\n", at + 1) - at - 1);
+  }
+  TempDir dir;
+};
+
+TEST_F(StatementPlansTest, ACommandStageShowsEachStatementsActualPlanAndOneOnRequest) {
+  auto r = run_coldgate({"explain", "app"}, dir.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("stage app: 3 statements planned; the plan of each one's costliest call, "
+                        "costliest first\n",
+                        0),
+            0u)
+      << r.out;
+  auto ids = headers(r.out);
+  ASSERT_EQ(ids.size(), 3u) << r.out;
+  std::string scan, lookup, join;
+  for (const auto& id : ids) {
+    std::string s = section(r.out, id);
+    if (s.find("author = 7") != std::string::npos) scan = id;
+    if (s.find("where id = 42") != std::string::npos) lookup = id;
+    if (s.find("join book a") != std::string::npos) join = id;
+  }
+  ASSERT_FALSE(scan.empty() || lookup.empty() || join.empty()) << r.out;
+  // Each under its own header, as psql prints it: what scanned, its filter, the rows removed,
+  // the buffers; actual rows without per-node timing.
+  std::string s = section(r.out, scan);
+  EXPECT_NE(s.find("\nAggregate  (cost="), std::string::npos) << s;
+  EXPECT_NE(s.find("->  Seq Scan on public.book  (cost="), std::string::npos) << s;
+  EXPECT_NE(s.find("Filter: (book.author = 7)\n"), std::string::npos) << s;
+  EXPECT_NE(s.find("Rows Removed by Filter: 19960\n"), std::string::npos) << s;
+  EXPECT_NE(s.find("(actual rows=40 loops=1)"), std::string::npos) << s;
+  EXPECT_NE(s.find("Buffers: shared "), std::string::npos) << s;
+  std::string l = section(r.out, lookup);
+  EXPECT_NE(l.find("\nIndex Scan using book_pkey on public.book  (cost="), std::string::npos) << l;
+  EXPECT_NE(l.find("Index Cond: (book.id = 42)\n"), std::string::npos) << l;
+  std::string j = section(r.out, join);
+  EXPECT_NE(j.find(" Join  (cost="), std::string::npos) << j;  // whichever join the planner chose
+  EXPECT_NE(j.find("Index Cond: (b.id < 30)\n"), std::string::npos) << j;
+  EXPECT_NE(r.out.find("\nDiagnoses:\n"), std::string::npos) << r.out;
+
+  // One statement: only its plan.
+  auto one = run_coldgate({"explain", "app", "--statement", lookup}, dir.path());
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_EQ(one.out.rfind("stage app: statement " + lookup + ", the plan of its costliest call\n",
+                          0),
+            0u)
+      << one.out;
+  EXPECT_EQ(headers(one.out), std::vector<std::string>{lookup}) << one.out;
+  EXPECT_NE(one.out.find("Index Scan using book_pkey on public.book"), std::string::npos);
+  EXPECT_EQ(one.out.substr(0, one.out.find("\nDiagnoses:\n")).find("Seq Scan"), std::string::npos)
+      << one.out;
+
+  // The costliest one only.
+  auto top = run_coldgate({"explain", "app", "--top", "1"}, dir.path());
+  ASSERT_EQ(top.exit_code, 0) << top.err;
+  EXPECT_EQ(headers(top.out).size(), 1u) << top.out;
+  EXPECT_NE(top.out.find("\n… 2 more: --top 0 shows them all, --statement QUERYID one\n"),
+            std::string::npos)
+      << top.out;
+}
+
+TEST_F(StatementPlansTest, AnUnknownQueryidIsAUsageErrorListingTheStagesStatements) {
+  auto r = run_coldgate({"explain", "app", "--statement", "12345"}, dir.path());
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  std::string prefix = "coldgate: error: explain: stage 'app' ran no statement 12345; its statements: ";
+  ASSERT_NE(r.err.find(prefix), std::string::npos) << r.err;
+  std::string line = r.err.substr(r.err.find(prefix));
+  EXPECT_EQ(std::count(line.begin(), line.end(), '\n'), 1) << line;  // one line
+  EXPECT_EQ(std::count(line.begin(), line.end(), ','), 2) << line;    // three queryids
+  EXPECT_TRUE(r.out.empty()) << r.out;
+}
+
+TEST_F(StatementPlansTest, JsonGivesEachStatementsQueryidTextDurationShapeAndPlan) {
+  auto r = run_coldgate({"explain", "app", "--json"}, dir.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto doc = nlohmann::json::parse(r.out);
+  ASSERT_TRUE(doc.is_array());
+  ASSERT_EQ(doc.size(), 3u) << r.out;
+  double previous = 1e300;
+  for (const auto& p : doc) {
+    EXPECT_TRUE(p["queryid"].is_string());
+    EXPECT_TRUE(p["query"].is_string());
+    EXPECT_EQ(p["shape_id"].get<std::string>().size(), 16u);
+    EXPECT_TRUE(p["plan"].is_object());
+    EXPECT_TRUE(p["plan"].contains("Node Type"));
+    EXPECT_LE(p["duration_ms"].get<double>(), previous);  // costliest first
+    previous = p["duration_ms"].get<double>();
+  }
+  // --statement picks the same one in JSON.
+  std::string id = doc[1]["queryid"];
+  auto one = run_coldgate({"explain", "app", "--json", "--statement", id}, dir.path());
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  auto single = nlohmann::json::parse(one.out);
+  ASSERT_EQ(single.size(), 1u);
+  EXPECT_EQ(single[0]["queryid"], id);
+  EXPECT_EQ(single[0]["shape_id"], doc[1]["shape_id"]);
+}
+
+TEST_F(StatementPlansTest, ACommandThatFailsSaysItsErrorAndExits1) {
+  auto r = run_coldgate({"explain", "broken"}, dir.path());
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("coldgate: error: stage broken: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("column \"nope\" does not exist"), std::string::npos) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+}
+
+// A SQL stage has one statement: --statement takes its queryid (the report's statement table
+// lists it) and prints its actual plan; another is refused with the one there is.
+TEST_F(StatementPlansTest, ASqlStageTakesItsOwnQueryid) {
+  auto wrong = run_coldgate({"explain", "lookup", "--statement", "12345"}, dir.path());
+  EXPECT_EQ(wrong.exit_code, 2) << wrong.err;
+  std::string prefix =
+      "coldgate: error: explain: stage 'lookup' ran no statement 12345; its statements: ";
+  auto at = wrong.err.find(prefix);
+  ASSERT_NE(at, std::string::npos) << wrong.err;
+  std::string listed = wrong.err.substr(at + prefix.size());
+  listed = listed.substr(0, listed.find('\n'));
+  ASSERT_FALSE(listed.empty());
+  std::string id = listed.substr(0, listed.find(','));
+  auto r = run_coldgate({"explain", "lookup", "--statement", id}, dir.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("Index Scan using book_pkey on public.book"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\nStatement " + id + " · "), std::string::npos) << r.out;
 }
 
 }  // namespace
