@@ -101,7 +101,8 @@ TEST_F(BashCompletion, CommandsComeFromTheBinarysHelp) {
 
 TEST_F(BashCompletion, OptionsOfTheCommandBeingCompleted) {
   EXPECT_EQ(complete({"coldgate", "run", "--c"}).reply, (Set{"--config", "--ci", "--comment"}));
-  EXPECT_EQ(complete({"coldgate", "explain", "--"}).reply, (Set{"--help", "--config", "--json", "--try"}));
+  EXPECT_EQ(complete({"coldgate", "explain", "--"}).reply,
+            (Set{"--help", "--config", "--json", "--statement", "--top", "--try"}));
   EXPECT_EQ(complete({"coldgate", "diff", "-"}).reply,
             (Set{"-h", "--help", "--max-lines", "--paths", "-U", "--context", "--color", "-o", "--output"}));
   // Options after other words and values: still the command's.
