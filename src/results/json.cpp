@@ -113,6 +113,14 @@ ordered_json stage_json(const StageResult& s) {
                        {"blocks", opt_number(q.blocks)},
                        {"blocks_per_call", opt_number(q.blocks_per_call)},
                        {"text_id", or_null(q.text_id)}});
+    if (q.plan) {
+      ordered_json plan = ordered_json::parse(q.plan->json, nullptr, false);
+      queries.back()["plan"] = {{"duration_ms", json_number(q.plan->duration_ms)},
+                                {"shape_id", q.plan->shape_id},
+                                {"plan", plan.is_discarded() ? ordered_json() : plan}};
+    } else {
+      queries.back()["plan"] = nullptr;
+    }
   }
   st["queries"] = queries;
   st["metrics"] = metrics_json(s.metrics);
@@ -126,6 +134,7 @@ ordered_json diagnoses_json(const std::vector<Diagnosis>& diagnoses) {
     for (const auto& [k, v] : d.data) data[k] = json_number(v);
     if (!d.queryid.empty()) data["queryid"] = d.queryid;
     if (!d.query.empty()) data["query"] = d.query;
+    for (const auto& [k, v] : d.facts) data[k] = v;
     out.push_back({{"stage", d.stage},
                    {"kind", d.kind},
                    {"message", d.message},
@@ -148,6 +157,11 @@ ordered_json remedies_json(const std::vector<Remedy>& remedies) {
                    {"first_difference", or_null(r.first_difference)},
                    {"note", or_null(r.note)},
                    {"error", or_null(r.error)}});
+    if (!r.statement_blocks_per_call.empty()) {
+      ordered_json blocks = ordered_json::object();
+      for (const auto& [k, v] : r.statement_blocks_per_call) blocks[k] = json_number(v);
+      out.back()["statement_blocks_per_call"] = blocks;
+    }
   }
   return out;
 }
@@ -191,7 +205,8 @@ ordered_json gate_json(const std::optional<GateResult>& gate) {
               {"rows_per_call", json_number(x->rows_per_call)},
               {"blocks_per_call", opt_number(x->blocks_per_call)},
               {"plan_ms_per_call", json_number(x->plan_ms_per_call)},
-              {"exec_ms_per_call", json_number(x->exec_ms_per_call)}};
+              {"exec_ms_per_call", json_number(x->exec_ms_per_call)},
+              {"plan_shape_id", or_null(x->plan_shape_id)}};
     };
     statements.push_back({{"stage", v.stage},
                           {"queryid", v.head ? v.head->queryid : v.base->queryid},
@@ -200,6 +215,7 @@ ordered_json gate_json(const std::optional<GateResult>& gate) {
                           {"head", side(v.head)},
                           {"verdict", to_string(v.verdict)},
                           {"reason", v.reason}});
+    if (!v.plan_change.empty()) statements.back()["plan_change"] = v.plan_change;
   }
   ordered_json stage_thresholds = ordered_json::object();
   for (const auto& [stage, t] : g.stage_thresholds) stage_thresholds[stage] = thresholds_json(t);
@@ -368,6 +384,14 @@ StageResult stage_from(const ordered_json& s, const std::string& source) {
         x.blocks_per_call = q["blocks_per_call"].get<double>();
       if (q.contains("text_id") && !q["text_id"].is_null())
         x.text_id = q["text_id"].get<std::string>();
+      if (q.contains("plan") && q["plan"].is_object()) {
+        const auto& p = q["plan"];
+        StatementPlan plan;
+        plan.duration_ms = p.at("duration_ms").get<double>();
+        plan.shape_id = p.at("shape_id").get<std::string>();
+        plan.json = p.at("plan").dump();
+        x.plan = std::move(plan);
+      }
       st.queries.push_back(std::move(x));
     }
   }
@@ -444,10 +468,13 @@ GateResult gate_from(const ordered_json& g, const std::string& source) {
   if (g.contains("statements")) {
     auto side = [&](const ordered_json& v) -> std::optional<StatementSide> {
       if (v.is_null()) return std::nullopt;
-      return StatementSide{v.at("queryid").get<std::string>(), v.at("calls").get<double>(),
-                           v.at("rows_per_call").get<double>(), opt(v.at("blocks_per_call")),
-                           v.at("plan_ms_per_call").get<double>(),
-                           v.at("exec_ms_per_call").get<double>()};
+      StatementSide out{v.at("queryid").get<std::string>(), v.at("calls").get<double>(),
+                        v.at("rows_per_call").get<double>(), opt(v.at("blocks_per_call")),
+                        v.at("plan_ms_per_call").get<double>(),
+                        v.at("exec_ms_per_call").get<double>()};
+      if (v.contains("plan_shape_id") && v["plan_shape_id"].is_string())
+        out.plan_shape_id = v["plan_shape_id"].get<std::string>();
+      return out;
     };
     for (const auto& v : g.at("statements")) {
       Verdict verdict = named(v, "verdict", verdict_from, Verdict::same, "gate.statements[]",
@@ -455,6 +482,8 @@ GateResult gate_from(const ordered_json& g, const std::string& source) {
       StatementVerdict sv{v.at("stage").get<std::string>(), v.at("query").get<std::string>(),
                           side(v.at("base")), side(v.at("head")), verdict,
                           v.at("reason").get<std::string>()};
+      if (v.contains("plan_change") && v["plan_change"].is_string())
+        sv.plan_change = v["plan_change"].get<std::string>();
       if (!sv.base && !sv.head)
         throw usage_error(source, "gate.statements[]: a statement with neither base nor head");
       x.statements.push_back(std::move(sv));
@@ -580,6 +609,7 @@ std::string to_json(const Results& r) {
   doc["remedies"] = remedies_json(r.remedies);
   doc["profile_note"] = or_null(r.profile_note);
   doc["profile_limit"] = or_null(r.profile_limit);
+  if (!r.plans_note.empty()) doc["plans_note"] = r.plans_note;
   doc["gate"] = gate_json(r.gate);
   if (r.history) doc["history"] = history_json(*r.history);
   // Written only when there is something to say: results of complete runs read as before.
@@ -638,6 +668,8 @@ Results from_json(std::string_view text, const std::string& source) {
             x.queryid = v.get<std::string>();
           } else if (k == "query") {
             x.query = v.get<std::string>();
+          } else if (v.is_string()) {
+            x.facts[k] = v.get<std::string>();
           } else {
             x.data[k] = v.get<double>();
           }
@@ -649,6 +681,7 @@ Results from_json(std::string_view text, const std::string& source) {
     }
     if (doc.contains("profile_note")) r.profile_note = str(doc, "profile_note");
     if (doc.contains("profile_limit")) r.profile_limit = str(doc, "profile_limit");
+    if (doc.contains("plans_note")) r.plans_note = str(doc, "plans_note");
     if (doc.contains("remedies")) {
       for (const auto& x : doc["remedies"]) {
         Remedy m;
@@ -668,6 +701,10 @@ Results from_json(std::string_view text, const std::string& source) {
         m.first_difference = str(x, "first_difference");
         m.note = str(x, "note");
         m.error = str(x, "error");
+        if (x.contains("statement_blocks_per_call") && x["statement_blocks_per_call"].is_object()) {
+          for (const auto& [k, v] : x["statement_blocks_per_call"].items())
+            m.statement_blocks_per_call[k] = v.get<double>();
+        }
         r.remedies.push_back(std::move(m));
       }
     }

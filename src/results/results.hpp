@@ -76,6 +76,14 @@ struct Explain {
   std::vector<std::string> never_analyzed;
 };
 
+/// The actual plan of a statement's costliest call in a stage's plan run (auto_explain: ANALYZE,
+/// BUFFERS and VERBOSE without per-node timing, JSON; results.json `queries[].plan`).
+struct StatementPlan {
+  double duration_ms = 0;  // that call's time as auto_explain measured it
+  std::string shape_id;    // results::plan_shape_id(): node types, relations, indexes, join order
+  std::string json;        // the "Plan" object as compact JSON text
+};
+
 /// One statement fingerprint a stage ran, from the server-side profiles of its cold runs
 /// (pg_stat_statements; results.json `stages[].queries`). Figures are medians per cold run.
 struct QueryStats {
@@ -100,6 +108,9 @@ struct QueryStats {
   /// across two databases, whose queryids differ (they hash relation OIDs); "" in results of
   /// versions that did not record it (the shortened text pairs them then).
   std::string text_id;
+  /// Its actual plan (the costliest call's); nullopt when no plan was captured (no auto_explain,
+  /// an external server, results of versions before it).
+  std::optional<StatementPlan> plan;
   /// The figures in the order the report sorts by: plan + execution.
   double time_ms() const { return plan_ms + exec_ms; }
 };
@@ -206,6 +217,9 @@ struct Diagnosis {
   /// Against the baseline (gate::mark_diagnoses): "new" (this pull request added it),
   /// "gone" (base had it, head does not: fixed), "also_in_base"; "" without a baseline.
   std::string change;
+  /// Named facts that are text (missing_index: "table", "columns", "index" — the CREATE INDEX
+  /// to try); written into results.json's data beside the figures.
+  std::map<std::string, std::string> facts;
 };
 
 /// One variant of a remedy trial (`--try`): the stage as it is ("as is") or under one remedy of
@@ -224,6 +238,9 @@ struct Remedy {
   /// A prepared statement: its warm samples are each session's second execution (as is's too,
   /// in its trial), reported beside the cold figures every variant is judged by.
   bool second_execution = false;
+  /// Per diagnosed statement (text_id, else queryid): the median over this variant's cold runs
+  /// of its shared blocks (hit + read) per call; empty when the trial read no statements.
+  std::map<std::string, double> statement_blocks_per_call;
   /// The metric called `name`, or nullptr.
   const Metric* find(std::string_view name) const;
   /// The median of `name`'s cold samples, which the trial compares; nullopt without samples.
@@ -286,6 +303,7 @@ struct StatementSide {
   std::optional<double> blocks_per_call;  // nullopt: that side's results did not record blocks
   double plan_ms_per_call = 0;
   double exec_ms_per_call = 0;
+  std::string plan_shape_id;  // its captured plan's shape (results::plan_shape_id); "" without one
 };
 
 /// One statement of one stage, head against base, paired by normalized text (gate::compare):
@@ -297,6 +315,10 @@ struct StatementVerdict {
   std::optional<StatementSide> head;  // nullopt: gone from head
   Verdict verdict = Verdict::same;
   std::string reason;  // "reads 1,937 blocks per call instead of 4 (484×)"
+  /// Both sides have a captured plan and their shapes differ: base's nodes that head lost →
+  /// head's that are new ("Index Scan using comments_article_id on Comments → Seq Scan on
+  /// Comments (149,997 rows removed by filter)"); "" otherwise. Shown, never gated.
+  std::string plan_change;
   /// Calls, blocks per call or the text itself differ (what the report lists); false for a
   /// statement whose counts are the same on both sides.
   bool changed() const;
@@ -383,6 +405,9 @@ struct Results {
   /// What the profile cannot show on this server although the stages were profiled ("the
   /// server cannot JIT-compile …"), said once in the report; "" when nothing is missing.
   std::string profile_limit;
+  /// Why the statements have no actual plans although they were profiled ("an external server:
+  /// auto_explain cannot be loaded there …"), said once in the report; "" when plans were taken.
+  std::string plans_note;
   std::optional<GateResult> gate;               // verdicts against a baseline, when one was given
   /// Why the run ended early; nullopt when every selected stage was measured.
   std::optional<Stopped> stopped;
