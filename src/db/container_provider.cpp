@@ -250,7 +250,7 @@ void ContainerProvider::start() {
     run.insert(run.end(), m_options.run_args.begin(), m_options.run_args.end());
     run.push_back(m_image);
     std::map<std::string, std::string> settings = fast_settings();
-    for (const auto& [k, v] : m_options.profile ? with_profile_settings(m_options.settings, major)
+    for (const auto& [k, v] : m_options.profile ? with_profile_settings(m_options.settings, major, true)
                                                 : m_options.settings) {
       settings[k] = v;
     }
@@ -307,6 +307,20 @@ std::string ContainerProvider::logs_tail(std::size_t lines) const noexcept {
   } catch (const std::exception& e) {
     return fmt::format("(no log: {})", e.what());
   }
+}
+
+std::optional<std::string> ContainerProvider::read_log(std::uint64_t from) const {
+  if (!m_created) return std::nullopt;
+  auto r = util::run(engine_options(m_engine, {"logs", container_name()}, m_options.engine_env),
+                     k_call_timeout);
+  if (!r.status.ok()) {
+    throw Error(ExitCode::infrastructure, "database",
+                fmt::format("{} logs {}: {}", m_engine.filename().string(), container_name(),
+                            util::tail_lines(r.err, 5)));
+  }
+  // The container's stdout and stderr come back on ours apart; postgres logs to stderr (the
+  // entrypoint's own lines go to stdout), so offsets into stderr stay put as it grows.
+  return from < r.err.size() ? r.err.substr(from) : std::string();
 }
 
 // Ready = the configured database accepts a login over the published port. The official

@@ -79,6 +79,11 @@ class ContainerProvider : public Provider {
   void wait_until_ready(const char* phase);  // login with retry; throws with the log tail
   std::string logs_tail(std::size_t lines) const noexcept;
 
+ public:
+  /// `<engine> logs` of the container (postgres logs to stderr) from byte `from` on.
+  std::optional<std::string> read_log(std::uint64_t from) const override;
+
+ private:
   ContainerOptions m_options;
   std::filesystem::path m_engine;  // resolved program; empty before start()
   std::string m_image;

@@ -166,13 +166,19 @@ void LocalProvider::start() {
   }
 }
 
+std::optional<std::string> LocalProvider::read_log(std::uint64_t from) const {
+  if (m_run_dir.empty()) return std::nullopt;
+  return read_from(m_run_dir / "server.log", from);
+}
+
 bool LocalProvider::try_launch(int port, bool fixed) {
   fs::path log = m_run_dir / "server.log";
   std::error_code ec;
   auto log_offset = fs::exists(log, ec) ? fs::file_size(log, ec) : 0;
   std::map<std::string, std::string> settings = fast_settings();
   for (const auto& [k, v] : m_options.profile
-                                ? with_profile_settings(m_options.settings, m_binaries.major)
+                                ? with_profile_settings(m_options.settings, m_binaries.major,
+                                                        has_auto_explain(m_binaries.bindir))
                                 : m_options.settings) {
     settings[k] = v;
   }

@@ -58,6 +58,8 @@ class LocalProvider : public Provider {
   /// TCP 127.0.0.1:<port>, user postgres with its random password, the configured database.
   const ConnectionInfo& connection_info() const override { return m_info; }
   std::optional<std::filesystem::path> client_bindir() const override { return m_binaries.bindir; }
+  /// server.log (the postgres process's stderr, across restarts) from byte `from` on.
+  std::optional<std::string> read_log(std::uint64_t from) const override;
 
   /// Superuser connection over the private Unix socket (no password) to `dbname`.
   ConnectionInfo socket_info(const std::string& dbname) const;

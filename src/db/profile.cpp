@@ -39,12 +39,30 @@ std::optional<std::string> failure_of(Connection& conn, const std::string& sql) 
 
 }  // namespace
 
+bool has_auto_explain(const std::filesystem::path& bindir) {
+  std::error_code ec;
+  return std::filesystem::exists(bindir / ".." / "lib" / "auto_explain.so", ec) ||
+         std::filesystem::exists(bindir / ".." / "lib" / "postgresql" / "auto_explain.so", ec);
+}
+
 std::map<std::string, std::string> with_profile_settings(std::map<std::string, std::string> settings,
-                                                         int major) {
+                                                         int major, bool plans) {
   if (major > 0 && major < k_profile_min_major) return settings;
   std::vector<std::string> libraries = split_list(settings["shared_preload_libraries"]);
   if (std::find(libraries.begin(), libraries.end(), k_extension) == libraries.end())
     libraries.emplace_back(k_extension);
+  if (plans) {
+    if (std::find(libraries.begin(), libraries.end(), "auto_explain") == libraries.end())
+      libraries.emplace_back("auto_explain");
+    settings.try_emplace("auto_explain.log_min_duration", "-1");
+    settings["auto_explain.log_analyze"] = "on";
+    settings["auto_explain.log_buffers"] = "on";
+    settings["auto_explain.log_timing"] = "off";
+    settings["auto_explain.log_verbose"] = "on";
+    settings["auto_explain.log_format"] = "json";
+    settings["auto_explain.log_nested_statements"] = "on";
+    settings["auto_explain.log_level"] = "log";
+  }
   std::string joined;
   for (const auto& l : libraries) joined += (joined.empty() ? "" : ",") + l;
   settings["shared_preload_libraries"] = joined;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <map>
 #include <string>
 #include <vector>
@@ -26,8 +27,16 @@ inline constexpr int k_profile_jit_major = 15;
 /// and track_io_timing = on unless the user set them. `major` is the server's major version
 /// (0 = not known: taken as supported); below k_profile_min_major, where the server would
 /// refuse compute_query_id at start-up, `settings` comes back unchanged.
+/// With `plans`, auto_explain is preloaded too, switched off (log_min_duration -1 unless the
+/// user set it) and set up for coldgate's plan runs (auto_explain docs: log_analyze, log_buffers
+/// and log_verbose on, log_timing off, log_format json, log_nested_statements on), so that a
+/// database-level auto_explain.log_min_duration = 0 captures the actual plans of one run.
 std::map<std::string, std::string> with_profile_settings(std::map<std::string, std::string> settings,
-                                                         int major = 0);
+                                                         int major = 0, bool plans = false);
+
+/// True when the server binaries in `bindir` have auto_explain (its library beside them:
+/// ../lib/auto_explain.so as Debian installs it, or ../lib/postgresql/auto_explain.so).
+bool has_auto_explain(const std::filesystem::path& bindir);
 
 /// One statement fingerprint's totals from pg_stat_statements (times in ms, as the view gives
 /// them; the jit_* figures are 0 before PostgreSQL 15, whose view has no such columns).

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <filesystem>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
@@ -45,6 +46,12 @@ class Provider {
   virtual const ConnectionInfo& connection_info() const = 0;
   /// Folder with client programs (psql, pg_restore) matching the server; nullopt: use PATH.
   virtual std::optional<std::filesystem::path> client_bindir() const { return std::nullopt; }
+  /// What the server wrote to its log (stderr) from byte `from` on; nullopt when this provider
+  /// cannot read its server's log (external). Throws Error(infrastructure) when reading fails.
+  virtual std::optional<std::string> read_log(std::uint64_t from) const {
+    (void)from;
+    return std::nullopt;
+  }
   /// Server version and non-default settings, read over a fresh connection. Throws Error.
   ServerInfo server_info() const;
 };

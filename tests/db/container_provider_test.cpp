@@ -213,6 +213,31 @@ TEST(ContainerProviderProfile, KeepsTheConfiguredLibrariesBesideTheProfiles) {
   p.stop();
 }
 
+// The plan run's two needs: auto_explain set up for JSON plans, and the server's log readable
+// through the engine, from an offset on (what a plan run reads after its marker).
+TEST(ContainerProviderProfile, PreloadsAutoExplainForPlanRunsAndReadsTheServersLog) {
+  ASSERT_EQ(container_setup_problem("podman"), "");
+  auto options = container_options("podman");
+  options.profile = true;
+  db::ContainerProvider p(options);
+  p.start();
+  EXPECT_EQ(one(p.connection_info(), "SHOW auto_explain.log_format"), "json");
+  EXPECT_EQ(one(p.connection_info(), "SHOW auto_explain.log_min_duration"), "-1");
+  auto before = p.read_log(0);
+  ASSERT_TRUE(before.has_value());
+  const std::string marker = "coldgate-test-marker-" + std::to_string(::getpid());
+  Connection(p.connection_info()).exec("DO $$BEGIN RAISE LOG '" + marker + "'; END$$");
+  // The engine hands the container's stderr on a moment later: wait for the line, not a time.
+  std::string after;
+  for (int i = 0; i < 3000 && after.find(marker) == std::string::npos; ++i) {
+    after = p.read_log(before->size()).value_or("");
+    if (after.find(marker) == std::string::npos) ::usleep(10000);
+  }
+  EXPECT_NE(after.find(marker), std::string::npos) << after;
+  p.stop();
+  EXPECT_FALSE(p.read_log(0).has_value());
+}
+
 // ---- exit paths (podman only: the engine does not matter here) --------------------------------
 
 TEST(ContainerProviderExit, ContainerExitingDuringStartShowsItsLog) {
