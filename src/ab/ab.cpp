@@ -296,9 +296,11 @@ void AbRun::measure_interleaved() {
   fs::create_directories(head_ctx.work_dir);
   fs::create_directories(base_ctx.work_dir);
   m_head_results.profile_note = measure::enable_profile(head_ctx, m_head.config.database);
+  m_head_results.plans_note = head_ctx.plans_note;
   m_head_results.profile_limit = head_ctx.profile_limit;
   if (m_measure_base) {
     m_base_results.profile_note = measure::enable_profile(base_ctx, m_base.config.database);
+    m_base_results.plans_note = base_ctx.plans_note;
     m_base_results.profile_limit = base_ctx.profile_limit;
   }
 

@@ -353,6 +353,7 @@ void StackRun::measure_round_robin() {
     if (m_dbs[k]) c.database = m_dbs[k]->info();
     fs::create_directories(c.work_dir);
     results(k).profile_note = measure::enable_profile(c, side.config.database);
+    results(k).plans_note = c.plans_note;
     results(k).profile_limit = c.profile_limit;
     stages[k] = k == top() ? std::vector<std::optional<config::Stage>>(top_cfg.stages.begin(),
                                                                         top_cfg.stages.end())

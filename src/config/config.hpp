@@ -51,6 +51,9 @@ struct Database {
   /// The server-side profile (pg_stat_statements around every run); false turns it off for
   /// every stage, and local/container servers then start without the extension preloaded.
   bool profile = true;
+  /// One unmeasured plan run per profiled stage that captures each statement's actual plan
+  /// (auto_explain, on local and container servers); false skips it.
+  bool plans = true;
   Location where;
 };
 

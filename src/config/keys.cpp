@@ -14,7 +14,7 @@ const std::map<std::string, std::vector<std::string>>& known_keys() {
             "history"}},
       {"database",
        {"provider", "version", "bindir", "image", "engine", "run_args", "url", "restart_command", "name",
-        "settings", "profile"}},
+        "settings", "profile", "plans"}},
       {"setup[]", {"sql", "psql", "restore", "command", "analyze"}},
       {"setup[].psql", {"file", "database", "variables"}},
       {"defaults", {"runs", "warm", "cold", "timeout", "max_result_bytes", "repeated_threshold",

@@ -103,6 +103,7 @@ class Loader {
     if (auto* e = f.find("name")) d.name = m_r.nonempty_text(e->value, f.path("name"));
     if (auto* e = f.find("settings")) d.settings = m_r.settings(e->value, f.path("settings"));
     if (auto* e = f.find("profile")) d.profile = m_r.boolean(e->value, f.path("profile"));
+    if (auto* e = f.find("plans")) d.plans = m_r.boolean(e->value, f.path("plans"));
     if (d.provider == Provider::external) {
       auto* url = f.find("url");
       if (!url)

@@ -18,6 +18,7 @@
 #include "measure/command_metrics.hpp"
 #include "measure/command_settings.hpp"
 #include "measure/explain.hpp"
+#include "measure/plans.hpp"
 #include "measure/probe.hpp"
 #include "measure/profile.hpp"
 #include "measure/server_journal.hpp"
@@ -513,6 +514,7 @@ std::string enable_profile(RunContext& ctx, const config::Database& database) {
   db::ProfileReadiness readiness = db::prepare_profile(conn, ctx.provider->name() != "external");
   ctx.profile = readiness.ready();
   ctx.profile_limit = readiness.limit;
+  ctx.plans_note = enable_plans(ctx, database);
   return readiness.off;
 }
 
@@ -629,6 +631,17 @@ StageResult StageMeasurer::finish() {
   if (!result.failed()) {
     util::throw_if_interrupted();
     if (m_profile) result.queries = statement_table(m_cold_statements);
+    if (m_profile && ctx.plans && !result.queries.empty()) {
+      // After the measured runs, so that auto_explain's instrumentation and log writes are in
+      // none of them (docs/BENCHMARKS.md, "plan capture").
+      ctx.progress->step(ctx.label + "plan run (auto_explain, not measured)");
+      try {
+        attach_plans(result.queries, capture_plans(stage, ctx));
+      } catch (const Error& e) {
+        if (e.code() == ExitCode::interrupted || e.code() == ExitCode::infrastructure) throw;
+        ctx.progress->line(fmt::format("{}{}: no plans: {}", ctx.label, stage.name, e.message()));
+      }
+    }
     ctx.progress->step(ctx.label + "EXPLAIN (plan only)");
     try {
       if (stage.is_command()) {

@@ -39,6 +39,12 @@ struct RunContext {
   /// What the profile cannot show on this server (db::ProfileReadiness::limit), set by
   /// enable_profile(); "" when nothing is missing or there is no profile.
   std::string profile_limit;
+  /// Actual plans can be captured in the stages' database (enable_plans() said so): each
+  /// profiled stage gets one unmeasured plan run (capture_plans) after its measured runs.
+  bool plans = false;
+  /// Why not, when the stages are profiled but their plans cannot be captured (enable_plans());
+  /// "" otherwise. The caller puts it in results.plans_note.
+  std::string plans_note;
   /// SQL stages: the probe PREPAREs the query once and EXECUTEs it for every repetition (the
   /// prepared-statement variant of a remedy trial).
   bool prepared = false;
@@ -46,7 +52,7 @@ struct RunContext {
 
 /// Readies the server-side profile of the stages' database for `ctx` (creates the extension
 /// on a server coldgate started; checks an external one) and sets ctx.profile and
-/// ctx.profile_limit. Returns "" when the stages will be profiled or `database.profile` is
+/// ctx.profile_limit, then the plan capture (enable_plans(): ctx.plans, ctx.plans_note). Returns "" when the stages will be profiled or `database.profile` is
 /// false, else the one-line note the report shows (why not, what to do); a server the profile
 /// cannot serve never fails the run. Throws Error(infrastructure) when the server is lost.
 std::string enable_profile(RunContext& ctx, const config::Database& database);

@@ -126,6 +126,7 @@ void run_job(const config::Config& cfg, const JobOptions& options,
   ctx.snapshots.label_root = config::label_root(cfg);
   ctx.progress = &progress;
   results.profile_note = enable_profile(ctx, cfg.database);
+  results.plans_note = ctx.plans_note;
   if (!results.profile_note.empty()) progress.line("note: no server-side profile: " + results.profile_note);
   results.profile_limit = ctx.profile_limit;
   if (!results.profile_limit.empty()) progress.line("note: server-side profile: " + results.profile_limit);

@@ -1,0 +1,115 @@
+// Actual plans end to end: the real binary, a real PostgreSQL from the local provider with
+// auto_explain preloaded, a SQL stage and a command stage (a psql client) over a table big enough
+// that the index decides the plan.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "results/json.hpp"
+#include "results/plan.hpp"
+#include "support/support.hpp"
+
+namespace coldgate::measure {
+using namespace coldgate::results;
+namespace {
+
+using testing::TempDir;
+using testing::run_coldgate;
+using testing::slurp;
+
+constexpr const char* k_schema =
+    "CREATE TABLE comment (id int PRIMARY KEY, article_id int NOT NULL, body text);\n"
+    "INSERT INTO comment SELECT g, g % 2000, 'comment ' || g FROM generate_series(1, 100000) g;\n";
+
+struct PlansRunTest : ::testing::Test {
+  void config(bool index) {
+    dir.write("schema.sql", std::string(k_schema) +
+                                (index ? "CREATE INDEX comment_article ON comment (article_id);\n"
+                                       : ""));
+    dir.write("article.sql", "SELECT id, body FROM comment WHERE article_id = 42 ORDER BY id");
+    dir.write("coldgate.yaml",
+              "version: 1\n"
+              "database: { provider: local }\n"
+              "setup: [ { sql: schema.sql }, { analyze: true } ]\n"
+              "defaults: { runs: 2, warm: 0 }\n"
+              "stages:\n"
+              "  - name: article-sql\n"
+              "    sql: article.sql\n"
+              "  - name: article-app\n"
+              "    command: [sh, -c, 'for a in 7 8 9; do echo \"select count(*) from comment "
+              "where article_id = $a;\"; done | psql -XAtq >/dev/null']\n");
+  }
+  Results run() {
+    auto r = run_coldgate({"run"}, dir.path(), "",
+                          {"CI=", "GITHUB_ACTIONS="});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return results::from_json(slurp(dir / "coldgate-out/results.json"), "results.json");
+  }
+  static const QueryStats* statement(const Results& r, const std::string& stage,
+                                     const std::string& text) {
+    for (const auto& s : r.stages) {
+      if (s.name != stage) continue;
+      for (const auto& q : s.queries) {
+        if (q.query.find(text) != std::string::npos) return &q;
+      }
+    }
+    ADD_FAILURE() << "no statement with '" << text << "' in stage " << stage;
+    return nullptr;
+  }
+  // The labels of a statement's plan nodes, one per line.
+  static std::string labels(const QueryStats& q) {
+    std::string out;
+    for (const auto& n : plan_nodes(q.plan->json, "test")) out += node_label(n) + "\n";
+    return out;
+  }
+  TempDir dir;
+};
+
+TEST_F(PlansRunTest, EachStatementOfASqlAndACommandStageGetsItsActualPlanAndShape) {
+  config(/*index=*/false);
+  Results seq = run();
+  EXPECT_EQ(seq.plans_note, "");
+  const QueryStats* sql = statement(seq, "article-sql", "FROM comment WHERE article_id");
+  const QueryStats* app = statement(seq, "article-app", "select count(*) from comment");
+  ASSERT_TRUE(sql && app);
+  ASSERT_TRUE(sql->plan.has_value());
+  ASSERT_TRUE(app->plan.has_value());
+  EXPECT_NE(labels(*sql).find("Seq Scan on public.comment"), std::string::npos) << labels(*sql);
+  EXPECT_NE(labels(*app).find("Seq Scan on public.comment"), std::string::npos) << labels(*app);
+  // ANALYZE and BUFFERS figures without per-node timing: rows removed, blocks, no Actual Time.
+  auto nodes = plan_nodes(app->plan->json, "test");
+  bool removed = false;
+  for (const auto& n : nodes) {
+    if (n.node_type == "Seq Scan") {
+      removed = n.rows_removed_by_filter * n.loops >= 99000;
+      EXPECT_GT(n.shared_blocks, 100) << app->plan->json;
+    }
+  }
+  EXPECT_TRUE(removed) << app->plan->json;
+  EXPECT_EQ(app->plan->json.find("Actual Total Time"), std::string::npos);
+  EXPECT_EQ(app->plan->shape_id.size(), 16u);
+  // The three calls differ only in their constant: one fingerprint, one plan.
+  EXPECT_EQ(app->calls, 3);
+
+  config(/*index=*/true);
+  Results idx = run();
+  const QueryStats* sql2 = statement(idx, "article-sql", "FROM comment WHERE article_id");
+  const QueryStats* app2 = statement(idx, "article-app", "select count(*) from comment");
+  ASSERT_TRUE(sql2 && app2 && sql2->plan && app2->plan);
+  EXPECT_NE(labels(*sql2).find("comment_article"), std::string::npos) << labels(*sql2);
+  EXPECT_NE(labels(*app2).find("comment_article"), std::string::npos) << labels(*app2);
+  EXPECT_NE(sql2->plan->shape_id, sql->plan->shape_id);
+  EXPECT_NE(app2->plan->shape_id, app->plan->shape_id);
+  // The plan run is not measured: each stage keeps its own runs' samples.
+  for (const auto& s : idx.stages) {
+    const Metric* wall = nullptr;
+    for (const auto& [name, m] : s.metrics) {
+      if (name == "wall_ms") wall = &m;
+    }
+    ASSERT_TRUE(wall);
+    EXPECT_EQ(wall->cold.size(), 2u) << s.name;
+  }
+}
+
+}  // namespace
+}  // namespace coldgate::measure
