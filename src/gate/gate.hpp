@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "config/config.hpp"
+#include "results/plan.hpp"
 #include "results/results.hpp"
 
 namespace coldgate::gate {
@@ -59,11 +60,26 @@ results::GateResult compare(const results::Results& head, const results::Results
 /// with ≥ min_query_delta calls too: a new N+1), or the shared blocks per call are ≥
 /// max_blocks_ratio × base's and ≥ min_blocks_delta more (a lost index); `faster` the other
 /// way round; `new`/`removed` below those floors; else `same`. Rows and times per call are
-/// shown, never judged. Regressions first. Empty when `g.statements` is off or a side has no
+/// shown, never judged; so is a plan change (`plan_change`, from each side's captured plan of
+/// its id with the most calls, when both have one and their shape ids differ; an unreadable
+/// plan gives "shape X → Y (a plan is not readable: …)" rather than an error). Regressions first. Empty when `g.statements` is off or a side has no
 /// profile.
 std::vector<results::StatementVerdict> compare_statements(const results::StageResult& head,
                                                           const results::StageResult& base,
                                                           const config::Gate& g);
+
+/// How many nodes plan_change() names on each side of the arrow before "… N more".
+inline constexpr std::size_t k_plan_change_nodes = 3;
+
+/// A statement's plan change in one line (results.json `gate.statements[].plan_change`):
+/// base's nodes head lost → head's nodes that are new, matched by type, join type, index and
+/// relation (not alias), scans first, at most k_plan_change_nodes a side; a new node says the
+/// rows it removed by filter / join filter over all its loops: "Index Scan using
+/// comments_article_id on public.Comments → Seq Scan on public.Comments (149,997 rows removed
+/// by filter)". "added …" / "dropped …" when one side has no node of its own, "join order a, b
+/// → b, a" when only the order differs; "" when the shapes (results::plan_shape) are equal.
+std::string plan_change(const std::vector<results::PlanNode>& base,
+                        const std::vector<results::PlanNode>& head);
 
 /// Marks head's diagnoses against base's (results.json `diagnoses[].change`): "new" (this pull
 /// request added it), "also_in_base", and appends base's that head lost in a stage it measured

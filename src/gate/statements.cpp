@@ -7,6 +7,8 @@
 
 #include "gate/gate.hpp"
 #include "results/format.hpp"
+#include "results/plan.hpp"
+#include "util/error.hpp"
 
 namespace coldgate::gate {
 namespace {
@@ -26,12 +28,20 @@ struct Sum {
   double calls = 0, rows = 0, plan_ms = 0, exec_ms = 0;
   double blocks = 0;
   bool has_blocks = true;
+  // The plan of the id with the most calls that has one: ids sharing a text run the same
+  // statement, and their plans only differ when their search paths do.
+  const StatementPlan* plan = nullptr;
+  double plan_calls = -1;
 
   void add(const QueryStats& q) {
     if (q.calls > top_calls) {
       top_calls = q.calls;
       queryid = q.queryid;
       query = q.query;
+    }
+    if (q.plan && q.calls > plan_calls) {
+      plan_calls = q.calls;
+      plan = &*q.plan;
     }
     calls += q.calls;
     rows += q.rows;
@@ -49,6 +59,7 @@ struct Sum {
     StatementSide s{queryid, calls, per_call(rows), std::nullopt, per_call(plan_ms),
                     per_call(exec_ms)};
     if (has_blocks) s.blocks_per_call = per_call(blocks);
+    if (plan) s.plan_shape_id = plan->shape_id;
     return s;
   }
 };
@@ -135,6 +146,104 @@ void judge_blocks(double b, double h, const config::Gate& g, Judged& j) {
   }
 }
 
+// What identifies a node across the two plans: its shape's members (results::plan_shape) without
+// its place, so that an alias an ORM renamed is not a change.
+std::string node_key(const PlanNode& n) {
+  return n.node_type + "|" + n.join_type + "|" + n.index + "|" + n.schema + "." + n.relation;
+}
+
+bool is_scan(const PlanNode& n) {
+  return n.node_type.size() >= 4 && n.node_type.compare(n.node_type.size() - 4, 4, "Scan") == 0;
+}
+
+// The nodes of `from` that `other` lacks (as a multiset of node_key), scans first, each group
+// in plan order.
+std::vector<const PlanNode*> unmatched(const std::vector<PlanNode>& from,
+                                       const std::vector<PlanNode>& other) {
+  std::map<std::string, int> left;
+  for (const auto& n : other) ++left[node_key(n)];
+  std::vector<const PlanNode*> out;
+  for (const auto& n : from) {
+    auto it = left.find(node_key(n));
+    if (it != left.end() && it->second > 0) {
+      --it->second;
+    } else {
+      out.push_back(&n);
+    }
+  }
+  std::stable_partition(out.begin(), out.end(), [](const PlanNode* n) { return is_scan(*n); });
+  return out;
+}
+
+// "Seq Scan on public.Comments (149,997 rows removed by filter)": the rows the node threw
+// away over all its loops (EXPLAIN prints them per loop).
+std::string new_node_text(const PlanNode& n) {
+  const double loops = std::max(n.loops, 1.0);
+  const double filter = std::round(n.rows_removed_by_filter * loops);
+  const double join = std::round(n.rows_removed_by_join_filter * loops);
+  std::string out = node_label(n);
+  if (filter > 0 && join > 0) {
+    out += fmt::format(" ({} rows removed by filter, {} by join filter)", count(filter),
+                       count(join));
+  } else if (filter > 0) {
+    out += fmt::format(" ({} rows removed by filter)", count(filter));
+  } else if (join > 0) {
+    out += fmt::format(" ({} rows removed by join filter)", count(join));
+  }
+  return out;
+}
+
+std::string node_list(const std::vector<const PlanNode*>& nodes, bool added) {
+  std::string out;
+  const std::size_t n = std::min(nodes.size(), k_plan_change_nodes);
+  for (std::size_t i = 0; i < n; ++i) {
+    out += (i ? ", " : "") + (added ? new_node_text(*nodes[i]) : node_label(*nodes[i]));
+  }
+  if (nodes.size() > n) out += fmt::format(", … {} more", nodes.size() - n);
+  return out;
+}
+
+// The relations in the order the plan reads them: "public.a, public.b".
+std::string relation_order(const std::vector<PlanNode>& nodes) {
+  std::string out;
+  for (const auto& n : nodes) {
+    if (n.relation.empty()) continue;
+    out += (out.empty() ? "" : ", ") + (n.schema.empty() ? n.relation : n.schema + "." + n.relation);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string plan_change(const std::vector<PlanNode>& base, const std::vector<PlanNode>& head) {
+  if (plan_shape(base) == plan_shape(head)) return "";
+  auto lost = unmatched(base, head);
+  auto added = unmatched(head, base);
+  if (!lost.empty() && !added.empty()) {
+    return node_list(lost, false) + " → " + node_list(added, true);
+  }
+  if (!added.empty()) return "added " + node_list(added, true);
+  if (!lost.empty()) return "dropped " + node_list(lost, false);
+  // The same nodes, placed otherwise: another join order, or the same tables nested otherwise.
+  std::string b = relation_order(base), h = relation_order(head);
+  if (b != h) return fmt::format("join order {} → {}", b, h);
+  return "the same nodes, nested otherwise";
+}
+
+namespace {
+
+// The plan change of one statement, when both sides have a plan and their shapes differ.
+std::string plan_change_of(const StatementPlan* b, const StatementPlan* h) {
+  if (!b || !h || b->shape_id == h->shape_id) return "";
+  try {
+    return plan_change(plan_nodes(b->json, "base plan"), plan_nodes(h->json, "head plan"));
+  } catch (const Error& e) {
+    // Shown, never gated: an unreadable plan in a results file loses the detail, not the run.
+    return fmt::format("shape {} → {} (a plan is not readable: {})", b->shape_id, h->shape_id,
+                       e.message());
+  }
+}
+
 StatementVerdict pair(const std::string& stage, const Sum* b, const Sum* h, const config::Gate& g) {
   StatementVerdict v;
   v.stage = stage;
@@ -158,6 +267,7 @@ StatementVerdict pair(const std::string& stage, const Sum* b, const Sum* h, cons
                            calls == 1 ? "" : "s");
     return v;
   }
+  v.plan_change = plan_change_of(b->plan, h->plan);
   Judged j;
   judge_calls(v.base->calls, v.head->calls, g, j);
   if (v.base->blocks_per_call && v.head->blocks_per_call) {

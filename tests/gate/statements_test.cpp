@@ -1,9 +1,14 @@
 // Statement verdicts and diagnosis marks on hand-made results: the thresholds' edges, pairing by
-// text across queryids, older results without block counts or text ids, and the JSON round trip.
+// text across queryids, older results without block counts or text ids, the JSON round trip,
+// and plan changes between plans a real PostgreSQL 15 gave (tests/gate/fixtures/plans: the
+// "Plan" objects of EXPLAIN (ANALYZE, BUFFERS, VERBOSE, TIMING OFF, FORMAT JSON), which is what
+// auto_explain logs, with and without the index each query needs).
 #include <gtest/gtest.h>
 
 #include "gate/gate.hpp"
 #include "results/json.hpp"
+#include "results/plan.hpp"
+#include "support/support.hpp"
 
 namespace coldgate::gate {
 namespace {
@@ -186,6 +191,173 @@ TEST(DiagnosisMarks, NewGoneAndAlsoInBaseByTextNotQueryid) {
   ASSERT_EQ(next.diagnoses.size(), 2u);
   EXPECT_EQ(next.diagnoses[0].change, "also_in_base");
   EXPECT_EQ(next.diagnoses[1].change, "also_in_base");
+}
+
+// --- plan changes ---------------------------------------------------------------------------
+
+// A captured plan from tests/gate/fixtures/plans/<name>.json.
+StatementPlan plan_of(const std::string& name) {
+  StatementPlan p;
+  p.json = testing::slurp(testing::source_dir() / "tests/gate/fixtures/plans" / (name + ".json"));
+  p.shape_id = plan_shape_id(plan_nodes(p.json, name));
+  p.duration_ms = 1;
+  return p;
+}
+
+QueryStats with_plan(QueryStats q, const std::string& plan) {
+  q.plan = plan_of(plan);
+  return q;
+}
+
+std::string change_between(const std::string& base, const std::string& head) {
+  return plan_change(plan_nodes(plan_of(base).json, base), plan_nodes(plan_of(head).json, head));
+}
+
+const std::string k_comments = "select * from \"Comments\" where \"articleId\" = $1";
+
+TEST(PlanChange, AnIndexScanThatBecameASeqScanIsNamedWithTheRowsItRemoved) {
+  config::Gate g;
+  auto v = compare_statements(
+      stage({with_plan(stmt("2", k_comments, 1, 956), "comments_seq_scan")}),
+      stage({with_plan(stmt("1", k_comments, 1, 6), "comments_index_scan")}), g);
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].plan_change,
+            "Index Scan using comments_article_id on public.Comments → Seq Scan on "
+            "public.Comments (149,997 rows removed by filter)");
+  EXPECT_EQ(v[0].base->plan_shape_id, plan_of("comments_index_scan").shape_id);
+  EXPECT_EQ(v[0].head->plan_shape_id, plan_of("comments_seq_scan").shape_id);
+  EXPECT_NE(v[0].base->plan_shape_id, v[0].head->plan_shape_id);
+  // The blocks decide the verdict (956 − 6 ≥ min_blocks_delta 100 and ≥ 10×), not the plan.
+  EXPECT_EQ(v[0].verdict, Verdict::regression) << v[0].reason;
+}
+
+TEST(PlanChange, AloneItIsShownNotGated) {
+  config::Gate g;
+  // The same counts on both sides: only the plan differs.
+  auto v = compare_statements(
+      stage({with_plan(stmt("2", k_comments, 1, 6), "comments_seq_scan")}),
+      stage({with_plan(stmt("1", k_comments, 1, 6), "comments_index_scan")}), g);
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].verdict, Verdict::same) << v[0].reason;
+  EXPECT_FALSE(v[0].plan_change.empty());
+  EXPECT_TRUE(v[0].changed());  // listed in "Statements that changed"
+  Results r;
+  r.stages.push_back(stage({}));
+  r.gate = GateResult{};
+  r.gate->statements = v;
+  EXPECT_TRUE(passed(r));
+  // And it survives results.json.
+  Results back = from_json(to_json(r), "results.json");
+  ASSERT_TRUE(back.gate);
+  ASSERT_EQ(back.gate->statements.size(), 1u);
+  EXPECT_EQ(back.gate->statements[0].plan_change, v[0].plan_change);
+  EXPECT_EQ(back.gate->statements[0].head->plan_shape_id, v[0].head->plan_shape_id);
+}
+
+TEST(PlanChange, TheSameShapeOrOneSideWithoutAPlanIsNoChange) {
+  config::Gate g;
+  auto same = compare_statements(
+      stage({with_plan(stmt("2", k_comments, 1, 6), "comments_index_scan")}),
+      stage({with_plan(stmt("1", k_comments, 1, 6), "comments_index_scan")}), g);
+  ASSERT_EQ(same.size(), 1u);
+  EXPECT_EQ(same[0].plan_change, "");
+  EXPECT_FALSE(same[0].changed());
+  EXPECT_EQ(same[0].base->plan_shape_id, same[0].head->plan_shape_id);
+  EXPECT_FALSE(same[0].head->plan_shape_id.empty());
+
+  // Base measured without plans (an external server, an older coldgate).
+  auto half = compare_statements(
+      stage({with_plan(stmt("2", k_comments, 1, 6), "comments_seq_scan")}),
+      stage({stmt("1", k_comments, 1, 6)}), g);
+  ASSERT_EQ(half.size(), 1u);
+  EXPECT_EQ(half[0].plan_change, "");
+  EXPECT_EQ(half[0].base->plan_shape_id, "");
+  EXPECT_FALSE(half[0].head->plan_shape_id.empty());
+  EXPECT_FALSE(half[0].changed());
+  auto other_half = compare_statements(
+      stage({stmt("2", k_comments, 1, 6)}),
+      stage({with_plan(stmt("1", k_comments, 1, 6), "comments_index_scan")}), g);
+  ASSERT_EQ(other_half.size(), 1u);
+  EXPECT_EQ(other_half[0].plan_change, "");
+}
+
+TEST(PlanChange, JoinsNameTheLostAndNewNodesScansFirst) {
+  // Nested Loop over two index scans → the same join over a sequential scan of each table
+  // (no usable index): the Nested Loop is on both sides, so it is not named.
+  EXPECT_EQ(change_between("join_index_scans", "join_nested_loop_filter"),
+            "Index Scan using Articles_pkey on public.Articles a, Index Scan using "
+            "comments_article_id on public.Comments c → Seq Scan on public.Comments c, Seq Scan "
+            "on public.Articles a (49,981 rows removed by filter), Materialize");
+  // Hash Join → Nested Loop: the join's own rows removed by its join filter are named too.
+  EXPECT_EQ(change_between("join_hash_seq_scan", "join_nested_loop_filter"),
+            "Index Scan using Articles_pkey on public.Articles a, Hash Join, Hash → Seq Scan on "
+            "public.Articles a (49,981 rows removed by filter), Nested Loop (2,849,430 rows "
+            "removed by join filter), Materialize");
+}
+
+TEST(PlanChange, ManyNodesAreCutToAFewOnEachSide) {
+  // Five partitions: bitmap scans over each partition's index → a sequential scan of each.
+  std::string c = change_between("partitions_bitmap", "partitions_seq");
+  EXPECT_EQ(c,
+            "Bitmap Heap Scan on public.events_1, Bitmap Index Scan using events_1_account_idx, "
+            "Bitmap Heap Scan on public.events_2, … 7 more → Seq Scan on public.events_1 (19,979 "
+            "rows removed by filter), Seq Scan on public.events_2 (19,980 rows removed by "
+            "filter), Seq Scan on public.events_3 (19,980 rows removed by filter), … 2 more");
+  EXPECT_EQ(c.find('\n'), std::string::npos);
+  // The way back names the seq scans lost and the bitmap scans new, without removed rows.
+  EXPECT_EQ(change_between("partitions_seq", "partitions_bitmap").substr(0, 60),
+            "Seq Scan on public.events_1, Seq Scan on public.events_2, Se");
+}
+
+TEST(PlanChange, RowsRemovedCountEveryLoop) {
+  // A hand-made inner side of a nested loop run 19 times, each loop removing 1,000 rows.
+  auto nodes = [](const char* inner) {
+    return plan_nodes(std::string(R"({"Node Type":"Nested Loop","Join Type":"Inner",)"
+                                  R"("Actual Rows":1,"Actual Loops":1,"Plans":[)") +
+                          inner + "]}",
+                      "plan");
+  };
+  auto base = nodes(R"({"Node Type":"Index Scan","Index Name":"t_k","Relation Name":"t",)"
+                    R"("Schema":"public","Alias":"t","Actual Rows":1,"Actual Loops":19})");
+  auto head = nodes(R"({"Node Type":"Seq Scan","Relation Name":"t","Schema":"public",)"
+                    R"("Alias":"t","Actual Rows":1,"Actual Loops":19,)"
+                    R"("Rows Removed by Filter":1000})");
+  EXPECT_EQ(plan_change(base, head),
+            "Index Scan using t_k on public.t → Seq Scan on public.t (19,000 rows removed by "
+            "filter)");
+  EXPECT_EQ(plan_change(base, base), "");
+  // Only added or only dropped nodes, and the same nodes in another join order.
+  auto sorted = plan_nodes(R"({"Node Type":"Sort","Plans":[{"Node Type":"Seq Scan",)"
+                           R"("Relation Name":"t","Schema":"public"}]})",
+                           "plan");
+  auto bare = plan_nodes(R"({"Node Type":"Seq Scan","Relation Name":"t","Schema":"public"})", "plan");
+  EXPECT_EQ(plan_change(bare, sorted), "added Sort");
+  EXPECT_EQ(plan_change(sorted, bare), "dropped Sort");
+  auto ab = plan_nodes(R"({"Node Type":"Hash Join","Join Type":"Inner","Plans":[)"
+                       R"({"Node Type":"Seq Scan","Relation Name":"a","Schema":"public"},)"
+                       R"({"Node Type":"Hash","Plans":[{"Node Type":"Seq Scan",)"
+                       R"("Relation Name":"b","Schema":"public"}]}]})",
+                       "plan");
+  auto ba = plan_nodes(R"({"Node Type":"Hash Join","Join Type":"Inner","Plans":[)"
+                       R"({"Node Type":"Seq Scan","Relation Name":"b","Schema":"public"},)"
+                       R"({"Node Type":"Hash","Plans":[{"Node Type":"Seq Scan",)"
+                       R"("Relation Name":"a","Schema":"public"}]}]})",
+                       "plan");
+  EXPECT_EQ(plan_change(ab, ba), "join order public.a, public.b → public.b, public.a");
+}
+
+TEST(PlanChange, AnUnreadablePlanInAResultsFileIsShownNotThrown) {
+  config::Gate g;
+  QueryStats b = with_plan(stmt("1", k_comments, 1, 6), "comments_index_scan");
+  QueryStats h = stmt("2", k_comments, 1, 6);
+  h.plan = StatementPlan{1, "0123456789abcdef", "{\"no\": \"node type\"}"};
+  auto v = compare_statements(stage({h}), stage({b}), g);
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].plan_change.rfind("shape " + b.plan->shape_id + " → 0123456789abcdef (a plan is "
+                                   "not readable: head plan: ",
+                                   0),
+            0u)
+      << v[0].plan_change;
 }
 
 }  // namespace
