@@ -311,7 +311,8 @@ Section diagnoses_section(const Comparison& c) {
   return s;
 }
 
-// Per stage, the statements that are not same, or whose calls per run changed, between base and head.
+// Per stage, the statements that are not same, or whose calls per run or plan changed, between
+// base and head.
 Section statements_section(const Comparison& c) {
   Section s{"\n### Statements that changed\n", {}, "", "stage", "stages"};
   for (auto& row : statements_blocks(c)) s.items.push_back({std::move(row.text), row.rank});
@@ -321,7 +322,8 @@ Section statements_section(const Comparison& c) {
     s.tail =
         "\nCalls per run and blocks (shared, hit + read) per call are counts that repeat exactly "
         "on the same data and plan: the gate judges them (`max_query_ratio`, `min_query_delta`, "
-        "`max_blocks_ratio`, `min_blocks_delta`); ms per call is shown, not judged.\n";
+        "`max_blocks_ratio`, `min_blocks_delta`); ms per call is shown, not judged, and so is a "
+        "plan change (🔀: the plan nodes base had and head lost → head's new ones).\n";
   }
   return s;
 }

@@ -483,6 +483,11 @@ std::vector<TableRow> statements_blocks(const Comparison& c) {
                           md_text(before_after(v.base, v.head, blocks_of, "count")),
                           md_text(before_after(v.base, v.head, ms_of, "ms")),
                           statement_change_cell(v), why_cell(v.reason));
+      // A row of its own under the statement's: a line between rows would end the table (or,
+      // without pipes, be read as a row anyway: GFM spec, "Tables").
+      if (!v.plan_change.empty()) {
+        text += fmt::format("| ↳ | | | | 🔀 plan changed | {} |\n", why_cell(v.plan_change));
+      }
       ids += fmt::format("- {}: base {} · head {}\n", statement_cell(v.query),
                          v.base ? md_code(v.base->queryid) : "—",
                          v.head ? md_code(v.head->queryid) : "—");

@@ -101,10 +101,12 @@ std::string statement_line(const std::string& query, std::size_t max_bytes);
 /// results.json (gate.statements).
 inline constexpr std::size_t k_statements_per_stage = 20;
 
-/// "Statements that changed": per stage whose statements are not `same` or whose calls per run differ (or
-/// that one was added or gone), one block `**stage**` + `| Statement | Calls per run | Blocks
-/// per call | ms per call | Change | Why |` (before → after; regressions first, at most
-/// k_statements_per_stage) and the queryids of both sides in a fold; rank 0 when a statement
+/// "Statements that changed": per stage with statements that are not `same`, whose calls per
+/// run differ, whose plan changed, or that one side lacks (StatementVerdict::changed), one
+/// block `**stage**` + `| Statement | Calls per run | Blocks per call | ms per call | Change |
+/// Why |` (before → after; regressions first, at most k_statements_per_stage), under a
+/// statement whose plan changed a row `| ↳ | | | | 🔀 plan changed | base's nodes → head's |`
+/// (shown, not gated), and the queryids of both sides in a fold; rank 0 when a statement
 /// regressed, else 2. No rows without a gate.
 std::vector<TableRow> statements_blocks(const Comparison& comparison);
 

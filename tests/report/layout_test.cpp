@@ -272,8 +272,24 @@ TEST(ReportLayout, StatementsThatChangedPerStageWithTheirFiguresAndQueryidsFolde
                                at);
   EXPECT_NE(added, std::string::npos) << md.substr(at, 1500);
   EXPECT_NE(blocks, std::string::npos) << md.substr(at, 1500);
-  // The statement whose counts did not move is not listed; the queryids of both sides are.
-  EXPECT_EQ(md.find("`select * from config` |", at), std::string::npos);
+  // A plan change is a row of its own right under its statement's (a line between rows would
+  // end the table), in the Change and Why columns.
+  std::size_t plan = md.find("\n| ↳ | | | | 🔀 plan changed | Index Scan using comments_article_id "
+                             "on public.Comments → Seq Scan on public.Comments (149,997 rows "
+                             "removed by filter) |\n",
+                             at);
+  ASSERT_NE(plan, std::string::npos) << md.substr(at, 2000);
+  EXPECT_EQ(md.rfind("\n| `select * from \"Comments\"", plan), md.rfind("\n| `", plan));
+  EXPECT_GT(plan, blocks);
+  // A statement whose counts did not move is listed for a plan change alone, as `same`; the
+  // one whose plan did not change either is not; the queryids of both sides are.
+  std::size_t config = md.find("| `select * from config` | 1 | 12 | 9.60 ms → 2.60 ms | same |", at);
+  EXPECT_NE(config, std::string::npos) << md.substr(at, 2000);
+  EXPECT_NE(md.find("| ↳ | | | | 🔀 plan changed | Seq Scan on public.config → Index Scan using "
+                    "config_pkey on public.config |",
+                    config),
+            std::string::npos);
+  EXPECT_EQ(md.find("`select * from setting` |", at), std::string::npos);
   EXPECT_NE(md.find("base `-377094331132490252` · head `-5210114618935114403`", at),
             std::string::npos);
   // A cut report keeps a stage whose statement regressed before the long tables.
