@@ -26,7 +26,8 @@
 namespace coldgate::measure {
 namespace {
 
-using nlohmann::json;
+// ordered: the plan keeps the member order auto_explain wrote (EXPLAIN's own order).
+using json = nlohmann::ordered_json;
 
 // auto_explain's message (contrib/auto_explain/auto_explain.c, explain_ExecutorEnd):
 // "duration: %.3f ms  plan:\n%s", the plan text a JSON object for log_format = json.

@@ -12,6 +12,7 @@
 #include "db/connection.hpp"
 #include "db/local_provider.hpp"
 #include "results/json.hpp"
+#include "results/plan.hpp"
 #include "support/cluster.hpp"
 #include "support/support.hpp"
 
@@ -147,6 +148,22 @@ TEST_P(Versions, LocalProvider) {
                                  "' }\nsetup: [ { sql: schema.sql }, { analyze: true } ]\n" +
                                  k_stages);
   expect_measured(run());
+  if (GetParam() >= 14) {
+    // Each statement's actual plan, tied to it by "Query Identifier" from 16 on and by its text
+    // before: the SQL stage's (sent with the extended protocol) and the application's (its
+    // constants inline, 30 calls of one fingerprint).
+    results::Results res = results();
+    EXPECT_EQ(res.plans_note, "");
+    for (const char* name : {"count", "app"}) {
+      const results::StageResult* s = stage(res, name);
+      ASSERT_TRUE(s && !s->queries.empty()) << name;
+      ASSERT_TRUE(s->queries.front().plan.has_value()) << name << ": " << s->queries.front().query;
+      bool reads_item = false;
+      for (const auto& n : results::plan_nodes(s->queries.front().plan->json, name))
+        reads_item = reads_item || results::node_label(n).find(" on public.item") != std::string::npos;
+      EXPECT_TRUE(reads_item) << s->queries.front().plan->json;
+    }
+  }
   // explain says why JIT did not fire: these builds have no LLVM, whatever the cost.
   testing::RunResult plan =
       run_coldgate({"explain", "count"}, dir.path(), "",
@@ -166,6 +183,10 @@ TEST_P(Versions, ExternalServer) {
             std::string("version: 1\ndatabase: { provider: external, url: '${TEST_DB_URL}' }\n") +
                 k_stages);
   expect_measured(run());
+  if (GetParam() >= 14) {
+    EXPECT_NE(results().plans_note.find("not captured on an external server"), std::string::npos)
+        << results().plans_note;
+  }
 }
 
 // The hostile-server notes on every major with a profile: the reset privilege follows the
