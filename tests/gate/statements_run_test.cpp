@@ -2,7 +2,9 @@
 // own loops) as a command stage: a new per-row statement (an N+1) and a dropped index are
 // regressions naming the statement, an A/A pair is not, and `stack`, `ab` and `run --baseline
 // FILE` give the same statement verdicts for the same two commits, because they rest on counts
-// (calls, blocks per call) that do not depend on the machine's speed.
+// (calls, blocks per call) that do not depend on the machine's speed. The dropped index is also
+// a plan change (Index Scan → Seq Scan) beside the statement, from the plans captured on each
+// side.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -146,6 +148,7 @@ void expect_n1(const results::Results& r, const std::string& how) {
   }
   EXPECT_EQ(results::to_string(find(r, k_author)->verdict), "same");
   EXPECT_EQ(results::to_string(find(r, k_isbn)->verdict), "same");
+  for (const auto& s : r.gate->statements) EXPECT_EQ(s.plan_change, "") << s.query;
   // The N+1 the pull request added is new; the one base had is not.
   EXPECT_EQ(change_of(r, "repeated_query", k_review), "new");
   EXPECT_EQ(change_of(r, "repeated_query", k_author), "also_in_base");
@@ -178,6 +181,32 @@ void expect_noindex(const results::Results& r, const std::string& how) {
   EXPECT_EQ(isbn->head->calls, 1);
   EXPECT_NE(isbn->reason.find("blocks per call instead of"), std::string::npos) << isbn->reason;
   EXPECT_EQ(results::to_string(find(r, k_author)->verdict), "same");
+  // The plans captured on each side name the cause: the index lookup became a scan of the
+  // table (parallel or not, as the planner likes on this machine), with the rows its filter
+  // removed (per loop in the plan, so not asserted to the row).
+  EXPECT_FALSE(isbn->base->plan_shape_id.empty());
+  EXPECT_FALSE(isbn->head->plan_shape_id.empty());
+  EXPECT_NE(isbn->base->plan_shape_id, isbn->head->plan_shape_id);
+  EXPECT_EQ(isbn->plan_change.rfind("Index Scan using book_isbn on public.book → ", 0), 0u)
+      << isbn->plan_change;
+  EXPECT_NE(isbn->plan_change.find("Seq Scan on public.book ("), std::string::npos)
+      << isbn->plan_change;
+  EXPECT_NE(isbn->plan_change.find(" rows removed by filter)"), std::string::npos)
+      << isbn->plan_change;
+  EXPECT_EQ(find(r, k_author)->plan_change, "");
+}
+
+// The report beside it: a row of its own right under the isbn statement's.
+void expect_noindex_report(const std::string& report, const std::string& how) {
+  SCOPED_TRACE(how);
+  std::size_t plan =
+      report.find("\n| ↳ | | | | 🔀 plan changed | Index Scan using book_isbn on public.book → ");
+  ASSERT_NE(plan, std::string::npos) << report;
+  std::size_t row = report.rfind("\n| `", plan);
+  ASSERT_NE(row, std::string::npos);
+  const std::string isbn_row = "\n| `select title from book where isbn = $1` | 1 |";
+  EXPECT_EQ(report.compare(row, isbn_row.size(), isbn_row), 0) << report.substr(row, plan - row);
+  EXPECT_EQ(report.find("\n| ↳ |", plan + 1), std::string::npos) << report;
 }
 
 void expect_same(const results::Results& r, const std::string& how) {
@@ -187,6 +216,15 @@ void expect_same(const results::Results& r, const std::string& how) {
   for (const auto& s : r.gate->statements) {
     EXPECT_EQ(results::to_string(s.verdict), "same") << s.query << ": " << s.reason;
     EXPECT_FALSE(s.changed()) << s.query;
+    EXPECT_EQ(s.plan_change, "") << s.query;
+  }
+  // Plans were captured on both sides (a utility statement such as BEGIN has none), and the
+  // same code planned the same way.
+  for (const auto& text : {k_author, k_isbn}) {
+    const auto* s = find(r, text);
+    ASSERT_TRUE(s && s->base && s->head) << text;
+    EXPECT_FALSE(s->head->plan_shape_id.empty()) << text;
+    EXPECT_EQ(s->base->plan_shape_id, s->head->plan_shape_id) << text;
   }
   for (const auto& d : r.diagnoses) EXPECT_EQ(d.change, "also_in_base") << d.message;
 }
@@ -209,6 +247,7 @@ TEST_F(StatementGateTest, TheSameVerdictsThroughStackAbAndRunBaseline) {
   EXPECT_NE(report.find("### Statements that changed"), std::string::npos) << report;
   EXPECT_NE(report.find("🆕 new in this pull request"), std::string::npos) << report;
   EXPECT_NE(report.find("select count(\\*) from review"), std::string::npos) << report;
+  expect_noindex_report(slurp(dir / "coldgate-out/stack/3-noindex/report.md"), "stack noindex");
   std::string junit = slurp(dir / "coldgate-out/stack/3-noindex/junit.xml");
   EXPECT_NE(junit.find("blocks per call instead of"), std::string::npos) << junit;
 
@@ -223,7 +262,10 @@ TEST_F(StatementGateTest, TheSameVerdictsThroughStackAbAndRunBaseline) {
     results::Results r = read("coldgate-out/results.json");
     EXPECT_EQ(verdicts(r), verdicts(*stacked.at(head))) << "ab " << base << ".." << head;
     if (head == "n1") expect_n1(r, "ab n1");
-    if (head == "noindex") expect_noindex(r, "ab noindex");
+    if (head == "noindex") {
+      expect_noindex(r, "ab noindex");
+      expect_noindex_report(slurp(dir / "coldgate-out/report.md"), "ab noindex");
+    }
     if (head == "aa") expect_same(r, "ab aa");
   }
 
@@ -251,6 +293,7 @@ TEST_F(StatementGateTest, TheSameVerdictsThroughStackAbAndRunBaseline) {
   expect_n1(r1, "run n1");
   expect_fix(r2, "run fix");
   expect_noindex(r3, "run noindex");
+  expect_noindex_report(slurp(dir / "out-noindex/report.md"), "run noindex");
   expect_same(r4, "run aa");
   EXPECT_EQ(verdicts(r1), verdicts(s1));
   EXPECT_EQ(verdicts(r2), verdicts(s2));
