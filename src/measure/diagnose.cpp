@@ -499,6 +499,19 @@ const PlanNode* feeds_join(const std::vector<PlanNode>& nodes, const PlanNode& n
   return is_join(*p) ? p : nullptr;
 }
 
+// True when `n`'s consumer may have stopped reading it before its end, so that fewer actual rows
+// than estimated say nothing about the estimate: a Merge Join stops a side once the other is
+// exhausted, a semi or anti join at the first match, a Limit above at its count (PostgreSQL
+// docs, "Using EXPLAIN": "the actual row count … may be less than the estimate" there).
+bool may_stop_early(const std::vector<PlanNode>& nodes, const PlanNode& n, const PlanNode& join) {
+  if (join.node_type == "Merge Join" || join.join_type == "Semi" || join.join_type == "Anti")
+    return true;
+  for (int p = n.parent; p >= 0; p = nodes[p].parent) {
+    if (nodes[p].node_type == "Limit") return true;
+  }
+  return false;
+}
+
 void misestimate(const StageResult& s, const QueryStats& q, std::set<std::string>& seen,
                  std::vector<Diagnosis>& out) {
   auto nodes = nodes_of(q);
@@ -509,6 +522,7 @@ void misestimate(const StageResult& s, const QueryStats& q, std::set<std::string
     const double hi = std::max(n.plan_rows, n.actual_rows);
     const double lo = std::max(1.0, std::min(n.plan_rows, n.actual_rows));
     if (hi < k_misestimate_min_rows || hi < k_misestimate_ratio * lo) continue;
+    if (n.actual_rows < n.plan_rows && may_stop_early(nodes, n, *join)) continue;
     ConditionColumns c = condition_columns(n.filter, n.alias, true);
     merge(c, condition_columns(n.condition, n.alias, true));
     std::vector<std::string> cols = c.equality;

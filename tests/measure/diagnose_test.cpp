@@ -451,6 +451,37 @@ TEST(Diagnose, NoMisestimateWithoutAJoinOrWithGoodEstimates) {
   EXPECT_EQ(diagnosed(with_rows("100").c_str(), "misestimate").size(), 1u);
 }
 
+// select count(*) from book b join book a on a.id = b.author where b.id < 30 (PostgreSQL 15):
+// the merge join stops reading a's index once b's 30 rows are done, so a's 30 actual rows for
+// 20,000 estimated are where the join stopped, not a wrong estimate. A Limit does the same.
+TEST(Diagnose, NoMisestimateWhereTheConsumerStoppedReadingEarly) {
+  const std::string merge =
+      R"J({"Node Type":"Aggregate","Plan Rows":1,"Actual Rows":1,"Actual Loops":1,"Plans":[
+      {"Node Type":"Merge Join","Parent Relationship":"Outer","Join Type":"Inner","Plan Rows":29,
+       "Actual Rows":29,"Actual Loops":1,"Merge Cond":"(a.id = b.author)","Plans":[
+        {"Node Type":"Index Only Scan","Parent Relationship":"Outer","Index Name":"book_pkey",
+         "Relation Name":"book","Schema":"public","Alias":"a","Plan Rows":20000,
+         "Actual Rows":30,"Actual Loops":1,"Shared Hit Blocks":3},
+        {"Node Type":"Sort","Parent Relationship":"Inner","Plan Rows":29,"Actual Rows":29,
+         "Actual Loops":1,"Plans":[
+          {"Node Type":"Index Scan","Parent Relationship":"Outer","Index Name":"book_pkey",
+           "Relation Name":"book","Schema":"public","Alias":"b","Plan Rows":29,"Actual Rows":29,
+           "Actual Loops":1,"Index Cond":"(b.id < 30)"}]}]}]})J";
+  EXPECT_TRUE(diagnosed(merge.c_str(), "misestimate").empty());
+  const std::string limited =
+      R"J({"Node Type":"Limit","Plan Rows":10,"Actual Rows":10,"Actual Loops":1,"Plans":[
+      {"Node Type":"Hash Join","Parent Relationship":"Outer","Join Type":"Inner",
+       "Plan Rows":10,"Actual Rows":10,"Actual Loops":1,"Hash Cond":"(o.id = c.id)","Plans":[
+        {"Node Type":"Seq Scan","Parent Relationship":"Outer","Relation Name":"other",
+         "Schema":"public","Alias":"o","Plan Rows":200000,"Actual Rows":40,"Actual Loops":1},
+        {"Node Type":"Hash","Parent Relationship":"Inner","Plan Rows":1000,"Actual Rows":1000,
+         "Actual Loops":1,"Plans":[
+          {"Node Type":"Seq Scan","Parent Relationship":"Outer","Relation Name":"corr",
+           "Schema":"public","Alias":"c","Plan Rows":1000,"Actual Rows":1000,
+           "Actual Loops":1}]}]}]})J";
+  EXPECT_TRUE(diagnosed(limited.c_str(), "misestimate").empty());
+}
+
 TEST(Diagnose, ConditionColumnsOfOneAlias) {
   auto c = condition_columns("((c.\"articleId\" = 42) AND (c.created_at > (now() - '1 "
                              "day'::interval)) AND (lower(c.email) = 'x'::text))",
