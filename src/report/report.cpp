@@ -355,7 +355,7 @@ std::string db_total(const StageResult& st, const char* name, const char* unit) 
 }
 
 // The server side of each profiled stage: its totals per cold run (medians) and its costliest
-// statements, one fold per stage; why there is no profile, when there is none.
+// statements, one fold per stage; why there is no profile (or no plans), when there is none.
 Section database_section(const Results& r) {
   Section s{"\n### Database\n\n", {}, "", "stage", "stages"};
   if (!r.profile_note.empty()) {
@@ -366,6 +366,11 @@ Section database_section(const Results& r) {
   if (!r.profile_limit.empty()) {
     s.items.push_back({fmt::format("ℹ️ Server-side profile: {}\n",
                                    md_with_code(capped(r.profile_limit, k_max_line_bytes))),
+                       2});
+  }
+  if (!r.plans_note.empty()) {
+    s.items.push_back({fmt::format("ℹ️ No actual plans: {}\n",
+                                   md_with_code(capped(r.plans_note, k_max_line_bytes))),
                        2});
   }
   for (const auto& st : r.stages) {

@@ -208,7 +208,8 @@ struct GitInfo {
 /// are written into data when the finding is about one statement).
 struct Diagnosis {
   std::string stage;
-  /// "jit_dominates" | "repeated_query" | "never_analyzed" | "planning_exceeds_execution"
+  /// "jit_dominates" | "repeated_query" | "never_analyzed" | "planning_exceeds_execution" |
+  /// "missing_index" | "misestimate" (the last two from the statements' actual plans)
   std::string kind;
   std::string message;  // one line for humans, with the suggestion
   std::map<std::string, double> data;  // the figures behind it (db_jit_ms, db_exec_ms, …)
@@ -218,7 +219,8 @@ struct Diagnosis {
   /// "gone" (base had it, head does not: fixed), "also_in_base"; "" without a baseline.
   std::string change;
   /// Named facts that are text (missing_index: "table", "columns", "index" — the CREATE INDEX
-  /// to try); written into results.json's data beside the figures.
+  /// to try; misestimate: "table", "columns", "statistics" — the CREATE STATISTICS to try);
+  /// written into results.json's data beside the figures.
   std::map<std::string, std::string> facts;
 };
 
@@ -319,8 +321,8 @@ struct StatementVerdict {
   /// head's that are new ("Index Scan using comments_article_id on Comments → Seq Scan on
   /// Comments (149,997 rows removed by filter)"); "" otherwise. Shown, never gated.
   std::string plan_change;
-  /// Calls, blocks per call or the text itself differ (what the report lists); false for a
-  /// statement whose counts are the same on both sides.
+  /// Not `same`, on one side only, calls per run that differ, or a plan change (what the report
+  /// lists); false for a statement whose counts and plan shape are the same.
   bool changed() const;
 };
 

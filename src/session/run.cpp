@@ -127,6 +127,7 @@ void run_job(const config::Config& cfg, const JobOptions& options,
   ctx.progress = &progress;
   results.profile_note = enable_profile(ctx, cfg.database);
   results.plans_note = ctx.plans_note;
+  if (!results.plans_note.empty()) progress.line("note: " + results.plans_note);
   if (!results.profile_note.empty()) progress.line("note: no server-side profile: " + results.profile_note);
   results.profile_limit = ctx.profile_limit;
   if (!results.profile_limit.empty()) progress.line("note: server-side profile: " + results.profile_limit);
