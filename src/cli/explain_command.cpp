@@ -238,6 +238,18 @@ int run_explain(const ExplainArgs& args) {
                                              util::did_you_mean(args.stage, names)));
   }
   const config::Stage& stage = *it;
+  // A queryid is a bigint (pg_stat_statements.queryid): anything else is refused before setup.
+  if (!args.statement.empty()) {
+    const std::string& q = args.statement;
+    const std::size_t digits = q[0] == '-' ? 1 : 0;
+    if (q.size() == digits || q.size() > digits + 19 ||
+        q.find_first_not_of("0123456789", digits) != std::string::npos) {
+      throw usage_error("explain", fmt::format("--statement {}: a queryid is a whole number, as "
+                                               "`coldgate explain {}` or results.json "
+                                               "(stages[].queries[].queryid) print it",
+                                               q, stage.name));
+    }
+  }
   if (args.try_remedies) {
     if (!args.statement.empty()) {
       throw usage_error("explain", "--statement picks a plan to print; --try measures the "

@@ -214,7 +214,7 @@ TEST_F(StatementPlansTest, ACommandStageShowsEachStatementsActualPlanAndOneOnReq
   for (const auto& id : ids) {
     std::string s = section(r.out, id);
     if (s.find("author = 7") != std::string::npos) scan = id;
-    if (s.find("where id = 42") != std::string::npos) lookup = id;
+    if (s.find("where id = $1") != std::string::npos) lookup = id;  // the normalized text
     if (s.find("join book a") != std::string::npos) join = id;
   }
   ASSERT_FALSE(scan.empty() || lookup.empty() || join.empty()) << r.out;
@@ -265,6 +265,13 @@ TEST_F(StatementPlansTest, AnUnknownQueryidIsAUsageErrorListingTheStagesStatemen
   EXPECT_EQ(std::count(line.begin(), line.end(), '\n'), 1) << line;  // one line
   EXPECT_EQ(std::count(line.begin(), line.end(), ','), 2) << line;    // three queryids
   EXPECT_TRUE(r.out.empty()) << r.out;
+  // Not a queryid at all: refused before any server starts.
+  auto bad = run_coldgate({"explain", "app", "--statement", "abc"}, dir.path());
+  EXPECT_EQ(bad.exit_code, 2) << bad.err;
+  EXPECT_NE(bad.err.find("coldgate: error: explain: --statement abc: a queryid is a whole number"),
+            std::string::npos)
+      << bad.err;
+  EXPECT_EQ(bad.err.find("setup"), std::string::npos) << bad.err;
 }
 
 TEST_F(StatementPlansTest, JsonGivesEachStatementsQueryidTextDurationShapeAndPlan) {
