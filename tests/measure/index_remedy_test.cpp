@@ -31,13 +31,19 @@ constexpr const char* k_comments =
 constexpr const char* k_index = "CREATE INDEX comments_article ON \"Comments\" (\"articleId\");\n";
 constexpr const char* k_suggested = "CREATE INDEX ON public.\"Comments\" (\"articleId\")";
 
-// The application: article 42's comments, the key sent as a parameter, printed as its snapshot.
+// The application: the comments of articles 42 to 46, one statement each, the key sent as a
+// parameter, printed as its snapshot. Five sequential scans a run against five index lookups
+// keep "faster" a difference of about a second, far beyond any scheduling noise.
 constexpr const char* k_app =
     "import json, os, psycopg2\n"
     "conn = psycopg2.connect(os.environ['DATABASE_URL'])\n"
     "cur = conn.cursor()\n"
-    "cur.execute('select id, body from \"Comments\" where \"articleId\" = %s order by id', (42,))\n"
-    "print(json.dumps([{'id': i, 'body': b} for i, b in cur.fetchall()]))\n"
+    "out = {}\n"
+    "for article in range(42, 47):\n"
+    "    cur.execute('select id, body from \"Comments\" where \"articleId\" = %s order by id',\n"
+    "                (article,))\n"
+    "    out[article] = [{'id': i, 'body': b} for i, b in cur.fetchall()]\n"
+    "print(json.dumps(out))\n"
     "conn.close()\n";
 
 struct IndexRemedyTest : ::testing::Test {
