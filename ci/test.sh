@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds with ASan+UBSan and runs the whole test suite with ctest,
-# including the container provider's tests on real podman/docker containers (needs root).
+# including the container provider's tests on real podman/docker containers (needs root). The
+# package lane (the .deb installed in clean containers, label `package`) is ci/package-lane.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -26,4 +27,4 @@ fi
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 cd build-asan
-ctest --output-on-failure -j "$(nproc)" --timeout 600
+ctest --output-on-failure -j "$(nproc)" --timeout 600 -LE package
