@@ -240,10 +240,11 @@ TEST_F(ProfileTest, TryInterleavesTheVariantsWithinTheBudgetAndRecordsEach) {
   config("  - name: app\n" + std::string(k_jit_app) + "    runs: 1\n    try_runs: 2\n");
   auto r = run({"--try"});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-  // The stage's own run, then as is, remedy 1, remedy 2, as is, remedy 1, remedy 2.
+  // The stage's own run, its unmeasured plan run, then as is, remedy 1, remedy 2, as is,
+  // remedy 1, remedy 2.
   const std::string off = "run:-c jit=off";
   const std::string lean = "run:-c jit_inline_above_cost=-1 -c jit_optimize_above_cost=-1";
-  EXPECT_EQ(slurp(dir / "order.txt"), "run:\nrun:\n" + off + "\n" + lean + "\nrun:\n" + off +
+  EXPECT_EQ(slurp(dir / "order.txt"), "run:\nrun:\nrun:\n" + off + "\n" + lean + "\nrun:\n" + off +
                                           "\n" + lean + "\n");
   Results res = results();
   ASSERT_EQ(res.remedies.size(), 3u);
