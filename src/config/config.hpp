@@ -30,11 +30,28 @@ struct Location {
 enum class Provider { local, container, external };
 /// How a cold run is made cold: a fresh process, or a server restart before it as well.
 enum class ColdMode { process, restart };
+/// Which state of the stages' database a cold run finds: `run` a fresh copy of it as setup left
+/// it before every cold run, `stage` one copy before the stage's first run, `none` whatever the
+/// earlier runs and stages left (docs/configuration.md, "Isolation").
+enum class Isolation { run, stage, none };
+/// The isolation of a stage that sets none, and of `defaults:` without `isolation:`.
+inline constexpr Isolation k_default_isolation = Isolation::run;
 /// How the result of a SQL stage is decoded in the measured process.
 enum class Decode { none, json };
 /// How a command stage's `settings` reach its client sessions: `PGOPTIONS` (libpq clients), or
 /// `ALTER ROLE CURRENT_USER IN DATABASE … SET` for each run (clients that ignore PGOPTIONS).
 enum class SettingsVia { pgoptions, role };
+
+/// One `env:` value: its text as written — `${NAME}` is expanded at run time
+/// (expand_env_values()), when the run's server is known — and where it stood.
+struct EnvValue {
+  std::string text;
+  std::string key;  // its key path, "env.DB_URL", "stages[2].env.DB_URL"
+  Location where;   // of the value
+};
+
+/// `env:` — variable name → value, for setup `command:` steps and command stages.
+using EnvMap = std::map<std::string, EnvValue>;
 
 /// `database:` — the server coldgate starts or connects to.
 struct Database {
@@ -70,6 +87,7 @@ struct SetupStep {
   std::string database;
   /// psql: `psql -v name=value` for each (`psql: {file, variables}`), read as :name / :'name'.
   std::map<std::string, std::string> variables;
+  EnvMap env;            // command: the top-level `env:`
   Location where;        // the list item
   Location value_where;  // the file's or the command's value, where check_setup() points
   std::string key;       // its key path, "setup[0].sql", "setup[1].psql.file", "setup[2].command"
@@ -141,9 +159,11 @@ struct Stage {
   /// check_stages() points, and its key path ("stages[2].command[0]", "stages[2].command").
   Location command_where;
   std::string command_key;
+  EnvMap env;  // command stages: the top-level `env:` with the stage's own `env:` on top
   int runs = 5;                               // cold runs (defaults.runs unless set)
   int warm = 5;                               // warm repetitions after each cold run
   ColdMode cold = ColdMode::process;
+  Isolation isolation = k_default_isolation;  // defaults.isolation unless set
   Duration timeout{10 * 60 * 1000};
   std::uint64_t max_result_bytes = k_default_max_result_bytes;  // defaults.max_result_bytes unless set
   std::optional<Snapshot> snapshot;
@@ -180,9 +200,11 @@ struct Config {
   Database database;
   std::vector<SetupStep> setup;
   std::vector<std::string> build;  // shell commands that build the code under test (coldgate ab)
+  EnvMap env;                      // top-level `env:`: setup command steps and command stages
   int default_runs = 5;
   int default_warm = 5;
   ColdMode default_cold = ColdMode::process;
+  Isolation default_isolation = k_default_isolation;
   Duration default_timeout{10 * 60 * 1000};
   std::uint64_t default_max_result_bytes = k_default_max_result_bytes;
   int default_repeated_threshold = k_default_repeated_threshold;
@@ -227,6 +249,18 @@ void check_setup(const Config& config);
 /// whose program is missing is a config error (exit 2) before any server starts. Throws
 /// Error(usage) at the value's `file:line:col` naming the key path and the stage.
 void check_stages(const Config& config, const std::vector<Stage>& stages);
+
+/// The run's connection facts an `env:` value's `${NAME}` finds before the process environment:
+/// PGHOST PGPORT PGUSER PGPASSWORD PGDATABASE DATABASE_URL JDBC_DATABASE_URL.
+const std::vector<std::string>& connection_fact_names();
+
+/// `env` for one run, as "NAME=value" entries for a child's environment: each `${NAME}` from
+/// `facts` (connection_fact_names() → this run's values) first, else the process environment;
+/// `${NAME:-default}` and `$${` as at load time. Values of names that look secret (…PASSWORD…,
+/// …TOKEN…) are registered as secrets. Throws Error(usage) at the value's `file:line:col` for
+/// a variable unset now that was set when the config loaded.
+std::vector<std::string> expand_env_values(const EnvMap& env,
+                                           const std::map<std::string, std::string>& facts);
 
 /// The keys each mapping of a config accepts, by key path with `[]` for list items ("" = top
 /// level, "database", "setup[]", "stages[]", "stages[].snapshot", "stages[].gate", "gate", …).

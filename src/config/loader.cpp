@@ -24,6 +24,11 @@ using detail::index;
 using detail::join;
 using detail::Reader;
 
+Isolation isolation(const Reader& r, const YAML::Node& node, const std::string& path) {
+  const std::string v = r.choice(node, path, {"run", "stage", "none"});
+  return v == "run" ? Isolation::run : v == "stage" ? Isolation::stage : Isolation::none;
+}
+
 ColdMode cold_mode(const Reader& r, const YAML::Node& node, const std::string& path) {
   return r.choice(node, path, {"process", "restart"}) == "restart" ? ColdMode::restart
                                                                    : ColdMode::process;
@@ -47,6 +52,7 @@ class Loader {
       read_database(m_r.fields(e->value, "database", "database"));
     else
       m_c.database.where = m_r.location(root);
+    if (auto* e = top.find("env")) m_c.env = read_env(e->value, "env");
     if (auto* e = top.find("setup")) read_setup(e->value);
     if (auto* e = top.find("build")) {
       if (e->value.IsScalar())
@@ -144,6 +150,7 @@ class Loader {
         s.kind = SetupStep::Kind::analyze;
       } else if (step->key == "command") {
         s.kind = SetupStep::Kind::command;
+        s.env = m_c.env;
         m_r.command(step->value, s.key, s.argv, s.shell);
         if (!s.argv.empty()) {  // check_setup() points at the program
           s.value_where = m_r.location(step->value[0]);
@@ -174,6 +181,36 @@ class Loader {
       }
       m_c.setup.push_back(std::move(s));
     }
+  }
+
+  // `env:` — NAME: value. The value's text is kept as written and expanded at run time, when
+  // `${PGHOST}` and the other connection facts are known; here it is expanded once, facts
+  // standing in, so that a variable unset now is an error at its place before any server starts.
+  EnvMap read_env(const YAML::Node& node, const std::string& path) const {
+    auto list = m_r.entries(node, path);
+    m_r.require_values(list, path);
+    const auto& facts = connection_fact_names();
+    const detail::EnvLookup lookup = [&](const std::string& name) -> std::optional<std::string> {
+      if (std::find(facts.begin(), facts.end(), name) != facts.end()) return std::string("x");
+      return detail::getenv_lookup(name);
+    };
+    EnvMap out;
+    for (const auto& v : list) {
+      if (!detail::is_psql_variable_name(v.key) || (v.key[0] >= '0' && v.key[0] <= '9'))
+        m_r.fail(v.key_node, path,
+                 "'" + v.key +
+                     "' is not an environment variable name (letters, digits and '_', not "
+                     "starting with a digit)");
+      const std::string key = join(path, v.key);
+      if (!v.value.IsScalar())
+        m_r.fail(v.value, key,
+                 "expected a value (text or number), got " + detail::describe(v.value));
+      std::string error;
+      detail::expand_env(v.value.Scalar(), lookup, error);
+      if (!error.empty()) m_r.fail(v.value, key, error);
+      out[v.key] = EnvValue{v.value.Scalar(), key, m_r.location(v.value)};
+    }
+    return out;
   }
 
   // `psql: {file, database, variables}`: `file` is required.
@@ -207,6 +244,7 @@ class Loader {
       m_c.default_cold = cold_mode(m_r, e->value, f.path("cold"));
       m_default_cold = e->value;
     }
+    if (auto* e = f.find("isolation")) m_c.default_isolation = isolation(m_r, e->value, f.path("isolation"));
     if (auto* e = f.find("timeout")) m_c.default_timeout = timeout(e->value, f.path("timeout"));
     if (auto* e = f.find("max_result_bytes"))
       m_c.default_max_result_bytes = result_limit(e->value, f.path("max_result_bytes"));
@@ -349,6 +387,15 @@ class Loader {
       m_r.fail(e->key_node, f.path("settings_via"),
                "only command stages take 'settings_via'; a SQL stage's settings are SET LOCAL in "
                "its own transaction (remove the key)");
+    } else if (auto* e = f.find("env")) {
+      m_r.fail(e->key_node, f.path("env"),
+               "only command stages take 'env'; a SQL stage starts no program of yours (remove "
+               "the key)");
+    }
+    if (command) {
+      s.env = m_c.env;
+      if (auto* e = f.find("env"))
+        for (auto& [k, v] : read_env(e->value, f.path("env"))) s.env[k] = std::move(v);
     }
     if (auto* e = f.find("params")) read_params(e->value, f.path("params"), s);
     if (auto* e = f.find("settings")) s.settings = m_r.settings(e->value, f.path("settings"));
@@ -363,6 +410,8 @@ class Loader {
     s.runs = m_c.default_runs;
     s.warm = m_c.default_warm;
     s.cold = m_c.default_cold;
+    s.isolation = m_c.default_isolation;
+    if (auto* e = f.find("isolation")) s.isolation = isolation(m_r, e->value, f.path("isolation"));
     s.timeout = m_c.default_timeout;
     s.max_result_bytes = m_c.default_max_result_bytes;
     s.profile = m_c.database.profile;
