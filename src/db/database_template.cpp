@@ -1,0 +1,249 @@
+#include "db/database_template.hpp"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <random>
+
+#include <unistd.h>
+
+#include "db/cluster_registry.hpp"
+#include "db/connection.hpp"
+#include "db/pqxx_compat.hpp"
+#include "util/error.hpp"
+#include "util/process.hpp"
+#include "util/text.hpp"
+
+namespace coldgate::db {
+namespace {
+
+constexpr std::string_view k_owner_mark = "\nowner: ";
+
+// "<name>_cg_<pid>_<random>" within PostgreSQL's 63 bytes (a longer name is cut by the server,
+// so two runs' names could meet): the name is cut at a character boundary instead; the random
+// part keeps apart runs of one PID on other machines that share the server.
+std::string new_template_name(const std::string& name) {
+  std::random_device device;
+  const std::string suffix = fmt::format("_cg_{}_{:06x}", ::getpid(), device() & 0xFFFFFFu);
+  const std::size_t room = 63 - suffix.size();
+  std::size_t cut = 0;
+  while (cut < name.size()) {
+    std::size_t len = std::max<std::size_t>(1, util::utf8_sequence_length(name, cut));
+    if (cut + len > room) break;
+    cut += len;
+  }
+  return name.substr(0, cut) + suffix;
+}
+
+Error failed(const std::string& name, const std::string& what) {
+  return Error(ExitCode::infrastructure, fmt::format("database {}: isolation", name), what);
+}
+
+// Templates that runs on this server left when they could not drop them (SIGKILL, the server
+// lost under them): those whose owner is gone. A template whose database is missing (killed
+// between its drop and its copy) becomes that database again; any other is dropped. What
+// cannot be done here (no privilege, another run at it) is left for the next run.
+void tidy_left_templates(Connection& admin) {
+  auto rows = admin.exec_params(
+      "SELECT datname, shobj_description(oid, 'pg_database') FROM pg_database WHERE "
+      "starts_with(shobj_description(oid, 'pg_database'), $1)",
+      {std::string(k_template_comment)}, "isolation: templates left by killed runs");
+  for (const auto& row : rows) {
+    const std::string tmpl = row[0].c_str();
+    const std::string comment = row[1].c_str();
+    const auto mark = comment.rfind(k_owner_mark);
+    if (mark == std::string::npos) continue;
+    if (!owner_tag_gone(comment.substr(mark + k_owner_mark.size()))) continue;
+    const std::string name = comment.substr(k_template_comment.size(),
+                                            mark - k_template_comment.size());
+    try {
+      const std::string q = admin.raw().quote_name(tmpl);
+      auto there = admin.exec_params("SELECT 1 FROM pg_database WHERE datname = $1", {name});
+      if (there.empty()) {
+        admin.exec("ALTER DATABASE " + q + " RENAME TO " + admin.raw().quote_name(name));
+        const std::string n = admin.raw().quote_name(name);
+        admin.exec("ALTER DATABASE " + n + " WITH ALLOW_CONNECTIONS true");
+        admin.exec("COMMENT ON DATABASE " + n + " IS NULL");
+      } else {
+        admin.exec("DROP DATABASE IF EXISTS " + q + " WITH (FORCE)");
+      }
+    } catch (const Error& e) {
+      if (e.code() == ExitCode::interrupted) throw;
+    }
+  }
+}
+
+}  // namespace
+
+std::string DatabaseTemplate::why_not(const ConnectionInfo& database) {
+  Connection conn(with_client_defaults(database));
+  const int version = conn.raw().server_version();
+  if (version < 130000) {
+    return fmt::format(
+        "the server is PostgreSQL {}, which has no DROP DATABASE … WITH (FORCE) (13 and newer "
+        "do): the stages share one database in their order (isolation: none)",
+        version / 10000);
+  }
+  auto row = conn.exec(
+      "SELECT current_user, r.rolsuper, r.rolcreatedb, pg_has_role(d.datdba, 'USAGE'), "
+      "pg_get_userbyid(d.datdba) FROM pg_roles r, pg_database d "
+      "WHERE r.rolname = current_user AND d.datname = current_database()",
+      "isolation")[0];
+  const std::string role = row[0].c_str();
+  const bool super = row[1].as<bool>();
+  if (!super && !row[2].as<bool>()) {
+    return fmt::format(
+        "role {0} may not create databases, so each cold run cannot get a fresh copy of {1}: "
+        "the stages share one database in their order (isolation: none); to isolate them, "
+        "ALTER ROLE {0} CREATEDB",
+        role, database.dbname);
+  }
+  if (!super && !row[3].as<bool>()) {
+    return fmt::format(
+        "role {0} does not own database {1} (its owner is {2}), so it cannot drop and copy it "
+        "again for each cold run: the stages share one database in their order (isolation: "
+        "none); to isolate them, ALTER DATABASE {1} OWNER TO {0}",
+        role, database.dbname, row[4].c_str());
+  }
+  return "";
+}
+
+DatabaseTemplate::DatabaseTemplate(const ConnectionInfo& database)
+    : m_admin(database), m_name(database.dbname), m_template(new_template_name(database.dbname)) {
+  m_admin.dbname = "postgres";
+  try {
+    Connection admin(with_client_defaults(m_admin));
+    tidy_left_templates(admin);
+    if (admin.raw().server_version() >= 150000) {
+      // FILE_COPY, what 13 and 14 always do: a checkpoint, then the files copied. WAL_LOG,
+      // 15's default, writes every page of the copy to the WAL and through shared buffers, so
+      // a run could meet a checkpoint it forced, and it was slower on the demo's many small
+      // tables (docs/BENCHMARKS.md, "database isolation").
+      m_strategy = " STRATEGY = FILE_COPY";
+    }
+    auto owner = admin.exec_params(
+        "SELECT pg_get_userbyid(datdba) FROM pg_database WHERE datname = $1", {m_name},
+        "isolation");
+    if (owner.empty()) throw failed(m_name, "the database does not exist");
+    m_owner = owner[0][0].c_str();
+    auto settings = admin.exec_params(
+        "SELECT coalesce(r.rolname, ''), c.setting FROM pg_db_role_setting s "
+        "LEFT JOIN pg_roles r ON r.oid = s.setrole, unnest(s.setconfig) AS c(setting) "
+        "WHERE s.setdatabase = (SELECT oid FROM pg_database WHERE datname = $1) "
+        "ORDER BY 1, 2",
+        {m_name}, "isolation");
+    for (const auto& row : settings) {
+      const std::string item = row[1].c_str();
+      const auto eq = item.find('=');
+      if (eq == std::string::npos) continue;
+      m_settings.push_back({row[0].c_str(), item.substr(0, eq), item.substr(eq + 1)});
+    }
+    const std::string q = admin.raw().quote_name(m_template);
+    admin.exec(fmt::format("CREATE DATABASE {} TEMPLATE {}{}", q, admin.raw().quote_name(m_name),
+                           m_strategy),
+               "isolation");
+    m_created = true;
+    admin.exec(fmt::format("COMMENT ON DATABASE {} IS {}", q,
+                           admin.raw().quote(std::string(k_template_comment) + m_name +
+                                             std::string(k_owner_mark) + owner_tag())),
+               "isolation");
+    // Nobody connects to it, autovacuum included, so a copy never waits for one to leave.
+    admin.exec("ALTER DATABASE " + q + " WITH ALLOW_CONNECTIONS false", "isolation");
+    ConnectionInfo info = m_admin;
+    info.dbname = m_name;
+    Connection db(with_client_defaults(info));
+    m_sequences = db.exec("SELECT count(*) FROM pg_class WHERE relkind = 'S'", "isolation")[0][0]
+                      .as<long>() > 0;
+    m_state = state();
+  } catch (const Error& e) {
+    if (m_created) {
+      try {
+        Connection admin(with_client_defaults(m_admin));
+        admin.exec("DROP DATABASE IF EXISTS " + admin.raw().quote_name(m_template));
+      } catch (...) {
+      }
+    }
+    if (e.code() == ExitCode::interrupted) throw;
+    throw failed(m_name, fmt::format("cannot keep it as a template: {}", e.message()));
+  }
+}
+
+DatabaseTemplate::~DatabaseTemplate() {
+  if (!m_created) return;
+  try {
+    Connection admin(with_client_defaults(m_admin));
+    admin.exec("DROP DATABASE IF EXISTS " + admin.raw().quote_name(m_template) + " WITH (FORCE)",
+               "isolation");
+  } catch (...) {
+    // The server is gone (a throwaway one goes with its files; on an external one the next run
+    // drops it: tidy_left_templates) or refuses: nothing more to do here.
+  }
+}
+
+std::string DatabaseTemplate::state() {
+  try {
+    Connection admin(with_client_defaults(m_admin));
+    // Not the WAL position: the server writes WAL of its own (a checkpoint, the running
+    // transactions' record every 15 s after other WAL), no transaction id.
+    std::string out =
+        admin.exec("SELECT pg_snapshot_xmax(pg_current_snapshot())::text", "isolation")[0][0].c_str();
+    if (!m_sequences) return out;
+    // A sequence the role may not read shows no value: then it counts as changed.
+    ConnectionInfo info = m_admin;
+    info.dbname = m_name;
+    Connection db(with_client_defaults(info));
+    auto r = db.exec(
+        "SELECT coalesce(string_agg(format('%I.%I=%s', schemaname, sequencename, "
+        "CASE WHEN has_sequence_privilege(format('%I.%I', schemaname, sequencename), 'SELECT') "
+        "THEN coalesce(last_value::text, 'unset') ELSE 'unreadable ' || random() END), ',' "
+        "ORDER BY schemaname, sequencename), '') FROM pg_sequences",
+        "isolation");
+    return out + " " + r[0][0].c_str();
+  } catch (const Error& e) {
+    if (e.code() == ExitCode::interrupted) throw;
+    throw failed(m_name, "cannot tell whether a run changed it: " + e.message());
+  }
+}
+
+bool DatabaseTemplate::unchanged() {
+  return state() == m_state;
+}
+
+void DatabaseTemplate::rebase() {
+  m_state = state();
+}
+
+bool DatabaseTemplate::restore() {
+  util::throw_if_interrupted();
+  if (unchanged()) return false;
+  try {
+    Connection admin(with_client_defaults(m_admin));
+    const std::string q = admin.raw().quote_name(m_name);
+    admin.exec("DROP DATABASE IF EXISTS " + q + " WITH (FORCE)", "isolation");
+    admin.exec(fmt::format("CREATE DATABASE {} TEMPLATE {} OWNER {}{}", q,
+                           admin.raw().quote_name(m_template), admin.raw().quote_name(m_owner),
+                           m_strategy),
+               "isolation");
+    // TEMPLATE copies no pg_db_role_setting row. set_config() takes the value as the setting
+    // parses it (a list such as search_path stays a list), FROM CURRENT stores it so.
+    for (const auto& s : m_settings) {
+      pqxx::work tx(admin.raw());
+      exec_params(tx, "SELECT set_config($1, $2, true)", {s.name, s.value});
+      tx.exec(fmt::format("ALTER {}DATABASE {} SET {} FROM CURRENT",
+                          s.role.empty() ? "" : "ROLE " + tx.quote_name(s.role) + " IN ", q,
+                          tx.quote_name(s.name)));
+      tx.commit();
+    }
+    m_state = state();
+  } catch (const pqxx::failure& e) {
+    std::string what = e.what();
+    while (!what.empty() && what.back() == '\n') what.pop_back();
+    throw failed(m_name, "cannot copy it from its template again: " + what);
+  } catch (const Error& e) {
+    if (e.code() == ExitCode::interrupted) throw;
+    throw failed(m_name, "cannot copy it from its template again: " + e.message());
+  }
+  return true;
+}
+
+}  // namespace coldgate::db

@@ -1,0 +1,82 @@
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "db/connection_info.hpp"
+
+namespace coldgate::db {
+
+/// The comment on a database template before its owner's owner_tag(): a later run on that
+/// server drops the templates whose owner is gone (a SIGKILLed coldgate, a lost server), and
+/// first renames one back to its database when that database is missing.
+inline constexpr std::string_view k_template_comment =
+    "coldgate isolation template, dropped when its run ends; database: ";
+
+/// The stages' database as setup left it, kept as a template so that each cold run (or stage)
+/// can start from it again under the same name (`isolation: run | stage`): made once by
+/// `CREATE DATABASE <tmpl> TEMPLATE <name>`, with no connections allowed to it; restore() drops
+/// `<name>` (WITH (FORCE): its sessions are ended) and makes it again from the template, with
+/// the owner and the per-database settings (pg_db_role_setting: `ALTER DATABASE … SET`, `ALTER
+/// ROLE … IN DATABASE … SET`) it had, which TEMPLATE does not copy — unless nothing changed it
+/// since it was last made: no transaction on the server took a transaction id since then
+/// (every write of a row, logged or not, and of the catalog takes one; a read does not) and no
+/// sequence moved (nextval takes none within the 32 values it logs ahead). The template is dropped on
+/// every exit path with a server to drop it on; one a killed run left is dropped (or renamed
+/// back to its missing database) by the next template made on that server.
+class DatabaseTemplate {
+ public:
+  /// Why `database` cannot be kept and restored by its role, one line that says how to allow
+  /// it (a server older than 13 has no DROP DATABASE … WITH (FORCE); the role lacks CREATEDB;
+  /// the role does not own the database); "" when it can. Throws Error(infrastructure) when
+  /// the server is lost.
+  static std::string why_not(const ConnectionInfo& database);
+
+  /// Makes the template of `database` (its settings read first). Throws Error(infrastructure)
+  /// naming the database when the copy fails (e.g. another session is connected to it).
+  explicit DatabaseTemplate(const ConnectionInfo& database);
+  /// Drops the template; never throws.
+  ~DatabaseTemplate();
+  DatabaseTemplate(const DatabaseTemplate&) = delete;
+  DatabaseTemplate& operator=(const DatabaseTemplate&) = delete;
+
+  /// The database the template keeps (the stages' database name).
+  const std::string& database() const { return m_name; }
+  /// The template's own name, `<name>_cg_<pid>_<hex>` within 63 bytes.
+  const std::string& template_name() const { return m_template; }
+  /// Drops the database and makes it again from the template, with its owner and settings,
+  /// unless unchanged(); returns whether it did. Any session on it is ended. Throws
+  /// Error(infrastructure) when the server refuses or is lost, Error(interrupted).
+  bool restore();
+  /// True when the database is still as it was last made (or rebase()d): the server's next
+  /// transaction id and its sequences' values are the same. Throws Error(infrastructure) when
+  /// the server is lost.
+  bool unchanged();
+  /// What unchanged() compares: the server's first unassigned transaction id
+  /// (pg_snapshot_xmax(pg_current_snapshot()) while no transaction runs) and the sequences'
+  /// values, as text. Throws Error(infrastructure) when the server is lost.
+  std::string state();
+  /// Takes the database as it is now for as setup left it: after coldgate's own change that it
+  /// undid (the plan run's auto_explain setting and its reset) with nothing else written
+  /// between (the caller compared state()). Throws as state().
+  void rebase();
+
+ private:
+  struct Setting {
+    std::string role;  // "" for every role (ALTER DATABASE … SET)
+    std::string name;
+    std::string value;
+  };
+  ConnectionInfo m_admin;  // the server's maintenance database, "postgres"
+  std::string m_name;
+  std::string m_template;
+  std::string m_owner;
+  std::string m_strategy;  // " STRATEGY = …" from 15 on, else ""
+  std::vector<Setting> m_settings;
+  bool m_created = false;
+  bool m_sequences = false;  // it has sequences: state() reads their values
+  std::string m_state;       // state() when it was last made or rebased
+};
+
+}  // namespace coldgate::db
