@@ -235,6 +235,10 @@ void measured_differently(const StageResult& head, const StageResult& base,
   differ("cold", std::string(to_string(base.cold_mode)), std::string(to_string(head.cold_mode)));
   differ("runs", std::to_string(base.runs), std::to_string(head.runs));
   differ("warm", std::to_string(base.warm), std::to_string(head.warm));
+  // Only when both say: results of earlier versions and history records do not.
+  if (!base.isolation.empty() && !head.isolation.empty()) {
+    differ("isolation", base.isolation, head.isolation);
+  }
   std::set<std::string> names;
   for (const auto& [k, v] : base.settings) names.insert(k);
   for (const auto& [k, v] : head.settings) names.insert(k);

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "db/connection.hpp"
+#include "db/database_template.hpp"
 #include "db/provider.hpp"
 #include "measure/profile.hpp"
 #include "measure/runner.hpp"
@@ -335,6 +336,11 @@ std::vector<CapturedPlan> capture_plans(const config::Stage& stage, const RunCon
   static std::atomic<int> counter{0};
   const std::string marker =
       fmt::format("coldgate plan run end {}-{}", ::getpid(), counter.fetch_add(1));
+  // `isolation: run`: the plan run starts from the database as setup left it, as each measured
+  // run did; before auto_explain is set on it, since a copy carries only setup's settings.
+  if (stage.isolation == config::Isolation::run && fresh_copy_before(stage, ctx, 1)) {
+    ctx.isolation->restore();
+  }
   db::Connection admin(db::with_client_defaults(stages_database(ctx)));  // opened before: no plans
   auto before = ctx.provider->read_log(0);
   if (!before) return {};
@@ -346,17 +352,29 @@ std::vector<CapturedPlan> capture_plans(const config::Stage& stage, const RunCon
   RunContext plan_ctx = ctx;
   plan_ctx.profile = false;  // the measured runs' profile is read already; nothing to reset
   plan_ctx.plans = false;
+  plan_ctx.isolation.reset();  // a copy now would drop the auto_explain setting made above
   plan_ctx.check_snapshots = false;
   plan_ctx.label = ctx.label + "plan run: ";
   std::vector<db::StatementStats> statements;
+  // auto_explain set and reset for the database is a write of ours; when the run between wrote
+  // nothing, the database is as unchanged after it as before (db::DatabaseTemplate::rebase).
+  db::DatabaseTemplate* kept =
+      ctx.isolation && stage.isolation != config::Isolation::none &&
+              stages_database(ctx).dbname == ctx.isolation->database() &&
+              ctx.isolation->unchanged()
+          ? ctx.isolation.get()
+          : nullptr;
   try {
     db::reset_profile(admin.raw());
     {
       PlanLogging logging(admin, stages_database(ctx).dbname);
+      const std::string before = kept ? kept->state() : "";
       StageMeasurer m(once, plan_ctx);
       m.run_once();  // a failed run keeps what it logged before it failed
+      if (kept && kept->state() != before) kept = nullptr;
       logging.off();
     }
+    if (kept) kept->rebase();
     statements = db::read_profile(admin.raw(), probe_statements());
   } catch (const pqxx::failure& e) {
     throw Error(ExitCode::infrastructure, where, e.what());

@@ -11,6 +11,7 @@
 
 #include "canon/canon.hpp"
 #include "db/connection.hpp"
+#include "db/database_template.hpp"
 #include "db/pqxx_compat.hpp"
 #include "db/provider.hpp"
 #include "diff/diff.hpp"
@@ -27,6 +28,8 @@
 #include "util/error.hpp"
 #include "util/fs.hpp"
 #include "util/process.hpp"
+#include "util/secrets.hpp"
+#include "util/text.hpp"
 
 namespace coldgate::measure {
 using namespace coldgate::results;
@@ -89,6 +92,61 @@ std::string failure_text(const util::ExitStatus& status, const std::string& err,
   std::string text = status.describe();
   if (!tail.empty()) text += "; stderr ends:\n" + tail;
   return text;
+}
+
+// `line` for a message: at most 80 characters ("…" when cut), a byte that is not UTF-8 as U+FFFD.
+std::string quoted_line(std::string_view line) {
+  constexpr std::size_t k_chars = 80;
+  std::string out;
+  std::size_t chars = 0;
+  for (std::size_t i = 0; i < line.size(); ++chars) {
+    if (chars == k_chars) return out + "…";
+    std::size_t n = util::utf8_sequence_length(line, i);
+    out += n == 0 ? std::string("\xEF\xBF\xBD") : std::string(line.substr(i, n));
+    i += n == 0 ? 1 : n;
+  }
+  return out;
+}
+
+// A value of JSON can start with this line (trimmed): a document, not a log line.
+bool starts_json(std::string_view line) {
+  if (line.empty()) return false;
+  char c = line.front();
+  if (c == '{' || c == '[' || c == '"' || c == '-' || (c >= '0' && c <= '9')) return true;
+  for (std::string_view word : {"true", "false", "null"})
+    if (line == word) return true;
+  return false;
+}
+
+// For a command's stdout that is no JSON document: the first line (1-based number, text) when
+// lines stand before the document — an ORM that logs its SQL to stdout first — i.e. the first
+// non-blank line cannot start JSON, or the output parses from a later line on. nullopt when the
+// output is not of that shape (the document itself is broken).
+std::optional<std::pair<std::size_t, std::string_view>> line_before_document(
+    std::string_view out, const canon::Options& options) {
+  std::optional<std::pair<std::size_t, std::string_view>> first;
+  int tries = 0;  // parses from a later line; a long log is not parsed again for every line
+  std::size_t number = 0;
+  for (std::size_t pos = 0; pos < out.size();) {
+    std::size_t end = std::min(out.find('\n', pos), out.size());
+    std::string_view line = out.substr(pos, end - pos);
+    ++number;
+    std::string_view text = util::trim(line);
+    if (!text.empty()) {
+      if (!first) {
+        first.emplace(number, text);
+        if (!starts_json(text)) return first;
+      } else if ((text.front() == '{' || text.front() == '[') && tries++ < 20) {
+        try {
+          canon::canonicalize(out.substr(pos), options, "stdout");
+          return first;
+        } catch (const Error&) {
+        }
+      }
+    }
+    pos = end + 1;
+  }
+  return std::nullopt;
 }
 
 std::vector<std::optional<std::string>> stage_params(const config::Stage& stage) {
@@ -282,6 +340,9 @@ RunOutcome command_run(const config::Stage& stage, const RunContext& ctx, int ru
     const char* path = std::getenv("PATH");
     opts.env.push_back(fmt::format("PATH={}:{}", bindir->string(), path ? path : "/usr/bin:/bin"));
   }
+  // The stage's `env:` last: a name it maps, coldgate's own PG* ones too, is the command's.
+  for (auto& entry : config::expand_env_values(stage.env, stages_database(ctx).facts()))
+    opts.env.push_back(std::move(entry));
   // One byte more than the limit: a document of exactly max_result_bytes is still accepted.
   opts.max_capture_bytes =
       from_stdout ? static_cast<std::size_t>(stage.max_result_bytes) + 1 : std::size_t{16} << 20;
@@ -518,6 +579,33 @@ std::string enable_profile(RunContext& ctx, const config::Database& database) {
   return readiness.off;
 }
 
+std::string enable_isolation(RunContext& ctx, const std::vector<config::Stage>& stages) {
+  ctx.isolation.reset();
+  if (std::all_of(stages.begin(), stages.end(), [](const config::Stage& s) {
+        return s.isolation == config::Isolation::none;
+      })) {
+    return "";
+  }
+  const db::ConnectionInfo& database = stages_database(ctx);
+  std::string why = db::DatabaseTemplate::why_not(database);
+  if (why.empty()) {
+    try {
+      ctx.isolation = std::make_shared<db::DatabaseTemplate>(database);
+    } catch (const Error& e) {
+      if (e.code() == ExitCode::interrupted) throw;
+      util::throw_if_interrupted();
+      why = e.message() + "; the stages share one database in their order (isolation: none)";
+    }
+  }
+  return why.empty() ? "" : "isolation: " + why;
+}
+
+bool fresh_copy_before(const config::Stage& stage, const RunContext& ctx, int run) {
+  if (!ctx.isolation || stages_database(ctx).dbname != ctx.isolation->database()) return false;
+  return stage.isolation == config::Isolation::run ||
+         (stage.isolation == config::Isolation::stage && run == 1);
+}
+
 StagePlan explain_stage(const config::Stage& stage, const db::ConnectionInfo& database,
                         bool analyze) {
   const std::string where = fmt::format("stage {}: EXPLAIN", stage.name);
@@ -562,6 +650,9 @@ StageMeasurer::StageMeasurer(const config::Stage& stage, const RunContext& conte
   m_result.cold_mode = stage.cold == config::ColdMode::restart ? ColdMode::restart : ColdMode::process;
   m_result.runs = stage.runs;
   m_result.warm = stage.warm;
+  m_result.isolation = !fresh_copy_before(stage, context, 1) ? "none"
+                       : stage.isolation == config::Isolation::run ? "run"
+                                                                   : "stage";
   m_result.settings = stage.settings;
   m_profile = context.profile && stage.profile;
   if (!stage.is_command()) m_query = stage_query(stage);
@@ -578,6 +669,12 @@ void StageMeasurer::run_once() {
                                 ? fmt::format("{}/{}", run, stage.runs)
                                 : fmt::format("{} (extra {})", run, run - stage.runs);
   util::throw_if_interrupted();
+  // Before a restart, so that the restart finds the server as the copy left it; outside the
+  // run's clock and its profile (reset after it).
+  if (fresh_copy_before(stage, ctx, run)) {
+    ctx.progress->step(fmt::format("{}fresh copy of the database for cold run {}", ctx.label, which));
+    if (ctx.isolation->restore()) m_admin.reset();  // its backend went with the database
+  }
   if (stage.cold == config::ColdMode::restart) {
     ctx.progress->step(
         fmt::format("{}restarting the server for cold run {}", ctx.label, which));
@@ -607,12 +704,26 @@ void StageMeasurer::run_once() {
   }
   if (!stage.snapshot) return;
   std::string canonical;
+  // The document is stored (candidates, diffs): a password the program printed must not be,
+  // and a random one per run would make every document differ.
+  outcome.document = util::mask_secrets(outcome.document);
   try {
     canonical = canon::canonicalize(outcome.document, stage.snapshot->canon,
                                     fmt::format("cold run {} document", run));
   } catch (const Error& e) {
-    result.error =
-        fmt::format("cold run {}: the snapshot document is not valid: {}", which, e.message());
+    const auto before = stage.is_command() && stage.snapshot->from == "stdout"
+                            ? line_before_document(outcome.document, stage.snapshot->canon)
+                            : std::nullopt;
+    if (before) {
+      result.error = fmt::format(
+          "cold run {}: stage '{}': stdout is not JSON: line {} \"{}\" comes before the document "
+          "— send the ORM's log to stderr (Sequelize: logging: console.error; Django: LOGGING "
+          "handlers to stderr) or write the snapshot to a file (snapshot.from)",
+          which, stage.name, before->first, quoted_line(before->second));
+    } else {
+      result.error =
+          fmt::format("cold run {}: the snapshot document is not valid: {}", which, e.message());
+    }
     return;
   }
   if (run == 1) {

@@ -17,6 +17,7 @@
 namespace coldgate::db {
 class Provider;
 struct ConnectionInfo;
+class DatabaseTemplate;
 }
 
 namespace coldgate::measure {
@@ -48,6 +49,11 @@ struct RunContext {
   /// SQL stages: the probe PREPAREs the query once and EXECUTEs it for every repetition (the
   /// prepared-statement variant of a remedy trial).
   bool prepared = false;
+  /// The stages' database as setup left it (enable_isolation()); null: every stage runs as with
+  /// `isolation: none`. A stage with `isolation: run` gets its database made again from it
+  /// before each cold run (and its plan run), one with `isolation: stage` before its first;
+  /// only while the stages' database is the one it keeps (a remedy's copy is not).
+  std::shared_ptr<db::DatabaseTemplate> isolation;
 };
 
 /// Readies the server-side profile of the stages' database for `ctx` (creates the extension
@@ -56,6 +62,20 @@ struct RunContext {
 /// false, else the one-line note the report shows (why not, what to do); a server the profile
 /// cannot serve never fails the run. Throws Error(infrastructure) when the server is lost.
 std::string enable_profile(RunContext& ctx, const config::Database& database);
+
+/// Keeps the stages' database of `ctx` as setup left it (db::DatabaseTemplate) when one of
+/// `stages` has `isolation: run` or `stage`, and sets ctx.isolation. Call after setup and
+/// enable_profile() (the template holds the profile's extension). Returns "" when it did or no
+/// stage wants it; otherwise the one-line note of why not and how to allow it — the role may
+/// not create databases or does not own the stages' database (an `external` server), the server
+/// is older than 13, or the copy failed — and every stage then runs as with `isolation: none`.
+/// Throws Error(interrupted), Error(infrastructure) when the server is lost.
+std::string enable_isolation(RunContext& ctx, const std::vector<config::Stage>& stages);
+
+/// True when cold run `run` (1-based) of `stage` starts on a fresh copy of the stages' database
+/// under `ctx`: `isolation: run`, or `stage` and the first run, with ctx.isolation keeping
+/// that database.
+bool fresh_copy_before(const config::Stage& stage, const RunContext& ctx, int run);
 
 /// Measures one stage: `runs` cold runs, each a fresh process (`coldgate probe` for SQL, the
 /// command itself otherwise), after a server restart when `cold: restart`; `warm` repetitions

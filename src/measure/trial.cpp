@@ -13,6 +13,7 @@
 
 #include "db/cluster_registry.hpp"
 #include "db/connection.hpp"
+#include "db/database_template.hpp"
 #include "db/provider.hpp"
 #include "diff/diff.hpp"
 #include "results/format.hpp"
@@ -278,6 +279,14 @@ std::vector<Remedy> run_trial(const config::Stage& stage, const std::vector<Tria
   };
 
   std::vector<std::unique_ptr<DatabaseCopy>> copies;  // one per variant that changes the database
+  // Under `isolation: run` or `stage` a remedy's copy is made from the database as setup left
+  // it, not as the stage's last run did; its runs then share the copy, as a stage's do.
+  if (fresh_copy_before(stage, ctx, 1) &&
+      std::any_of(variants.begin(), variants.end(), [](const TrialVariant& v) {
+        return !v.analyze.empty() || !v.copy_sql.empty();
+      })) {
+    in_arm(arms.front(), [&] { ctx.isolation->restore(); });
+  }
   const bool prepared = std::any_of(variants.begin(), variants.end(),
                                     [](const TrialVariant& v) { return v.prepared; });
   for (std::size_t i = 0; i < arms.size(); ++i) {

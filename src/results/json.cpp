@@ -95,6 +95,7 @@ ordered_json stage_json(const StageResult& s) {
   st["cold"] = to_string(s.cold_mode);
   st["runs"] = s.runs;
   st["warm"] = s.warm;
+  if (!s.isolation.empty()) st["isolation"] = s.isolation;
   st["settings"] = string_map(s.settings);
   st["error"] = or_null(s.error);
   st["snapshot"] = snapshot_json(s.snapshot);
@@ -344,6 +345,7 @@ StageResult stage_from(const ordered_json& s, const std::string& source) {
                        "process or restart", source);
   st.runs = s.at("runs").get<int>();
   st.warm = s.at("warm").get<int>();
+  st.isolation = str(s, "isolation");
   if (s.contains("settings")) {
     st.settings = s.at("settings").get<std::map<std::string, std::string>>();
   }

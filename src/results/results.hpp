@@ -132,6 +132,9 @@ struct StageResult {
   ColdMode cold_mode = ColdMode::process;
   int runs = 0;                                 // cold runs asked for
   int warm = 0;                                 // warm repetitions per cold run asked for
+  /// Which state of the database its cold runs found (`isolation:`): "run", "stage", or "none"
+  /// (also when the server allowed no copies); "" in results of earlier versions.
+  std::string isolation;
   /// The stage's `settings:`: SET LOCAL in a SQL stage's transaction; a command stage's client
   /// sessions through PGOPTIONS or a role setting (`settings_via`).
   std::map<std::string, std::string> settings;

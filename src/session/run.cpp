@@ -131,6 +131,10 @@ void run_job(const config::Config& cfg, const JobOptions& options,
   if (!results.profile_note.empty()) progress.line("note: no server-side profile: " + results.profile_note);
   results.profile_limit = ctx.profile_limit;
   if (!results.profile_limit.empty()) progress.line("note: server-side profile: " + results.profile_limit);
+  if (std::string note = enable_isolation(ctx, stages); !note.empty()) {
+    progress.line("note: " + note);
+    results.warnings.push_back(note);
+  }
 
   int index = 0;
   for (const auto& stage : stages) {
@@ -151,6 +155,7 @@ void run_job(const config::Config& cfg, const JobOptions& options,
       results.remedies.insert(results.remedies.end(), trial.begin(), trial.end());
     }
   }
+  ctx.isolation.reset();  // the template is dropped while the server is there to drop it
   session.stop();
 
   if (options.stages.empty()) {
