@@ -156,5 +156,31 @@ TEST_F(InterruptSessions, ATimeoutDuringATrialFailsThatVariantAndPutsTheRoleBack
   EXPECT_EQ(testing::backends_of(db), std::vector<std::string>{});
 }
 
+TEST_F(InterruptSessions, SigintAndSigtermLeaveNoDatabaseTemplateOrCopy) {
+  // `isolation: run`: the database kept as setup left it, and made again before the run.
+  for (int signal : {SIGINT, SIGTERM}) {
+    SCOPED_TRACE(signal);
+    const std::string db = "coldgate_interrupt_isolation";
+    EXPECT_EQ(interrupt_when(
+                  db,
+                  "  - name: sleepy\n"
+                  "    query: select pg_sleep(60)\n"
+                  "    isolation: run\n",
+                  [&] {
+                    for (const auto& b : testing::backends_of(db))
+                      if (b.find("pg_sleep(60)") != std::string::npos) return true;
+                    return false;
+                  },
+                  signal),
+              130)
+        << testing::slurp(dir / "stderr.txt");
+    db::Connection admin(testing::shared_cluster().socket_info("postgres"));
+    auto left = admin.exec("SELECT string_agg(datname, ' ' ORDER BY datname) FROM pg_database "
+                           "WHERE datname LIKE 'coldgate_interrupt_isolation%'");
+    EXPECT_EQ(std::string(left[0][0].c_str()), db);
+    EXPECT_EQ(testing::backends_of(db), std::vector<std::string>{});
+  }
+}
+
 }  // namespace
 }  // namespace coldgate
