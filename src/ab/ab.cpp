@@ -303,6 +303,16 @@ void AbRun::measure_interleaved() {
     m_base_results.plans_note = base_ctx.plans_note;
     m_base_results.profile_limit = base_ctx.profile_limit;
   }
+  // Each side's database kept as its setup left it; the stages' isolation is head's, as their
+  // runs and cold mode are (base_stages).
+  auto isolate = [&](measure::RunContext& c, results::Results& r) {
+    if (std::string note = measure::enable_isolation(c, m_head.config.stages); !note.empty()) {
+      m_progress->line("note: " + c.label + note);
+      r.warnings.push_back(note);
+    }
+  };
+  isolate(head_ctx, m_head_results);
+  if (m_measure_base) isolate(base_ctx, m_base_results);
 
   const auto& stages = m_head.config.stages;
   auto base_stage = m_measure_base ? base_stages(m_head.config, m_base.config)
@@ -332,6 +342,8 @@ void AbRun::measure_interleaved() {
     h.error = util::mask_secrets(h.error);
     m_progress->stage_end(h);
   }
+  head_ctx.isolation.reset();  // the templates are dropped while the server is there
+  base_ctx.isolation.reset();
   m_base_db.reset();
   m_session->stop();
 }

@@ -156,6 +156,7 @@ std::vector<std::optional<config::Stage>> base_stages(const config::Config& head
     s.runs = h.runs;
     s.warm = h.warm;
     s.cold = h.cold;
+    s.isolation = h.isolation;
     s.timeout = h.timeout;
     s.gate = h.gate;
     out.emplace_back(std::move(s));

@@ -355,6 +355,11 @@ void StackRun::measure_round_robin() {
     results(k).profile_note = measure::enable_profile(c, side.config.database);
     results(k).plans_note = c.plans_note;
     results(k).profile_limit = c.profile_limit;
+    // Each commit's database kept as its setup left it; the stages' isolation is the top's.
+    if (std::string note = measure::enable_isolation(c, top_cfg.stages); !note.empty()) {
+      m_progress->line("note: " + c.label + note);
+      results(k).warnings.push_back(note);
+    }
     stages[k] = k == top() ? std::vector<std::optional<config::Stage>>(top_cfg.stages.begin(),
                                                                         top_cfg.stages.end())
                            : base_stages(top_cfg, side.config);
@@ -404,6 +409,7 @@ void StackRun::measure_round_robin() {
       }
     }
   }
+  for (auto& c : ctx) c.isolation.reset();  // the templates are dropped while the server is there
   m_dbs.clear();
   m_session->stop();
 }
