@@ -2,6 +2,10 @@
 
 #include <cstdlib>
 
+#include "config/config.hpp"
+#include "util/error.hpp"
+#include "util/secrets.hpp"
+
 namespace coldgate::config::detail {
 namespace {
 
@@ -72,3 +76,31 @@ std::string expand_env(std::string_view text, const EnvLookup& lookup, std::stri
 }
 
 }  // namespace coldgate::config::detail
+
+namespace coldgate::config {
+
+const std::vector<std::string>& connection_fact_names() {
+  static const std::vector<std::string> k_names = {"PGHOST",     "PGPORT",       "PGUSER",
+                                                   "PGPASSWORD", "PGDATABASE",   "DATABASE_URL",
+                                                   "JDBC_DATABASE_URL"};
+  return k_names;
+}
+
+std::vector<std::string> expand_env_values(const EnvMap& env,
+                                           const std::map<std::string, std::string>& facts) {
+  const detail::EnvLookup lookup = [&](const std::string& name) -> std::optional<std::string> {
+    if (auto it = facts.find(name); it != facts.end()) return it->second;
+    return detail::getenv_lookup(name);
+  };
+  std::vector<std::string> out;
+  for (const auto& [name, value] : env) {
+    std::string error;
+    std::string text = detail::expand_env(value.text, lookup, error);
+    if (!error.empty()) throw usage_error(value.where.str(), value.key + ": " + error);
+    if (util::is_secret_name(name)) util::add_secret(text);
+    out.push_back(name + "=" + text);
+  }
+  return out;
+}
+
+}  // namespace coldgate::config

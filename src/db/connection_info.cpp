@@ -178,6 +178,29 @@ std::vector<std::string> ConnectionInfo::env() const {
   return out;
 }
 
+std::string ConnectionInfo::jdbc_url() const {
+  std::string out = "jdbc:postgresql://";
+  out += host.find(':') != std::string::npos ? fmt::format("[{}]", host) : host;  // IPv6 literal
+  out += fmt::format(":{}/{}", port, pct(dbname));
+  char sep = '?';
+  auto add = [&](const std::string& k, const std::string& v) {
+    if (v.empty()) return;
+    out += sep + k + "=" + pct(v);
+    sep = '&';
+  };
+  add("user", user);
+  add("password", password);
+  if (auto it = options.find("sslmode"); it != options.end()) add("sslmode", it->second);
+  return out;
+}
+
+std::map<std::string, std::string> ConnectionInfo::facts() const {
+  return {{"PGHOST", host},         {"PGPORT", std::to_string(port)},
+          {"PGUSER", user},         {"PGPASSWORD", password},
+          {"PGDATABASE", dbname},   {"DATABASE_URL", url(false)},
+          {"JDBC_DATABASE_URL", jdbc_url()}};
+}
+
 std::vector<std::string> ConnectionInfo::env_names() {
   return {"PGHOST",    "PGHOSTADDR", "PGPORT",
           "PGUSER",    "PGPASSWORD", "PGDATABASE",

@@ -31,6 +31,13 @@ struct ConnectionInfo {
   /// `PGHOST PGPORT PGUSER PGPASSWORD PGDATABASE DATABASE_URL` as "K=V" entries for a child
   /// (PGPASSWORD only when a password is set), plus `PGCONNECT_TIMEOUT`/`PGSSLMODE` when set.
   std::vector<std::string> env() const;
+  /// `jdbc:postgresql://host:port/dbname?user=…&password=…` (and `&sslmode=` when set), the
+  /// form JDBC drivers and the apps built on them read; values percent-encoded (RFC 3986), as
+  /// the driver decodes them. A socket folder has no JDBC form: it stands as the host.
+  std::string jdbc_url() const;
+  /// What an `env:` value's `${NAME}` may name (config::connection_fact_names()): PGHOST PGPORT
+  /// PGUSER PGPASSWORD ("" without a password) PGDATABASE DATABASE_URL JDBC_DATABASE_URL.
+  std::map<std::string, std::string> facts() const;
   /// Names of the PG* variables that env() may set, for SpawnOptions::env_unset (so a caller's
   /// stray PGPASSWORD or PGSERVICE cannot redirect a child).
   static std::vector<std::string> env_names();

@@ -66,11 +66,13 @@ struct ToolRun {
   std::string tail;  // the last 20 lines of stderr (stdout when stderr is empty)
 };
 
-// Runs a step's program with the PG* environment of `database`. A program that cannot start
-// throws Error(`missing`) at `where`, naming the step as `what` with `hint`.
+// Runs a step's program with the PG* environment of `database` and `mapping` (a command step's
+// `env:`) on top. A program that cannot start throws Error(`missing`) at `where`, naming the
+// step as `what` with `hint`.
 ToolRun run_tool(const std::vector<std::string>& argv, const Context& c,
                  const db::ConnectionInfo& database, const std::string& where,
-                 const std::string& what, ExitCode missing, const std::string& hint) {
+                 const std::string& what, ExitCode missing, const std::string& hint,
+                 const config::EnvMap& mapping = {}) {
   util::SpawnOptions opts{.argv = argv,
                           .cwd = c.base_dir,
                           .env = database.env(),
@@ -82,6 +84,8 @@ ToolRun run_tool(const std::vector<std::string>& argv, const Context& c,
     opts.env.push_back(
         fmt::format("PATH={}:{}", c.client_bindir->string(), path ? path : "/usr/bin:/bin"));
   }
+  for (auto& entry : config::expand_env_values(mapping, database.facts()))
+    opts.env.push_back(std::move(entry));
   util::RunOutput r;
   try {
     r = util::run(opts);
@@ -383,7 +387,7 @@ StepResult run_step(const config::SetupStep& step, const Context& c) {
       const std::string where = where_of(step, "setup command");
       const std::string what = "setup command `" + text + "`";
       ToolRun run = run_tool(argv, c, c.database, where, what, ExitCode::usage,
-                             "; install it, or fix the command in the config");
+                             "; install it, or fix the command in the config", step.env);
       if (!run.status.ok()) throw tool_failed(ExitCode::gate_failed, where, what, run);
       break;
     }

@@ -42,7 +42,9 @@ std::string percent_encoded(std::string_view value) {
   return out;
 }
 
-bool secret_name(std::string_view name) {
+}  // namespace
+
+bool is_secret_name(std::string_view name) {
   std::string upper(name);
   std::transform(upper.begin(), upper.end(), upper.begin(),
                  [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
@@ -51,6 +53,8 @@ bool secret_name(std::string_view name) {
   }
   return false;
 }
+
+namespace {
 
 // The password of `scheme://user:password@host…`, or "".
 std::string url_password(std::string_view url) {
@@ -81,7 +85,7 @@ void add_secrets_from_environment() {
     if (eq == std::string_view::npos) continue;
     std::string_view name = entry.substr(0, eq);
     std::string_view value = entry.substr(eq + 1);
-    if (secret_name(name)) add_secret(value);
+    if (is_secret_name(name)) add_secret(value);
     if (name == "DATABASE_URL") add_secret(url_password(value));
   }
 }

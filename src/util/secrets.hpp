@@ -16,6 +16,10 @@ void add_secret(std::string_view value);
 /// DATABASE_URL (`scheme://user:password@…`) as secrets.
 void add_secrets_from_environment();
 
+/// True for an environment variable name that holds TOKEN, PASSWORD, PASSWD, SECRET or API_KEY
+/// (any case): its value is a secret.
+bool is_secret_name(std::string_view name);
+
 /// `text` with every registered secret replaced by "***", longest first; for every text that
 /// leaves the process: error messages, stage errors (a command's stderr tail), reports.
 std::string mask_secrets(std::string_view text);

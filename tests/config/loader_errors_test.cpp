@@ -613,4 +613,27 @@ TEST(ConfigErrors, AQueryThatIsNotUtf8IsRefusedAtItsByte) {
                       "as UTF-8: save the SQL as UTF-8");
 }
 
+TEST(ConfigErrors, EnvMappingIsForCommandsWithNamesAndVariablesThatExist) {
+  ::unsetenv("COLDGATE_TEST_UNSET_ENV");
+  EXPECT_CONFIG_ERROR("version: 1\nstages:\n  - name: q\n    query: select 1\n    env: { A: b }\n",
+                      "coldgate.yaml:5:5",
+                      "stages[0].env: only command stages take 'env'; a SQL stage starts no "
+                      "program of yours (remove the key)");
+  EXPECT_CONFIG_ERROR("version: 1\nenv:\n  DB-HOST: x\n", "coldgate.yaml:3:3",
+                      "env: 'DB-HOST' is not an environment variable name (letters, digits and "
+                      "'_', not starting with a digit)");
+  EXPECT_CONFIG_ERROR(
+      "version: 1\nstages:\n  - name: app\n    command: [./app]\n    env: { 9LIVES: x }\n",
+      "coldgate.yaml:5:12",
+      "stages[0].env: '9LIVES' is not an environment variable name (letters, digits and '_', "
+      "not starting with a digit)");
+  EXPECT_CONFIG_ERROR("version: 1\nenv:\n  DB_URL: 'jdbc:${PGHOST}/${COLDGATE_TEST_UNSET_ENV}'\n",
+                      "coldgate.yaml:3:11",
+                      "env.DB_URL: environment variable 'COLDGATE_TEST_UNSET_ENV' is not set (use "
+                      "${COLDGATE_TEST_UNSET_ENV:-default} for a default)");
+  EXPECT_CONFIG_ERROR("version: 1\nenv:\n  HOSTS: [a, b]\n", "coldgate.yaml:3:10",
+                      "env.HOSTS: expected a value (text or number), got a list");
+  EXPECT_CONFIG_ERROR("version: 1\nenv:\n  EMPTY:\n", "coldgate.yaml:3:3", "env.EMPTY: has no value");
+}
+
 }  // namespace coldgate::config

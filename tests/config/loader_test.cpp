@@ -390,5 +390,61 @@ TEST(ConfigLoad, BuildAndReport) {
   EXPECT_TRUE(c.report.comment);
 }
 
+TEST(ConfigLoad, EnvMappingKeepsItsTextForTheRunAndStagesAddToIt) {
+  ::setenv("COLDGATE_TEST_APP_MODE", "test", 1);
+  Config c = parse(R"(version: 1
+env: { DEV_DB_HOST: '${PGHOST}', DB_URL: '${JDBC_DATABASE_URL}', MODE: '${COLDGATE_TEST_APP_MODE}', PRICE: '$${X}', N: 3 }
+setup:
+  - command: [./seed]
+  - sql: a.sql
+stages:
+  - name: app
+    command: [./app]
+    env: { MODE: bench, PGHOST: other }
+  - name: q
+    query: select 1
+)",
+                   "/w/c.yaml");
+  auto texts = [](const EnvMap& env) {
+    std::map<std::string, std::string> out;
+    for (const auto& [k, v] : env) out[k] = v.text;
+    return out;
+  };
+  const std::map<std::string, std::string> top = {{"DEV_DB_HOST", "${PGHOST}"},
+                                                  {"DB_URL", "${JDBC_DATABASE_URL}"},
+                                                  {"MODE", "${COLDGATE_TEST_APP_MODE}"},
+                                                  {"PRICE", "$${X}"},
+                                                  {"N", "3"}};
+  EXPECT_EQ(texts(c.env), top);
+  EXPECT_EQ(texts(c.setup[0].env), top);
+  EXPECT_TRUE(c.setup[1].env.empty());
+  std::map<std::string, std::string> stage = top;
+  stage["MODE"] = "bench";
+  stage["PGHOST"] = "other";
+  EXPECT_EQ(texts(c.stages[0].env), stage);
+  EXPECT_TRUE(c.stages[1].env.empty());
+  EXPECT_EQ(c.stages[0].env.at("MODE").key, "stages[0].env.MODE");
+  EXPECT_EQ(c.stages[0].env.at("MODE").where.str(), "/w/c.yaml:9:18");
+  EXPECT_EQ(c.env.at("DB_URL").where.str(), "/w/c.yaml:2:42");
+
+  // Expanded at run time, once: the facts first, then the environment; $${ is a literal ${.
+  const std::map<std::string, std::string> facts = {
+      {"PGHOST", "127.0.0.1"}, {"JDBC_DATABASE_URL", "jdbc:postgresql://127.0.0.1:5/d"}};
+  EXPECT_EQ(expand_env_values(c.env, facts),
+            (std::vector<std::string>{"DB_URL=jdbc:postgresql://127.0.0.1:5/d",
+                                      "DEV_DB_HOST=127.0.0.1", "MODE=test", "N=3",
+                                      "PRICE=${X}"}));
+  ::unsetenv("COLDGATE_TEST_APP_MODE");
+  try {
+    expand_env_values(c.env, facts);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::usage);
+    EXPECT_EQ(e.message(),
+              "/w/c.yaml:2:72: env.MODE: environment variable 'COLDGATE_TEST_APP_MODE' is not "
+              "set (use ${COLDGATE_TEST_APP_MODE:-default} for a default)");
+  }
+}
+
 }  // namespace
 }  // namespace coldgate::config
