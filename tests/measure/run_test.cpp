@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -650,6 +651,96 @@ TEST_F(RunTest, GithubActionsGetsGroupsAndPlainProgressLines) {
   EXPECT_NE(r.err.find("coldgate: [1/1] quick: cold run 2/2: "), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("::endgroup::\n"), std::string::npos) << r.err;
   EXPECT_EQ(r.err.find('\r'), std::string::npos);
+}
+
+// The lines of `file` ("name=value" each) as a map.
+std::map<std::string, std::string> seen(const std::filesystem::path& file) {
+  std::map<std::string, std::string> out;
+  std::istringstream in(slurp(file));
+  for (std::string line; std::getline(in, line);) {
+    auto eq = line.find('=');
+    if (eq != std::string::npos) out[line.substr(0, eq)] = line.substr(eq + 1);
+  }
+  return out;
+}
+
+TEST_F(RunTest, EnvMappingReachesSetupCommandsAndCommandStagesExpandedForTheRunsServer) {
+  dir.write("schema.sql", "CREATE TABLE item (id int);\n");
+  // What the program sees, written to the file it is given.
+  dir.write("seen.sh",
+            "for v in DEV_DB_HOST DEV_DB_PORT DB_URL MODE PRICE PGPORT PGPASSWORD PGUSER "
+            "PGDATABASE; do echo \"$v=$(printenv $v)\"; done > \"$1\"\n");
+  dir.write("coldgate.yaml",
+            "version: 1\n"
+            "database: { provider: local, name: shop }\n"
+            "env: { DEV_DB_HOST: '${PGHOST}', DEV_DB_PORT: '${PGPORT}', DB_URL: "
+            "'${JDBC_DATABASE_URL}', MODE: setup, PRICE: '$${PRICE}' }\n"
+            "setup: [ { sql: schema.sql }, { command: [sh, seen.sh, setup.txt] } ]\n"
+            "defaults: { runs: 1, warm: 0 }\n"
+            "stages:\n"
+            "  - name: app\n"
+            "    command: [sh, seen.sh, stage.txt]\n"
+            "    env: { MODE: stage, PGDATABASE: postgres }\n");
+  auto r = run();
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  auto setup = seen(dir / "setup.txt");
+  const std::string port = setup["PGPORT"];
+  const std::string password = setup["PGPASSWORD"];
+  EXPECT_EQ(password.size(), 24u);  // the local server's random one
+  const std::string jdbc =
+      "jdbc:postgresql://127.0.0.1:" + port + "/shop?user=postgres&password=" + password;
+  EXPECT_EQ(setup, (std::map<std::string, std::string>{{"DEV_DB_HOST", "127.0.0.1"},
+                                                       {"DEV_DB_PORT", port},
+                                                       {"DB_URL", jdbc},
+                                                       {"MODE", "setup"},
+                                                       {"PRICE", "${PRICE}"},
+                                                       {"PGPORT", port},
+                                                       {"PGPASSWORD", password},
+                                                       {"PGUSER", "postgres"},
+                                                       {"PGDATABASE", "shop"}}));
+  // The stage's own env: on top; coldgate's PG* names may be overridden too. The facts stay the
+  // server's.
+  EXPECT_EQ(seen(dir / "stage.txt"),
+            (std::map<std::string, std::string>{{"DEV_DB_HOST", "127.0.0.1"},
+                                                {"DEV_DB_PORT", port},
+                                                {"DB_URL", jdbc},
+                                                {"MODE", "stage"},
+                                                {"PRICE", "${PRICE}"},
+                                                {"PGPORT", port},
+                                                {"PGPASSWORD", password},
+                                                {"PGUSER", "postgres"},
+                                                {"PGDATABASE", "postgres"}}));
+}
+
+TEST_F(RunTest, LogLinesBeforeAStdoutDocumentAreNamedWithTheFix) {
+  // An ORM that logs its SQL to stdout before the program prints the document.
+  dir.write("feed.sh",
+            "echo 'Executing (default): SELECT \"id\", \"name\", \"price\" FROM \"item\" AS "
+            "\"item\" WHERE \"item\".\"id\" <= 3;'\n"
+            "psql -XAtq -c 'select json_agg(id order by id) from item where id <= 3'\n");
+  dir.write("feed-info.sh",
+            "echo; echo '[INFO] connected'\n"
+            "psql -XAtq -c 'select json_agg(id order by id) from item where id <= 3'\n");
+  config("  - name: feed\n"
+         "    command: [sh, feed.sh]\n"
+         "    snapshot: true\n"
+         "  - name: feed-info\n"
+         "    command: [sh, feed-info.sh]\n"
+         "    snapshot: true\n");
+  auto r = run();
+  EXPECT_EQ(r.exit_code, 1);
+  Results res = results();
+  const std::string fix =
+      " comes before the document — send the ORM's log to stderr (Sequelize: logging: "
+      "console.error; Django: LOGGING handlers to stderr) or write the snapshot to a file "
+      "(snapshot.from)";
+  EXPECT_EQ(stage(res, "feed").error,
+            "cold run 1/2: stage 'feed': stdout is not JSON: line 1 \"Executing (default): SELECT "
+            "\"id\", \"name\", \"price\" FROM \"item\" AS \"item\" WHERE \"i…\"" + fix);
+  // A log line that starts like JSON: the document parses from a later line on.
+  EXPECT_EQ(stage(res, "feed-info").error,
+            "cold run 1/2: stage 'feed-info': stdout is not JSON: line 2 \"[INFO] connected\"" +
+                fix);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "db/connection.hpp"
+#include "results/json.hpp"
 #include "support/cluster.hpp"
 #include "support/support.hpp"
 #include "util/secrets.hpp"
@@ -105,6 +106,54 @@ TEST(Secrets, MaskSecretsReplacesRegisteredValuesAndTheirUrlForm) {
   util::add_secret("hunter2/x");
   EXPECT_EQ(util::mask_secrets("abc hunter2/x u:hunter2%2Fx@h hunter2/xhunter2/x"),
             "abc *** u:***@h ******");
+}
+
+TEST(Secrets, APasswordMappedThroughEnvIsMaskedInEveryOutputAndStoredDocument) {
+  // Setup and stages print what env: gives them, raw and percent-encoded (the JDBC and libpq
+  // URLs), to stdout — a stored snapshot document — and to stderr — a failed stage's error.
+  TempDir dir;
+  dir.write("show.sh",
+            "echo \"setup sees $DB_PASSWORD $DB_URL $APP_DSN\"; echo \"$DB_PASSWORD\" >&2\n");
+  dir.write("doc.sh",
+            "printf '{\"password\": \"%s\", \"jdbc\": \"%s\", \"url\": \"%s\", \"dsn\": \"%s\"}\\n' "
+            "\"$DB_PASSWORD\" \"$DB_URL\" \"$DATABASE_URL\" \"$APP_DSN\"\n"
+            "echo \"stderr: $DB_PASSWORD $DB_URL $APP_DSN\" >&2\n");
+  dir.write("coldgate.yaml",
+            "version: 1\n"
+            "database: { provider: external, url: \"${TEST_DB_URL}\" }\n"
+            "env: { DB_PASSWORD: '${PGPASSWORD}', DB_URL: '${JDBC_DATABASE_URL}', "
+            "APP_DSN: 'dsn(${PGUSER}/${PGPASSWORD})' }\n"
+            "setup: [ { command: [sh, show.sh] } ]\n"
+            "defaults: { runs: 1, warm: 0 }\n"
+            "stages:\n"
+            "  - name: doc\n"
+            "    command: [sh, doc.sh]\n"
+            "    snapshot: true\n"
+            "  - name: leaky\n"
+            "    command: 'sh doc.sh; exit 4'\n");
+  const fs::path out = dir / "coldgate-out";
+  const std::string url = url_with_password();
+  auto r = run_coldgate({"run", "--ci", "--out", out.string()}, dir.path(), "",
+                        {"TEST_DB_URL=" + url});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  // The leaks happened and were masked: the stored document and the stage's stderr tail.
+  const db::ConnectionInfo info = db::ConnectionInfo::parse(url, "test");
+  const std::string jdbc = "jdbc:postgresql://" + info.host + ":" + std::to_string(info.port) +
+                           "/coldgate_secrets?user=coldgate_secret_user&password=***";
+  std::string masked_url = url;
+  masked_url.replace(masked_url.find(k_password_in_url), std::string(k_password_in_url).size(),
+                     "***");
+  const results::Results res = results::from_json(slurp(out / "results.json"), "results.json");
+  ASSERT_EQ(res.stages.size(), 2u);
+  ASSERT_TRUE(res.stages[0].snapshot);
+  EXPECT_EQ(slurp(dir / res.stages[0].snapshot->pending),
+            "{\n  \"dsn\": \"dsn(coldgate_secret_user/***)\",\n  \"jdbc\": \"" + jdbc +
+                "\",\n  \"password\": \"***\",\n  \"url\": \"" + masked_url + "\"\n}\n");
+  const std::string results = slurp(out / "results.json");
+  EXPECT_NE(results.find("stderr: *** " + jdbc + " dsn(coldgate_secret_user/***)"),
+            std::string::npos)
+      << results;
+  expect_no_secret(outputs(r, out));
 }
 
 }  // namespace
