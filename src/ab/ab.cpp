@@ -79,6 +79,7 @@ class AbRun {
   void start_session();
   void take_base_from_cache();
   void prepare_base();
+  Error judge_head_build(const BuildFailure& head);
   void new_head_results();
   void new_base_results();
   void set_up_data();
@@ -215,6 +216,35 @@ void AbRun::prepare_base() {
   }
   m_base.config = side_config(m_base.worktree->path() / m_rel, m_head_text, m_base);
   build(m_base, m_out / "ab" / "base-build.log", *m_progress);
+}
+
+// Head does not build: the pull request's doing, or the machine's? Base is built too (also a
+// cached one): when it fails as well, the build cannot work here at all (exit 3). A base
+// without the config under --allow-no-baseline, or whose config does not load, is not judged.
+Error AbRun::judge_head_build(const BuildFailure& head) {
+  if (m_commits.base.empty()) return head;
+  m_base.commit = m_commits.base;
+  try {
+    if (!m_base.worktree) {
+      m_base.worktree = std::make_unique<Worktree>(m_repo, m_out / "ab" / "base", m_commits.base);
+    }
+    std::error_code ec;
+    const fs::path file = m_base.worktree->path() / m_rel;
+    if (m_options.allow_no_baseline && !fs::exists(file, ec)) return head;
+    m_base.config = side_config(file, m_head_text, m_base);
+  } catch (const Error& e) {
+    if (e.code() == ExitCode::interrupted) throw;
+    return head;
+  }
+  m_progress->line(fmt::format("head does not build: building base {} too, to tell whether the "
+                               "pull request is the cause",
+                               short_sha(m_commits.base)));
+  try {
+    build(m_base, m_out / "ab" / "base-build.log", *m_progress);
+  } catch (const BuildFailure& base) {
+    return judged_build_failure(head, side_label(m_base), &base);
+  }
+  return judged_build_failure(head, side_label(m_base), nullptr);
 }
 
 // Head's results from the moment its config loaded: a run that stops has them reported.
@@ -422,7 +452,11 @@ Outcome AbRun::run() {
     start_session();
     take_base_from_cache();
     m_phase = "build";
-    build(m_head, m_out / "ab" / "head-build.log", *m_progress);
+    try {
+      build(m_head, m_out / "ab" / "head-build.log", *m_progress);
+    } catch (const BuildFailure& e) {
+      throw judge_head_build(e);
+    }
     if (!m_head.config.build.empty()) {
       m_phase = "config";
       config::check_stages(m_head.config, m_head.config.stages);

@@ -52,8 +52,10 @@ struct Outcome {
 /// before head's config loaded: usage (no config in head, bad refs, base and head one commit,
 /// uncommitted changes in CI mode), infrastructure (no base named at all without
 /// allow_no_baseline), interrupted. After it loaded, an error comes back in `stop_error` with
-/// head.stopped saying why: usage (config::check_setup), infrastructure (base build or setup
-/// failed, server), gate_failed (head's build or setup failed), interrupted.
+/// head.stopped saying why: usage (config::check_setup), infrastructure (base's build or setup
+/// failed, server; when head's build fails, base is built too, and both failing is
+/// infrastructure: judged_build_failure), gate_failed (head's build fails while base builds,
+/// head's setup failed), interrupted.
 Outcome run_ab(const Options& options);
 
 }  // namespace coldgate::ab

@@ -10,6 +10,7 @@
 #include "measure/environment.hpp"
 #include "util/fs.hpp"
 #include "util/process.hpp"
+#include "util/text.hpp"
 
 namespace coldgate::ab {
 namespace fs = std::filesystem;
@@ -30,10 +31,35 @@ std::string replaced(std::string text, const std::string& from, const std::strin
   return text;
 }
 
+// ", ends: <line> | <line> | <line>": a build log's last lines for a one-line message; "" when
+// the log is empty or gone.
+std::string log_ending(const fs::path& log) {
+  std::error_code ec;
+  std::string text;
+  try {
+    if (fs::exists(log, ec)) text = util::read_file(log);
+  } catch (const Error&) {
+    return "";  // unreadable: the message names the log all the same
+  }
+  std::string tail = util::tail_lines(text, 3);
+  std::string joined;
+  for (std::size_t start = 0; start <= tail.size();) {
+    std::size_t nl = std::min(tail.find('\n', start), tail.size());
+    std::string line(util::trim(std::string_view(tail).substr(start, nl - start)));
+    if (!line.empty()) joined += (joined.empty() ? "" : " | ") + line;
+    start = nl + 1;
+  }
+  return joined.empty() ? "" : ", ends: " + joined;
+}
+
 }  // namespace
 
 std::string short_sha(const std::string& sha) {
   return sha.substr(0, 12);
+}
+
+std::string side_label(const Side& side) {
+  return side.label.empty() ? fmt::format("{} {}", side.name, short_sha(side.commit)) : side.label;
 }
 
 fs::path resolved(const fs::path& path) {
@@ -77,13 +103,33 @@ void build(const Side& side, const fs::path& log, measure::Progress& progress) {
           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()));
       continue;
     }
-    std::string tail = util::tail_lines(fs::exists(log, ec) ? util::read_file(log) : "", 3);
-    std::replace(tail.begin(), tail.end(), '\n', ' ');
-    throw Error(side.build_failure,
-                fmt::format("build ({} {})", side.name, short_sha(side.commit)),
-                fmt::format("`{}` failed ({}); log {}{}", command, out.status.describe(),
-                            util::display_path(log), tail.empty() ? "" : ", ends: " + tail));
+    throw BuildFailure(side.build_failure, {side_label(side), command, out.status.describe(),
+                                            util::display_path(log), log_ending(log)});
   }
+}
+
+Error judged_build_failure(const BuildFailure& change, const std::string& base_label,
+                           const BuildFailure* base_failure) {
+  if (!base_failure) {
+    return Error(change.code(), change.where(),
+                 fmt::format("{}; {} builds, so the pull request breaks the build", change.what(),
+                             base_label));
+  }
+  const BuildFailure::Facts& c = change.facts();
+  const BuildFailure::Facts& b = base_failure->facts();
+  const std::string how =
+      b.command == c.command
+          ? fmt::format("and {} fails the same way ({})", base_label, b.status)
+          : fmt::format("and {} does not build either (`{}` failed, {})", base_label, b.command,
+                        b.status);
+  return Error(
+      ExitCode::infrastructure, fmt::format("build of {} and {}", c.side, base_label),
+      fmt::format("`{}` failed ({}) {}, so it is not the pull request's doing: check what the "
+                  "build needs on this machine — each side is a fresh git worktree without the "
+                  "checkout's untracked files (node_modules/, a virtualenv, vendor/bundle), so "
+                  "the `build:` steps must install them (npm ci, pip install -r "
+                  "requirements.txt, bundle install); logs {} and {}{}",
+                  c.command, c.status, how, c.log, b.log, c.ending));
 }
 
 BaseDatabase::BaseDatabase(const db::Provider& provider, const std::string& name, bool create)

@@ -36,6 +36,36 @@ struct Side {
   /// What a failing `build:` command is: gate_failed for a change under review (it does not
   /// build), infrastructure for a base (there is nothing to compare against).
   ExitCode build_failure = ExitCode::infrastructure;
+  /// How messages name the side, commit included: "pull request 2 (feature-2 1a2b3c4d5e6f)";
+  /// "" names it by `name` and short commit ("head 1a2b3c4d5e6f").
+  std::string label;
+};
+
+/// How messages name `side`: its label, else its name and short commit.
+std::string side_label(const Side& side);
+
+/// A `build:` command of one side that failed: the Error build() throws, with its parts kept
+/// for judging whether the other side fails the same way.
+class BuildFailure : public Error {
+ public:
+  /// Facts of a failed build command, as messages show them.
+  struct Facts {
+    std::string side;     // side_label(): "head 1a2b3c4d5e6f"
+    std::string command;  // the `build:` command as configured
+    std::string status;   // how it ended: "exit status 1", "killed by SIGKILL"
+    std::string log;      // its log file, as messages name it
+    std::string ending;   // ", ends: <line> | <line>" (its log's last lines), or ""
+  };
+  BuildFailure(ExitCode code, Facts facts)
+      : Error(code, "build of " + facts.side,
+              "`" + facts.command + "` failed (" + facts.status + "); log " + facts.log +
+                  facts.ending),
+        m_facts(std::move(facts)) {}
+  /// What failed, where and how.
+  const Facts& facts() const noexcept { return m_facts; }
+
+ private:
+  Facts m_facts;
 };
 
 /// Loads `side`'s copy of the config: its own `file` when the commit has it, else `head_text`
@@ -46,8 +76,18 @@ config::Config side_config(const std::filesystem::path& file, const std::string&
 
 /// Runs `side`'s `build:` commands with /bin/sh -c in its copy of the config's folder (env
 /// COLDGATE_AB_SIDE, COLDGATE_AB_COMMIT); output to `log`. A failing command throws
-/// Error(side.build_failure) naming the command, the log and its last lines.
+/// BuildFailure(side.build_failure) at `build of <side_label>` naming the command, how it ended,
+/// the log and its last lines; Error(interrupted) on SIGINT/SIGTERM.
 void build(const Side& side, const std::filesystem::path& log, measure::Progress& progress);
+
+/// The error for a change whose build failed (`change`) once its base was built too:
+/// `base_failure` is base's BuildFailure, or nullptr when the base builds. When the base builds,
+/// `change` with "<base> builds, so the change breaks the build" appended (its exit code kept);
+/// when it fails too, Error(infrastructure) at `build of <change side> and <base side>` saying the
+/// base fails the same way (or at which command), so it is not the change's doing, and what to
+/// check: dependencies the `build:` steps must install in a fresh worktree.
+Error judged_build_failure(const BuildFailure& change, const std::string& base_label,
+                           const BuildFailure* base_failure);
 
 /// Another commit's database on the one server: dropped when the run ends (the local and
 /// container providers remove the whole server anyway; an external server keeps no leftover).

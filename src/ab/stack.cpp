@@ -185,6 +185,9 @@ void StackRun::check_out() {
     side.name = m_outcome.commits[k].folder;
     side.commit = m_outcome.commits[k].commit;
     side.build_failure = k == 0 ? ExitCode::infrastructure : ExitCode::gate_failed;
+    side.label = k == 0 ? fmt::format("base ({} {})", m_outcome.commits[k].ref, short_sha(side.commit))
+                        : fmt::format("pull request {} ({} {})", k, m_outcome.commits[k].ref,
+                                      short_sha(side.commit));
     side.worktree = std::make_unique<Worktree>(m_repo, trees / std::to_string(k), side.commit);
     const fs::path file = side.worktree->path() / m_rel;
     if (k + 1 == n) {
@@ -270,10 +273,31 @@ void StackRun::take_from_cache() {
   }
 }
 
+// Bottom-up, so a pull request that does not build stands on commits that do. When one fails,
+// the stack's base is the judge (judged_build_failure): built already by then, or, when it
+// came from the cache, built now in a worktree of its own; a base that fails too means the
+// build cannot work on this machine (exit 3), not the pull request's doing.
 void StackRun::build_all() {
+  auto log = [&](std::size_t k) { return m_out / "stack" / "build" / (m_sides[k].name + ".log"); };
   for (std::size_t k = 0; k < m_sides.size(); ++k) {
-    if (measured(k)) {
-      build(m_sides[k], m_out / "stack" / "build" / (m_sides[k].name + ".log"), *m_progress);
+    if (!measured(k)) continue;
+    try {
+      build(m_sides[k], log(k), *m_progress);
+    } catch (const BuildFailure& e) {
+      if (k == 0) throw;
+      Side& base = m_sides[0];
+      if (measured(0)) throw judged_build_failure(e, side_label(base), nullptr);
+      m_progress->line(fmt::format("{} does not build: building {} too, to tell whether the pull "
+                                   "request is the cause",
+                                   side_label(m_sides[k]), side_label(base)));
+      base.worktree = std::make_unique<Worktree>(m_repo, m_out / "stack" / "worktrees" / "0",
+                                                 base.commit);
+      try {
+        build(base, log(0), *m_progress);
+      } catch (const BuildFailure& b) {
+        throw judged_build_failure(e, side_label(base), &b);
+      }
+      throw judged_build_failure(e, side_label(base), nullptr);
     }
   }
 }

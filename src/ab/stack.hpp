@@ -60,8 +60,9 @@ struct StackOutcome {
 /// each fully measured commit, and gates commit k against commit k−1 with commit k's
 /// thresholds. Worktrees and the server go on every exit path. Throws Error before the configs
 /// loaded: usage (bad refs, no config in REFn, uncommitted changes in CI mode), interrupted.
-/// After: the error comes back in stop_error (a build or setup of commit k ≥ 1 failing:
-/// gate_failed; of commit 0, the server: infrastructure; interrupted).
+/// After: the error comes back in stop_error (a setup of commit k ≥ 1 failing, or its build
+/// while commit 0 builds — built then even when cached: gate_failed, naming "pull request k";
+/// a build or setup of commit 0 failing, the server: infrastructure; interrupted).
 StackOutcome run_stack(const StackOptions& options);
 
 }  // namespace coldgate::ab

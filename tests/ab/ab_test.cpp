@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdlib>
 #include <optional>
@@ -202,6 +203,78 @@ TEST_F(AbTest, AFailingSetupOfEitherSideIsReportedWithTheCodeOfItsSide) {
   EXPECT_NE(slurp(dir / "coldgate-out/junit.xml")
                 .find("<testcase classname=\"setup\" name=\"base: sql schema.sql\""),
             std::string::npos);
+}
+
+// The checkout's own untracked dependencies (node_modules/, ignored) are not in a worktree:
+// a `build:` that expects them fails on both sides alike. That is the machine's or the
+// config's doing, not the pull request's: exit 3, naming both sides, the command and what to
+// check.
+TEST_F(AbTest, ABuildThatFailsOnBothSidesIsAnInfrastructureFailure) {
+  const std::string needs_deps =
+      "test -d node_modules || { echo 'Error: Cannot find module express' >&2; exit 7; }";
+  std::string config = slurp(dir / "coldgate.yaml");
+  config.replace(config.find("build: ["), config.find("defaults:") - config.find("build: ["),
+                 "build: [ 'echo installing', \"" + needs_deps + "\" ]\n");
+  dir.write(".gitignore", "coldgate-out/\nnode_modules/\n");
+  dir.write("node_modules/express/index.js", "module.exports = {};\n");  // the checkout has it
+  run_git(dir.path(), {"checkout", "-q", "feature-2"});
+  const std::string base = commit_files(*this, "deps-base", {{"coldgate.yaml", config}});
+  run_git(dir.path(), {"checkout", "-q", "-b", "deps-head"});
+  commit_stage("deps-head", 0.06, "head: a little slower");
+  const std::string head = sha["deps-head"];
+  auto r = ab({"--base", "deps-base", "--no-cache"});
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  const std::string error =
+      "build of head " + head.substr(0, 12) + " and base " + base.substr(0, 12) + ": `" +
+      needs_deps + "` failed (exit status 7) and base " + base.substr(0, 12) +
+      " fails the same way (exit status 7), so it is not the pull request's doing: check what "
+      "the build needs on this machine — each side is a fresh git worktree without the "
+      "checkout's untracked files (node_modules/, a virtualenv, vendor/bundle), so the `build:` "
+      "steps must install them (npm ci, pip install -r requirements.txt, bundle install); logs "
+      "coldgate-out/ab/head-build.log and coldgate-out/ab/base-build.log, ends: installing | "
+      "Error: Cannot find module express";
+  EXPECT_NE(r.err.find("\ncoldgate: error: " + error + "\n"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("\ncoldgate: infrastructure error at " + error +
+                       "; 1 stage not run; results in coldgate-out/results.json\n"),
+            std::string::npos)
+      << r.err;
+  results::Results res = results();
+  ASSERT_TRUE(res.stopped);
+  EXPECT_EQ(res.stopped->exit_code, 3);
+  EXPECT_EQ(res.stopped->phase, "build");
+  EXPECT_EQ(slurp(dir / "coldgate-out/ab/base-build.log"),
+            "installing\nError: Cannot find module express\n");
+  EXPECT_FALSE(fs::exists(dir / "coldgate-out/ab/head"));  // worktrees gone on this way out too
+  EXPECT_FALSE(fs::exists(dir / "coldgate-out/ab/base"));
+}
+
+// A head whose build fails while base's builds: the pull request broke it, exit 1, the message
+// naming head, the command, how it ended and its output's last lines.
+TEST_F(AbTest, AHeadThatDoesNotBuildWhileBaseDoesFailsTheGate) {
+  const std::string compile = "echo compiling; echo 'src/app.ts(3,7): error TS2322' >&2; exit 2";
+  std::string config = slurp(dir / "coldgate.yaml");
+  config.replace(config.find("build: ["), config.find("defaults:") - config.find("build: ["),
+                 "build: [ 'echo installing', \"" + compile + "\" ]\n");
+  run_git(dir.path(), {"checkout", "-q", "feature-2"});
+  const std::string head = commit_files(*this, "breaks-build", {{"coldgate.yaml", config}});
+  auto r = ab({"--base", "feature-2", "--no-cache"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  const std::string error = "build of head " + head.substr(0, 12) + ": `" + compile +
+                            "` failed (exit status 2); log coldgate-out/ab/head-build.log, ends: "
+                            "installing | compiling | src/app.ts(3,7): error TS2322; base " +
+                            sha["feature-2"].substr(0, 12) +
+                            " builds, so the pull request breaks the build";
+  EXPECT_NE(r.err.find("\ncoldgate: error: " + error + "\n"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("\ncoldgate: failed: " + error +
+                       "; 1 stage not run; results in coldgate-out/results.json\n"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(slurp(dir / "coldgate-out/report.md").find("\n❌ **failed: build of head "),
+            std::string::npos);
+  EXPECT_EQ(slurp(dir / "coldgate-out/ab/base-build.log"), "built base\n");
+  results::Results res = results();
+  ASSERT_TRUE(res.stopped);
+  EXPECT_EQ(res.stopped->exit_code, 1);
 }
 
 // A dump that drops and creates the stages' database itself (psql: {database: postgres}) on both

@@ -230,6 +230,43 @@ TEST_F(StackTest, AnAAStackGivesNoRegression) {
   }
 }
 
+// A pull request whose build fails is named with its ref, the command, how it ended and its
+// output's last lines (exit 1); the stack's base is its judge, built for that even when it came
+// from the cache.
+TEST_F(StackTest, APullRequestThatDoesNotBuildIsNamed) {
+  dir.write("README", "notes\n");
+  commit("ok", "ok: no measured code");
+  auto first = stack({"main", "ok"});  // caches main and ok
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  // The config stays as it is (the cache's fingerprint holds the top commit's config): the
+  // build's `> built.txt` fails where the pull request made built.txt a folder.
+  dir.write("built.txt/keep", "a folder where the build writes a file\n");
+  commit("broken", "broken: built.txt is a folder");
+  auto r = stack({"main", "ok", "broken"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  const std::string main12 = sha["main"].substr(0, 12);
+  const std::string broken12 = sha["broken"].substr(0, 12);
+  EXPECT_NE(r.err.find("commit 0 " + main12 + " (main) from the cache"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("pull request 2 (broken " + broken12 + ") does not build: building base "
+                       "(main " + main12 + ") too, to tell whether the pull request is the cause"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("\ncoldgate: 2-broken (" + broken12 + "): failed: build of pull request 2 "
+                       "(broken " + broken12 + "): `echo built $COLDGATE_AB_SIDE > built.txt` "
+                       "failed (exit status 2); log coldgate-out/stack/build/2-broken.log, ends: "
+                       "/bin/sh: 1: cannot create built.txt: Is a directory; base (main " +
+                       main12 + ") builds, so the pull request breaks the build; 2 stages not "
+                       "run\n"),
+            std::string::npos)
+      << r.err;
+  results::Results res = results("2-broken");
+  ASSERT_TRUE(res.stopped);
+  EXPECT_EQ(res.stopped->exit_code, 1);
+  EXPECT_TRUE(fs::exists(dir / "coldgate-out/stack/build/0-main.log"));  // built to judge
+  expect_nothing_left("after the failed build");
+}
+
 TEST_F(StackTest, BadRefsAreUsageErrorsNamingTheRef) {
   four_commits();
   // The last stack's outputs outlive a command that cannot start.
