@@ -9,6 +9,7 @@
 #include <cstring>
 #include <ctime>
 #include <fstream>
+#include <vector>
 
 #include "report/github.hpp"
 #include "report/junit.hpp"
@@ -70,28 +71,80 @@ void write_outputs(const results::Results& results, const results::Results* base
   if (!out.flush()) throw Error(ExitCode::infrastructure, "stdout", "write failed");
 }
 
-void clear_outputs(const std::filesystem::path& out_dir, bool whole_run) noexcept {
-  namespace fs = std::filesystem;
+namespace {
+
+namespace fs = std::filesystem;
+
+// Removes the entries of `dir` whose name `matches`; never throws.
+template <typename Matches>
+void remove_matching(const fs::path& dir, Matches&& matches) noexcept {
   std::error_code ec;
-  for (const char* name : {"results.json", "base/results.json", "report.md", "report-full.md",
-                           "junit.xml", "pr-number"}) {
-    fs::remove(out_dir / name, ec);
+  if (!fs::is_directory(dir, ec)) return;
+  std::vector<fs::path> doomed;  // not while iterating: removal may invalidate the iterator
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    if (matches(entry.path().filename().string())) doomed.push_back(entry.path());
   }
-  auto remove_matching = [&](const fs::path& dir, auto&& matches) {
-    if (!fs::is_directory(dir, ec)) return;
-    std::vector<fs::path> doomed;  // not while iterating: removal may invalidate the iterator
-    for (const auto& entry : fs::directory_iterator(dir, ec)) {
-      if (matches(entry.path().filename().string())) doomed.push_back(entry.path());
-    }
-    for (const auto& p : doomed) fs::remove(p, ec);
-  };
-  // What a killed run was writing (write_file_atomic's temp files), ab's result cache included.
-  for (const auto& dir : {out_dir, out_dir / "base", out_dir / "explain", out_dir / "cache"}) {
-    util::remove_abandoned_temp_files(dir);
+  for (const auto& p : doomed) fs::remove(p, ec);
+}
+
+bool is_json(const std::string& name) {
+  return name.ends_with(".json");
+}
+
+// What one run's reports leave in `dir` (the top of --out, a stack's pull request's folder,
+// ab's base/): its results, reports and plans, and what a killed writer left of them.
+void clear_run_files(const fs::path& dir) noexcept {
+  std::error_code ec;
+  for (const char* name : {"results.json", "report.md", "report-full.md", "junit.xml"}) {
+    fs::remove(dir / name, ec);
   }
-  remove_matching(out_dir / "explain",
-                  [](const std::string& name) { return name.ends_with(".json"); });
+  util::remove_abandoned_temp_files(dir);
+  util::remove_abandoned_temp_files(dir / "explain");
+  remove_matching(dir / "explain", is_json);
+  fs::remove(dir / "explain", ec);  // only when empty: a file of the user's keeps it
+}
+
+// What `ab` and `stack` leave besides the top's reports: base/ (ab's base side), ab/'s build
+// logs, stack/ (per commit its reports, plans and candidates; summary.md; build/ logs). Their
+// git worktrees (ab/base, ab/head, stack/worktrees/) stay: git has them registered, and the
+// next ab or stack removes those of a gone owner with what still runs in them.
+void clear_ab_and_stack(const fs::path& out_dir) noexcept {
+  std::error_code ec;
+  clear_run_files(out_dir / "base");
+  fs::remove(out_dir / "base", ec);  // only when empty
   remove_matching(out_dir / "ab", [](const std::string& name) { return name.ends_with("-build.log"); });
+  fs::remove(out_dir / "ab", ec);
+  const fs::path stack = out_dir / "stack";
+  if (!fs::is_directory(stack, ec)) return;
+  fs::remove(stack / "summary.md", ec);
+  remove_matching(stack / "build", [](const std::string& name) { return name.ends_with(".log"); });
+  fs::remove(stack / "build", ec);
+  std::vector<fs::path> commits;  // "<k>-<ref>": a commit's folder
+  for (const auto& entry : fs::directory_iterator(stack, ec)) {
+    const std::string name = entry.path().filename().string();
+    std::size_t digits = name.find_first_not_of("0123456789");
+    if (digits != 0 && digits != std::string::npos && name[digits] == '-' &&
+        entry.is_directory(ec)) {
+      commits.push_back(entry.path());
+    }
+  }
+  for (const auto& dir : commits) {
+    clear_run_files(dir);
+    fs::remove_all(dir / "snapshots", ec);
+    fs::remove(dir, ec);
+  }
+  fs::remove(stack, ec);
+}
+
+}  // namespace
+
+void clear_outputs(const std::filesystem::path& out_dir, bool whole_run) noexcept {
+  std::error_code ec;
+  clear_run_files(out_dir);
+  fs::remove(out_dir / "pr-number", ec);
+  // ab's result cache: its entries stay (clear_outputs' contract), a killed writer's do not.
+  util::remove_abandoned_temp_files(out_dir / "cache");
+  clear_ab_and_stack(out_dir);
   if (whole_run) fs::remove_all(out_dir / "snapshots", ec);
 }
 

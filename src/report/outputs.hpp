@@ -26,13 +26,17 @@ void write_outputs(const results::Results& results, const results::Results* base
 /// when the append fails.
 void append_to_step_summary(const std::string& markdown);
 
-/// Removes from `out_dir` what `run` and `ab` write there, so that nothing an earlier run left
-/// (a plan of another base, a stale pr-number) passes for this run's output if this one stops
-/// early: results.json, base/results.json, report.md, report-full.md, junit.xml, pr-number,
-/// explain/*.json, ab/*-build.log and the `*.tmp-XXXXXX` files a killed writer left there, in
-/// base/, explain/ and cache/ (util::remove_abandoned_temp_files: one still being written stays);
-/// also the CI-mode snapshot candidates under snapshots/ when `whole_run` (a `--stage`/`--shard`
-/// run keeps the other stages' pending candidates). cache/'s entries and anything else stay.
+/// Removes from `out_dir` what `run`, `ab` and `stack` write there, so that nothing an earlier
+/// command left (a plan of another base, a stale pr-number, an earlier ab's base/) passes for
+/// this run's output if this one stops early: results.json, report.md, report-full.md,
+/// junit.xml, pr-number, explain/*.json; ab's base/ (results.json, explain/*.json) and
+/// ab/*-build.log; stack's stack/summary.md, stack/build/*.log and per commit
+/// stack/<k>-<ref>/ (its reports, explain/*.json, snapshots/); the `*.tmp-XXXXXX` files a killed
+/// writer left in those folders and in cache/ (util::remove_abandoned_temp_files: one still
+/// being written stays); also the CI-mode snapshot candidates under snapshots/ when
+/// `whole_run` (a `--stage`/`--shard` run keeps the other stages' pending candidates). A folder
+/// goes once it is empty. cache/'s entries, git worktrees (ab/base, ab/head,
+/// stack/worktrees/: the next ab or stack removes a gone owner's) and anything else stay.
 /// Never throws.
 void clear_outputs(const std::filesystem::path& out_dir, bool whole_run) noexcept;
 

@@ -551,6 +551,47 @@ TEST_F(AbTest, StaleOutputsAreClearedAndNothingElse) {
   EXPECT_TRUE(fs::exists(dir / "coldgate-out/mine.txt"));
 }
 
+// A `run` into the folder of an earlier `ab` (and `stack`) leaves none of their outputs to pass
+// for its own — base/'s results and plans, the build logs, a stack's reports, candidates and
+// summary — and keeps what is not coldgate's, also inside those folders.
+TEST_F(AbTest, ARunAfterAnAbLeavesNoneOfItsOutputsAndKeepsOthers) {
+  run_git(dir.path(), {"checkout", "-q", "feature-2"});
+  auto ab_run = ab({"--base", "feature-1"});  // a fresh --out: both measured, both cached
+  ASSERT_EQ(ab_run.exit_code, 0) << ab_run.err;
+  for (const char* made : {"base/results.json", "base/explain/load.json", "ab/head-build.log",
+                           "ab/base-build.log"}) {
+    ASSERT_TRUE(fs::exists(dir / "coldgate-out" / made)) << made;
+  }
+  for (const char* stack_file : {"stack/summary.md", "stack/build/1-s1.log",
+                                 "stack/0-main/results.json", "stack/1-s1/results.json",
+                                 "stack/1-s1/report.md", "stack/1-s1/junit.xml",
+                                 "stack/1-s1/explain/load.json",
+                                 "stack/1-s1/snapshots/snapshots/x.json"}) {
+    dir.write(std::string("coldgate-out/") + stack_file, "{}");
+  }
+  for (const char* mine : {"mine.txt", "base/mine.txt", "stack/notes/mine.txt"}) {
+    dir.write(std::string("coldgate-out/") + mine, "not coldgate's\n");
+  }
+  auto run = run_coldgate({"run"}, dir.path(), "", {"CI=", "GITHUB_ACTIONS="});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  std::vector<std::string> left;  // what is in coldgate-out/ besides ab's cache entries
+  std::size_t cached = 0;
+  for (const auto& e : fs::recursive_directory_iterator(dir / "coldgate-out")) {
+    std::string path = e.path().lexically_relative(dir / "coldgate-out").string();
+    if (path.starts_with("cache/")) {
+      ++cached;
+    } else {
+      left.push_back(path);
+    }
+  }
+  std::sort(left.begin(), left.end());
+  EXPECT_EQ(left, (std::vector<std::string>{".lock", "base", "base/mine.txt", "cache", "explain",
+                                            "explain/load.json", "junit.xml", "mine.txt",
+                                            "report.md", "results.json", "stack", "stack/notes",
+                                            "stack/notes/mine.txt"}));
+  EXPECT_EQ(cached, 2u);  // the cache is ab's to keep: base's and head's results
+}
+
 // A SIGKILLed ab (here by its own build step) leaves its work folder; the next ab removes it.
 TEST_F(AbTest, ASigkilledAbLeavesNothingOnceTheNextOneStarts) {
   std::string killer = slurp(dir / "coldgate.yaml");
