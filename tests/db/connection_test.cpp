@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "db/connection_info.hpp"
 #include "support/cluster.hpp"
 #include "util/error.hpp"
@@ -43,6 +45,30 @@ TEST(DbConnectionInfo, EnvForChildren) {
                                 "DATABASE_URL=postgresql://postgres:pw@127.0.0.1:5500/app",
                                 "PGPASSWORD=pw"};
   EXPECT_EQ(env, want);
+}
+
+TEST(DbConnectionInfo, FactsForEnvValuesWithTheJdbcUrlPercentEncoded) {
+  ConnectionInfo i{.host = "127.0.0.1",
+                   .port = 5500,
+                   .user = "app user",
+                   .password = "p@ss/w:rd+1",
+                   .dbname = "shop",
+                   .options = {{"sslmode", "require"}, {"connect_timeout", "5"}}};
+  EXPECT_EQ(i.facts(),
+            (std::map<std::string, std::string>{
+                {"PGHOST", "127.0.0.1"},
+                {"PGPORT", "5500"},
+                {"PGUSER", "app user"},
+                {"PGPASSWORD", "p@ss/w:rd+1"},
+                {"PGDATABASE", "shop"},
+                {"DATABASE_URL", "postgresql://app%20user:p%40ss%2Fw%3Ard%2B1@127.0.0.1:5500/"
+                                 "shop?connect_timeout=5&sslmode=require"},
+                {"JDBC_DATABASE_URL", "jdbc:postgresql://127.0.0.1:5500/shop?user=app%20user&"
+                                      "password=p%40ss%2Fw%3Ard%2B1&sslmode=require"}}));
+  // Without a password: PGPASSWORD is empty and the JDBC URL has none.
+  ConnectionInfo v6{.host = "::1", .port = 5432, .user = "u", .dbname = "d"};
+  EXPECT_EQ(v6.facts().at("PGPASSWORD"), "");
+  EXPECT_EQ(v6.jdbc_url(), "jdbc:postgresql://[::1]:5432/d?user=u");
 }
 
 TEST(DbConnectionInfo, InvalidStringIsUsageErrorWithPasswordMasked) {
