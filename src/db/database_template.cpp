@@ -169,6 +169,7 @@ DatabaseTemplate::DatabaseTemplate(const ConnectionInfo& database)
 }
 
 DatabaseTemplate::~DatabaseTemplate() {
+  m_conn.reset();
   if (!m_created) return;
   try {
     Connection admin(with_client_defaults(m_admin));
@@ -182,11 +183,23 @@ DatabaseTemplate::~DatabaseTemplate() {
 
 std::string DatabaseTemplate::state() {
   try {
-    Connection admin(with_client_defaults(m_admin));
     // Not the WAL position: the server writes WAL of its own (a checkpoint, the running
-    // transactions' record every 15 s after other WAL), no transaction id.
-    std::string out =
-        admin.exec("SELECT pg_snapshot_xmax(pg_current_snapshot())::text", "isolation")[0][0].c_str();
+    // transactions' record every 15 s after other WAL), no transaction id. On a connection kept
+    // across runs; a new one once a restart ended it.
+    std::string out;
+    for (int attempt = 0; out.empty(); ++attempt) {
+      try {
+        if (!m_conn) m_conn = std::make_unique<Connection>(with_client_defaults(m_admin));
+        out = m_conn->exec("SELECT pg_snapshot_xmax(pg_current_snapshot())::text", "isolation")[0][0]
+                  .c_str();
+      } catch (const pqxx::broken_connection&) {
+        m_conn.reset();
+        if (attempt > 0) throw;
+      } catch (const Error& e) {
+        m_conn.reset();
+        if (attempt > 0 || e.code() == ExitCode::interrupted) throw;
+      }
+    }
     if (!m_sequences) return out;
     // A sequence the role may not read shows no value: then it counts as changed.
     ConnectionInfo info = m_admin;
@@ -199,6 +212,10 @@ std::string DatabaseTemplate::state() {
         "ORDER BY schemaname, sequencename), '') FROM pg_sequences",
         "isolation");
     return out + " " + r[0][0].c_str();
+  } catch (const pqxx::failure& e) {
+    std::string what = e.what();
+    while (!what.empty() && what.back() == '\n') what.pop_back();
+    throw failed(m_name, "cannot tell whether a run changed it: " + what);
   } catch (const Error& e) {
     if (e.code() == ExitCode::interrupted) throw;
     throw failed(m_name, "cannot tell whether a run changed it: " + e.message());

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,6 +26,8 @@ inline constexpr std::string_view k_template_comment =
 /// sequence moved (nextval takes none within the 32 values it logs ahead). The template is dropped on
 /// every exit path with a server to drop it on; one a killed run left is dropped (or renamed
 /// back to its missing database) by the next template made on that server.
+class Connection;
+
 class DatabaseTemplate {
  public:
   /// Why `database` cannot be kept and restored by its role, one line that says how to allow
@@ -76,6 +79,7 @@ class DatabaseTemplate {
   std::vector<Setting> m_settings;
   bool m_created = false;
   bool m_sequences = false;  // it has sequences: state() reads their values
+  std::unique_ptr<Connection> m_conn;  // to m_admin, kept: state() is asked before every run
   std::string m_state;       // state() when it was last made or rebased
 };
 

@@ -338,8 +338,9 @@ std::vector<CapturedPlan> capture_plans(const config::Stage& stage, const RunCon
       fmt::format("coldgate plan run end {}-{}", ::getpid(), counter.fetch_add(1));
   // `isolation: run`: the plan run starts from the database as setup left it, as each measured
   // run did; before auto_explain is set on it, since a copy carries only setup's settings.
-  if (stage.isolation == config::Isolation::run && fresh_copy_before(stage, ctx, 1)) {
-    ctx.isolation->restore();
+  if (stage.isolation == config::Isolation::run && fresh_copy_before(stage, ctx, 1) &&
+      ctx.isolation->restore()) {
+    ctx.progress->line(ctx.label + stage.name + ": fresh copy of the database for the plan run");
   }
   db::Connection admin(db::with_client_defaults(stages_database(ctx)));  // opened before: no plans
   auto before = ctx.provider->read_log(0);

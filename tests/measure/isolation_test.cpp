@@ -28,6 +28,20 @@ const std::string k_read =
     "    query: select id, name from item where id > 49 order by id\n"
     "    snapshot: { ordered: [''] }\n";
 
+// The copies a run's stderr says it made, as "<stage>: <which>" in order.
+std::vector<std::string> copies(const std::string& err) {
+  std::vector<std::string> out;
+  const std::string mark = ": fresh copy of the database for ";
+  for (std::size_t at = err.find(mark); at != std::string::npos; at = err.find(mark, at + 1)) {
+    const std::size_t start = err.rfind("coldgate: ", at) + 10;
+    const std::size_t end = err.find_first_of("(\n", at);
+    std::string which = err.substr(at + mark.size(), end - at - mark.size());
+    while (!which.empty() && which.back() == ' ') which.pop_back();
+    out.push_back(err.substr(start, at - start) + ": " + which);
+  }
+  return out;
+}
+
 struct Isolation : ::testing::Test {
   // A config of `stages` on a local server (or `database`), 50 items loaded by setup.
   void config(const std::string& stages, const std::string& defaults,
@@ -93,6 +107,10 @@ TEST_F(Isolation, RunGivesEveryColdRunTheDatabaseAsSetupLeftIt) {
   ASSERT_EQ(read.queries.size(), 1u);
   EXPECT_EQ(read.queries[0].calls, 1);
   ASSERT_TRUE(read.queries[0].plan);  // the plan run's statement resolved on its own copy
+  // A copy after each run that wrote, none after a read.
+  EXPECT_EQ(copies(r.err), (std::vector<std::string>{"migrate: cold run 2/3", "migrate: cold run 3/3",
+                                                     "migrate: the plan run", "read: cold run 1/3"}))
+      << r.err;
   EXPECT_EQ(migrate.isolation, "run");
   EXPECT_EQ(read.isolation, "run");
 }
@@ -153,6 +171,10 @@ TEST_F(Isolation, ACopyIsMadeOnlyAfterARunThatChangedTheDatabase) {
          "    query: select " + oid + " as db\n"
          "    runs: 3\n"
          "    snapshot: true\n"
+         "  - name: restarted\n"
+         "    query: select " + oid + " as db\n"
+         "    cold: restart\n"
+         "    snapshot: true\n"
          "  - name: writer\n"
          "    query: insert into item select max(id) + 1, " + oid + ", 0 from item returning id, name\n"
          "    snapshot: true\n",
@@ -160,8 +182,13 @@ TEST_F(Isolation, ACopyIsMadeOnlyAfterARunThatChangedTheDatabase) {
   auto r = run();
   EXPECT_EQ(r.exit_code, 1) << r.err;
   Results res = results();
-  // Reading changed nothing: its runs (and its plan run) found the one database.
+  // Reading changed nothing: its runs (and its plan run) found the one database, across
+  // restarts too.
   EXPECT_EQ(stage(res, "reader").snapshot->status, SnapshotStatus::missing);
+  EXPECT_EQ(stage(res, "restarted").snapshot->status, SnapshotStatus::missing);
+  EXPECT_EQ(candidate("restarted"), candidate("reader"));
+  EXPECT_EQ(copies(r.err), (std::vector<std::string>{"writer: cold run 2/2", "writer: the plan run"}))
+      << r.err;
   // Each of the writer's runs got a copy of its own, with what setup loaded.
   const StageResult& w = stage(res, "writer");
   EXPECT_EQ(w.snapshot->status, SnapshotStatus::nondeterministic);
@@ -261,6 +288,7 @@ TEST_F(ExternalIsolation, ARoleWithoutCreatedbGetsOneNoteAndTheStagesShareTheDat
   EXPECT_EQ(stage(res, "migrate").error, "");
   EXPECT_EQ(candidate("read"), k_fifty_one);  // it saw what migrate wrote
   EXPECT_EQ(stage(res, "read").isolation, "none");
+  EXPECT_EQ(copies(r.err), std::vector<std::string>{});
   EXPECT_EQ(databases(), std::vector<std::string>{k_db});
 
   // What the note says to do is enough.
