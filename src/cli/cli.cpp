@@ -130,7 +130,7 @@ std::vector<Subcommand> subcommands() {
              "terminal (stdin or stdout not one) and in CI mode it refuses (exit 2): use coldgate accept.");
          return [args] { return run_review(*args); };
        }},
-      {"init", "write a commented starter coldgate.yaml (--from-dump FILE, --from-url URL)",
+      {"init", "write a commented starter coldgate.yaml (--from-dump FILE, --from-url URL, --setup CMD)",
        [](CLI::App& sub) -> std::function<int()> {
          auto args = std::make_shared<InitArgs>();
          auto* dump = sub.add_option(
@@ -141,6 +141,14 @@ std::vector<Subcommand> subcommands() {
                                     "an existing server's libpq URL: provider external")
                        ->type_name("URL");
          dump->excludes(url);
+         auto* setup = sub.add_option(
+             "--setup", args->setup,
+             "a shell command that migrates or seeds your database (repeatable, in order): "
+             "run on a throwaway cluster, then written as a setup step")
+             ->type_name("CMD")
+             ->allow_extra_args(false);
+         setup->excludes(dump);
+         setup->excludes(url);
          sub.add_option("-o,--output", args->output, "the config to write (never overwritten)")
              ->type_name("PATH")
              ->capture_default_str();
@@ -151,9 +159,16 @@ std::vector<Subcommand> subcommands() {
              "and \\connects to it, psql: {file: FILE, database: postgres} with database.name set to\n"
              "it; other SQL → sql: FILE. Paths are written relative to the config's folder.\n"
              "--from-url writes the URL with its password replaced by ${COLDGATE_DB_PASSWORD} and\n"
-             "prints the export line to set it. The stages: table-rows (a query of every table's\n"
-             "row count) and schema (a command printing the tables' columns through psql), each\n"
-             "with its snapshot path, and a sql: file stage commented out. Next: coldgate run.");
+             "prints the export line to set it. --setup runs your application's own migrate and\n"
+             "seed commands (/bin/sh -c, in this folder, with PGHOST PGPORT PGUSER PGPASSWORD\n"
+             "PGDATABASE DATABASE_URL set) on a throwaway local cluster and writes them as setup\n"
+             "command: steps. Without any of the three, in a folder of Django (manage.py), Rails\n"
+             "(bin/rails), Alembic (alembic.ini), EF Core (*.csproj) or Prisma, TypeORM, Sequelize\n"
+             "or Knex (package.json), it prints the init --setup line to run and writes nothing.\n"
+             "The stages: table-rows (a query of every table's row count) and schema (a command\n"
+             "printing the tables' columns through psql), each with its snapshot path, leaving out\n"
+             "migration tools' bookkeeping tables, and a sql: file stage commented out. Next:\n"
+             "coldgate run.");
          return [args] { return run_init(*args); };
        }},
       {"canon", "print the canonical form of a JSON document",

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <optional>
@@ -10,10 +11,15 @@
 
 #include <fmt/core.h>
 
+#include "cli/orm.hpp"
+#include "config/config.hpp"
+#include "db/connection.hpp"
 #include "db/connection_info.hpp"
-#include "util/error.hpp"
+#include "session/session.hpp"
 #include "setup/setup.hpp"
+#include "util/error.hpp"
 #include "util/fs.hpp"
+#include "util/process.hpp"
 #include "util/text.hpp"
 
 namespace coldgate::cli {
@@ -345,6 +351,29 @@ Starter local_starter(const DumpKind* kind, const std::string& rel) {
   return s;
 }
 
+// The `setup:` section of `--setup`: each command a `command:` step run with /bin/sh -c in the
+// config's folder (so `cd_prefix`, "cd .. && " when the config is not in the folder init ran
+// the commands in), then analyze; named after the ORM when init recognised one.
+std::string commands_setup(const std::vector<std::string>& commands, const OrmRecipe* orm,
+                           const std::string& cd_prefix) {
+  std::string s = commented("setup:", "loads the data, one step per item");
+  if (orm) {
+    s += fmt::format("  # {} ({}): the application's own migrations and seeds build the database,\n"
+                     "  # as `coldgate init --setup` ran them.\n",
+                     orm->name, orm->evidence);
+  }
+  for (std::size_t i = 0; i < commands.size(); ++i) {
+    std::string line = "  - command: " + yaml_text(cd_prefix + commands[i]);
+    if (i == 0) {
+      s += commented(line, "/bin/sh -c, with PGHOST … DATABASE_URL set");
+    } else {
+      s += line + "\n";
+    }
+  }
+  s += commented("  - analyze: true", "statistics for the planner");
+  return s;
+}
+
 Starter external_starter(const std::string& url, bool has_password) {
   Starter s;
   s.database = "database:\n";
@@ -361,28 +390,60 @@ Starter external_starter(const std::string& url, bool has_password) {
   return s;
 }
 
+// The bookkeeping tables as an SQL list, wrapped to start each line at `indent` columns.
+std::string bookkeeping_list(std::size_t indent) {
+  std::string out = "(";
+  std::size_t column = indent + 1;
+  const auto& tables = bookkeeping_tables();
+  for (std::size_t i = 0; i < tables.size(); ++i) {
+    std::string item = "'" + tables[i] + "'" + (i + 1 < tables.size() ? "," : ")");
+    if (i > 0 && column + 1 + item.size() > 96) {
+      out += "\n" + std::string(indent + 1, ' ');
+      column = indent + 1;
+    } else if (i > 0) {
+      out += ' ';
+      ++column;
+    }
+    out += item;
+    column += item.size();
+  }
+  return out;
+}
+
 // The query of the first stage: every table's exact row count, so the first run gives a real
 // snapshot on any database (query_to_xml runs the count per table inside one statement).
-constexpr const char* k_row_counts = R"(      select coalesce(json_object_agg(t.table_schema || '.' || t.table_name,
-               (xpath('/row/n/text()', query_to_xml(
-                  format('select count(*) as n from %I.%I', t.table_schema, t.table_name),
-                  false, true, '')))[1]::text::bigint), '{}')
-      from information_schema.tables as t
-      where t.table_type = 'BASE TABLE'
-        and t.table_schema not in ('pg_catalog', 'information_schema')
-)";
+std::string row_counts_query() {
+  std::string s =
+      "      select coalesce(json_object_agg(t.table_schema || '.' || t.table_name,\n"
+      "               (xpath('/row/n/text()', query_to_xml(\n"
+      "                  format('select count(*) as n from %I.%I', t.table_schema, t.table_name),\n"
+      "                  false, true, '')))[1]::text::bigint), '{}')\n"
+      "      from information_schema.tables as t\n"
+      "      where t.table_type = 'BASE TABLE'\n"
+      "        and t.table_schema not in ('pg_catalog', 'information_schema')\n"
+      "        -- migration tools' bookkeeping: a new migration adds a row there, not data\n";
+  const std::string lead = "        and t.table_name not in ";
+  s += lead + bookkeeping_list(lead.size()) + "\n";
+  return s;
+}
 
-// What the command stage prints: each table's columns and their types.
-constexpr const char* k_columns = R"(        select coalesce(json_object_agg(s.name, s.columns), '{}')
-        from (select c.table_schema || '.' || c.table_name as name,
-                     json_object_agg(c.column_name, c.data_type) as columns
-              from information_schema.columns as c
-              join information_schema.tables as t
-                on t.table_schema = c.table_schema and t.table_name = c.table_name
-              where t.table_type = 'BASE TABLE'
-                and t.table_schema not in ('pg_catalog', 'information_schema')
-              group by 1) as s
-)";
+// What the command stage prints: each table's columns and their types (a folded YAML scalar:
+// no SQL comment can be in it).
+std::string columns_query() {
+  std::string s =
+      "        select coalesce(json_object_agg(s.name, s.columns), '{}')\n"
+      "        from (select c.table_schema || '.' || c.table_name as name,\n"
+      "                     json_object_agg(c.column_name, c.data_type) as columns\n"
+      "              from information_schema.columns as c\n"
+      "              join information_schema.tables as t\n"
+      "                on t.table_schema = c.table_schema and t.table_name = c.table_name\n"
+      "              where t.table_type = 'BASE TABLE'\n"
+      "                and t.table_schema not in ('pg_catalog', 'information_schema')\n";
+  const std::string lead = "                and t.table_name not in ";
+  s += lead + bookkeeping_list(lead.size()) + "\n";
+  s += "              group by 1) as s\n";
+  return s;
+}
 
 // A stage's `snapshot:` block with its path (and `from:` for a command stage).
 std::string snapshot_block(std::string_view stage, bool command) {
@@ -398,11 +459,15 @@ std::string stages_section() {
   s += "  # A SQL stage: each cold run is a fresh process that connects and runs the query;\n"
        "  # column 1 of row 1 is the snapshot. This one counts the rows of every table, so the\n"
        "  # first run gives a real snapshot: replace it with the query your application runs at\n"
-       "  # start-up.\n";
+       "  # start-up. Both stages below read the catalog, which is coldgate's query, not your\n"
+       "  # application's: `profile: false` keeps the server-side profile and its diagnoses\n"
+       "  # (say, planning the catalog views) out of them; drop it once a stage runs yours.\n"
+       "  # Neither looks at migration tools' bookkeeping tables (django_migrations, …).\n";
   s += "  - name: table-rows\n";
   s += "    query: |\n";
-  s += k_row_counts;
+  s += row_counts_query();
   s += commented("    decode: json", "parse the result as JSON in the measured process");
+  s += commented("    profile: false", "a catalog query of coldgate's: see above");
   s += snapshot_block("table-rows", false);
   s += "\n";
   s += "  # A SQL stage with its query in a file of its own (write the file, then uncomment):\n";
@@ -426,7 +491,8 @@ std::string stages_section() {
   s += "      - --tuples-only\n";
   s += "      - --command\n";
   s += "      - >-\n";
-  s += k_columns;
+  s += columns_query();
+  s += commented("    profile: false", "a catalog query of coldgate's: see above");
   s += snapshot_block("schema", true);
   return s;
 }
@@ -459,6 +525,124 @@ std::string starter_text(const Starter& s, const std::string& invocation) {
 
 }  // namespace
 
+namespace {
+
+// A word the shell reads as it is; else single-quoted.
+std::string shell_word(std::string_view s) {
+  bool plain = !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || std::string_view("_-./=:@%+,").find(c) !=
+                                                              std::string_view::npos;
+  });
+  return plain ? std::string(s) : shell_quoted(s);
+}
+
+// `coldgate init --setup '…' …` for `commands` (with `-o PATH` unless it is the default).
+std::string init_line(const std::vector<std::string>& commands, const std::string& output) {
+  std::string line = "coldgate init";
+  for (const auto& c : commands) line += " --setup " + shell_quoted(c);
+  if (output != "coldgate.yaml") line += " -o " + shell_word(output);
+  return line;
+}
+
+// What --setup left in the database: each table (schema.name) with its exact row count.
+struct TableCount {
+  std::string name;
+  std::string table;  // without its schema
+  long long rows = 0;
+};
+
+std::vector<TableCount> table_counts(const db::ConnectionInfo& database) {
+  db::Connection conn(database);
+  auto result = conn.exec(
+      "select t.table_schema || '.' || t.table_name, t.table_name,"
+      "       (xpath('/row/n/text()', query_to_xml("
+      "          format('select count(*) as n from %I.%I', t.table_schema, t.table_name),"
+      "          false, true, '')))[1]::text::bigint"
+      " from information_schema.tables as t"
+      " where t.table_type = 'BASE TABLE'"
+      "   and t.table_schema not in ('pg_catalog', 'information_schema')"
+      " order by 1",
+      "init --setup");
+  std::vector<TableCount> out;
+  for (const auto& row : result) {
+    out.push_back({row[0].c_str(), row[1].c_str(), std::atoll(row[2].c_str())});
+  }
+  return out;
+}
+
+std::string rows_text(long long n) { return fmt::format("{} row{}", n, n == 1 ? "" : "s"); }
+
+// Runs `commands` as setup command steps on a throwaway local cluster, in the current folder,
+// and says what they left; throws Error naming the command that failed, with its stderr's tail.
+// The cluster is gone when this returns or throws.
+void run_setup_commands(const std::vector<std::string>& commands) {
+  util::install_interrupt_handlers();
+  config::Config cfg;
+  cfg.base_dir = fs::current_path();
+  for (std::size_t i = 0; i < commands.size(); ++i) {
+    config::SetupStep step;
+    step.kind = config::SetupStep::Kind::command;
+    step.shell = commands[i];
+    step.key = fmt::format("--setup[{}]", i);
+    cfg.setup.push_back(std::move(step));
+  }
+  std::vector<TableCount> tables;
+  {
+    session::Session session(cfg.database, "coldgate-init-",
+                             [](const std::string& line) { std::cerr << "coldgate: " << line << '\n'; });
+    try {
+      session.setup(cfg);
+    } catch (const setup::StepFailure& e) {
+      // "setup command `X` failed (exit status 1):\n<stderr tail>" → one line about X, the tail
+      const std::string message = e.what();
+      const std::string first = message.substr(0, message.find('\n'));
+      const std::string rest = first.size() < message.size() ? message.substr(first.size()) : "";
+      std::string label = e.label().starts_with("command ") ? e.label().substr(8) : e.label();
+      std::string how = first;
+      if (auto at = first.find("` failed ("); at != std::string::npos) {
+        how = first.substr(at + 2);
+        if (how.ends_with(":")) how.pop_back();
+      }
+      throw Error(e.code(), "init --setup " + shell_quoted(label),
+                  how + "; nothing written, the cluster removed: fix the command (or the "
+                        "project) and run init again" + (rest.empty() ? "" : ":" + rest));
+    }
+    tables = table_counts(session.provider().connection_info());
+  }
+  const auto& bookkeeping = bookkeeping_tables();
+  std::vector<TableCount> data;
+  std::vector<TableCount> kept_out;
+  long long rows = 0;
+  for (const auto& t : tables) {
+    bool tool = std::find(bookkeeping.begin(), bookkeeping.end(), t.table) != bookkeeping.end();
+    (tool ? kept_out : data).push_back(t);
+    if (!tool) rows += t.rows;
+  }
+  if (data.empty()) {
+    std::cerr << "coldgate: warning: the setup commands left no table in the database: do they "
+                 "connect through DATABASE_URL (or PGHOST, PGPORT, PGUSER, PGPASSWORD, "
+                 "PGDATABASE)?\n";
+  }
+  std::string listed;
+  constexpr std::size_t k_shown = 8;
+  for (std::size_t i = 0; i < data.size() && i < k_shown; ++i) {
+    listed += fmt::format("{}{} {}", i ? ", " : "", data[i].name, data[i].rows);
+  }
+  if (data.size() > k_shown) listed += fmt::format(", … {} more", data.size() - k_shown);
+  std::cout << fmt::format("the setup commands made {} table{} with {}{}\n", data.size(),
+                           data.size() == 1 ? "" : "s", rows_text(rows),
+                           listed.empty() ? "" : " (" + listed + ")");
+  if (!kept_out.empty()) {
+    std::string names;
+    for (const auto& t : kept_out) {
+      names += fmt::format("{}{} ({})", names.empty() ? "" : ", ", t.name, rows_text(t.rows));
+    }
+    std::cout << "migration bookkeeping, left out of the stages: " << names << '\n';
+  }
+}
+
+}  // namespace
+
 int run_init(const InitArgs& args) {
   const fs::path output = args.output;
   std::error_code ec;
@@ -469,7 +653,15 @@ int run_init(const InitArgs& args) {
   if (!args.from_dump.empty() && !args.from_url.empty()) {
     throw usage_error("init", "--from-dump and --from-url exclude each other; pass one");
   }
+  if (!args.setup.empty() && (!args.from_dump.empty() || !args.from_url.empty())) {
+    throw usage_error("init", "--setup excludes --from-dump and --from-url; pass one");
+  }
+  for (const auto& command : args.setup) {
+    if (trim(command).empty()) throw usage_error("init", "--setup needs a command; pass one");
+  }
   const fs::path folder = fs::absolute(output).parent_path().lexically_normal();
+  const fs::path here = fs::current_path();
+  const std::optional<OrmRecipe> orm = recognise_orm(here);
   std::string invocation = "coldgate init";
   std::vector<std::string> notes;  // printed after "wrote"
   Starter starter;
@@ -505,10 +697,28 @@ int run_init(const InitArgs& args) {
                                   "stages should use",
                                   others));
     }
+  } else if (!args.setup.empty()) {
+    if (orm) std::cout << "recognised " << orm->name << " (" << orm->evidence << ")\n";
+    run_setup_commands(args.setup);
+    // The steps run in the config's folder: from elsewhere they first go where init ran them.
+    const fs::path rel = here.lexically_normal().lexically_proximate(folder);
+    const std::string cd_prefix = rel == "." ? "" : "cd " + shell_word(rel.generic_string()) + " && ";
+    starter = local_starter(nullptr, "");
+    starter.setup = commands_setup(args.setup, orm ? &*orm : nullptr, cd_prefix);
+    invocation = init_line(args.setup, "coldgate.yaml");
+  } else if (orm) {
+    // An ORM's database comes from its migrations and seeders, which init runs with --setup:
+    // a starter written now would stand in the way of that line.
+    std::cout << fmt::format("recognised {} ({}): its migrations and seeds make the database; "
+                             "run them through init:\n  {}\n",
+                             orm->name, orm->evidence, init_line(orm->setup, args.output));
+    if (!orm->note.empty()) std::cout << "note: " << orm->note << '\n';
+    std::cout << "nothing written (with commands of your own, pass those as --setup)\n";
+    return 0;
   } else {
     starter = local_starter(nullptr, "");
     notes.push_back("no data is loaded yet: uncomment a setup step for your dump (or run coldgate "
-                    "init --from-dump FILE instead)");
+                    "init --from-dump FILE, or --setup 'COMMAND' for your migrations, instead)");
   }
 
   if (!util::create_file_atomic(output, starter_text(starter, invocation))) {

@@ -10,6 +10,7 @@ namespace coldgate::cli {
 struct InitArgs {
   std::string from_dump;                // --from-dump FILE: a pg_dump file or directory archive
   std::string from_url;                 // --from-url URL: an existing server (provider external)
+  std::vector<std::string> setup;       // --setup CMD…: shell commands that migrate and seed
   std::string output = "coldgate.yaml"; // -o PATH: the file to write
 };
 
@@ -38,8 +39,14 @@ DumpKind detect_dump(const std::filesystem::path& path);
 /// dump needs with its path relative to the config's folder, one stage of each kind (a query of
 /// every table's row count and a command printing the tables' columns through psql, both with
 /// snapshot paths, plus a `sql:` file stage commented out) — and prints what it detected and the
-/// next command. Returns 0. Throws Error(usage) when args.output exists (it never overwrites),
-/// for both --from-dump and --from-url, and for what detect_dump() or the URL's parser refuses.
+/// next command. With --setup it first runs those commands in the current folder (as setup
+/// `command:` steps, on a throwaway local cluster), says what tables they made and writes them as
+/// the setup steps; without a dump, URL or --setup in a folder whose ORM recognise_orm() knows,
+/// it writes nothing and prints the `coldgate init --setup …` line to run. Returns 0. Throws
+/// Error(usage) when args.output exists (it never overwrites), for --setup with --from-dump or
+/// --from-url and for both of those, and for what detect_dump() or the URL's parser refuses; a
+/// --setup command that fails throws its setup step's error (exit 1 when it exits non-zero),
+/// named `init --setup 'CMD'`, with nothing written.
 int run_init(const InitArgs& args);
 
 }  // namespace coldgate::cli

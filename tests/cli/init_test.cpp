@@ -111,6 +111,17 @@ TEST_F(Init, APgDumpWithCopyFromStdinGetsAPsqlStepAndLoads) {
   ASSERT_TRUE(cfg.stages[1].snapshot);
   EXPECT_EQ(cfg.stages[1].snapshot->path, fs::canonical(dir_.path()) / "snapshots/schema.json");
   EXPECT_EQ(cfg.stages[1].snapshot->from, "stdout");
+  // Both read the catalog for coldgate, not for the application: no profile, no diagnoses.
+  EXPECT_FALSE(cfg.stages[0].profile);
+  EXPECT_FALSE(cfg.stages[1].profile);
+  // Neither counts nor lists a migration tool's bookkeeping.
+  for (const char* table : {"'SequelizeMeta'", "'django_migrations'", "'schema_migrations'",
+                            "'ar_internal_metadata'", "'alembic_version'", "'knex_migrations'",
+                            "'knex_migrations_lock'", "'flyway_schema_history'",
+                            "'__EFMigrationsHistory'", "'migrations'", "'_prisma_migrations'"}) {
+    EXPECT_NE(cfg.stages[0].query.find(table), std::string::npos) << table;
+    EXPECT_NE(cfg.stages[1].command.back().find(table), std::string::npos) << table;
+  }
 }
 
 TEST_F(Init, AnotherMetaCommandIsNamedWithItsLine) {
@@ -394,12 +405,138 @@ TEST_F(Init, WithoutADumpTheStarterLoadsAndSaysWhatToAdd) {
             "wrote coldgate.yaml: stages table-rows (a query) and schema (a command), each with a "
             "snapshot\n"
             "no data is loaded yet: uncomment a setup step for your dump (or run coldgate init "
-            "--from-dump FILE instead)\n"
+            "--from-dump FILE, or --setup 'COMMAND' for your migrations, instead)\n"
             "next: coldgate run   (the first run exits 1: no snapshot is committed yet; then "
             "coldgate review)\n");
   auto cfg = config::load(dir_ / "coldgate.yaml");
   EXPECT_TRUE(cfg.setup.empty());
   EXPECT_EQ(cfg.stages.size(), 2u);
+}
+
+TEST_F(Init, SetupExcludesADumpAndAUrl) {
+  auto r = init({"--setup", "make db", "--from-dump", "a.sql"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "coldgate: error: init: --from-dump excludes --setup; see coldgate init --help\n");
+  auto empty = init({"--setup", " "});
+  EXPECT_EQ(empty.exit_code, 2);
+  EXPECT_EQ(empty.err, "coldgate: error: init: --setup needs a command; pass one\n");
+  EXPECT_FALSE(fs::exists(dir_ / "coldgate.yaml"));
+}
+
+// The folder shapes of the ORMs init knows: without a dump, URL or --setup it says what it
+// recognised and the init --setup line to run, and writes nothing (that line would then find a
+// file in its way).
+TEST_F(Init, AnOrmsFolderGetsTheInitSetupLineToRunAndNothingWritten) {
+  struct Case {
+    std::vector<std::pair<std::string, std::string>> files;
+    std::string said;  // the first two lines
+    std::string note;  // the note line, or ""
+  };
+  const std::string sequelize_json =
+      R"({"dependencies": {"pg": "^8.11.0", "sequelize": "^6.35.0"},
+          "devDependencies": {"sequelize-cli": "^6.6.0"}})";
+  const std::vector<Case> cases = {
+      {{{"manage.py", "#!/usr/bin/env python\n"},
+        {"shop/fixtures/catalog.json", "[]"},
+        {"shop/fixtures/users.json", "[]"},
+        {"shop/management/commands/seed_orders.py", ""},
+        {"shop/management/commands/refresh.py", ""}},
+       "recognised Django (manage.py): its migrations and seeds make the database; run them "
+       "through init:\n"
+       "  coldgate init --setup 'python3 manage.py migrate' --setup 'python3 manage.py loaddata "
+       "catalog users' --setup 'python3 manage.py seed_orders'\n",
+       "note: settings.py's DATABASES must read DATABASE_URL (or PGHOST, PGPORT, PGUSER, "
+       "PGPASSWORD, PGDATABASE)\n"},
+      {{{"manage.py", ""}},
+       "recognised Django (manage.py): its migrations and seeds make the database; run them "
+       "through init:\n"
+       "  coldgate init --setup 'python3 manage.py migrate'\n",
+       "note: settings.py's DATABASES must read DATABASE_URL (or PGHOST, PGPORT, PGUSER, "
+       "PGPASSWORD, PGDATABASE)\n"},
+      {{{"bin/rails", "#!/usr/bin/env ruby\n"}, {"db/schema.rb", ""}, {"db/seeds.rb", ""}},
+       "recognised Rails (bin/rails): its migrations and seeds make the database; run them "
+       "through init:\n"
+       "  coldgate init --setup 'bin/rails db:schema:load db:seed'\n",
+       ""},
+      {{{"bin/rails", ""}, {"db/migrate/20240101000000_create_users.rb", ""}},
+       "recognised Rails (bin/rails): its migrations and seeds make the database; run them "
+       "through init:\n"
+       "  coldgate init --setup 'bin/rails db:migrate'\n",
+       ""},
+      {{{"alembic.ini", "[alembic]\n"}, {"migrations/env.py", ""}},
+       "recognised Alembic (alembic.ini): its migrations and seeds make the database; run them "
+       "through init:\n"
+       "  coldgate init --setup 'alembic upgrade head'\n",
+       "note: the migrations' env.py must take its URL from DATABASE_URL\n"},
+      {{{"Shop.sln", ""},
+        {"Api/Api.csproj",
+         "<Project Sdk=\"Microsoft.NET.Sdk.Web\"><ItemGroup><PackageReference "
+         "Include=\"Npgsql.EntityFrameworkCore.PostgreSQL\" Version=\"8.0.4\" /><PackageReference "
+         "Include=\"Microsoft.EntityFrameworkCore.Design\" Version=\"8.0.8\" />"
+         "</ItemGroup></Project>\n"}},
+       "recognised EF Core (Api/Api.csproj: Microsoft.EntityFrameworkCore): its migrations and "
+       "seeds make the database; run them through init:\n"
+       "  coldgate init --setup 'dotnet ef database update --project Api'\n",
+       "note: the DbContext's connection string must come from the environment (PGHOST, PGPORT, "
+       "PGUSER, PGPASSWORD, PGDATABASE)\n"},
+      {{{"package.json", sequelize_json}, {"migrations/20240101-create-users.js", ""},
+        {"seeders/20240102-users.js", ""}},
+       "recognised Sequelize (package.json: sequelize): its migrations and seeds make the "
+       "database; run them through init:\n"
+       "  coldgate init --setup 'npx sequelize-cli db:migrate' --setup 'npx sequelize-cli "
+       "db:seed:all'\n",
+       "note: config/config.json's environment must have \"use_env_variable\": "
+       "\"DATABASE_URL\"\n"},
+      {{{"package.json", R"({"dependencies": {"typeorm": "^0.3.20", "pg": "^8"}})"},
+        {"src/data-source.ts", ""}},
+       "recognised TypeORM (package.json: typeorm): its migrations and seeds make the database; "
+       "run them through init:\n"
+       "  coldgate init --setup 'npx typeorm-ts-node-commonjs migration:run -d "
+       "src/data-source.ts'\n",
+       "note: the data source must read DATABASE_URL\n"},
+      {{{"package.json", R"({"dependencies": {"knex": "^3.1.0", "pg": "^8"}})"},
+        {"seeds/01_users.js", ""}},
+       "recognised Knex (package.json: knex): its migrations and seeds make the database; run "
+       "them through init:\n"
+       "  coldgate init --setup 'npx knex migrate:latest' --setup 'npx knex seed:run'\n",
+       "note: the knexfile's connection must read DATABASE_URL\n"},
+      {{{"package.json", R"({"devDependencies": {"prisma": "^5.22.0"},
+                             "dependencies": {"@prisma/client": "^5.22.0"},
+                             "prisma": {"seed": "node prisma/seed.js"}})"}},
+       "recognised Prisma (package.json: prisma): its migrations and seeds make the database; "
+       "run them through init:\n"
+       "  coldgate init --setup 'npx prisma migrate deploy' --setup 'npx prisma db seed'\n",
+       ""},
+  };
+  for (const auto& c : cases) {
+    TempDir folder;
+    for (const auto& [name, text] : c.files) folder.write(name, text);
+    auto r = run_coldgate({"init"}, folder.path());
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.err, "");
+    EXPECT_EQ(r.out, c.said + c.note + "nothing written (with commands of your own, pass those as "
+                                       "--setup)\n");
+    EXPECT_FALSE(fs::exists(folder / "coldgate.yaml")) << c.said;
+  }
+}
+
+TEST_F(Init, TheInitSetupLineKeepsTheOutputPath) {
+  dir_.write("alembic.ini", "[alembic]\n");
+  auto r = init({"-o", "ci/coldgate.yaml"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("\n  coldgate init --setup 'alembic upgrade head' -o ci/coldgate.yaml\n"),
+            std::string::npos)
+      << r.out;
+  // A package.json without an ORM's package is no ORM; a dump still wins over recognition.
+  TempDir web;
+  web.write("package.json", R"({"dependencies": {"react": "^18"}})");
+  auto plain = run_coldgate({"init"}, web.path());
+  EXPECT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_TRUE(fs::exists(web / "coldgate.yaml"));
+  dir_.write("db/dump.sql", k_pg_dump);
+  auto dump = init({"--from-dump", "db/dump.sql"});
+  EXPECT_EQ(dump.exit_code, 0) << dump.err;
+  EXPECT_TRUE(fs::exists(dir_ / "coldgate.yaml"));
 }
 
 }  // namespace

@@ -1,0 +1,213 @@
+// `coldgate init`'s recognition of an ORM's migrations and seeders in a project folder.
+#include "cli/orm.hpp"
+
+#include <algorithm>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+namespace coldgate::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+bool is_file(const fs::path& p) {
+  std::error_code ec;
+  return fs::is_regular_file(p, ec);
+}
+
+bool is_folder(const fs::path& p) {
+  std::error_code ec;
+  return fs::is_directory(p, ec);
+}
+
+// The first MiB of a file, or "" when it cannot be read.
+std::string head_of(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) return {};
+  std::string text(1u << 20, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  return text;
+}
+
+// The entries of `folder` (not recursive), sorted by name so that what init suggests does not
+// depend on the file system's order; none when it cannot be read.
+std::vector<fs::path> entries(const fs::path& folder) {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  for (fs::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
+    out.push_back(it->path());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// Django's seed, when the project has an obvious one: the fixtures of its apps
+// (<app>/fixtures/*.json, loaded by name with loaddata), then its apps' management commands
+// whose name starts with "seed".
+std::vector<std::string> django_seed(const fs::path& folder) {
+  std::vector<std::string> fixtures;
+  std::vector<std::string> commands;
+  for (const auto& app : entries(folder)) {
+    if (!is_folder(app) || app.filename().string().starts_with('.')) continue;
+    for (const auto& f : entries(app / "fixtures")) {
+      if (f.extension() == ".json" && is_file(f)) fixtures.push_back(f.stem().string());
+    }
+    for (const auto& c : entries(app / "management" / "commands")) {
+      if (c.extension() == ".py" && c.stem().string().starts_with("seed")) {
+        commands.push_back(c.stem().string());
+      }
+    }
+  }
+  std::vector<std::string> out;
+  if (!fixtures.empty()) {
+    std::string line = "python3 manage.py loaddata";
+    for (const auto& f : fixtures) line += " " + f;
+    out.push_back(line);
+  }
+  for (const auto& c : commands) out.push_back("python3 manage.py " + c);
+  return out;
+}
+
+std::optional<OrmRecipe> django(const fs::path& folder) {
+  if (!is_file(folder / "manage.py")) return std::nullopt;
+  OrmRecipe r{"Django", "manage.py", {"python3 manage.py migrate"}, {"django_migrations"}, ""};
+  for (auto& line : django_seed(folder)) r.setup.push_back(std::move(line));
+  r.note = "settings.py's DATABASES must read DATABASE_URL (or PGHOST, PGPORT, PGUSER, "
+           "PGPASSWORD, PGDATABASE)";
+  return r;
+}
+
+std::optional<OrmRecipe> rails(const fs::path& folder) {
+  if (!is_file(folder / "bin" / "rails")) return std::nullopt;
+  // A committed schema loads in one step; without one the migrations build it.
+  bool schema = is_file(folder / "db" / "schema.rb") || is_file(folder / "db" / "structure.sql");
+  std::string line = schema ? "bin/rails db:schema:load" : "bin/rails db:migrate";
+  if (is_file(folder / "db" / "seeds.rb")) line += " db:seed";
+  return OrmRecipe{"Rails", "bin/rails", {line}, {"schema_migrations", "ar_internal_metadata"}, ""};
+}
+
+std::optional<OrmRecipe> alembic(const fs::path& folder) {
+  if (!is_file(folder / "alembic.ini")) return std::nullopt;
+  OrmRecipe r{"Alembic", "alembic.ini", {"alembic upgrade head"}, {"alembic_version"}, ""};
+  if (is_file(folder / "seed.py")) r.setup.push_back("python3 seed.py");
+  r.note = "the migrations' env.py must take its URL from DATABASE_URL";
+  return r;
+}
+
+// A *.csproj in `folder` or one folder below that references Entity Framework Core.
+std::optional<fs::path> ef_core_project(const fs::path& folder) {
+  std::vector<fs::path> candidates;
+  for (const auto& e : entries(folder)) {
+    if (e.extension() == ".csproj") candidates.push_back(e);
+    if (is_folder(e) && !e.filename().string().starts_with('.')) {
+      for (const auto& inner : entries(e)) {
+        if (inner.extension() == ".csproj") candidates.push_back(inner);
+      }
+    }
+  }
+  for (const auto& p : candidates) {
+    if (head_of(p).find("Microsoft.EntityFrameworkCore") != std::string::npos) return p;
+  }
+  return std::nullopt;
+}
+
+std::optional<OrmRecipe> ef_core(const fs::path& folder) {
+  auto project = ef_core_project(folder);
+  if (!project) return std::nullopt;
+  std::string rel = project->lexically_relative(folder).generic_string();
+  std::string line = "dotnet ef database update";
+  if (project->parent_path() != folder) {
+    line += " --project " + project->parent_path().lexically_relative(folder).generic_string();
+  }
+  return OrmRecipe{"EF Core", rel + ": Microsoft.EntityFrameworkCore", {line},
+                   {"__EFMigrationsHistory"},
+                   "the DbContext's connection string must come from the environment "
+                   "(PGHOST, PGPORT, PGUSER, PGPASSWORD, PGDATABASE)"};
+}
+
+// TypeORM's data source file, where the project keeps it by TypeORM's own examples.
+std::optional<std::string> typeorm_data_source(const fs::path& folder) {
+  for (const char* dir : {"", "src/", "src/db/", "src/database/"}) {
+    for (const char* name : {"data-source", "datasource"}) {
+      for (const char* ext : {".ts", ".js"}) {
+        std::string rel = std::string(dir) + name + ext;
+        if (is_file(folder / rel)) return rel;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<OrmRecipe> node(const fs::path& folder) {
+  if (!is_file(folder / "package.json")) return std::nullopt;
+  auto doc = nlohmann::json::parse(head_of(folder / "package.json"), nullptr, false);
+  if (!doc.is_object()) return std::nullopt;
+  auto has = [&](const char* dependency) {
+    for (const char* section : {"dependencies", "devDependencies"}) {
+      auto it = doc.find(section);
+      if (it != doc.end() && it->is_object() && it->contains(dependency)) return true;
+    }
+    return false;
+  };
+  auto evidence = [](const char* dependency) { return std::string("package.json: ") + dependency; };
+  if (has("prisma") || has("@prisma/client")) {
+    OrmRecipe r{"Prisma", evidence(has("prisma") ? "prisma" : "@prisma/client"),
+                {"npx prisma migrate deploy"}, {"_prisma_migrations"}, ""};
+    auto prisma = doc.find("prisma");
+    if (prisma != doc.end() && prisma->is_object() && prisma->contains("seed")) {
+      r.setup.push_back("npx prisma db seed");
+    }
+    return r;
+  }
+  if (has("typeorm")) {
+    auto source = typeorm_data_source(folder);
+    std::string file = source.value_or("src/data-source.ts");
+    // A TypeScript data source needs TypeORM's ts-node entry point; a built one the plain CLI.
+    std::string cli = file.ends_with(".ts") ? "typeorm-ts-node-commonjs" : "typeorm";
+    OrmRecipe r{"TypeORM", evidence("typeorm"), {"npx " + cli + " migration:run -d " + file},
+                {"migrations"}, ""};
+    r.note = source ? "the data source must read DATABASE_URL"
+                    : "no data source file found: put yours after -d; it must read DATABASE_URL";
+    return r;
+  }
+  if (has("sequelize") || has("sequelize-cli")) {
+    OrmRecipe r{"Sequelize", evidence(has("sequelize") ? "sequelize" : "sequelize-cli"),
+                {"npx sequelize-cli db:migrate"}, {"SequelizeMeta"}, ""};
+    if (is_folder(folder / "seeders") || is_file(folder / ".sequelizerc")) {
+      r.setup.push_back("npx sequelize-cli db:seed:all");
+    }
+    r.note = "config/config.json's environment must have \"use_env_variable\": \"DATABASE_URL\"";
+    return r;
+  }
+  if (has("knex")) {
+    OrmRecipe r{"Knex", evidence("knex"), {"npx knex migrate:latest"},
+                {"knex_migrations", "knex_migrations_lock"}, ""};
+    if (is_folder(folder / "seeds")) r.setup.push_back("npx knex seed:run");
+    r.note = "the knexfile's connection must read DATABASE_URL";
+    return r;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+const std::vector<std::string>& bookkeeping_tables() {
+  static const std::vector<std::string> k_tables = {
+      "SequelizeMeta",      "django_migrations",    "schema_migrations",
+      "ar_internal_metadata", "alembic_version",    "knex_migrations",
+      "knex_migrations_lock", "flyway_schema_history", "__EFMigrationsHistory",
+      "migrations",         "_prisma_migrations"};
+  return k_tables;
+}
+
+std::optional<OrmRecipe> recognise_orm(const fs::path& folder) {
+  for (auto recognise : {django, rails, alembic, ef_core, node}) {
+    if (auto r = recognise(folder)) return r;
+  }
+  return std::nullopt;
+}
+
+}  // namespace coldgate::cli

@@ -1,0 +1,33 @@
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace coldgate::cli {
+
+/// An ORM or migration tool that `coldgate init` recognised in a project folder: the commands
+/// that build the project's database from its own migrations and seeders, and the tables the
+/// tool keeps its bookkeeping in.
+struct OrmRecipe {
+  std::string name;                 // "Django", "Sequelize", …
+  std::string evidence;             // what gave it away, for humans: "manage.py", "package.json: sequelize"
+  std::vector<std::string> setup;   // shell commands, in order, run in the project's folder
+  std::vector<std::string> tables;  // its bookkeeping tables, e.g. django_migrations
+  std::string note;                 // what to check in the commands, else ""
+};
+
+/// Every migration tool's bookkeeping table the starter stages leave out (Sequelize, Django,
+/// Rails, Alembic, Knex, Flyway, EF Core, TypeORM, Prisma): a pull request that adds a migration
+/// adds a row there, which is no change of the application's data.
+const std::vector<std::string>& bookkeeping_tables();
+
+/// The ORM of the project in `folder`, by its files: Django (manage.py), Rails (bin/rails),
+/// Alembic (alembic.ini), EF Core (a *.csproj, in the folder or one below, that references
+/// Microsoft.EntityFrameworkCore), and from package.json's dependencies Prisma, TypeORM,
+/// Sequelize and Knex, in that order; nullopt when none. Never throws: a file it cannot read
+/// counts as absent.
+std::optional<OrmRecipe> recognise_orm(const std::filesystem::path& folder);
+
+}  // namespace coldgate::cli
