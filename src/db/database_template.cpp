@@ -226,6 +226,10 @@ bool DatabaseTemplate::unchanged() {
   return state() == m_state;
 }
 
+void DatabaseTemplate::disconnect() noexcept {
+  m_conn.reset();
+}
+
 void DatabaseTemplate::rebase() {
   m_state = state();
 }

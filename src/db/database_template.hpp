@@ -64,6 +64,9 @@ class DatabaseTemplate {
   /// undid (the plan run's auto_explain setting and its reset) with nothing else written
   /// between (the caller compared state()). Throws as state().
   void rebase();
+  /// Closes the connection state() keeps, before a server restart ends it: a query on an ended
+  /// connection leaks its result in libpqxx 6.4. The next state() opens a new one.
+  void disconnect() noexcept;
 
  private:
   struct Setting {

@@ -687,6 +687,7 @@ void StageMeasurer::run_once() {
     ctx.progress->step(
         fmt::format("{}restarting the server for cold run {}", ctx.label, which));
     m_admin.reset();  // the restart would end its backend: a new one after it
+    if (ctx.isolation) ctx.isolation->disconnect();  // the same
     ctx.provider->restart();
   }
   ctx.progress->step(fmt::format("{}cold run {}", ctx.label, which));
