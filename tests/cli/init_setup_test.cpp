@@ -13,6 +13,7 @@
 #include "config/config.hpp"
 #include "results/json.hpp"
 #include "results/results.hpp"
+#include "support/apps.hpp"
 #include "support/support.hpp"
 
 namespace coldgate::testing {
@@ -21,29 +22,6 @@ namespace {
 namespace fs = std::filesystem;
 
 const std::vector<std::string> k_local{"CI=", "GITHUB_ACTIONS="};  // a developer's shell
-
-// tests/apps/<name> copied into `to` (without what a run of it left: __pycache__, node_modules)
-// and made a git repository, as a clone would be.
-void copy_app(const std::string& name, const fs::path& to) {
-  const fs::path from = source_dir() / "tests/apps" / name;
-  fs::create_directories(to);
-  for (auto it = fs::recursive_directory_iterator(from); it != fs::recursive_directory_iterator();
-       ++it) {
-    const std::string file = it->path().filename().string();
-    if (file == "__pycache__" || file == "node_modules") {
-      it.disable_recursion_pending();
-      continue;
-    }
-    const fs::path target = to / fs::relative(it->path(), from);
-    if (it->is_directory()) {
-      fs::create_directories(target);
-    } else {
-      fs::copy_file(it->path(), target);
-      fs::permissions(target, fs::status(it->path()).permissions());
-    }
-  }
-  run_git(to, {"init", "-q"});
-}
 
 bool ends_with(const std::string& text, const std::string& end) {
   return text.size() >= end.size() && text.compare(text.size() - end.size(), end.size(), end) == 0;
@@ -102,7 +80,7 @@ void clone_to_passing_gate(const fs::path& app, const std::vector<std::string>& 
 TEST(InitSetup, TheDjangoExampleFromCloneToAPassingGate) {
   TempDir dir;
   const fs::path app = dir / "shop";
-  copy_app("django", app);
+  clone_example_app("django", app);
   clone_to_passing_gate(
       app, {"/usr/bin/python3 manage.py migrate", "/usr/bin/python3 manage.py loaddata shop"},
       "recognised Django (manage.py)\n"
@@ -132,7 +110,7 @@ TEST(InitSetup, TheSequelizeExampleFromCloneToAPassingGate) {
       << modules << " is missing: ci/setup.sh --test installs the Sequelize example's packages";
   TempDir dir;
   const fs::path app = dir / "blog";
-  copy_app("sequelize", app);
+  clone_example_app("sequelize", app);
   fs::create_directory_symlink(modules, app / "node_modules");
   clone_to_passing_gate(
       app, {"npx sequelize-cli db:migrate", "npx sequelize-cli db:seed:all"},

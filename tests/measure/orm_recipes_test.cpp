@@ -11,6 +11,7 @@
 
 #include "results/json.hpp"
 #include "results/results.hpp"
+#include "support/apps.hpp"
 #include "support/support.hpp"
 
 namespace coldgate::testing {
@@ -25,26 +26,10 @@ std::vector<std::string> developer_env() {
   return {"CI=", "GITHUB_ACTIONS=", std::string("PATH=/usr/bin:") + (path ? path : "")};
 }
 
-// tests/apps/<name> copied into `to` as a clone would hold it (no __pycache__ or node_modules),
-// its recipe.yaml as coldgate.yaml.
+// tests/apps/<name> cloned into `to`, its recipe.yaml as coldgate.yaml.
 void clone_app(const std::string& name, const fs::path& to) {
-  const fs::path from = source_dir() / "tests/apps" / name;
-  fs::create_directories(to);
-  for (auto it = fs::recursive_directory_iterator(from); it != fs::recursive_directory_iterator();
-       ++it) {
-    const std::string file = it->path().filename().string();
-    if (file == "__pycache__" || file == "node_modules") {
-      it.disable_recursion_pending();
-      continue;
-    }
-    const fs::path target = to / fs::relative(it->path(), from);
-    if (it->is_directory())
-      fs::create_directories(target);
-    else
-      fs::copy_file(it->path(), target);
-  }
+  clone_example_app(name, to);
   fs::copy_file(to / "recipe.yaml", to / "coldgate.yaml");
-  run_git(to, {"init", "-q"});
 }
 
 bool ends_with(const std::string& text, const std::string& end) {
