@@ -39,6 +39,21 @@ Error failed(const std::string& name, const std::string& what) {
   return Error(ExitCode::infrastructure, fmt::format("database {}: isolation", name), what);
 }
 
+// Inside a catch: the server's error or coldgate's own in flight as failed(name, doing + its
+// text), an interrupt and any other exception as they are.
+[[noreturn]] void rethrow_as_failed(const std::string& name, const std::string& doing) {
+  try {
+    throw;
+  } catch (const pqxx::failure& e) {
+    std::string what = e.what();
+    while (!what.empty() && what.back() == '\n') what.pop_back();
+    throw failed(name, doing + what);
+  } catch (const Error& e) {
+    if (e.code() == ExitCode::interrupted) throw;
+    throw failed(name, doing + e.message());
+  }
+}
+
 // Templates that runs on this server left when they could not drop them (SIGKILL, the server
 // lost under them): those whose owner is gone. A template whose database is missing (killed
 // between its drop and its copy) becomes that database again; any other is dropped. What
@@ -212,13 +227,8 @@ std::string DatabaseTemplate::state() {
         "ORDER BY schemaname, sequencename), '') FROM pg_sequences",
         "isolation");
     return out + " " + r[0][0].c_str();
-  } catch (const pqxx::failure& e) {
-    std::string what = e.what();
-    while (!what.empty() && what.back() == '\n') what.pop_back();
-    throw failed(m_name, "cannot tell whether a run changed it: " + what);
-  } catch (const Error& e) {
-    if (e.code() == ExitCode::interrupted) throw;
-    throw failed(m_name, "cannot tell whether a run changed it: " + e.message());
+  } catch (const std::exception&) {
+    rethrow_as_failed(m_name, "cannot tell whether a run changed it: ");
   }
 }
 
@@ -256,13 +266,8 @@ bool DatabaseTemplate::restore() {
       tx.commit();
     }
     m_state = state();
-  } catch (const pqxx::failure& e) {
-    std::string what = e.what();
-    while (!what.empty() && what.back() == '\n') what.pop_back();
-    throw failed(m_name, "cannot copy it from its template again: " + what);
-  } catch (const Error& e) {
-    if (e.code() == ExitCode::interrupted) throw;
-    throw failed(m_name, "cannot copy it from its template again: " + e.message());
+  } catch (const std::exception&) {
+    rethrow_as_failed(m_name, "cannot copy it from its template again: ");
   }
   return true;
 }
