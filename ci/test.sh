@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 if [[ $(id -u) -ne 0 ]]; then
-  exec sudo --preserve-env=CI,PATH bash "$0" "$@"
+  exec sudo --preserve-env=CI,PATH,COLDGATE_TEST_TMPDIR bash "$0" "$@"
 fi
 
 bash ci/setup.sh --test
@@ -15,16 +15,18 @@ bash ci/setup.sh --test
 bash ci/pg-versions.sh >/dev/null
 bash ci/build.sh asan
 
+cleanup=()
+trap 'for c in "${cleanup[@]}"; do eval "$c"; done' EXIT
+
 # podman, the postgres:15 test image and podman's Docker-compatible API for the docker CLI.
 service_pid_file=/run/coldgate-podman/service.pid
 before=$(cat "$service_pid_file" 2>/dev/null || true)
 export "$(bash ci/setup-podman.sh)"
 after=$(cat "$service_pid_file" 2>/dev/null || true)
 if [[ -n "$after" && "$after" != "$before" ]]; then
-  trap 'kill "$after" 2>/dev/null || true' EXIT  # the service we started ends with us
+  cleanup+=("kill $after 2>/dev/null || true")  # the service we started ends with us
 fi
 
-export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
-export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+source ci/test-env.sh  # TMPDIR on a tmpfs when there is room, the sanitizers' options
 cd build-asan
 ctest --output-on-failure -j "$(nproc)" --timeout 600 -LE package
