@@ -3,6 +3,8 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <map>
+#include <mutex>
 #include <random>
 
 #include <unistd.h>
@@ -88,7 +90,51 @@ void tidy_left_templates(Connection& admin) {
   }
 }
 
+// Transaction ids coldgate took itself (own_transactions), per server, in this process: every
+// side of an `ab` or a `stack` has its template on the one server.
+std::mutex g_own_mutex;
+std::map<std::string, long long> g_own_xids;
+
+std::string server_key(const ConnectionInfo& info) {
+  return fmt::format("{}:{}", info.host, info.port);
+}
+
+long long own_xids(const ConnectionInfo& info) {
+  std::lock_guard lock(g_own_mutex);
+  auto it = g_own_xids.find(server_key(info));
+  return it == g_own_xids.end() ? 0 : it->second;
+}
+
+// The server's first unassigned transaction id; reading it takes none (13+: pg_current_snapshot).
+long long next_xid(Connection& conn) {
+  return std::stoll(
+      conn.exec("SELECT pg_snapshot_xmax(pg_current_snapshot())::text", "isolation")[0][0].c_str());
+}
+
 }  // namespace
+
+void own_transactions(Connection& conn, const std::function<void()>& fn) {
+  if (conn.raw().server_version() < 130000) {  // no template there (why_not), nothing to count
+    fn();
+    return;
+  }
+  const long long before = next_xid(conn);
+  // Counted also when fn fails half way: what it did take is coldgate's, not a run's.
+  struct Count {
+    Connection& conn;
+    long long before;
+    ~Count() {
+      try {
+        const long long taken = next_xid(conn) - before;
+        std::lock_guard lock(g_own_mutex);
+        g_own_xids[server_key(conn.info())] += taken;
+      } catch (...) {
+        // The server is gone: the next state() fails anyway.
+      }
+    }
+  } count{conn, before};
+  fn();
+}
 
 std::string DatabaseTemplate::why_not(const ConnectionInfo& database) {
   Connection conn(with_client_defaults(database));
@@ -154,16 +200,18 @@ DatabaseTemplate::DatabaseTemplate(const ConnectionInfo& database)
       m_settings.push_back({row[0].c_str(), item.substr(0, eq), item.substr(eq + 1)});
     }
     const std::string q = admin.raw().quote_name(m_template);
-    admin.exec(fmt::format("CREATE DATABASE {} TEMPLATE {}{}", q, admin.raw().quote_name(m_name),
-                           m_strategy),
-               "isolation");
-    m_created = true;
-    admin.exec(fmt::format("COMMENT ON DATABASE {} IS {}", q,
-                           admin.raw().quote(std::string(k_template_comment) + m_name +
-                                             std::string(k_owner_mark) + owner_tag())),
-               "isolation");
-    // Nobody connects to it, autovacuum included, so a copy never waits for one to leave.
-    admin.exec("ALTER DATABASE " + q + " WITH ALLOW_CONNECTIONS false", "isolation");
+    own_transactions(admin, [&] {
+      admin.exec(fmt::format("CREATE DATABASE {} TEMPLATE {}{}", q,
+                             admin.raw().quote_name(m_name), m_strategy),
+                 "isolation");
+      m_created = true;
+      admin.exec(fmt::format("COMMENT ON DATABASE {} IS {}", q,
+                             admin.raw().quote(std::string(k_template_comment) + m_name +
+                                               std::string(k_owner_mark) + owner_tag())),
+                 "isolation");
+      // Nobody connects to it, autovacuum included, so a copy never waits for one to leave.
+      admin.exec("ALTER DATABASE " + q + " WITH ALLOW_CONNECTIONS false", "isolation");
+    });
     ConnectionInfo info = m_admin;
     info.dbname = m_name;
     Connection db(with_client_defaults(info));
@@ -205,8 +253,7 @@ std::string DatabaseTemplate::state() {
     for (int attempt = 0; out.empty(); ++attempt) {
       try {
         if (!m_conn) m_conn = std::make_unique<Connection>(with_client_defaults(m_admin));
-        out = m_conn->exec("SELECT pg_snapshot_xmax(pg_current_snapshot())::text", "isolation")[0][0]
-                  .c_str();
+        out = std::to_string(next_xid(*m_conn) - own_xids(m_admin));
       } catch (const pqxx::broken_connection&) {
         m_conn.reset();
         if (attempt > 0) throw;
@@ -240,31 +287,29 @@ void DatabaseTemplate::disconnect() noexcept {
   m_conn.reset();
 }
 
-void DatabaseTemplate::rebase() {
-  m_state = state();
-}
-
 bool DatabaseTemplate::restore() {
   util::throw_if_interrupted();
   if (unchanged()) return false;
   try {
     Connection admin(with_client_defaults(m_admin));
-    const std::string q = admin.raw().quote_name(m_name);
-    admin.exec("DROP DATABASE IF EXISTS " + q + " WITH (FORCE)", "isolation");
-    admin.exec(fmt::format("CREATE DATABASE {} TEMPLATE {} OWNER {}{}", q,
-                           admin.raw().quote_name(m_template), admin.raw().quote_name(m_owner),
-                           m_strategy),
-               "isolation");
-    // TEMPLATE copies no pg_db_role_setting row. set_config() takes the value as the setting
-    // parses it (a list such as search_path stays a list), FROM CURRENT stores it so.
-    for (const auto& s : m_settings) {
-      pqxx::work tx(admin.raw());
-      exec_params(tx, "SELECT set_config($1, $2, true)", {s.name, s.value});
-      tx.exec(fmt::format("ALTER {}DATABASE {} SET {} FROM CURRENT",
-                          s.role.empty() ? "" : "ROLE " + tx.quote_name(s.role) + " IN ", q,
-                          tx.quote_name(s.name)));
-      tx.commit();
-    }
+    own_transactions(admin, [&] {
+      const std::string q = admin.raw().quote_name(m_name);
+      admin.exec("DROP DATABASE IF EXISTS " + q + " WITH (FORCE)", "isolation");
+      admin.exec(fmt::format("CREATE DATABASE {} TEMPLATE {} OWNER {}{}", q,
+                             admin.raw().quote_name(m_template), admin.raw().quote_name(m_owner),
+                             m_strategy),
+                 "isolation");
+      // TEMPLATE copies no pg_db_role_setting row. set_config() takes the value as the setting
+      // parses it (a list such as search_path stays a list), FROM CURRENT stores it so.
+      for (const auto& s : m_settings) {
+        pqxx::work tx(admin.raw());
+        exec_params(tx, "SELECT set_config($1, $2, true)", {s.name, s.value});
+        tx.exec(fmt::format("ALTER {}DATABASE {} SET {} FROM CURRENT",
+                            s.role.empty() ? "" : "ROLE " + tx.quote_name(s.role) + " IN ", q,
+                            tx.quote_name(s.name)));
+        tx.commit();
+      }
+    });
     m_state = state();
   } catch (const std::exception&) {
     rethrow_as_failed(m_name, "cannot copy it from its template again: ");

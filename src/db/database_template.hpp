@@ -1,5 +1,6 @@
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -28,6 +29,14 @@ inline constexpr std::string_view k_template_comment =
 /// back to its missing database) by the next template made on that server.
 class Connection;
 
+/// Runs `fn`, a change coldgate itself makes on the server `conn` is connected to (a copy made
+/// again, a template made, a setting it puts back), and counts the transaction ids taken
+/// meanwhile as coldgate's own, so that no DatabaseTemplate of this process on that server
+/// reads them as a run's write. Without it, under `ab` and `stack` (two or more templates on
+/// one server) one side's copy reads as a write to the other, and every cold run would copy.
+/// Throws what fn throws, or Error(infrastructure) when the server is lost.
+void own_transactions(Connection& conn, const std::function<void()>& fn);
+
 class DatabaseTemplate {
  public:
   /// Why `database` cannot be kept and restored by its role, one line that says how to allow
@@ -52,18 +61,14 @@ class DatabaseTemplate {
   /// unless unchanged(); returns whether it did. Any session on it is ended. Throws
   /// Error(infrastructure) when the server refuses or is lost, Error(interrupted).
   bool restore();
-  /// True when the database is still as it was last made (or rebase()d): the server's next
+  /// True when the database is still as it was last made: the server's next
   /// transaction id and its sequences' values are the same. Throws Error(infrastructure) when
   /// the server is lost.
   bool unchanged();
   /// What unchanged() compares: the server's first unassigned transaction id
-  /// (pg_snapshot_xmax(pg_current_snapshot()) while no transaction runs) and the sequences'
-  /// values, as text. Throws Error(infrastructure) when the server is lost.
+  /// (pg_snapshot_xmax(pg_current_snapshot()) while no transaction runs) less the ids coldgate
+  /// took itself (own_transactions), and the sequences' values, as text. Throws Error(infrastructure) when the server is lost.
   std::string state();
-  /// Takes the database as it is now for as setup left it: after coldgate's own change that it
-  /// undid (the plan run's auto_explain setting and its reset) with nothing else written
-  /// between (the caller compared state()). Throws as state().
-  void rebase();
   /// Closes the connection state() keeps, before a server restart ends it: a query on an ended
   /// connection leaks its result in libpqxx 6.4. The next state() opens a new one.
   void disconnect() noexcept;
@@ -83,7 +88,7 @@ class DatabaseTemplate {
   bool m_created = false;
   bool m_sequences = false;  // it has sequences: state() reads their values
   std::unique_ptr<Connection> m_conn;  // to m_admin, kept: state() is asked before every run
-  std::string m_state;       // state() when it was last made or rebased
+  std::string m_state;       // state() when it was last made
 };
 
 }  // namespace coldgate::db

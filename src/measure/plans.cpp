@@ -302,17 +302,22 @@ std::vector<CapturedPlan> resolve(std::vector<CapturedPlan> plans,
 // next stage's runs would still be slower, so it is an error when it happens during the run).
 class PlanLogging {
  public:
+  // Set and reset are coldgate's own writes: no isolation copy reads them as the run's.
   PlanLogging(db::Connection& conn, std::string dbname) : m_conn(conn), m_db(std::move(dbname)) {
-    m_conn.exec(fmt::format("ALTER DATABASE {} SET auto_explain.log_min_duration = 0",
-                            m_conn.raw().quote_name(m_db)),
-                "plan capture");
+    db::own_transactions(m_conn, [&] {
+      m_conn.exec(fmt::format("ALTER DATABASE {} SET auto_explain.log_min_duration = 0",
+                              m_conn.raw().quote_name(m_db)),
+                  "plan capture");
+    });
   }
   void off() {
     if (!m_on) return;
     m_on = false;
-    m_conn.exec(fmt::format("ALTER DATABASE {} RESET auto_explain.log_min_duration",
-                            m_conn.raw().quote_name(m_db)),
-                "plan capture");
+    db::own_transactions(m_conn, [&] {
+      m_conn.exec(fmt::format("ALTER DATABASE {} RESET auto_explain.log_min_duration",
+                              m_conn.raw().quote_name(m_db)),
+                  "plan capture");
+    });
   }
   ~PlanLogging() {
     try {
@@ -357,25 +362,14 @@ std::vector<CapturedPlan> capture_plans(const config::Stage& stage, const RunCon
   plan_ctx.check_snapshots = false;
   plan_ctx.label = ctx.label + "plan run: ";
   std::vector<db::StatementStats> statements;
-  // auto_explain set and reset for the database is a write of ours; when the run between wrote
-  // nothing, the database is as unchanged after it as before (db::DatabaseTemplate::rebase).
-  db::DatabaseTemplate* kept =
-      ctx.isolation && stage.isolation != config::Isolation::none &&
-              stages_database(ctx).dbname == ctx.isolation->database() &&
-              ctx.isolation->unchanged()
-          ? ctx.isolation.get()
-          : nullptr;
   try {
     db::reset_profile(admin.raw());
     {
       PlanLogging logging(admin, stages_database(ctx).dbname);
-      const std::string before = kept ? kept->state() : "";
       StageMeasurer m(once, plan_ctx);
       m.run_once();  // a failed run keeps what it logged before it failed
-      if (kept && kept->state() != before) kept = nullptr;
       logging.off();
     }
-    if (kept) kept->rebase();
     statements = db::read_profile(admin.raw(), probe_statements());
   } catch (const pqxx::failure& e) {
     throw Error(ExitCode::infrastructure, where, e.what());

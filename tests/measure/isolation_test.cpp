@@ -204,6 +204,40 @@ TEST_F(Isolation, ACopyIsMadeOnlyAfterARunThatChangedTheDatabase) {
       << w.snapshot->diff;
 }
 
+// Under `ab` both sides keep a template on one server, so one side's copy takes transaction ids
+// while the other side's database is unchanged: those are coldgate's own, not a run's write.
+// A stage that only reads gets no copy on either side; one that writes gets one before each of
+// its later runs on both.
+TEST_F(Isolation, UnderAbOneSidesCopyIsNotAWriteToTheOther) {
+  config("  - name: read\n"
+         "    query: select id, name from item where id > 49 order by id\n"
+         "    runs: 3\n"
+         "  - name: writer\n"
+         "    query: insert into item select max(id) + 1, 'w', 0 from item returning 1 as one\n",
+         "{ runs: 2, warm: 0, isolation: run }");
+  // Gated on a count, so that the verdict (an A/A: exit 0) does not hang on the machine's speed.
+  dir.write("coldgate.yaml", slurp(dir / "coldgate.yaml") + "gate: { metrics: [db_queries] }\n");
+  dir.write(".gitignore", "coldgate-out/\nsnapshots/\n");
+  testing::run_git(dir.path(), {"init", "-q"});
+  testing::run_git(dir.path(), {"add", "-A"});
+  testing::run_git(dir.path(), {"commit", "-q", "-m", "base"});
+  const std::string base = testing::run_git(dir.path(), {"rev-parse", "HEAD"});
+  dir.write("README.md", "docs only\n");
+  testing::run_git(dir.path(), {"add", "-A"});
+  testing::run_git(dir.path(), {"commit", "-q", "-m", "head: docs"});
+  auto r = run_coldgate({"ab", "--base", base, "--allow-no-baseline"}, dir.path(), "",
+                        {"CI=", "GITHUB_ACTIONS=", "GITHUB_BASE_REF=", "GITHUB_HEAD_REF="});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // None for `read`, on either side.
+  std::vector<std::string> got = copies(r.err);
+  // Base run i, then head run i: base's first write is one head's first run cannot tell from a
+  // write to its own database (the server's next transaction id is all it reads).
+  EXPECT_EQ(got, (std::vector<std::string>{"head: writer: cold run 1/2", "base: writer: cold run 2/2",
+                                            "head: writer: cold run 2/2", "base: writer: the plan run",
+                                            "head: writer: the plan run"}))
+      << r.err;
+}
+
 TEST_F(Isolation, ACopyKeepsTheDatabasesSettings) {
   // Set by setup for the database and for the role in it: TEMPLATE copies neither.
   dir.write("settings.sql",
