@@ -306,7 +306,13 @@ bool find_lone_surrogate(std::string_view json, std::size_t offset, std::size_t&
   const std::size_t read = builder.error_position();
   std::size_t offset = read > 0 ? read - 1 : 0;
   const std::string& what = builder.error_what();
-  auto has = [&](std::string_view s) { return what.find(s) != std::string::npos; };
+  // The error's kind comes from nlohmann's own words only: its message also quotes the input
+  // it read last ("; last read: '<token>'"), and an input holding the words of another error
+  // ("control character" in a string cut short) would take that error's branch.
+  std::string own_words = what;
+  const std::string echo = "; last read: '" + builder.error_token() + "'";
+  if (auto at = own_words.find(echo); at != std::string::npos) own_words.erase(at, echo.size());
+  auto has = [&](std::string_view s) { return own_words.find(s) != std::string::npos; };
   // Decided from the input, not from nlohmann's wording, which differs between its versions.
   if (json.find_first_not_of(" \t\r\n") == std::string_view::npos) {
     fail(source, json.size(), "empty input; expected a JSON value");
@@ -330,7 +336,7 @@ bool find_lone_surrogate(std::string_view json, std::size_t offset, std::size_t&
     if (find_lone_surrogate(json, read, at, escape)) fail(source, at, "lone surrogate " + escape);
     fail(source, offset, "lone surrogate escape");
   }
-  if (has("control character")) {
+  if (has("control character") && offset < json.size()) {
     char code[8];
     std::snprintf(code, sizeof code, "U+%04X", static_cast<unsigned char>(json[offset]));
     fail(source, offset,

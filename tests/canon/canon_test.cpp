@@ -333,6 +333,29 @@ TEST(CanonErrors, ExactMessagesAndOffsets) {
   }
 }
 
+// fuzz_canon (heap-buffer-overflow, tests/fuzz/corpus/canon/error-words-in-a-cut-escape.json):
+// nlohmann's message quotes the input it read last, and an input cut short in a \u escape
+// that held the words "control character" got that error, at the byte past its end, read.
+// Each input here must get the message of the same input without the words.
+TEST(CanonErrors, TheWordsOfAnErrorInTheInputDoNotChooseTheMessage) {
+  for (const std::string words : {"control character", "ill-formed UTF-8", "surrogate U+",
+                                  "expected end of input", "unexpected end of input",
+                                  "missing closing quote", "invalid literal"}) {
+    for (const std::string tail : {"\\u0", "\\u00zz\"]", "\\q\"]", "\\u12"}) {
+      const std::string plain = "[\"" + tail;
+      const std::string worded = "[\"" + words + " " + tail;
+      // The same message, its byte offset ("input: byte N: …") moved past the words.
+      std::string expected = error_of(plain);
+      const std::size_t colon = expected.find(':', 12);
+      const std::size_t at = std::stoul(expected.substr(12, colon - 12));
+      expected = "input: byte " + std::to_string(at + words.size() + 1) + expected.substr(colon);
+      EXPECT_EQ(error_of(worded), expected) << worded;
+    }
+  }
+  EXPECT_EQ(error_of("[\"control character \\u0"),
+            "input: byte 23: invalid string: '\\u' must be followed by 4 hex digits");
+}
+
 TEST(CanonErrors, DuplicateKeyNextToHugeNumbers) {
   EXPECT_EQ(error_of(R"({"n":1e400,"n":2})"),
             "input: byte 11: duplicate key \"n\"; each member name may appear once per object");
