@@ -16,6 +16,7 @@
 //   statement's per-run values (missing runs counting 0);
 // - the Results holding the table, the db_* metrics and the diagnoses are written by
 //   results::to_json and read back by from_json, and the second writing is the first.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>

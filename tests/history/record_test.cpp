@@ -591,29 +591,6 @@ TEST(HistoryStatements, AHistoryBaselineGivesTheGateTheVerdictsOfAResultsFileBas
 namespace coldgate::history {
 namespace {
 
-// The fuzz target's invariant on its seed corpus, in every build: a file reads to a record
-// that writes and reads back to the same text, or is refused as a usage error naming it.
-TEST(HistoryRecord, TheFuzzCorpusReadsOrIsRefusedByName) {
-  int read = 0;
-  int refused = 0;
-  for (const auto& entry :
-       std::filesystem::directory_iterator(testing::source_dir() / "tests/fuzz/corpus/history")) {
-    const std::string name = entry.path().filename().string();
-    const std::string text = testing::slurp(entry.path());
-    try {
-      const std::string once = to_json(from_json(text, name));
-      EXPECT_EQ(to_json(from_json(once, name)), once) << name;
-      ++read;
-    } catch (const Error& e) {
-      EXPECT_EQ(e.code(), ExitCode::usage) << name;
-      EXPECT_EQ(e.where(), name);
-      ++refused;
-    }
-  }
-  EXPECT_GE(read, 1);
-  EXPECT_GE(refused, 2);
-}
-
 // The fuzz seed with statement tables: one with every figure, one an older results' (no
 // text_id, no blocks), a stage without a table and one with an empty table.
 TEST(HistoryRecord, TheStatementsSeedReadsWithItsTables) {

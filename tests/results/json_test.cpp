@@ -261,24 +261,10 @@ TEST(ResultsJson, HeadSourceIsWrittenAndItsAbsenceReadsAsMeasured) {
   EXPECT_FALSE(from_json(doc.dump(), "head.json").gate->head_cached);
 }
 
-// fuzz/fuzz_results.cpp's invariant on its seeds, in every build: each reads and its text is a
-// fixed point after one round, or is refused as a usage error naming the file; the history
-// seed reads with its block.
-TEST(ResultsJson, TheFuzzSeedsAreFixedPointsOrRefusedByName) {
-  std::size_t refused = 0;
+// The fuzz seed of a results file with a history baseline reads with its block (the seeds'
+// properties themselves are fuzz_results' own, replayed by ctest FuzzCorpus.results).
+TEST(ResultsJson, TheHistoryFuzzSeedReadsWithItsBlock) {
   const auto corpus = testing::source_dir() / "tests/fuzz/corpus/results";
-  for (const auto& entry : std::filesystem::directory_iterator(corpus)) {
-    const std::string name = entry.path().filename().string();
-    try {
-      const std::string once = to_json(from_json(testing::slurp(entry.path()), name));
-      EXPECT_EQ(to_json(from_json(once, name)), once) << name;
-    } catch (const Error& e) {
-      EXPECT_EQ(e.code(), ExitCode::usage) << name;
-      EXPECT_EQ(e.where(), name);
-      ++refused;
-    }
-  }
-  EXPECT_GE(refused, 1u) << "wrong-schema.json";
   Results seeded = from_json(testing::slurp(corpus / "history.json"), "history.json");
   ASSERT_TRUE(seeded.history);
   ASSERT_TRUE(seeded.gate);
