@@ -64,8 +64,9 @@ for ((k = 1; k <= runs; k++)); do
   seconds=$(($(date +%s) - t0))
   tests=$(grep -oP 'tests failed out of \K[0-9]+' "$out/run-$k.log" || echo 0)
   failed=$(grep -oP '[0-9]+(?= tests failed out of)' "$out/run-$k.log" || echo "?")
-  names=$(sed -n '/The following tests FAILED/,$p' "$out/run-$k.log" | grep -oP '^\s+\d+ - \K\S+' | paste -sd, -)
-  ((status == 0)) || failed_runs=$((failed_runs + 1))
+  names=$(sed -n '/The following tests FAILED/,$p' "$out/run-$k.log" | grep -oP '^\s+\d+ - \K\S+' | paste -sd, - || true)
+  # A run that ran no test proves nothing: it counts as failed.
+  ((status == 0 && tests > 0)) || failed_runs=$((failed_runs + 1))
   printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$k" "$start" "$seconds" "$tests" "$failed" "${names:--}" | tee -a "$out/runs.tsv"
 done
 echo "$failed_runs of $runs runs failed (logs: $out)" | tee -a "$out/about.txt"
