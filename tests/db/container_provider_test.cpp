@@ -161,6 +161,8 @@ TEST_P(ContainerProviderTest, StartsRestartsAndRemovesEverything) {
   p.stop();  // a second stop is a no-op
 }
 
+// How long the failed pull takes is bench/provider_times.sh's figure (--container), against
+// the engine's own `pull`.
 TEST_P(ContainerProviderTest, MissingImageIsAClearErrorWithTheEnginesWords) {
   const std::string engine = GetParam();
   ASSERT_EQ(container_setup_problem(engine), "");
@@ -170,7 +172,6 @@ TEST_P(ContainerProviderTest, MissingImageIsAClearErrorWithTheEnginesWords) {
   options.where = "coldgate.yaml:2:3";
   db::ContainerProvider p(options);
   EXPECT_EQ(p.image(), "postgres:99");
-  auto t0 = std::chrono::steady_clock::now();
   try {
     p.start();
     FAIL() << "started without an image";
@@ -183,7 +184,6 @@ TEST_P(ContainerProviderTest, MissingImageIsAClearErrorWithTheEnginesWords) {
     EXPECT_EQ(what.substr(0, first.size()), first) << what;
     EXPECT_GT(what.size(), first.size()) << "the engine's stderr tail follows";
   }
-  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(30));
   EXPECT_TRUE(containers_of_run(engine, p.run_id()).empty());
 }
 

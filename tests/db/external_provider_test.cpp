@@ -6,7 +6,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <filesystem>
 
 #include "db/connection.hpp"
@@ -42,9 +41,9 @@ TEST(ExternalProvider, KeyValueStringWorksToo) {
   EXPECT_EQ(p.connection_info().port, ci.port);
 }
 
-TEST(ExternalProvider, RefusedConnectionFailsAtOnceWithPasswordMasked) {
+// How long the refusal takes is bench/provider_times.sh's figure, against libpq's own connect.
+TEST(ExternalProvider, RefusedConnectionFailsWithPasswordMasked) {
   ExternalProvider p(external("postgresql://app:hunter2@127.0.0.1:1/shop"));
-  auto t0 = std::chrono::steady_clock::now();
   try {
     p.start();
     FAIL();
@@ -59,13 +58,14 @@ TEST(ExternalProvider, RefusedConnectionFailsAtOnceWithPasswordMasked) {
         << e.message();
     EXPECT_EQ(e.message().find("hunter2"), std::string::npos);
   }
-  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(2));
 }
 
 // A loopback listener that never answers: the TCP handshake completes in the kernel, the
 // PostgreSQL startup reply never comes. Stands in for a blackholed host without sending
-// traffic anywhere but 127.0.0.1.
-TEST(ExternalProvider, SilentServerTimesOutWithinConnectTimeout) {
+// traffic anywhere but 127.0.0.1. That the URL's connect_timeout is the one libpq gets is
+// DbConnection.ClientDefaultsKeepTheConnectTimeoutGiven; how long the wait is,
+// bench/provider_times.sh.
+TEST(ExternalProvider, SilentServerFailsWhenTheConnectTimeoutFires) {
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in a{};
   a.sin_family = AF_INET;
@@ -77,16 +77,12 @@ TEST(ExternalProvider, SilentServerTimesOutWithinConnectTimeout) {
   int port = ntohs(a.sin_port);
   ExternalProvider p(
       external(fmt::format("postgresql://app@127.0.0.1:{}/shop?connect_timeout=2", port)));
-  auto t0 = std::chrono::steady_clock::now();
   try {
     p.start();
     FAIL();
   } catch (const Error& e) {
     EXPECT_NE(e.message().find("timeout expired"), std::string::npos) << e.message();
   }
-  auto waited = std::chrono::steady_clock::now() - t0;
-  EXPECT_GE(waited, std::chrono::milliseconds(1500));
-  EXPECT_LT(waited, std::chrono::milliseconds(4500));
   ::close(fd);
 }
 

@@ -113,7 +113,8 @@ TEST(LocalProvider, AppliesConfiguredSettingsOverFastDefaults) {
   EXPECT_EQ(server.settings.at("work_mem"), "8MB");
 }
 
-TEST(LocalProvider, RestartStartsAFreshServerFast) {
+// How long a restart takes is bench/provider_times.sh's figure, against `pg_ctl restart`.
+TEST(LocalProvider, RestartStartsAFreshServerOnTheSameUrl) {
   auto& cluster = shared_cluster();
   auto start_time = [&] {
     Connection c(cluster.connection_info());
@@ -122,16 +123,11 @@ TEST(LocalProvider, RestartStartsAFreshServerFast) {
   std::string before = start_time();
   pid_t pid_before = cluster.postmaster_pid();
   auto url_before = cluster.connection_info().url();
-  auto t0 = std::chrono::steady_clock::now();
   cluster.restart();
-  double ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   EXPECT_NE(start_time(), before);
   EXPECT_NE(cluster.postmaster_pid(), pid_before);
   EXPECT_TRUE(postmasters_of(cluster.data_dir()).size() == 1u);
   EXPECT_EQ(cluster.connection_info().url(), url_before);
-  EXPECT_LT(ms, 2000) << "restart took " << ms << " ms (target 500 ms on an idle machine)";
-  RecordProperty("restart_ms", std::to_string(static_cast<int>(ms)));
 }
 
 TEST(LocalProvider, StopLeavesNoProcessAndNoFiles) {

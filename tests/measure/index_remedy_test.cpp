@@ -4,9 +4,11 @@
 // `--try` measures that index in a copy of the database: fewer blocks per call, faster, the
 // same snapshot, recommended; with the index there is no diagnosis. Correlated columns give
 // `misestimate`, whose ANALYZE and extended statistics are measured. What is asserted rests on
-// counts (rows removed, blocks per call) and plan figures, except "faster": a sequential scan
-// of 2,000,000 rows against an index lookup of 500, apart in every one of 5 runs each. Parallel
-// query is off so that the plans' per-loop figures are the whole scan's.
+// counts (rows removed, blocks per call) and plan figures, except the recommendation, which is
+// coldgate's own verdict on the measured runs (every run apart from as is's): a sequential scan
+// of 2,000,000 rows against an index lookup of 500. No duration is asserted here; the margin
+// between the two is bench/provider_times.sh's figure (--remedy). Parallel query is off so that
+// the plans' per-loop figures are the whole scan's.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -140,14 +142,12 @@ TEST_F(IndexRemedyTest, AMissingIndexIsNamedItsIndexMeasuredAndRecommendedAndGon
     const double after = index->statement_blocks_per_call.begin()->second;
     EXPECT_GT(before, 10000);
     EXPECT_LT(after * 5, before);
-    // Faster in every run: the slowest with the index beats the fastest as is.
+    // Five measured runs each, interleaved: what the recommendation below is decided on.
     const Metric* a = as_is.find("wall_ms");
     const Metric* b = index->find("wall_ms");
     ASSERT_TRUE(a && b);
-    ASSERT_EQ(a->cold.size(), 5u);
-    ASSERT_EQ(b->cold.size(), 5u);
-    EXPECT_LT(*std::max_element(b->cold.begin(), b->cold.end()),
-              *std::min_element(a->cold.begin(), a->cold.end()));
+    EXPECT_EQ(a->cold.size(), 5u);
+    EXPECT_EQ(b->cold.size(), 5u);
   }
   // Recommended, with its blocks per call, for both stages.
   std::size_t at = 0;

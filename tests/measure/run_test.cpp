@@ -1,8 +1,10 @@
 // `coldgate run` end to end: the real binary, a real PostgreSQL from the local provider.
+#include <fmt/core.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 
 #include <cerrno>
+#include <chrono>
 #include <fstream>
 #include <map>
 #include <set>
@@ -132,11 +134,22 @@ TEST_F(RunTest, SqlStageMeasuresEveryColdRunInItsOwnProcessAndSnapshotsTheDocume
   EXPECT_EQ(r.setup[0].label, "sql schema.sql");
 }
 
+// The warm repetition sleeps for as long as it has been since `coldgate run` was started here,
+// so it lasts longer than anything the cold run's clock (from the probe's spawn, which comes
+// later) can have counted by then; had the warm repetition been in the cold figure, the cold
+// figure would be the longer. The first query on a connection (the cold repetition) does not
+// sleep. So the comparison decides the claim whatever the machine's load. How much a cold run
+// adds to its query is bench/provider_times.sh's figure, against psql.
 TEST_F(RunTest, ColdWallTimeEndsWithTheColdRepetitionNotTheWarmOnes) {
-  config("  - name: sleepy\n"
-         "    query: select pg_sleep(1)\n"
-         "    runs: 1\n"
-         "    warm: 2\n");
+  const double started_s =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  config(fmt::format("  - name: sleepy\n"
+                     "    query: select pg_sleep(case when current_setting('coldgate_test.warm', "
+                     "true) is null then 0 else extract(epoch from clock_timestamp()) - {:.6f} "
+                     "end), set_config('coldgate_test.warm', 'yes', false)\n"
+                     "    runs: 1\n"
+                     "    warm: 1\n",
+                     started_s));
   auto r = run();
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   Results res = results();
@@ -144,15 +157,10 @@ TEST_F(RunTest, ColdWallTimeEndsWithTheColdRepetitionNotTheWarmOnes) {
   double cold = s.find("wall_ms")->cold.at(0);
   double query = s.find("query_ms")->cold.at(0);
   double connect = s.find("connect_ms")->cold.at(0);
-  EXPECT_GE(query, 1000);
-  EXPECT_GT(cold, query + connect);
-  // The two warm repetitions (1 s each) run in the same process after the cold one: were they
-  // in the cold number, process start-up (not otherwise bounded) would have to be negative.
+  EXPECT_GT(cold, query + connect);  // a whole process: it covers connecting and the query
   const auto& warm = s.find("wall_ms")->warm;
-  ASSERT_EQ(warm.size(), 2u);
-  EXPECT_GE(warm[0], 1000);
-  EXPECT_LT(cold, query + connect + warm[0] + warm[1]) << "cold wall_ms includes the warm runs";
-  EXPECT_LT(cold, query + connect + 1900) << "start-up took ~2 s or the warm runs are counted";
+  ASSERT_EQ(warm.size(), 1u);
+  EXPECT_LT(cold, warm[0]) << "cold wall_ms includes the warm repetition";
 }
 
 TEST_F(RunTest, ChangedDataFailsWithThePathLevelDiffAndAcceptMakesItPass) {
