@@ -1,15 +1,14 @@
 // `coldgate init` through the binary: the kind of dump it detects, the setup step it writes for
 // each, the external provider without the password, and that coldgate's own loader reads what
 // it wrote. tests/cli/golden/init-*.yaml hold two whole files (COLDGATE_UPDATE_GOLDEN=1 rewrites
-// them; review the diff before committing).
+// them, support/golden.hpp; review the diff before committing).
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <filesystem>
 
 #include "config/config.hpp"
+#include "support/golden.hpp"
 #include "support/support.hpp"
-#include "util/fs.hpp"
 
 namespace coldgate::testing {
 namespace {
@@ -17,14 +16,7 @@ namespace {
 namespace fs = std::filesystem;
 
 void expect_golden(const std::string& name, const std::string& actual) {
-  fs::path golden = source_dir() / "tests/cli/golden" / name;
-  const char* update = std::getenv("COLDGATE_UPDATE_GOLDEN");
-  if (update && std::string(update) == "1") {
-    util::write_file_atomic(golden, actual);
-    return;
-  }
-  EXPECT_EQ(actual, slurp(golden)) << "tests/cli/golden/" << name
-                                   << " differs (COLDGATE_UPDATE_GOLDEN=1 rewrites it)";
+  testing::expect_golden(source_dir() / "tests/cli/golden" / name, actual);
 }
 
 // What pg_dump writes for a small database: schema, then COPY … FROM stdin data ended by `\.`.

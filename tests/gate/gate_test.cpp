@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "results/json.hpp"
+#include "support/golden.hpp"
 #include "support/support.hpp"
 #include "util/error.hpp"
 
@@ -53,7 +54,8 @@ Results fixture(const std::string& name) {
   return results::from_json(testing::slurp(path), name);
 }
 
-// One line per verdict: what the golden file holds.
+// One line per verdict: what the golden file tests/gate/fixtures/expected-gate.txt holds
+// (COLDGATE_UPDATE_GOLDEN=1 rewrites it, support/golden.hpp; review the diff).
 std::string lines(const GateResult& g) {
   std::string out;
   auto num = [](const std::optional<double>& v) { return v ? fmt::format("{:.10g}", *v) : "-"; };
@@ -127,8 +129,8 @@ TEST(Gate, ARunThatStoppedFailsWithWhyAsItsVerdict) {
 TEST(GateCompare, FixturesGiveTheGoldenVerdicts) {
   Results head = fixture("head.json");
   head.gate = compare(head, fixture("base.json"), "base.json", {});
-  EXPECT_EQ(lines(*head.gate),
-            testing::slurp(testing::source_dir() / "tests/gate/fixtures/expected-gate.txt"));
+  testing::expect_golden(testing::source_dir() / "tests/gate/fixtures/expected-gate.txt",
+                         lines(*head.gate));
   EXPECT_EQ(verdict(head),
             "failed: 1 stage failed (broken), 4 regressions (config-load wall_ms 10.4×, jit "
             "jit_total_ms from 0, single wall_ms 13.3×, memory peak_rss_bytes 12.0×), 1 snapshot "

@@ -2,11 +2,9 @@
 
 #include <gtest/gtest.h>
 
-#include <cstdlib>
-
+#include "support/golden.hpp"
 #include "support/support.hpp"
 #include "util/error.hpp"
-#include "util/fs.hpp"
 
 namespace coldgate::measure {
 using namespace coldgate::results;
@@ -92,14 +90,12 @@ TEST(Explain, RejectsWhatIsNotExplainOutput) {
 // Golden files: tests/measure/golden/<case>.json is what PostgreSQL 15 printed for
 // EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) (plan_only: EXPLAIN (FORMAT JSON)); <case>.txt is
 // plan_text of it, checked line by line against the server's text format of the same query
-// (times aside). COLDGATE_UPDATE_GOLDEN=1 rewrites the .txt files; review the diff.
+// (times aside). COLDGATE_UPDATE_GOLDEN=1 rewrites the .txt files (support/golden.hpp); review
+// the diff.
 void expect_golden_plan(const std::string& name) {
   const auto dir = testing::source_dir() / "tests/measure/golden";
   const std::string text = plan_text(testing::slurp(dir / (name + ".json")), name);
-  const char* update = std::getenv("COLDGATE_UPDATE_GOLDEN");
-  if (update && std::string(update) == "1") util::write_file_atomic(dir / (name + ".txt"), text);
-  EXPECT_EQ(text, testing::slurp(dir / (name + ".txt")))
-      << "tests/measure/golden/" << name << ".txt differs (COLDGATE_UPDATE_GOLDEN=1 rewrites it)";
+  testing::expect_golden(dir / (name + ".txt"), text);
 }
 
 TEST(PlanText, ASortOverAHashJoinOfAnIndexScanAndASeqScan) { expect_golden_plan("analyze_join"); }

@@ -10,12 +10,13 @@
 #include "report/outputs.hpp"
 #include "report/report_fixtures.hpp"
 #include "results/json.hpp"
+#include "support/golden.hpp"
 #include "support/support.hpp"
-#include "util/fs.hpp"
 
 // Golden files: tests/report/golden/<case>.json (input, built by the fixtures below) →
 // <case>.md (report.md) and <case>.xml (junit.xml), compared byte for byte.
-// COLDGATE_UPDATE_GOLDEN=1 rewrites inputs and expectations; review the diff before committing.
+// COLDGATE_UPDATE_GOLDEN=1 rewrites inputs and expectations (support/golden.hpp); review the diff
+// before committing.
 
 namespace coldgate::report {
 namespace {
@@ -30,24 +31,15 @@ std::filesystem::path golden(const std::string& name) {
   return testing::source_dir() / "tests/report/golden" / name;
 }
 
-bool updating() {
-  const char* v = std::getenv("COLDGATE_UPDATE_GOLDEN");
-  return v && std::string(v) == "1";
-}
-
 void expect_golden(const std::string& name, const std::string& actual) {
-  if (updating()) {
-    util::write_file_atomic(golden(name), actual);
-    return;
-  }
-  EXPECT_EQ(actual, slurp(golden(name)))
-      << "tests/report/golden/" << name << " differs (COLDGATE_UPDATE_GOLDEN=1 rewrites it)";
+  testing::expect_golden(golden(name), actual);
 }
 
 // The input file, checked against its fixture, read back as a run would read it.
 Results input(const std::string& name, const Results& fixture) {
   expect_golden(name + ".json", to_json(fixture));
-  return from_json(updating() ? to_json(fixture) : slurp(golden(name + ".json")), name);
+  return from_json(testing::updating_goldens() ? to_json(fixture) : slurp(golden(name + ".json")),
+                   name);
 }
 
 void expect_outputs(const std::string& name, const Results& fixture,

@@ -4,8 +4,8 @@
 #include <gtest/gtest.h>
 
 #include "report/stack.hpp"
+#include "support/golden.hpp"
 #include "support/support.hpp"
-#include "util/fs.hpp"
 
 namespace coldgate::report {
 namespace {
@@ -61,12 +61,7 @@ struct StackSummary : ::testing::Test {
 
 TEST_F(StackSummary, OneTableWithWhoIntroducedAndWhoFixedEachChange) {
   const std::string md = stack_summary(entries, "shop");
-  const std::filesystem::path golden = testing::source_dir() / "tests/report/golden/stack.md";
-  if (const char* u = std::getenv("COLDGATE_UPDATE_GOLDEN"); u && *u) {
-    util::write_file_atomic(golden, md);
-  }
-  EXPECT_EQ(md, testing::slurp(golden)) << "tests/report/golden/stack.md differs "
-                                           "(COLDGATE_UPDATE_GOLDEN=1 rewrites it)";
+  testing::expect_golden(testing::source_dir() / "tests/report/golden/stack.md", md);
   EXPECT_NE(md.find("| # | Pull request | Stage | Before | After | Change | Snapshot |"),
             std::string::npos);
   EXPECT_NE(md.find("❌ **2 of 4 pull requests fail the gate**"), std::string::npos) << md;
