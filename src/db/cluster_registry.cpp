@@ -3,6 +3,7 @@
 
 #include <fmt/core.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cctype>
@@ -11,7 +12,9 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -108,16 +111,118 @@ RunMarker::~RunMarker() {
 
 void RunMarker::set_postmaster(pid_t pid) {
   m_postmaster = pid;
+  m_segments.clear();
+  write();
+}
+
+void RunMarker::set_segments(const std::vector<std::string>& names) {
+  m_segments = names;
   write();
 }
 
 void RunMarker::write() const {
   pid_t self = ::getpid();
+  std::string segments;
+  for (const auto& name : m_segments) segments += (segments.empty() ? "" : " ") + name;
   util::write_file_atomic(m_path,
                           fmt::format("owner_pid={}\nowner_start={}\npid_ns={}\npostmaster_pid={}\n"
-                                      "run_dir={}\ndata_dir={}\n",
+                                      "run_dir={}\ndata_dir={}\nshm_segments={}\n",
                                       self, process_start_time(self), pid_namespace(), m_postmaster,
-                                      m_run_dir.string(), m_data_dir.string()));
+                                      m_run_dir.string(), m_data_dir.string(), segments));
+}
+
+namespace {
+
+constexpr std::string_view k_shm_dir = "/dev/shm/";
+constexpr std::string_view k_segment_prefix = "PostgreSQL.";
+
+// The segment names on the lines of a /proc/<pid>/maps text: a path field that is exactly
+// /dev/shm/PostgreSQL.<digits> (not "(deleted)": unlinked already).
+void segments_in_maps(const std::string& maps, std::set<std::string>& out) {
+  const std::string needle = std::string(k_shm_dir) + std::string(k_segment_prefix);
+  std::size_t at = 0;
+  while ((at = maps.find(needle, at)) != std::string::npos) {
+    std::size_t eol = maps.find('\n', at);
+    if (eol == std::string::npos) eol = maps.size();
+    // The path field starts after the fifth field's blanks.
+    if (at > 0 && maps[at - 1] == ' ') {
+      std::string name = maps.substr(at + k_shm_dir.size(), eol - at - k_shm_dir.size());
+      if (is_shared_memory_segment_name(name)) out.insert(name);
+    }
+    at = eol;
+  }
+}
+
+std::string read_whole(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// The names of `wanted` that some live process maps, from every /proc/<pid>/maps we can read.
+std::set<std::string> mapped_segments(const std::set<std::string>& wanted) {
+  std::set<std::string> mapped, found;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator("/proc", ec)) {
+    const std::string pid = e.path().filename().string();
+    if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    found.clear();
+    segments_in_maps(read_whole(e.path() / "maps"), found);
+    for (const auto& name : found) {
+      if (wanted.count(name)) mapped.insert(name);
+    }
+  }
+  return mapped;
+}
+
+}  // namespace
+
+bool is_shared_memory_segment_name(const std::string& name) {
+  if (name.size() <= k_segment_prefix.size() || name.rfind(k_segment_prefix, 0) != 0) return false;
+  const std::string digits = name.substr(k_segment_prefix.size());
+  return digits.size() <= 10 && digits.find_first_not_of("0123456789") == std::string::npos;
+}
+
+std::vector<std::string> shared_memory_segments_of(pid_t pid) {
+  try {
+    std::set<std::string> found;
+    if (pid > 0) segments_in_maps(read_whole(fmt::format("/proc/{}/maps", pid)), found);
+    return {found.begin(), found.end()};
+  } catch (const std::exception&) {
+    return {};
+  }
+}
+
+int remove_orphaned_segments(const std::vector<std::string>& names,
+                             std::chrono::milliseconds settle) {
+  int removed = 0;
+  try {
+    // Those still there: a server that ended cleanly removed its own, and then /proc is not read.
+    std::set<std::string> left;
+    for (const auto& name : names) {
+      struct stat st {};
+      if (is_shared_memory_segment_name(name) &&
+          ::lstat((std::string(k_shm_dir) + name).c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+        left.insert(name);
+      }
+    }
+    if (left.empty()) return 0;
+    // A killed server's processes may still be exiting (their mappings go before they are
+    // zombies): wait a little for them; what a live process keeps mapped is in use, not ours.
+    auto until = std::chrono::steady_clock::now() + settle;
+    std::set<std::string> mapped = mapped_segments(left);
+    while (!mapped.empty() && std::chrono::steady_clock::now() < until) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      mapped = mapped_segments(left);
+    }
+    for (const auto& name : left) {
+      if (!mapped.count(name) && ::unlink((std::string(k_shm_dir) + name).c_str()) == 0) {
+        ++removed;
+      }
+    }
+  } catch (const std::exception&) {
+    // Best effort: what is left now stays (a test run's leftovers show in /dev/shm).
+  }
+  return removed;
 }
 
 std::string pid_namespace() {
@@ -260,6 +365,12 @@ int remove_stale_clusters(const fs::path& cache_dir) {
         }
         fs::remove_all(run_dir, ec);
         if (ec) continue;  // try again next time
+        // A server killed by SIGKILL (its owner's group killed by remove_stale_work_dirs, the
+        // SIGKILL above, anyone) leaves its dynamic shared memory segments in /dev/shm.
+        std::istringstream segments(kv["shm_segments"]);
+        std::vector<std::string> names;
+        for (std::string name; segments >> name;) names.push_back(name);
+        remove_orphaned_segments(names);
       }
       fs::remove(e.path(), ec);
       ++removed;

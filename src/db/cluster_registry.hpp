@@ -2,8 +2,10 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "util/process.hpp"
 
@@ -22,8 +24,11 @@ class RunMarker {
   ~RunMarker();
   RunMarker(const RunMarker&) = delete;
   RunMarker& operator=(const RunMarker&) = delete;
-  /// Records the postmaster's PID (after each start); atomic rewrite.
+  /// Records the postmaster's PID (after each start; forgets the segments); atomic rewrite.
   void set_postmaster(pid_t pid);
+  /// Records the postmaster's /dev/shm segments (shared_memory_segments_of, once it is ready), for
+  /// remove_stale_clusters to unlink after a SIGKILL; atomic rewrite, throws as write_file_atomic.
+  void set_segments(const std::vector<std::string>& names);
   /// The marker file.
   const std::filesystem::path& path() const { return m_path; }
 
@@ -33,14 +38,32 @@ class RunMarker {
   std::filesystem::path m_run_dir;
   std::filesystem::path m_data_dir;
   pid_t m_postmaster = 0;  // 0 until the server started
+  std::vector<std::string> m_segments;  // "PostgreSQL.<digits>" in /dev/shm
 };
+
+/// True when `name` is exactly `PostgreSQL.<digits>`: a dynamic shared memory segment's name in
+/// /dev/shm (dynamic_shared_memory_type=posix). Nothing else is ever unlinked.
+bool is_shared_memory_segment_name(const std::string& name);
+
+/// The names (is_shared_memory_segment_name) of the /dev/shm segments `pid` maps, from one read
+/// of /proc/<pid>/maps, sorted and unique; empty when it cannot be read. Never throws.
+std::vector<std::string> shared_memory_segments_of(pid_t pid);
+
+/// Unlinks each `/dev/shm/<name>` of `names` (only is_shared_memory_segment_name ones, regular
+/// files) that still exists and that no live process maps (/proc/<pid>/maps, scanned only when
+/// one exists), waiting up to `settle` for the mappers of a server just killed to be gone: what
+/// a postgres server ended by SIGKILL leaves. Returns how many it removed; never throws.
+int remove_orphaned_segments(const std::vector<std::string>& names,
+                             std::chrono::milliseconds settle = std::chrono::seconds(2));
 
 /// For every marker whose owner process is gone (markers of another PID namespace are left
 /// alone, as in remove_stale_work_dirs()): stops its postmaster (SIGQUIT, then SIGKILL
 /// after 5 s) when /proc/<pid>/cmdline shows it is that cluster's postgres, removes the run
-/// folder and the marker; also the unmarked `$TMPDIR/coldgate-pg-*` folders of makers killed
-/// before they wrote a marker (remove_stale_work_dirs). Serialized by flock on `<cache>/runs/.lock`. Returns how many
-/// clusters were removed. Never throws: a marker it cannot handle is left for the next run.
+/// folder, the /dev/shm segments it recorded that a killed server left (remove_orphaned_segments)
+/// and the marker; also the unmarked `$TMPDIR/coldgate-pg-*` folders of makers killed
+/// before they wrote a marker (remove_stale_work_dirs). Serialized by flock on
+/// `<cache>/runs/.lock`. Returns how many clusters were removed. Never throws: a marker it cannot
+/// handle is left for the next run.
 int remove_stale_clusters(const std::filesystem::path& cache_dir);
 
 /// Our PID namespace as /proc/self/ns/pid names it ("pid:[4026531836]"); "" when unreadable. A

@@ -216,7 +216,12 @@ bool LocalProvider::try_launch(int port, bool fixed) {
   auto deadline = std::chrono::steady_clock::now() + k_ready_timeout;
   for (;;) {
     util::throw_if_interrupted();
-    if (PQping(ping.c_str()) == PQPING_OK) return true;
+    if (PQping(ping.c_str()) == PQPING_OK) {
+      // Its dynamic shared memory segments, for the clean-up after a SIGKILL (ours or anyone's).
+      m_segments = shared_memory_segments_of(m_server->pid());
+      m_marker->set_segments(m_segments);
+      return true;
+    }
     if (m_server->wait_exited(5ms)) {
       util::ExitStatus status = m_server->wait();
       m_server.reset();
@@ -248,15 +253,25 @@ void LocalProvider::restart() {
     throw Error(ExitCode::infrastructure, "database", "restart: server is not running");
   ::kill(m_server->pid(), SIGINT);  // fast shutdown: clients disconnected, checkpoint, exit
   if (!m_server->wait_exited(k_shutdown_timeout)) m_server->signal_group(SIGKILL);
-  m_server->wait();  // reaps; throws Error(interrupted) on SIGINT/SIGTERM to us
+  m_server->wait();  // reaps; throws Error(interrupted) on SIGINT/SIGTERM to us (stop() then)
   m_server.reset();
+  remove_left_segments();
   try_launch(m_port, true);  // same port: the URL handed out stays valid
+}
+
+void LocalProvider::remove_left_segments() noexcept {
+  // A server that stopped cleanly removed them itself: one lstat each, and /proc is not read.
+  remove_orphaned_segments(m_segments);
+  m_segments.clear();
 }
 
 void LocalProvider::shutdown(int sig) noexcept {
   if (!m_server) return;
   try {
     if (m_server->pid() > 0) {
+      // Killed before it was ready (try_launch's timeout): its segments were not read yet.
+      if (sig == SIGKILL && m_segments.empty())
+        m_segments = shared_memory_segments_of(m_server->pid());
       ::kill(m_server->pid(), sig);
       if (!m_server->wait_exited(k_shutdown_timeout)) m_server->signal_group(SIGKILL);
       m_server->wait();
@@ -265,6 +280,7 @@ void LocalProvider::shutdown(int sig) noexcept {
     // Interrupted while reaping: the child is gone either way (Process::wait reaps first).
   }
   m_server.reset();  // a child still there is killed with its group and reaped
+  remove_left_segments();  // when it had to be killed, or was killed by someone else
 }
 
 void LocalProvider::stop() noexcept {

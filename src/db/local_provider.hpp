@@ -78,6 +78,7 @@ class LocalProvider : public Provider {
   void launch(int port);                  // spawn postgres and wait until ready; throws
   bool try_launch(int port, bool fixed);  // false: port in use (and not fixed)
   void shutdown(int sig) noexcept;        // signal the postmaster, wait, reap
+  void remove_left_segments() noexcept;   // a killed postmaster's /dev/shm segments
 
   LocalOptions m_options;
   ServerBinaries m_binaries;
@@ -86,6 +87,7 @@ class LocalProvider : public Provider {
   std::filesystem::path m_run_dir;  // empty until start() made it; removed by stop()
   std::unique_ptr<RunMarker> m_marker;
   std::unique_ptr<util::Process> m_server;  // the postmaster; null when not running
+  std::vector<std::string> m_segments;      // its /dev/shm segments once it was ready
   ConnectionInfo m_info;
   int m_port = 0;
   bool m_template_cached = false;

@@ -1,0 +1,168 @@
+// A local server ended by SIGKILL leaves its dynamic shared memory segments in /dev/shm
+// (`/dev/shm/PostgreSQL.<handle>`, dynamic_shared_memory_type=posix): only a postmaster that
+// shuts down removes them. Here, on the real binary with a real PostgreSQL: a `coldgate db up`
+// SIGKILLed once its server is up (the next command ends the orphaned server with the killed
+// run's process group, SIGKILL), and a server SIGKILLed under a waiting `db up`. The segments
+// its postmaster mapped, read from /proc/<postmaster>/maps before the kill, must be gone once
+// the next command (or the `db up` itself, stopped with Ctrl-C) has run; a clean stop leaves
+// none either.
+//
+// Each signal is sent the moment the test sees its state (the URL printed, the postmaster a
+// zombie), never after a delay.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "support/faults.hpp"
+#include "support/support.hpp"
+#include "util/process.hpp"
+
+namespace coldgate {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+using namespace coldgate::testing;
+
+// The `/dev/shm/PostgreSQL.<digits>` files `pid` maps (its /proc/<pid>/maps), sorted.
+std::vector<std::string> segments_mapped_by(pid_t pid) {
+  std::set<std::string> out;
+  std::ifstream in(proc(pid, "maps"));
+  const std::string prefix = " /dev/shm/PostgreSQL.";
+  for (std::string line; std::getline(in, line);) {
+    auto at = line.find(prefix);
+    if (at == std::string::npos) continue;
+    std::string digits = line.substr(at + prefix.size());
+    if (!digits.empty() && digits.find_first_not_of("0123456789") == std::string::npos) {
+      out.insert(line.substr(at + 1));
+    }
+  }
+  return {out.begin(), out.end()};
+}
+
+// Those of `paths` that still exist.
+std::vector<std::string> existing(const std::vector<std::string>& paths) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& p : paths) {
+    if (fs::exists(p, ec)) out.push_back(p);
+  }
+  return out;
+}
+
+struct SharedMemoryFaults : ::testing::Test {
+  void SetUp() override {
+    f.dir.write("coldgate.yaml",
+                "version: 1\ndatabase: { provider: local }\n"
+                "stages: [ { name: q, query: 'select 1' } ]\n");
+  }
+
+  // The URL `db up` printed (its first stdout line), or "".
+  static std::string url_of(const Running& r) {
+    std::string out = read_all(r.out);
+    auto nl = out.find('\n');
+    return nl == std::string::npos ? "" : out.substr(0, nl);
+  }
+
+  // Starts `db up` and waits until it printed its URL and waits; its postmaster's PID in `*pm`
+  // and the segments that postmaster maps now in `*segments`.
+  Running up(pid_t* pm, std::vector<std::string>* segments) {
+    Running r = f.start({"db", "up"});
+    bool is_up = wait_for(
+        [&] {
+          return (!url_of(r).empty() && r.said("press Ctrl-C")) || r.process->wait_exited(0ms);
+        },
+        120s);
+    EXPECT_TRUE(is_up && !r.process->wait_exited(0ms)) << read_all(r.err);
+    *pm = server_of(r.process->pid());
+    EXPECT_GT(*pm, 0) << "no postmaster under the waiting db up";
+    *segments = *pm > 0 ? segments_mapped_by(*pm) : std::vector<std::string>{};
+    // The postmaster maps its control segment from its start, before it accepts connections.
+    EXPECT_FALSE(segments->empty()) << "postmaster " << *pm << " maps no /dev/shm/PostgreSQL.*";
+    std::cout << "[ shm      ] postmaster " << *pm << " maps" << list(*segments) << std::endl;
+    return r;
+  }
+
+  // SIGKILLs the waiting `r`: its server, with nobody left to stop it, stays up.
+  static void kill_up(Running& r) {
+    ASSERT_EQ(::kill(r.process->pid(), SIGKILL), 0);
+    std::string err;
+    EXPECT_EQ(r.finish(&err), 128 + SIGKILL) << err;
+  }
+
+  // Ctrl-C to the waiting `r`: exit 0, the server stopped.
+  static void stop_up(Running& r) {
+    ASSERT_EQ(::kill(r.process->pid(), SIGINT), 0);
+    std::string err;
+    EXPECT_EQ(r.finish(&err), 0) << err;
+    EXPECT_NE(err.find("coldgate: database stopped"), std::string::npos) << err;
+  }
+
+  FaultFolder f;
+};
+
+// The next `db up` ends what the killed one left (its process group: SIGKILL, then the
+// registry's marker) before its own server starts: the killed server's segments are gone once
+// it is up. Its own, after Ctrl-C, are gone too.
+TEST_F(SharedMemoryFaults, SigkilledDbUpsSegmentsGoWithTheNextDbUp) {
+  pid_t pm = 0;
+  std::vector<std::string> killed;
+  Running first = up(&pm, &killed);
+  ASSERT_FALSE(HasFailure());
+  kill_up(first);
+
+  pid_t pm2 = 0;
+  std::vector<std::string> clean;
+  Running second = up(&pm2, &clean);
+  ASSERT_FALSE(HasFailure());
+  EXPECT_EQ(util::process_start_time(pm), -1) << "the killed db up's server still runs";
+  EXPECT_EQ(list(existing(killed)), " none")
+      << "the SIGKILLed server's segments, after the next db up started";
+  stop_up(second);
+  EXPECT_EQ(list(existing(clean)), " none") << "a db up stopped with Ctrl-C";
+  f.expect_nothing_left("after the next db up");
+}
+
+// `db down` after a SIGKILLed `db up` ends what it left running: its server's segments too.
+TEST_F(SharedMemoryFaults, SigkilledDbUpsSegmentsGoWithDbDown) {
+  pid_t pm = 0;
+  std::vector<std::string> killed;
+  Running r = up(&pm, &killed);
+  ASSERT_FALSE(HasFailure());
+  kill_up(r);
+
+  auto down = run_coldgate({"db", "down"}, f.dir.path(), "",
+                           {"TMPDIR=" + f.tmp.string(), "XDG_CACHE_HOME=" + f.cache.string()});
+  EXPECT_EQ(down.exit_code, 0) << down.err;
+  EXPECT_NE(down.err.find("had ended without stopping (killed?)"), std::string::npos) << down.err;
+  EXPECT_EQ(util::process_start_time(pm), -1) << "the killed db up's server still runs";
+  EXPECT_EQ(list(existing(killed)), " none") << "the SIGKILLed server's segments, after db down";
+  f.expect_nothing_left("after db down");
+}
+
+// The postmaster SIGKILLed from outside while `db up` waits (its backends follow it): Ctrl-C to
+// `db up` reaps it, killed, and removes what it left in /dev/shm.
+TEST_F(SharedMemoryFaults, KilledServersSegmentsGoWhenDbUpStops) {
+  pid_t pm = 0;
+  std::vector<std::string> segments;
+  Running r = up(&pm, &segments);
+  ASSERT_FALSE(HasFailure());
+  ASSERT_EQ(::kill(pm, SIGKILL), 0);
+  // Dead and not reaped yet: a zombie of `db up` (process_start_time says -1 for zombies).
+  ASSERT_TRUE(wait_for([&] { return util::process_start_time(pm) == -1; }, 60s));
+  EXPECT_EQ(list(existing(segments)), list(segments)) << "a killed postmaster removes nothing";
+  stop_up(r);
+  EXPECT_EQ(list(existing(segments)), " none") << "the killed server's segments, after Ctrl-C";
+  f.expect_nothing_left("after Ctrl-C");
+}
+
+}  // namespace
+}  // namespace coldgate
