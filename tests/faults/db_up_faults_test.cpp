@@ -6,7 +6,8 @@
 // with SIGINT once it is up) or `db down` has run. (`db up` has no --detach: it holds the server
 // in the foreground, so the waiting `db up` is the server's owner.)
 //
-// Delays come from each case's seed and are printed with every delivery and failure.
+// Each signal is sent the moment the test sees its state (a folder, a process, a marker file, a
+// line), never after a delay; what a delivery saw and how coldgate ended is printed with it.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <libpq-fe.h>
@@ -19,9 +20,7 @@
 #include <filesystem>
 #include <functional>
 #include <iostream>
-#include <random>
 #include <string>
-#include <thread>
 
 #include "support/faults.hpp"
 #include "support/support.hpp"
@@ -68,7 +67,7 @@ struct DbUpFaults : ::testing::Test {
   void up_and_stop(const std::string& config) {
     Running r = f.start({"db", "up", "-c", config});
     Delivered d = deliver_at(
-        r, [&] { return !url_of(r).empty() && r.said("press Ctrl-C"); }, 0ms, SIGINT,
+        r, [&] { return !url_of(r).empty() && r.said("press Ctrl-C"); }, SIGINT,
         "the next db up, stopped once it is up");
     EXPECT_EQ(d.code, 0) << d.err;
     EXPECT_FALSE(answers(url_of(r))) << url_of(r);
@@ -99,31 +98,40 @@ const char* name(Phase p) {
 // What ends the `db up`: a signal, or `coldgate db down` (0).
 constexpr int k_db_down = 0;
 
-void deliver(DbUpFaults& t, Phase phase, int sig, int delivery, int seed, std::mt19937& rng) {
+void deliver(DbUpFaults& t, Phase phase, int sig, int delivery) {
   FaultFolder& f = t.f;
   std::string config = "coldgate.yaml";
   std::function<bool(const Running&)> reached;
-  int max_delay_ms = 300;
+  std::string state;
   switch (phase) {
     case Phase::server_start:
-      reached = [&](const Running& r) { return f.starting_server(r); };
-      max_delay_ms = 150;
+      // Before "ready": the cluster folder made, the template being copied in (the first
+      // delivery); the postmaster started (the second). A server that is ready before the
+      // signal arrives makes `db up` print its URL and wait: the signal then ends that wait.
+      if (delivery % 2 == 0) {
+        state = "the cluster folder made";
+        reached = [&](const Running& r) { return f.starting_server(r); };
+      } else {
+        state = "the postmaster started";
+        reached = [&](const Running& r) { return f.postmaster_starting(r); };
+      }
       break;
     case Phase::setup:
       config = "setup-cmd.yaml";
-      reached = [&](const Running&) { return fs::exists(f.dir / "setup.started"); };
+      state = "the setup command waiting";
+      reached = [&](const Running& r) {
+        return fs::exists(f.dir / "setup.started") && children_recorded(r.process->pid(), f.tmp);
+      };
       break;
     case Phase::waiting:
+      state = "the URL printed";
       reached = [&](const Running& r) { return !DbUpFaults::url_of(r).empty() && r.said("press Ctrl-C"); };
       break;
   }
   fs::remove(f.dir / "setup.started");
-  const int delay_ms = std::uniform_int_distribution<int>(0, max_delay_ms)(rng);
   const std::string by = sig == k_db_down ? "coldgate db down" : sig_name(sig);
   const std::string what = by + " during " + name(phase) + " of db up, delivery " +
-                           std::to_string(delivery + 1) + " of seed " + std::to_string(seed) +
-                           ": delay " + std::to_string(delay_ms) + " ms after the phase began (" +
-                           config + ")";
+                           std::to_string(delivery + 1) + ", at " + state + " (" + config + ")";
   SCOPED_TRACE(what);
   Running r = f.start({"db", "up", "-c", config});
   std::string url;
@@ -131,7 +139,6 @@ void deliver(DbUpFaults& t, Phase phase, int sig, int delivery, int seed, std::m
     ASSERT_TRUE(wait_for([&] { return reached(r) || r.process->wait_exited(0ms); }, 120s));
     url = DbUpFaults::url_of(r);
     ASSERT_FALSE(url.empty()) << read_all(r.err);
-    std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
     auto down = run_coldgate({"db", "down", "-c", config}, f.dir.path(), "",
                              {"TMPDIR=" + f.tmp.string(), "XDG_CACHE_HOME=" + f.cache.string()});
     EXPECT_EQ(down.exit_code, 0) << down.err;
@@ -142,20 +149,33 @@ void deliver(DbUpFaults& t, Phase phase, int sig, int delivery, int seed, std::m
     t.expect_nothing_left("after db down", url);
     return;
   }
-  Delivered d = deliver_at(r, [&] { return reached(r); }, std::chrono::milliseconds(delay_ms), sig, what);
+  Delivered d = deliver_at(r, [&] { return reached(r); }, sig, what);
   if (!d.reached) return;
   url = DbUpFaults::url_of(r);
+  // `db up` prints its URL once the server is up and set up, then only waits: a URL printed
+  // means the signal came in that wait (during server start: the server was ready first).
+  const bool was_waiting = !url.empty();
+  if (phase == Phase::waiting) {
+    EXPECT_TRUE(was_waiting);
+  } else if (phase == Phase::setup) {
+    EXPECT_FALSE(was_waiting) << "printed a URL although its setup command never ended: " << url;
+  } else if (was_waiting) {
+    std::cout << "[ fault    ] " << what << ": the server was ready first; db up was waiting"
+              << std::endl;
+  }
   if (sig == SIGKILL) {
     EXPECT_EQ(d.code, 128 + SIGKILL) << d.err;
-    if (phase == Phase::waiting) {
-      EXPECT_EQ(t.state_files().size(), 1u) << "a SIGKILLed db up cannot remove its state file";
+    // A SIGKILLed db up cannot remove its state file, written before the URL is printed.
+    const bool left_state = t.state_files().size() == 1u;
+    if (was_waiting) {
+      EXPECT_TRUE(left_state) << "a SIGKILLed db up cannot remove its state file";
     }
     // The next command of the same kind: `db up` after the first kill, `db down` after the
-    // second (it had no state file yet before it was up: "none is running", exit 2).
+    // second (without a state file it says "none is running", exit 2).
     if (delivery % 2 == 1) {
       auto down = run_coldgate({"db", "down", "-c", config}, f.dir.path(), "",
                                {"TMPDIR=" + f.tmp.string(), "XDG_CACHE_HOME=" + f.cache.string()});
-      if (phase == Phase::waiting) {
+      if (left_state) {
         EXPECT_EQ(down.exit_code, 0) << down.err;
         EXPECT_NE(down.err.find("had ended without stopping (killed?)"), std::string::npos) << down.err;
       } else {
@@ -169,34 +189,33 @@ void deliver(DbUpFaults& t, Phase phase, int sig, int delivery, int seed, std::m
     return;
   }
   // Ctrl-C is how a waiting `db up` is meant to end: exit 0. Before, the start is interrupted.
-  EXPECT_EQ(d.code, phase == Phase::waiting ? 0 : 130) << d.err;
-  if (phase != Phase::waiting) {
+  if (was_waiting) {
+    EXPECT_EQ(d.code, 0) << d.err;
+    EXPECT_NE(d.err.find("coldgate: database stopped"), std::string::npos) << d.err;
+  } else {
+    EXPECT_EQ(d.code, 130) << d.err;
     EXPECT_NE(d.err.find(sig == SIGINT ? "interrupted by SIGINT" : "interrupted by SIGTERM"),
               std::string::npos)
         << d.err;
-    EXPECT_EQ(url, "") << "printed a URL although interrupted before the server was set up";
-  } else {
-    EXPECT_NE(d.err.find("coldgate: database stopped"), std::string::npos) << d.err;
   }
   t.expect_nothing_left("right after db up", url);
 }
 
-void deliver_twice(DbUpFaults& t, Phase phase, int sig, int seed) {
-  std::mt19937 rng(static_cast<std::mt19937::result_type>(seed));
-  for (int i = 0; i < 2 && !::testing::Test::HasFatalFailure(); ++i) deliver(t, phase, sig, i, seed, rng);
+void deliver_twice(DbUpFaults& t, Phase phase, int sig) {
+  for (int i = 0; i < 2 && !::testing::Test::HasFatalFailure(); ++i) deliver(t, phase, sig, i);
 }
 
 // 3 phases × 3 signals × 2, and `db down` twice while it waits: 20 deliveries.
-TEST_F(DbUpFaults, SigintDuringServerStart) { deliver_twice(*this, Phase::server_start, SIGINT, 4101); }
-TEST_F(DbUpFaults, SigtermDuringServerStart) { deliver_twice(*this, Phase::server_start, SIGTERM, 4102); }
-TEST_F(DbUpFaults, SigkillDuringServerStart) { deliver_twice(*this, Phase::server_start, SIGKILL, 4103); }
-TEST_F(DbUpFaults, SigintDuringSetup) { deliver_twice(*this, Phase::setup, SIGINT, 4201); }
-TEST_F(DbUpFaults, SigtermDuringSetup) { deliver_twice(*this, Phase::setup, SIGTERM, 4202); }
-TEST_F(DbUpFaults, SigkillDuringSetup) { deliver_twice(*this, Phase::setup, SIGKILL, 4203); }
-TEST_F(DbUpFaults, SigintWhileWaiting) { deliver_twice(*this, Phase::waiting, SIGINT, 4301); }
-TEST_F(DbUpFaults, SigtermWhileWaiting) { deliver_twice(*this, Phase::waiting, SIGTERM, 4302); }
-TEST_F(DbUpFaults, SigkillWhileWaiting) { deliver_twice(*this, Phase::waiting, SIGKILL, 4303); }
-TEST_F(DbUpFaults, DbDownWhileWaiting) { deliver_twice(*this, Phase::waiting, k_db_down, 4304); }
+TEST_F(DbUpFaults, SigintDuringServerStart) { deliver_twice(*this, Phase::server_start, SIGINT); }
+TEST_F(DbUpFaults, SigtermDuringServerStart) { deliver_twice(*this, Phase::server_start, SIGTERM); }
+TEST_F(DbUpFaults, SigkillDuringServerStart) { deliver_twice(*this, Phase::server_start, SIGKILL); }
+TEST_F(DbUpFaults, SigintDuringSetup) { deliver_twice(*this, Phase::setup, SIGINT); }
+TEST_F(DbUpFaults, SigtermDuringSetup) { deliver_twice(*this, Phase::setup, SIGTERM); }
+TEST_F(DbUpFaults, SigkillDuringSetup) { deliver_twice(*this, Phase::setup, SIGKILL); }
+TEST_F(DbUpFaults, SigintWhileWaiting) { deliver_twice(*this, Phase::waiting, SIGINT); }
+TEST_F(DbUpFaults, SigtermWhileWaiting) { deliver_twice(*this, Phase::waiting, SIGTERM); }
+TEST_F(DbUpFaults, SigkillWhileWaiting) { deliver_twice(*this, Phase::waiting, SIGKILL); }
+TEST_F(DbUpFaults, DbDownWhileWaiting) { deliver_twice(*this, Phase::waiting, k_db_down); }
 
 // A write cut short by SIGKILL leaves `<name>.tmp-XXXXXX` (util::write_file_atomic), which no
 // one holds a lock on any more; a template copy a killed run was putting into place is

@@ -3,17 +3,17 @@
 // printed or all of it, and nothing left — no process under the test folder, TMPDIR empty, no
 // unfinished write in the cache; for SIGKILL, once the next command of the same kind has run.
 //
-// Each delivery waits for its phase (a folder, a marker file, a process title, a stderr line),
-// then sends the signal after a delay drawn from the case's seed; the line printed per delivery
-// and every failure name the seed, the delivery and the delay, so a failure reproduces. A signal
-// that comes after coldgate ended is allowed: then the command ran to its end.
+// Each delivery waits for a state of its phase (a folder, a marker file, a process title, a
+// stderr line) and sends the signal the moment it sees it; the line printed per delivery and
+// every failure name the delivery and that state. Only the last phase, stopping the server and
+// printing, does not wait for the test: when explain ended before the signal, it is checked as
+// a run to its end (exit 0, the whole output).
 #include <gtest/gtest.h>
 #include <signal.h>
 
 #include <chrono>
 #include <filesystem>
 #include <functional>
-#include <random>
 #include <string>
 
 #include "support/faults.hpp"
@@ -78,57 +78,87 @@ const char* name(Phase p) {
   return "?";
 }
 
-bool has_explain_backend(pid_t coldgate) {
-  pid_t server = server_of(coldgate);
-  if (server == 0) return false;
-  for (pid_t c : children_of(server)) {
-    // The backend's title: "postgres: coldgate: postgres coldgate 127.0.0.1(port) EXPLAIN".
-    if (joined(argv_of(c)).find(") EXPLAIN") != std::string::npos) return true;
-  }
-  return false;
+// What a whole explain printed: its last block, to its last line.
+void expect_whole_output(const std::string& out, bool trial) {
+  const char* last = trial ? "| more memory |" : "\nDiagnoses:\n";
+  EXPECT_TRUE(out.rfind("stage q\n", 0) == 0 && out.find(last) != std::string::npos &&
+              out.ends_with("\n"))
+      << "not whole:\n" << out.substr(out.size() > 400 ? out.size() - 400 : 0);
 }
 
 // One delivery of `sig` in `phase` of `explain` (`--try` when `trial`), with its checks.
-void deliver(ExplainFaults& t, bool trial, Phase phase, int sig, int delivery, int seed,
-             std::mt19937& rng) {
+void deliver(ExplainFaults& t, bool trial, Phase phase, int sig, int delivery) {
   FaultFolder& f = t.f;
   std::string config;
+  std::string state;
   std::function<bool(const Running&)> reached;
-  int max_delay_ms = 300;
   bool server_seen = false;
+  // A marker file is there, and the command that made it is recorded for the next command's
+  // clean-up (the record follows its start by a moment).
+  auto marked = [&](const char* marker) {
+    return [&f, marker](const Running& r) {
+      return fs::exists(f.dir / marker) && children_recorded(r.process->pid(), f.tmp);
+    };
+  };
+  // The server that was ready is gone (before "ready", a postgres child may be the template's
+  // `--single` one).
+  auto server_gone = [&](const Running& r) {
+    if (!r.said(") ready in ")) return false;
+    bool up = server_of(r.process->pid()) != 0;
+    server_seen = server_seen || up;
+    return server_seen && !up;
+  };
   switch (phase) {
     case Phase::server_start:
-      // From the cluster folder's creation (the template copied in) to "ready".
+      // Before "ready": the cluster folder made, the template being copied in (the first
+      // delivery); the postmaster started (the second). The EXPLAIN sleeps, so a signal that
+      // comes once the server is ready still finds explain at work.
       config = "sleepy.yaml";
-      reached = [&](const Running& r) { return f.starting_server(r); };
-      max_delay_ms = 150;
+      if (delivery % 2 == 0) {
+        state = "the cluster folder made";
+        reached = [&](const Running& r) { return f.starting_server(r); };
+      } else {
+        state = "the postmaster started";
+        reached = [&](const Running& r) { return f.postmaster_starting(r); };
+      }
       break;
     case Phase::setup:
       config = "setup-cmd.yaml";
-      reached = [&](const Running&) { return fs::exists(f.dir / "setup.started"); };
+      state = "the setup command waiting";
+      reached = marked("setup.started");
       break;
     case Phase::explain:
       config = "sleepy.yaml";
-      reached = [&](const Running& r) { return has_explain_backend(r.process->pid()); };
+      state = "the EXPLAIN's backend at work";
+      reached = [&](const Running& r) {
+        return backend_runs(server_of(r.process->pid()), "EXPLAIN");
+      };
       break;
     case Phase::first_run:
       // The profiled cold run that finds the diagnoses: a probe in pg_sleep, or a command.
       if (delivery % 2 == 0) {
         config = "sleepy.yaml";
-        reached = [&](const Running& r) { return has_probe_child(r.process->pid()); };
+        state = "the probe started";
+        reached = [&](const Running& r) {
+          return has_probe_child(r.process->pid()) && children_recorded(r.process->pid(), f.tmp);
+        };
       } else {
         config = "first-cmd.yaml";
-        reached = [&](const Running&) { return fs::exists(f.dir / "first.started"); };
+        state = "the stage's command waiting";
+        reached = marked("first.started");
       }
       break;
     case Phase::variants:
       if (delivery % 2 == 0) {
         config = "variant-cmd.yaml";
-        reached = [&](const Running&) { return fs::exists(f.dir / "trying"); };
+        state = "the remedy's command waiting";
+        reached = marked("trying");
       } else {
         config = "variant-sql.yaml";
+        state = "the remedy's probe started";
         reached = [&](const Running& r) {
-          return r.said("try as is: cold run 1/1") && has_probe_child(r.process->pid());
+          return r.said("try as is: cold run 1/1") && has_probe_child(r.process->pid()) &&
+                 children_recorded(r.process->pid(), f.tmp);
         };
       }
       break;
@@ -136,40 +166,59 @@ void deliver(ExplainFaults& t, bool trial, Phase phase, int sig, int delivery, i
       if (trial) {
         // After the last variant's run: the server stops, the table is printed (≈ 60 ms).
         config = "variant-quick.yaml";
-        reached = [&](const Running& r) { return r.said("try more memory: cold run 1/1"); };
-        max_delay_ms = 40;
+        if (delivery % 2 == 0) {
+          state = "the last variant's line";
+          reached = [&](const Running& r) { return r.said("try more memory: cold run 1/1"); };
+        } else {
+          state = "the server gone after the last variant";
+          reached = [&](const Running& r) {
+            const bool gone = server_gone(r);  // called on every poll: it notes the server seen
+            return gone && r.said("try more memory: cold run 1/1");
+          };
+        }
       } else {
-        // The EXPLAIN is over once the server that was ready is gone: the plan is being made
-        // and printed. (Before "ready", a postgres child may be the template's `--single` one.)
+        // The EXPLAIN is over once the server that was ready is gone: its cluster folder is
+        // removed, the plan is made and printed.
         config = "big.yaml";
-        reached = [&](const Running& r) {
-          if (!r.said(") ready in ")) return false;
-          bool up = server_of(r.process->pid()) != 0;
-          server_seen = server_seen || up;
-          return server_seen && !up;
-        };
+        if (delivery % 2 == 0) {
+          state = "the server gone";
+          reached = server_gone;
+        } else {
+          state = "the server and its folder gone";
+          reached = [&](const Running& r) {
+            if (!server_gone(r)) return false;
+            for (const auto& e : entries_of(f.tmp)) {
+              if (e.find("/coldgate-pg-") != std::string::npos) return false;
+            }
+            return true;
+          };
+        }
       }
-      if (!trial) max_delay_ms = 150;
       break;
   }
   for (const char* marker : {"setup.started", "first.started", "trying"}) fs::remove(f.dir / marker);
-  const int delay_ms = std::uniform_int_distribution<int>(0, max_delay_ms)(rng);
   const std::string what = std::string(sig_name(sig)) + " during " + name(phase) + " of explain" +
                            (trial ? " --try" : "") + ", delivery " + std::to_string(delivery + 1) +
-                           " of seed " + std::to_string(seed) + ": delay " +
-                           std::to_string(delay_ms) + " ms after the phase began (" + config + ")";
+                           ", at " + state + " (" + config + ")";
   SCOPED_TRACE(what);
   std::vector<std::string> args{"explain", "q", "-c", config};
   if (trial) args.push_back("--try");
   Running r = f.start(args);
-  Delivered d = deliver_at(r, [&] { return reached(r); }, std::chrono::milliseconds(delay_ms), sig, what);
-  if (!d.reached) return;
+  const bool may_end = phase == Phase::finishing;
+  Delivered d = deliver_at(r, [&] { return reached(r); }, sig, what, may_end);
+  if (!d.reached && !(may_end && d.ended_before)) return;
   const std::string out = read_all(r.out);
 
+  // Ended before the signal, or the signal came after the last check, as explain exited: a
+  // run to its end. (Every other phase waits for the test: there, 0 would be a lost signal.)
+  if (may_end && (d.ended_before || d.code == 0)) {
+    EXPECT_EQ(d.code, 0) << d.err;
+    expect_whole_output(out, trial);
+    f.expect_nothing_left("after an explain that ran to its end");
+    return;
+  }
   if (sig == SIGKILL) {
-    if (!d.ended_before) {
-      EXPECT_EQ(d.code, 128 + SIGKILL) << d.err;
-    }
+    EXPECT_EQ(d.code, 128 + SIGKILL) << d.err;
     // The next command of the same kind removes what the killed one left.
     std::vector<std::string> next{"explain", "q", "-c", "quick.yaml"};
     if (trial) next.push_back("--try");
@@ -181,64 +230,53 @@ void deliver(ExplainFaults& t, bool trial, Phase phase, int sig, int delivery, i
     f.expect_nothing_left("after the next command");
     return;
   }
-  // While printing, a signal after the last check, as coldgate exits, finds its work done: exit
-  // 0 with the whole output. Otherwise 130, with nothing printed or (while printing) all of it.
-  const bool as_it_exited = phase == Phase::finishing && d.code == 0;
-  if (!d.ended_before && !as_it_exited) {
-    EXPECT_EQ(d.code, 130) << d.err;
-    EXPECT_NE(d.err.find(sig == SIGINT ? "interrupted by SIGINT" : "interrupted by SIGTERM"),
-              std::string::npos)
-        << d.err;
-  }
-  if (d.code == 0) {
-    EXPECT_NE(out, "") << "exit 0 without output";
-  }
-  if (d.code == 130 && phase != Phase::finishing) {
+  // Interrupted: 130, with nothing printed or (while printing) all of it.
+  EXPECT_EQ(d.code, 130) << d.err;
+  EXPECT_NE(d.err.find(sig == SIGINT ? "interrupted by SIGINT" : "interrupted by SIGTERM"),
+            std::string::npos)
+      << d.err;
+  if (phase != Phase::finishing || out.empty()) {
     EXPECT_EQ(out, "") << "printed although interrupted";
-  } else if (!out.empty()) {
-    // The last block is there, to its last line.
-    const char* last = trial ? "| more memory |" : "\nDiagnoses:\n";
-    EXPECT_TRUE(out.find(last) != std::string::npos && out.ends_with("\n"))
-        << "not whole:\n" << out.substr(out.size() > 400 ? out.size() - 400 : 0);
+  } else {
+    expect_whole_output(out, trial);
   }
   f.expect_nothing_left("right after the command");
 }
 
-// Two deliveries of `sig` in `phase`, delays from `seed`.
-void deliver_twice(ExplainFaults& t, bool trial, Phase phase, int sig, int seed) {
-  std::mt19937 rng(static_cast<std::mt19937::result_type>(seed));
+// Two deliveries of `sig` in `phase`, each at its own state of the phase where it has two.
+void deliver_twice(ExplainFaults& t, bool trial, Phase phase, int sig) {
   for (int i = 0; i < 2 && !::testing::Test::HasFatalFailure(); ++i) {
-    deliver(t, trial, phase, sig, i, seed, rng);
+    deliver(t, trial, phase, sig, i);
   }
 }
 
 // explain: 4 phases × 3 signals × 2 deliveries = 24.
-TEST_F(ExplainFaults, SigintDuringServerStart) { deliver_twice(*this, false, Phase::server_start, SIGINT, 2101); }
-TEST_F(ExplainFaults, SigtermDuringServerStart) { deliver_twice(*this, false, Phase::server_start, SIGTERM, 2102); }
-TEST_F(ExplainFaults, SigkillDuringServerStart) { deliver_twice(*this, false, Phase::server_start, SIGKILL, 2103); }
-TEST_F(ExplainFaults, SigintDuringSetup) { deliver_twice(*this, false, Phase::setup, SIGINT, 2201); }
-TEST_F(ExplainFaults, SigtermDuringSetup) { deliver_twice(*this, false, Phase::setup, SIGTERM, 2202); }
-TEST_F(ExplainFaults, SigkillDuringSetup) { deliver_twice(*this, false, Phase::setup, SIGKILL, 2203); }
-TEST_F(ExplainFaults, SigintDuringTheExplain) { deliver_twice(*this, false, Phase::explain, SIGINT, 2301); }
-TEST_F(ExplainFaults, SigtermDuringTheExplain) { deliver_twice(*this, false, Phase::explain, SIGTERM, 2302); }
-TEST_F(ExplainFaults, SigkillDuringTheExplain) { deliver_twice(*this, false, Phase::explain, SIGKILL, 2303); }
-TEST_F(ExplainFaults, SigintWhilePrinting) { deliver_twice(*this, false, Phase::finishing, SIGINT, 2401); }
-TEST_F(ExplainFaults, SigtermWhilePrinting) { deliver_twice(*this, false, Phase::finishing, SIGTERM, 2402); }
-TEST_F(ExplainFaults, SigkillWhilePrinting) { deliver_twice(*this, false, Phase::finishing, SIGKILL, 2403); }
+TEST_F(ExplainFaults, SigintDuringServerStart) { deliver_twice(*this, false, Phase::server_start, SIGINT); }
+TEST_F(ExplainFaults, SigtermDuringServerStart) { deliver_twice(*this, false, Phase::server_start, SIGTERM); }
+TEST_F(ExplainFaults, SigkillDuringServerStart) { deliver_twice(*this, false, Phase::server_start, SIGKILL); }
+TEST_F(ExplainFaults, SigintDuringSetup) { deliver_twice(*this, false, Phase::setup, SIGINT); }
+TEST_F(ExplainFaults, SigtermDuringSetup) { deliver_twice(*this, false, Phase::setup, SIGTERM); }
+TEST_F(ExplainFaults, SigkillDuringSetup) { deliver_twice(*this, false, Phase::setup, SIGKILL); }
+TEST_F(ExplainFaults, SigintDuringTheExplain) { deliver_twice(*this, false, Phase::explain, SIGINT); }
+TEST_F(ExplainFaults, SigtermDuringTheExplain) { deliver_twice(*this, false, Phase::explain, SIGTERM); }
+TEST_F(ExplainFaults, SigkillDuringTheExplain) { deliver_twice(*this, false, Phase::explain, SIGKILL); }
+TEST_F(ExplainFaults, SigintWhilePrinting) { deliver_twice(*this, false, Phase::finishing, SIGINT); }
+TEST_F(ExplainFaults, SigtermWhilePrinting) { deliver_twice(*this, false, Phase::finishing, SIGTERM); }
+TEST_F(ExplainFaults, SigkillWhilePrinting) { deliver_twice(*this, false, Phase::finishing, SIGKILL); }
 
 // explain --try: 4 phases × 3 signals × 2 deliveries = 24.
-TEST_F(ExplainFaults, TrySigintDuringSetup) { deliver_twice(*this, true, Phase::setup, SIGINT, 3101); }
-TEST_F(ExplainFaults, TrySigtermDuringSetup) { deliver_twice(*this, true, Phase::setup, SIGTERM, 3102); }
-TEST_F(ExplainFaults, TrySigkillDuringSetup) { deliver_twice(*this, true, Phase::setup, SIGKILL, 3103); }
-TEST_F(ExplainFaults, TrySigintDuringTheMeasuredRun) { deliver_twice(*this, true, Phase::first_run, SIGINT, 3201); }
-TEST_F(ExplainFaults, TrySigtermDuringTheMeasuredRun) { deliver_twice(*this, true, Phase::first_run, SIGTERM, 3202); }
-TEST_F(ExplainFaults, TrySigkillDuringTheMeasuredRun) { deliver_twice(*this, true, Phase::first_run, SIGKILL, 3203); }
-TEST_F(ExplainFaults, TrySigintDuringTheVariants) { deliver_twice(*this, true, Phase::variants, SIGINT, 3301); }
-TEST_F(ExplainFaults, TrySigtermDuringTheVariants) { deliver_twice(*this, true, Phase::variants, SIGTERM, 3302); }
-TEST_F(ExplainFaults, TrySigkillDuringTheVariants) { deliver_twice(*this, true, Phase::variants, SIGKILL, 3303); }
-TEST_F(ExplainFaults, TrySigintWhileFinishing) { deliver_twice(*this, true, Phase::finishing, SIGINT, 3401); }
-TEST_F(ExplainFaults, TrySigtermWhileFinishing) { deliver_twice(*this, true, Phase::finishing, SIGTERM, 3402); }
-TEST_F(ExplainFaults, TrySigkillWhileFinishing) { deliver_twice(*this, true, Phase::finishing, SIGKILL, 3403); }
+TEST_F(ExplainFaults, TrySigintDuringSetup) { deliver_twice(*this, true, Phase::setup, SIGINT); }
+TEST_F(ExplainFaults, TrySigtermDuringSetup) { deliver_twice(*this, true, Phase::setup, SIGTERM); }
+TEST_F(ExplainFaults, TrySigkillDuringSetup) { deliver_twice(*this, true, Phase::setup, SIGKILL); }
+TEST_F(ExplainFaults, TrySigintDuringTheMeasuredRun) { deliver_twice(*this, true, Phase::first_run, SIGINT); }
+TEST_F(ExplainFaults, TrySigtermDuringTheMeasuredRun) { deliver_twice(*this, true, Phase::first_run, SIGTERM); }
+TEST_F(ExplainFaults, TrySigkillDuringTheMeasuredRun) { deliver_twice(*this, true, Phase::first_run, SIGKILL); }
+TEST_F(ExplainFaults, TrySigintDuringTheVariants) { deliver_twice(*this, true, Phase::variants, SIGINT); }
+TEST_F(ExplainFaults, TrySigtermDuringTheVariants) { deliver_twice(*this, true, Phase::variants, SIGTERM); }
+TEST_F(ExplainFaults, TrySigkillDuringTheVariants) { deliver_twice(*this, true, Phase::variants, SIGKILL); }
+TEST_F(ExplainFaults, TrySigintWhileFinishing) { deliver_twice(*this, true, Phase::finishing, SIGINT); }
+TEST_F(ExplainFaults, TrySigtermWhileFinishing) { deliver_twice(*this, true, Phase::finishing, SIGTERM); }
+TEST_F(ExplainFaults, TrySigkillWhileFinishing) { deliver_twice(*this, true, Phase::finishing, SIGKILL); }
 
 // The clean-up after a SIGKILL is not only the next command of the same kind's: a `run` ends
 // the setup command a killed `explain` had left running and removes its work folder.
@@ -246,8 +284,12 @@ TEST_F(ExplainFaults, WhatASigkilledExplainLeftEndsWithTheNextRun) {
   f.dir.write("run.yaml", "version: 1\ndatabase: { provider: local }\n"
                           "stages: [ { name: q, command: [\"true\"], runs: 1, warm: 0 } ]\n");
   Running r = f.start({"explain", "q", "-c", "setup-cmd.yaml"});
-  Delivered d = deliver_at(r, [&] { return fs::exists(f.dir / "setup.started"); }, 0ms, SIGKILL,
-                           "SIGKILL during setup of explain, then run");
+  Delivered d = deliver_at(
+      r,
+      [&] {
+        return fs::exists(f.dir / "setup.started") && children_recorded(r.process->pid(), f.tmp);
+      },
+      SIGKILL, "SIGKILL during setup of explain, then run");
   ASSERT_TRUE(d.reached);
   EXPECT_NE(list(processes_under(f.dir.path())), " none") << "the setup command outlives it";
   Running next = f.start({"run", "-c", "run.yaml"});

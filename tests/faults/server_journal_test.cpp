@@ -58,11 +58,17 @@ struct ServerJournal : ::testing::Test {
     }
     return out;
   }
-  // Starts `args`, waits for `marker` and returns the running coldgate.
+  // Starts `args`, waits for `marker` and for the command that made it to be recorded for the
+  // next command's clean-up (a moment after its start), and returns the running coldgate.
   Running start_until(const std::vector<std::string>& args, const std::string& marker) {
     fs::remove(f.dir / marker);
     Running r = start(args);
-    EXPECT_TRUE(wait_for([&] { return fs::exists(f.dir / marker) || r.process->wait_exited(0ms); }, 60s));
+    EXPECT_TRUE(wait_for(
+        [&] {
+          return (fs::exists(f.dir / marker) && children_recorded(r.process->pid(), f.tmp)) ||
+                 r.process->wait_exited(0ms);
+        },
+        120s));
     EXPECT_FALSE(r.process->wait_exited(0ms)) << read_all(r.err);
     return r;
   }
@@ -187,7 +193,7 @@ TEST_F(ServerJournal, ARemedyTrialsDatabaseCopyIsDroppedAfterEverySignal) {
     Delivered d = deliver_at(
         r,
         [&] { return copy_backends() > 0; },
-        0ms, sig, std::string(sig_name(sig)) + " during the ANALYZE variant of explain --try");
+        sig, std::string(sig_name(sig)) + " during the ANALYZE variant of explain --try");
     if (!d.reached) return;
     if (sig != SIGKILL) {
       EXPECT_EQ(d.code, 130) << d.err;

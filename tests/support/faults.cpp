@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <fstream>
 #include <iostream>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -143,6 +144,35 @@ bool has_probe_child(pid_t coldgate) {
   return false;
 }
 
+bool backend_runs(pid_t postmaster, const std::string& command) {
+  if (postmaster <= 0) return false;
+  for (pid_t c : children_of(postmaster)) {
+    if (joined(argv_of(c)).find(") " + command) != std::string::npos) return true;
+  }
+  return false;
+}
+
+bool children_recorded(pid_t coldgate, const fs::path& tmp) {
+  std::set<std::string> recorded;
+  std::error_code ec;
+  for (const auto& work : fs::directory_iterator(tmp, ec)) {
+    std::error_code ec2;
+    for (const auto& e : fs::directory_iterator(work.path() / "children", ec2)) {
+      const std::string text = read_all(e.path());  // "start=<ticks>\n" once written whole
+      if (text.rfind("start=", 0) == 0 && text.ends_with("\n")) {
+        recorded.insert(e.path().filename().string());
+      }
+    }
+  }
+  for (pid_t c : children_of(coldgate)) {
+    const std::string stat = read_all(proc(c, "stat"));
+    const auto close = stat.rfind(')');
+    if (close == std::string::npos || close + 2 >= stat.size() || stat[close + 2] == 'Z') continue;
+    if (!recorded.count(std::to_string(c))) return false;
+  }
+  return true;
+}
+
 const char* sig_name(int sig) {
   return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig == SIGKILL ? "SIGKILL" : "?";
 }
@@ -256,22 +286,29 @@ std::vector<std::string> entries_of(const fs::path& dir) {
   return out;
 }
 
-Delivered deliver_at(Running& r, const std::function<bool()>& reached,
-                     std::chrono::milliseconds delay, int sig, const std::string& what) {
+Delivered deliver_at(Running& r, const std::function<bool()>& reached, int sig,
+                     const std::string& what, bool may_end) {
   Delivered d;
-  d.reached = wait_for([&] { return reached() || r.process->wait_exited(0ms); }, 120s) &&
-              !r.process->wait_exited(0ms);
-  if (!d.reached) {
+  const bool either = wait_for([&] { return reached() || r.process->wait_exited(0ms); }, 120s);
+  if (!either) {
     r.process->signal_group(SIGKILL);
     d.code = r.finish(&d.err);
-    ADD_FAILURE() << what << ": coldgate ended (or took 120 s) before the phase; exit " << d.code
-                  << ", stderr:\n" << d.err;
+    ADD_FAILURE() << what << ": neither reached the state nor ended within 120 s; stderr:\n"
+                  << d.err;
     return d;
   }
-  std::this_thread::sleep_for(delay);
   d.ended_before = r.process->wait_exited(0ms);
-  ::kill(r.process->pid(), sig);
-  d.code = r.finish(&d.err);
+  if (d.ended_before) {
+    d.code = r.finish(&d.err);
+    if (!may_end) {
+      ADD_FAILURE() << what << ": coldgate ended before the state; exit " << d.code
+                    << ", stderr:\n" << d.err;
+    }
+  } else {
+    d.reached = true;
+    ::kill(r.process->pid(), sig);  // not reaped yet (wait_exited does not reap): still its PID
+    d.code = r.finish(&d.err);
+  }
   std::cout << "[ fault    ] " << what << ": "
             << (d.ended_before ? "coldgate had ended before the signal" : "delivered") << ", exit "
             << d.code << std::endl;
@@ -296,7 +333,26 @@ Running FaultFolder::start(const std::vector<std::string>& args,
 
 bool FaultFolder::starting_server(const Running& r) const {
   for (const auto& e : entries_of(tmp)) {
-    if (e.find("/coldgate-pg-") != std::string::npos) return !r.said(") ready in ");
+    if (e.find("/coldgate-pg-") == std::string::npos) continue;
+    const fs::path marker = cache / "coldgate" / "runs" / (fs::path(e).filename().string() + ".run");
+    return fs::exists(marker) && !r.said(") ready in ") && children_recorded(r.process->pid(), tmp);
+  }
+  return false;
+}
+
+bool FaultFolder::postmaster_starting(const Running& r) const {
+  if (r.said(") ready in ")) return false;
+  const pid_t coldgate = r.process->pid();
+  for (pid_t c : children_of(coldgate)) {
+    const auto argv = argv_of(c);
+    if (argv.empty() || fs::path(argv[0]).filename() != "postgres") continue;
+    if (std::find(argv.begin(), argv.end(), "--single") != argv.end()) continue;
+    const fs::path data = option_of(c, "-D");
+    if (data.empty() || !under(data, tmp)) continue;
+    const fs::path marker =
+        cache / "coldgate" / "runs" / (data.parent_path().filename().string() + ".run");
+    return read_all(marker).find("\npostmaster_pid=" + std::to_string(c) + "\n") != std::string::npos &&
+           children_recorded(coldgate, tmp);
   }
   return false;
 }

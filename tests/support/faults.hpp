@@ -61,6 +61,17 @@ pid_t server_of(pid_t coldgate);
 /// True when `coldgate` has a `coldgate probe` child: a cold run is being measured.
 bool has_probe_child(pid_t coldgate);
 
+/// True when a backend of the server whose postmaster is `postmaster` runs a statement whose
+/// command tag is `command` ("SELECT", "EXPLAIN"): its process title, "postgres: coldgate:
+/// postgres coldgate 127.0.0.1(41234) SELECT", names it while the statement runs.
+bool backend_runs(pid_t postmaster, const std::string& command);
+
+/// True when every live child of `coldgate` has its record in the `children/` folder of a work
+/// folder in `tmp` (util::record_children_in). A child's record is written just after it
+/// started, so only from then on is what a SIGKILL of coldgate leaves running the next
+/// command's to end: fault tests that SIGKILL coldgate while a command of it runs wait for it.
+bool children_recorded(pid_t coldgate, const std::filesystem::path& tmp);
+
 /// "SIGINT", "SIGTERM", "SIGKILL" (else "?").
 const char* sig_name(int sig);
 
@@ -122,18 +133,20 @@ std::vector<std::string> entries_of(const std::filesystem::path& dir);
 
 /// How one signal delivery went.
 struct Delivered {
-  bool reached = false;       // the phase began before coldgate ended
-  bool ended_before = false;  // coldgate had ended by the time the signal was sent
+  bool reached = false;       // the state was seen while coldgate ran, and the signal was sent
+  bool ended_before = false;  // coldgate had ended before the signal: it ran to its own end
   int code = -1;              // its exit code (Running::finish)
   std::string err;            // its stderr
 };
 
-/// Waits (≤ 120 s) until `reached()` or the end of `r`, then — when the phase was reached —
-/// sleeps `delay` and sends `sig`, waits for the end and prints one line: `what`, whether it
-/// was delivered or coldgate had ended before, the exit code. A phase never reached is a test
-/// failure (with stderr); the signal is then not sent and `r` is stopped with SIGKILL.
-Delivered deliver_at(Running& r, const std::function<bool()>& reached,
-                     std::chrono::milliseconds delay, int sig, const std::string& what);
+/// Waits until `reached()` or the end of `r`, then — when the state was reached — sends `sig`
+/// at once (no delay: the state is what places the signal), waits for the end and prints one
+/// line: `what`, whether it was delivered or coldgate had ended before, the exit code.
+/// A coldgate that ends before the state is `ended_before` and, unless `may_end` (a phase that
+/// does not wait for the test, such as writing the results), a test failure with its stderr.
+/// Neither within 120 s is a failure too; `r` is then stopped with SIGKILL.
+Delivered deliver_at(Running& r, const std::function<bool()>& reached, int sig,
+                     const std::string& what, bool may_end = false);
 
 /// A fault test's folder: `tmp/`, the TMPDIR of every coldgate it starts (made usable by the
 /// server account), and `cache/`, their XDG_CACHE_HOME, so that another coldgate on the machine
@@ -148,8 +161,15 @@ struct FaultFolder {
   /// start_coldgate() in `dir` with our TMPDIR and XDG_CACHE_HOME (plus `env`).
   Running start(const std::vector<std::string>& args, const std::vector<std::string>& env = {}) const;
   /// True while `r` starts its local server: its cluster folder (`tmp/coldgate-pg-*`, the
-  /// template being copied in, then the server starting) is there and it has not said "ready".
+  /// template being copied in, then the server starting) is there with its registry marker
+  /// (`cache/coldgate/runs/<folder>.run`, written just after the folder, which is how the next
+  /// command finds a SIGKILLed one's), what it runs is recorded (children_recorded: the `cp`
+  /// of the template) and it has not said "ready".
   bool starting_server(const Running& r) const;
+  /// True while `r`'s postmaster runs but `r` has not said "ready": a `postgres -D
+  /// tmp/coldgate-pg-*/data` child, recorded (children_recorded) and named by its registry
+  /// marker. (`postgres --version`, run before, is not one.)
+  bool postmaster_starting(const Running& r) const;
   /// The checks after a fault: testing::expect_nothing_left (no process under `dir`, `tmp/`
   /// empty) and expect_whole_files of `cache/` (no unfinished temp file, journals whole).
   void expect_nothing_left(const std::string& why) const;
