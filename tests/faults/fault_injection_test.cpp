@@ -5,8 +5,9 @@
 //
 // Each test's coldgate runs with a private TMPDIR inside the test folder, so its temp folders
 // and servers (`postgres -D <TMPDIR>/coldgate-pg-*/data`) are told apart from those of other
-// coldgate processes on the machine. Signal delays come from a fixed seed per test and are
-// printed with every failure, so a failure reproduces.
+// coldgate processes on the machine. Each signal is sent the moment the test sees a state of its
+// phase (a marker file, a process, a line), never after a delay; the state is printed with every
+// delivery and failure.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -18,11 +19,8 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
-#include <iostream>
 #include <optional>
-#include <random>
 #include <sstream>
-#include <thread>
 
 #include "results/json.hpp"
 #include "support/faults.hpp"
@@ -54,7 +52,12 @@ struct FaultTest : ::testing::Test {
                                        "stages: [ { name: last, command: [\"true\"] } ]\n");
     dir.write("run-sql.yaml", head + "stages: [ { name: sleepy, query: 'select pg_sleep(60)' } ]\n");
     dir.write("run-cmd.yaml", head + "stages: [ { name: sleepy, command: [sh, -c, 'touch stage.started; exec sleep 60'] } ]\n");
-    dir.write("restart.yaml", head + "stages: [ { name: bounce, command: [\"true\"], cold: restart, runs: 8 } ]\n");
+    // Every cold run's command says it is there and waits for `go`, which it takes: a run
+    // cannot go past the restart before the next cold run until the test lets it. Without its
+    // coldgate (SIGKILLed) it stops waiting.
+    dir.write("restart.yaml", head + "stages: [ { name: bounce, cold: restart, command: [sh, -c, "
+                                     "'touch bounce.waiting; while [ ! -e go ] && kill -0 $PPID; "
+                                     "do sleep 0.01; done; rm -f go bounce.waiting'] } ]\n");
     // The last stage reports 3000 metrics, so building and writing the results takes a while.
     dir.write("write.yaml", head + "stages:\n"
               "  - name: snap\n"
@@ -91,6 +94,23 @@ struct FaultTest : ::testing::Test {
     EXPECT_EQ(slurp(dir / "snapshots/last.json"), k_committed);
   }
 
+  // What a run that was not interrupted leaves: exit 0, stderr's last line saying it passed,
+  // whole reports of every stage, none failed.
+  void expect_passed_run(int code, const std::string& err) {
+    SCOPED_TRACE("a run to its end");
+    EXPECT_EQ(code, 0) << err;
+    const auto last = err.rfind("\ncoldgate: passed: ");
+    EXPECT_TRUE(last != std::string::npos &&
+                err.substr(last).ends_with("; results in coldgate-out/results.json\n"))
+        << err;
+    auto res = results::from_json(slurp(dir / "coldgate-out/results.json"), "results.json");
+    EXPECT_FALSE(res.stopped);
+    EXPECT_FALSE(res.stages.empty());
+    for (const auto& stage : res.stages) EXPECT_FALSE(stage.failed()) << stage.name << ": " << stage.error;
+    EXPECT_NE(slurp(dir / "coldgate-out/report.md").find("\n✅ **passed: "), std::string::npos);
+    EXPECT_NE(slurp(dir / "coldgate-out/junit.xml").find("<testsuites"), std::string::npos);
+  }
+
   // Nothing of the run is left: no process, no temp folder.
   void expect_nothing_left(const std::string& why) { testing::expect_nothing_left(dir.path(), tmp, why); }
 
@@ -115,13 +135,13 @@ const char* name(Phase p) {
   return "?";
 }
 
-// Starts a run, waits until it is in `phase`, sends `sig` after a delay drawn from the seed,
-// then checks what is left; for SIGKILL, after the next run.
-void deliver(FaultTest& t, Phase phase, int sig, int delivery, int seed, std::mt19937& rng) {
+// Starts a run, sends `sig` the moment a state of `phase` is seen, then checks what is left;
+// for SIGKILL, after the next run.
+void deliver(FaultTest& t, Phase phase, int sig, int delivery) {
   const bool kill9 = sig == SIGKILL;
   std::string config;
+  std::string state;
   std::function<bool(const Running&)> reached;
-  int max_delay_ms = 0;
   auto stderr_has = [](const Running& r, const char* text) {
     return read_all(r.err).find(text) != std::string::npos;
   };
@@ -132,74 +152,93 @@ void deliver(FaultTest& t, Phase phase, int sig, int delivery, int seed, std::mt
       // outlive coldgate (nothing runs in a SIGKILLed process), so that case sleeps in SQL.
       if (kill9) {
         config = "setup-sql.yaml";
-        reached = [&](const Running& r) { return stderr_has(r, ") ready in "); };
+        state = "the setup's SELECT pg_sleep(60) at work";
+        reached = [&](const Running& r) {
+          return stderr_has(r, ") ready in ") && backend_runs(server_of(r.process->pid()), "SELECT");
+        };
       } else {
         config = "setup-cmd.yaml";
+        state = "the setup command waiting";
         reached = [&](const Running&) { return fs::exists(t.dir / "setup.started"); };
       }
-      max_delay_ms = 400;
       break;
     case Phase::cold_run:
       if (kill9 || delivery % 2 == 0) {
         config = "run-sql.yaml";  // the probe is in pg_sleep
-        reached = [&](const Running& r) { return has_probe_child(r.process->pid()); };
+        state = "the probe started";
+        reached = [&](const Running& r) {
+          return has_probe_child(r.process->pid()) && children_recorded(r.process->pid(), t.tmp);
+        };
       } else {
         config = "run-cmd.yaml";
+        state = "the stage's command waiting";
         reached = [&](const Running&) { return fs::exists(t.dir / "stage.started"); };
       }
-      max_delay_ms = 400;
       break;
     case Phase::restart:
-      // From the moment the first server is gone: the fast shutdown, the start of the next.
+      // Cold run 1's command waits against the server it was restarted into; the test lets it
+      // end, and signals once that server is gone (the first delivery: the fast shutdown) or
+      // once the next postmaster runs (the second: its start). Cold run 2's command waits for
+      // `go` again, so coldgate is still there either way.
       config = "restart.yaml";
+      state = delivery % 2 == 0 ? "the server of cold run 1 gone" : "the server of cold run 2 started";
       reached = [&](const Running& r) {
-        pid_t now = server_of(r.process->pid());
+        const pid_t now = server_of(r.process->pid());
         if (first_server == 0) {
-          if (stderr_has(r, ") ready in ")) first_server = now;
+          if (now == 0 || !fs::exists(t.dir / "bounce.waiting")) return false;
+          first_server = now;
+          t.dir.write("go", "");
           return false;
         }
-        return now != first_server;
+        // Whatever runs then is recorded, so the next run ends what a SIGKILL leaves.
+        return now != first_server && (delivery % 2 == 0 || now != 0) &&
+               children_recorded(r.process->pid(), t.tmp);
       };
-      max_delay_ms = 60;
       break;
     case Phase::writing:
-      // Right after the last stage's line: stopping the server, then building and writing
-      // results.json, report.md, junit.xml (3000 metrics).
+      // After the last stage: the server stops, then results.json, report.md and junit.xml
+      // (3000 metrics) are built and written. Nothing there waits for the test, so coldgate
+      // may end before the signal.
       config = "write.yaml";
-      reached = [&](const Running& r) { return stderr_has(r, "] last: "); };
-      max_delay_ms = 80;
+      if (delivery % 2 == 0) {
+        state = "the last stage's done line";
+        reached = [&](const Running& r) { return stderr_has(r, "] last: done"); };
+      } else {
+        state = "the server gone after the last stage";
+        reached = [&](const Running& r) {
+          return stderr_has(r, "] last: done") && server_of(r.process->pid()) == 0;
+        };
+      }
       break;
   }
   std::error_code ec;
-  fs::remove(t.dir / "setup.started", ec);
-  fs::remove(t.dir / "stage.started", ec);
-  int delay_ms = std::uniform_int_distribution<int>(0, max_delay_ms)(rng);
-  std::string what = std::string(sig_name(sig)) + " during " + name(phase) + ", delivery " +
-                     std::to_string(delivery + 1) + " of seed " + std::to_string(seed) +
-                     ": delay " + std::to_string(delay_ms) + " ms after the phase began (" +
-                     config + ")";
+  for (const char* marker : {"setup.started", "stage.started", "bounce.waiting", "go"}) {
+    fs::remove(t.dir / marker, ec);
+  }
+  const std::string what = std::string(sig_name(sig)) + " during " + name(phase) + ", delivery " +
+                           std::to_string(delivery + 1) + ", at " + state + " (" + config + ")";
   SCOPED_TRACE(what);
 
   Running r = t.start(config);
-  ASSERT_TRUE(wait_for([&] { return reached(r) || r.process->wait_exited(0ms); }, 120s))
-      << "never reached the phase";
-  ASSERT_FALSE(r.process->wait_exited(0ms))
-      << "coldgate ended before the phase; stderr:\n" << read_all(r.err);
-  std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
-  bool ended_before = r.process->wait_exited(0ms);
-  ::kill(r.process->pid(), sig);
-  std::string err;
-  int code = t.finish(r, &err);
-  std::cout << "[ fault    ] " << what << ": "
-            << (ended_before ? "coldgate had ended before the signal" : "delivered")
-            << ", exit " << code << std::endl;
+  const bool may_end = phase == Phase::writing;
+  Delivered d = deliver_at(r, [&] { return reached(r); }, sig, what, may_end);
+  if (!d.reached && !(may_end && d.ended_before)) return;
+  const int code = d.code;
+  const std::string& err = d.err;
 
+  // Ended before the signal, or the signal came after its last check, as it exited: a run to
+  // its end. (Every other phase waits for the test: there, 0 would be a lost signal.)
+  if (may_end && (d.ended_before || code == 0)) {
+    t.expect_passed_run(code, err);
+    t.expect_nothing_left("after a run to its end");
+    t.expect_no_partial_files(false, "after a run to its end");
+    return;
+  }
   if (kill9) {
-    if (!ended_before) {
-      EXPECT_EQ(code, 128 + SIGKILL) << err;
-    }
+    EXPECT_EQ(code, 128 + SIGKILL) << err;
     t.expect_no_partial_files(true, "right after the SIGKILL");
-    // The next run removes the killed run's server, temp folders and temp files.
+    // The next run removes the killed run's server, temp folders and temp files, and ends a
+    // command it left waiting (its process group was recorded).
     Running next = t.start("quick.yaml");
     std::string next_err;
     EXPECT_EQ(t.finish(next, &next_err), 0) << next_err;
@@ -209,36 +248,32 @@ void deliver(FaultTest& t, Phase phase, int sig, int delivery, int seed, std::mt
     t.expect_no_partial_files(false, "after the next run");
     return;
   }
-  // The signal may come after the last write in the writing phase: then the run is whole.
-  if (!ended_before) {
-    EXPECT_EQ(code, 130) << err;
-    EXPECT_NE(err.find(sig == SIGINT ? "interrupted by SIGINT" : "interrupted by SIGTERM"),
-              std::string::npos)
-        << err;
-  }
+  EXPECT_EQ(code, 130) << err;
+  EXPECT_NE(err.find(sig == SIGINT ? "interrupted by SIGINT" : "interrupted by SIGTERM"),
+            std::string::npos)
+      << err;
   t.expect_nothing_left("right after the run");
   t.expect_no_partial_files(false, "right after the run");
 }
 
-// Two deliveries per phase and signal, with delays drawn from `seed`.
-void deliver_twice(FaultTest& t, Phase phase, int sig, int seed) {
-  std::mt19937 rng(static_cast<std::mt19937::result_type>(seed));
-  for (int i = 0; i < 2 && !::testing::Test::HasFatalFailure(); ++i) deliver(t, phase, sig, i, seed, rng);
+// Two deliveries per phase and signal, each at its own state of the phase where it has two.
+void deliver_twice(FaultTest& t, Phase phase, int sig) {
+  for (int i = 0; i < 2 && !::testing::Test::HasFatalFailure(); ++i) deliver(t, phase, sig, i);
 }
 
 // 12 cases × 2 deliveries = 24 signals.
-TEST_F(FaultTest, SigintDuringSetup) { deliver_twice(*this, Phase::setup, SIGINT, 1101); }
-TEST_F(FaultTest, SigtermDuringSetup) { deliver_twice(*this, Phase::setup, SIGTERM, 1102); }
-TEST_F(FaultTest, SigkillDuringSetup) { deliver_twice(*this, Phase::setup, SIGKILL, 1103); }
-TEST_F(FaultTest, SigintDuringColdRun) { deliver_twice(*this, Phase::cold_run, SIGINT, 1201); }
-TEST_F(FaultTest, SigtermDuringColdRun) { deliver_twice(*this, Phase::cold_run, SIGTERM, 1202); }
-TEST_F(FaultTest, SigkillDuringColdRun) { deliver_twice(*this, Phase::cold_run, SIGKILL, 1203); }
-TEST_F(FaultTest, SigintDuringRestart) { deliver_twice(*this, Phase::restart, SIGINT, 1301); }
-TEST_F(FaultTest, SigtermDuringRestart) { deliver_twice(*this, Phase::restart, SIGTERM, 1302); }
-TEST_F(FaultTest, SigkillDuringRestart) { deliver_twice(*this, Phase::restart, SIGKILL, 1303); }
-TEST_F(FaultTest, SigintWhileWritingResults) { deliver_twice(*this, Phase::writing, SIGINT, 1401); }
-TEST_F(FaultTest, SigtermWhileWritingResults) { deliver_twice(*this, Phase::writing, SIGTERM, 1402); }
-TEST_F(FaultTest, SigkillWhileWritingResults) { deliver_twice(*this, Phase::writing, SIGKILL, 1403); }
+TEST_F(FaultTest, SigintDuringSetup) { deliver_twice(*this, Phase::setup, SIGINT); }
+TEST_F(FaultTest, SigtermDuringSetup) { deliver_twice(*this, Phase::setup, SIGTERM); }
+TEST_F(FaultTest, SigkillDuringSetup) { deliver_twice(*this, Phase::setup, SIGKILL); }
+TEST_F(FaultTest, SigintDuringColdRun) { deliver_twice(*this, Phase::cold_run, SIGINT); }
+TEST_F(FaultTest, SigtermDuringColdRun) { deliver_twice(*this, Phase::cold_run, SIGTERM); }
+TEST_F(FaultTest, SigkillDuringColdRun) { deliver_twice(*this, Phase::cold_run, SIGKILL); }
+TEST_F(FaultTest, SigintDuringRestart) { deliver_twice(*this, Phase::restart, SIGINT); }
+TEST_F(FaultTest, SigtermDuringRestart) { deliver_twice(*this, Phase::restart, SIGTERM); }
+TEST_F(FaultTest, SigkillDuringRestart) { deliver_twice(*this, Phase::restart, SIGKILL); }
+TEST_F(FaultTest, SigintWhileWritingResults) { deliver_twice(*this, Phase::writing, SIGINT); }
+TEST_F(FaultTest, SigtermWhileWritingResults) { deliver_twice(*this, Phase::writing, SIGTERM); }
+TEST_F(FaultTest, SigkillWhileWritingResults) { deliver_twice(*this, Phase::writing, SIGKILL); }
 
 // An interrupted run has reports too: what it was doing and what it did not run.
 TEST_F(FaultTest, SigintDuringASetupCommandWritesReportsSayingSo) {
