@@ -7,8 +7,8 @@
 // An "external" server here is a cluster of coldgate's own local provider that the test starts
 // in its own process, outside the project folder, so the leftover checks count coldgate's
 // processes only. Every coldgate gets a private TMPDIR and XDG_CACHE_HOME in the project folder.
-// The server is stopped at a phase the test sees (a progress line of the trial and the variant's
-// probe in pg_sleep(30)) after a delay drawn from a fixed seed, printed with every failure.
+// The server is stopped the moment the test sees the variant's query at work (a progress line
+// of the trial, the variant's probe, its backend running the SELECT that sleeps 30 s).
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -16,8 +16,6 @@
 #include <iostream>
 #include <map>
 #include <memory>
-#include <random>
-#include <thread>
 
 #include "db/cluster_registry.hpp"
 #include "db/connection.hpp"
@@ -371,21 +369,20 @@ constexpr const char* k_waiting_variant =
     "    try_runs: 1\n"
     "    remedies: [ { name: no JIT, settings: { jit: 'off' } } ]\n";
 
-// Starts `args`, waits until the trial's as-is run is done and the next probe (the variant's)
-// runs, then stops the server of `postmaster` (0: coldgate's own) after a delay from `seed`.
+// Starts `args`, waits until the trial's as-is run is done and the variant's probe runs its
+// query on the server of `postmaster` (0: coldgate's own), then stops that server at once.
 // Returns coldgate's exit code and stderr.
-Finished stop_server_in_variant(HostileServer& t, const std::vector<std::string>& args, int seed,
+Finished stop_server_in_variant(HostileServer& t, const std::vector<std::string>& args,
                                 pid_t postmaster = 0) {
-  std::mt19937 rng(static_cast<std::mt19937::result_type>(seed));
-  int delay_ms = std::uniform_int_distribution<int>(0, 300)(rng);
-  std::string what = "server stopped " + std::to_string(delay_ms) + " ms into the variant's run (seed " +
-                     std::to_string(seed) + ", " + joined(args) + ")";
+  std::string what = "server stopped under the variant's query (" + joined(args) + ")";
   SCOPED_TRACE(what);
   Running r = t.start(args);
   pid_t pid = r.process->pid();
+  auto server = [&] { return postmaster != 0 ? postmaster : server_of(pid); };
   bool reached = wait_for(
       [&] {
-        return (r.said("try as is: cold run 1/1: ") && has_probe_child(pid)) ||
+        return (r.said("try as is: cold run 1/1: ") && has_probe_child(pid) &&
+                backend_runs(server(), "SELECT")) ||
                r.process->wait_exited(0ms);
       },
       120s);
@@ -397,13 +394,11 @@ Finished stop_server_in_variant(HostileServer& t, const std::vector<std::string>
     f.code = r.finish(&f.err);
     return f;
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
   // The variant sleeps 30 s: coldgate is still in it.
-  EXPECT_FALSE(r.process->wait_exited(0ms)) << read_all(r.err);
-  if (postmaster == 0) postmaster = server_of(pid);
-  EXPECT_GT(postmaster, 0) << read_all(r.err);
-  if (postmaster > 0) {
-    EXPECT_EQ(stop_server_immediately(postmaster), "");
+  const pid_t stopped = server();
+  EXPECT_GT(stopped, 0) << read_all(r.err);
+  if (stopped > 0) {
+    EXPECT_EQ(stop_server_immediately(stopped), "");
   }
   f.code = r.finish(&f.err);
   f.out = read_all(r.out);
@@ -413,7 +408,7 @@ Finished stop_server_in_variant(HostileServer& t, const std::vector<std::string>
 
 TEST_F(HostileServer, ServerStoppedDuringARunTryTrialEndsWithExit3NamingTheRemedy) {
   config("provider: local", k_waiting_variant);
-  Finished f = stop_server_in_variant(*this, {"run", "--try"}, 1901);
+  Finished f = stop_server_in_variant(*this, {"run", "--try"});
   EXPECT_EQ(f.code, 3) << f.err;
   const std::string error = "remedy `no JIT`: the PostgreSQL server stopped answering; the run "
                             "stops (cold run 1/1: ";
@@ -440,7 +435,7 @@ TEST_F(HostileServer, ServerStoppedDuringARunTryTrialEndsWithExit3NamingTheRemed
 
 TEST_F(HostileServer, ServerStoppedDuringAnExplainTryTrialEndsWithExit3NamingTheRemedy) {
   config("provider: local", k_waiting_variant);
-  Finished f = stop_server_in_variant(*this, {"explain", "waits", "--try"}, 1902);
+  Finished f = stop_server_in_variant(*this, {"explain", "waits", "--try"});
   EXPECT_EQ(f.code, 3) << f.err;
   EXPECT_NE(f.err.find("coldgate: error: stage waits: remedy `no JIT`: the PostgreSQL server "
                        "stopped answering; the run stops (cold run 1/1: "),
@@ -468,7 +463,7 @@ TEST_F(HostileServer, ExternalServerStoppedDuringTheAnalyzeTrialLeavesNoCopyAfte
                      "pg_database WHERE datname LIKE 'app\\_try\\_analyze\\_%'",
                      "postgres");
   };
-  Finished f = stop_server_in_variant(*this, {"run", "--try"}, 1903, server->postmaster_pid());
+  Finished f = stop_server_in_variant(*this, {"run", "--try"}, server->postmaster_pid());
   EXPECT_EQ(f.code, 3) << f.err;
   EXPECT_NE(f.err.find("coldgate: error: stage pricey: remedy `ANALYZE`: the PostgreSQL server "
                        "stopped answering; the run stops (cold run 1/1: "),
