@@ -133,7 +133,10 @@ if [[ $background -eq 1 ]]; then
   [[ -n $runs ]] && args+=(--runs "$runs")
   # nice 19: a campaign of hours shares the machine with builds and test lanes, which must not
   # slow down; libFuzzer then runs on what they leave (exec/s in the ledger show the load).
-  setsid nohup nice -n 19 bash "$0" "${args[@]}" "${targets[@]}" >"$LOG" 2>&1 </dev/null &
+  # setsid makes a new session, and with autogroup scheduling (sched_autogroup_enabled) a
+  # session's group gets a full share whatever its processes' nice: the group's nice is set too.
+  setsid nohup bash -c 'echo 19 >/proc/self/autogroup 2>/dev/null; exec nice -n 19 "$@"' \
+    campaign bash "$0" "${args[@]}" "${targets[@]}" >"$LOG" 2>&1 </dev/null &
   echo "$!" >"$PIDFILE"
   echo "campaign started (pid $!, nice 19, budget $budget${runs:+, until $runs executions per target}); follow it with bench/fuzz.sh --status"
   exit 0
