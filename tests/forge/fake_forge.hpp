@@ -10,6 +10,7 @@
 
 #include <httplib.h>
 
+#include <atomic>
 #include <deque>
 #include <map>
 #include <mutex>
@@ -93,7 +94,13 @@ class FakeForge {
     });
     // bind_to_any_port also listen()s: connections wait in the backlog until the loop runs.
     m_port = m_server.bind_to_any_port("127.0.0.1");
-    m_thread = std::thread([this] { m_server.listen_after_bind(); });
+    m_thread = std::thread([this] {
+      m_server.listen_after_bind();
+      m_loop_ended = true;
+    });
+    // httplib's stop() does nothing until the loop has started (is_running()), so a fixture torn
+    // down before the thread ran would leave the loop running and the join waiting forever.
+    while (!m_server.is_running() && !m_loop_ended) std::this_thread::yield();
   }
   ~FakeForge() {
     m_server.stop();
@@ -323,6 +330,7 @@ class FakeForge {
   std::string m_token;
   httplib::Server m_server;
   int m_port = 0;
+  std::atomic<bool> m_loop_ended{false};
   std::thread m_thread;
   std::mutex m_mutex;
   std::map<std::string, std::vector<Comment>> m_threads;
