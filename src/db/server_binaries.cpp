@@ -32,7 +32,8 @@ std::optional<ServerBinaries> probe(const fs::path& bindir) {
     int major = parse_major(text);
     if (major == 0) return std::nullopt;
     return ServerBinaries{bindir, major, text};
-  } catch (const Error&) {
+  } catch (const Error& e) {
+    if (e.code() == ExitCode::interrupted) throw;  // a SIGINT ends the command, not the candidate
     return std::nullopt;
   }
 }
@@ -45,7 +46,8 @@ std::optional<fs::path> pg_config_bindir() {
     std::string dir = r.out;
     while (!dir.empty() && (dir.back() == '\n' || dir.back() == ' ')) dir.pop_back();
     return dir.empty() ? std::nullopt : std::optional<fs::path>(dir);
-  } catch (const Error&) {
+  } catch (const Error& e) {
+    if (e.code() == ExitCode::interrupted) throw;  // a SIGINT ends the command, not the candidate
     return std::nullopt;
   }
 }

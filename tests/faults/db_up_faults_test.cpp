@@ -217,6 +217,36 @@ TEST_F(DbUpFaults, SigtermWhileWaiting) { deliver_twice(*this, Phase::waiting, S
 TEST_F(DbUpFaults, SigkillWhileWaiting) { deliver_twice(*this, Phase::waiting, SIGKILL); }
 TEST_F(DbUpFaults, DbDownWhileWaiting) { deliver_twice(*this, Phase::waiting, k_db_down); }
 
+// SIGINT/SIGTERM while `postgres --version` of database.bindir runs (a slow disk, a wrapper
+// script): the command ends with 130, not with "no runnable postgres" (exit 2), nothing left.
+TEST_F(DbUpFaults, AnInterruptWhileTheServerBinariesAreProbedEndsTheCommand) {
+  const fs::path started = f.dir / "probe.started";
+  f.dir.write("slow-bin/postgres", "#!/bin/sh\ntouch '" + started.string() + "'\nexec sleep 60\n");
+  f.dir.write("slow-bin/initdb", "#!/bin/sh\nexit 1\n");
+  for (const char* name : {"postgres", "initdb"}) {
+    fs::permissions(f.dir / "slow-bin" / name, fs::perms::owner_all | fs::perms::group_read |
+                                                   fs::perms::group_exec | fs::perms::others_read |
+                                                   fs::perms::others_exec);
+  }
+  f.dir.write("probe.yaml", "version: 1\ndatabase: { provider: local, bindir: '" +
+                                (f.dir / "slow-bin").string() +
+                                "' }\nstages: [ { name: q, query: 'select 1' } ]\n");
+  for (int sig : {SIGINT, SIGTERM}) {
+    fs::remove(started);
+    const std::string what = std::string(sig_name(sig)) + " while database.bindir is probed";
+    SCOPED_TRACE(what);
+    Running r = f.start({"db", "up", "-c", "probe.yaml"});
+    Delivered d = deliver_at(r, [&] { return fs::exists(started); }, sig, what);
+    ASSERT_TRUE(d.reached) << d.err;  // the probe waits 60 s: coldgate cannot end before
+    EXPECT_EQ(d.code, 130) << d.err;
+    EXPECT_NE(d.err.find(sig == SIGINT ? "interrupted by SIGINT" : "interrupted by SIGTERM"),
+              std::string::npos)
+        << d.err;
+    EXPECT_EQ(d.err.find("no runnable postgres"), std::string::npos) << d.err;
+    expect_nothing_left("after the interrupted probe", "");
+  }
+}
+
 // A write cut short by SIGKILL leaves `<name>.tmp-XXXXXX` (util::write_file_atomic), which no
 // one holds a lock on any more; a template copy a killed run was putting into place is
 // `templates/<key>.tmp-<pid>`, whose `<key>.lock` is free. Those go with the next command that
