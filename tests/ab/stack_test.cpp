@@ -303,8 +303,9 @@ TEST_F(StackTest, AnInterruptWhileMeasuringLeavesNothingBehind) {
                          .stdout_path = dir / "stdout",
                          .stderr_path = err};
     util::Process p(o);
-    // Polls until the first cold runs began (the run is not timed: it waits for a line).
-    for (int i = 0; i < 24000 && !p.wait_exited(0ms); ++i) {
+    // Polls until the first cold runs began (the run is not timed: it waits for a line; the
+    // bound, ctest's timeout, only ends a failing test).
+    for (int i = 0; i < 120000 && !p.wait_exited(0ms); ++i) {
       std::error_code ec;
       if (fs::exists(err, ec) && slurp(err).find("1-s1: cold run 1/3") != std::string::npos) break;
       std::this_thread::sleep_for(5ms);

@@ -78,13 +78,18 @@ TEST(Process, TimeoutKillsTheWholeGroupIncludingADaemonIgnoringSigterm) {
   TempDir dir;
   auto pidfile = dir / "daemon.pid";
   // The child starts a grandchild that ignores SIGTERM, then waits forever.
-  auto r = run({.argv = {"sh", "-c",
-                         "sh -c 'trap \"\" TERM; echo $$ > " + pidfile.string() +
-                             "; while :; do sleep 1; done' & wait"}},
-               300ms);
-  EXPECT_TRUE(r.status.timed_out);
-  EXPECT_EQ(r.status.describe(), "timed out after 300 ms");
+  Process child({.argv = {"sh", "-c",
+                          "sh -c 'trap \"\" TERM; echo $$ > " + pidfile.string() +
+                              ".tmp; mv " + pidfile.string() + ".tmp " + pidfile.string() +
+                              "; while :; do sleep 1; done' & wait"}});
+  // The timeout starts once the grandchild exists (its PID written whole), however slow the
+  // machine: a survivor would loop forever, so the bound only ends a failing test.
+  for (int i = 0; i < 3000 && !std::filesystem::exists(pidfile); ++i) std::this_thread::sleep_for(20ms);
+  ASSERT_TRUE(std::filesystem::exists(pidfile)) << "the grandchild never started";
   pid_t daemon = std::stoi(coldgate::testing::slurp(pidfile));
+  ExitStatus r = child.wait(300ms);
+  EXPECT_TRUE(r.timed_out);
+  EXPECT_EQ(r.describe(), "timed out after 300 ms");
   // Killed, it is gone once the kernel has reaped it: wait for that (a survivor loops forever,
   // so the bound only ends a failing test; it says nothing about how fast reaping is).
   for (int i = 0; i < 3000 && alive(daemon); ++i) std::this_thread::sleep_for(20ms);
