@@ -9,7 +9,7 @@
 #                      the last (default: stress-ng --cpu <nproc>, every core at 100%)
 #     --labels REGEX   the ctest labels run (default ^(faults|postgres)$)
 #
-# Each run is `ctest -j <nproc> --timeout 600 -L REGEX` in build-asan/ (built by
+# Each run is `ctest -j <nproc+1> --timeout 600 -L REGEX` (as ci/test.sh) in build-asan/ (built by
 # `bash ci/build.sh asan` when missing) in the environment of ci/test.sh (ci/test-env.sh).
 # Logs: bench/out/under-load/<start>/run-<k>.log; a line per run (start, seconds, tests, failed,
 # the failed tests' names) in bench/out/under-load/<start>/runs.tsv and on stdout; the last line
@@ -58,7 +58,7 @@ failed_runs=0
 for ((k = 1; k <= runs; k++)); do
   start=$(date -u +%FT%TZ) t0=$(date +%s)
   set +e
-  (cd build-asan && ctest --output-on-failure -j "$cores" --timeout 600 -L "$labels") >"$out/run-$k.log" 2>&1
+  (cd build-asan && ctest --output-on-failure -j "$((cores + 1))" --timeout 600 -L "$labels") >"$out/run-$k.log" 2>&1
   status=$?
   set -e
   seconds=$(($(date +%s) - t0))
