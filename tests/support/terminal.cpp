@@ -2,7 +2,6 @@
 
 #include <unistd.h>
 
-#include <atomic>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -46,11 +45,12 @@ std::string read_all(const fs::path& p) {
 
 TmuxSession::TmuxSession(const std::vector<std::string>& argv, const fs::path& cwd,
                          const std::vector<std::string>& env) {
-  static std::atomic<int> counter{0};
-  m_socket = "coldgate-test-" + std::to_string(::getpid()) + "-" + std::to_string(++counter);
+  // The server's socket in the session's own folder, removed with it: tmux's kill-server leaves
+  // a named socket (-L) behind in /tmp/tmux-<uid>/.
+  m_socket = (m_dir / "tmux.sock").string();
   m_dir.write("wrapper.sh", k_wrapper);
   m_dir.write("tmux.conf", "set -g remain-on-exit on\nset -g history-limit 10000\n");
-  std::vector<std::string> cmd{"tmux", "-L", m_socket, "-f", (m_dir / "tmux.conf").string(),
+  std::vector<std::string> cmd{"tmux", "-S", m_socket, "-f", (m_dir / "tmux.conf").string(),
                                "new-session", "-d", "-x", "200", "-y", "50", "-s", "t",
                                "-c", cwd.string(), "--", "/bin/sh", (m_dir / "wrapper.sh").string(),
                                m_dir.path().string()};
@@ -60,11 +60,11 @@ TmuxSession::TmuxSession(const std::vector<std::string>& argv, const fs::path& c
 }
 
 TmuxSession::~TmuxSession() {
-  util::run({.argv = {"tmux", "-L", m_socket, "kill-server"}});
+  util::run({.argv = {"tmux", "-S", m_socket, "kill-server"}});
 }
 
 std::string TmuxSession::tmux(const std::vector<std::string>& args) const {
-  std::vector<std::string> cmd{"tmux", "-L", m_socket};
+  std::vector<std::string> cmd{"tmux", "-S", m_socket};
   cmd.insert(cmd.end(), args.begin(), args.end());
   auto r = util::run({.argv = cmd});
   if (!r.status.ok()) ADD_FAILURE() << "tmux " << args.front() << " failed: " << r.err;
