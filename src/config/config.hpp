@@ -42,6 +42,10 @@ enum class Decode { none, json };
 /// `ALTER ROLE CURRENT_USER IN DATABASE … SET` for each run (clients that ignore PGOPTIONS).
 enum class SettingsVia { pgoptions, role };
 
+/// What a statement whose growth over the data scales got worse is (`gate.growth`): a
+/// regression, a warning, or not judged.
+enum class GrowthGate { fail, warn, off };
+
 /// One `env:` value: its text as written — `${NAME}` is expanded at run time
 /// (expand_env_values()), when the run's server is known — and where it stood.
 struct EnvValue {
@@ -122,6 +126,10 @@ struct Gate {
   /// `ab` and `stack`: more interleaved runs per side, at most this many, when a time verdict
   /// lies near its threshold, so that noise does not decide it.
   int max_extra_runs = 10;
+  /// A statement whose calls, rows or blocks per call grow with a worse class than the
+  /// baseline's over the scales (constant → linear: an index lost; a new linear calls term: a
+  /// new N+1) fails the gate, warns, or is not judged. Only with `scales:`.
+  GrowthGate growth = GrowthGate::fail;
 };
 
 /// Cold runs per variant of a remedy trial (`--try`) unless `try_runs` says otherwise.
@@ -171,6 +179,9 @@ struct Stage {
   int repeated_threshold = k_default_repeated_threshold;  // defaults.repeated_threshold unless set
   int try_runs = k_default_try_runs;          // defaults.try_runs unless set
   std::vector<UserRemedy> remedies;           // tried by --try beside the diagnoses' remedies
+  /// The data scales it is measured at (its own `scales:`, else the top-level one), ascending;
+  /// empty or one entry: only at the scale the stages' database is loaded at.
+  std::vector<double> scales;
   Gate gate;                                  // top-level gate with this stage's overrides applied
   Location where;
   /// True for command stages (command or shell set), false for SQL stages.
@@ -209,10 +220,21 @@ struct Config {
   std::uint64_t default_max_result_bytes = k_default_max_result_bytes;
   int default_repeated_threshold = k_default_repeated_threshold;
   int default_try_runs = k_default_try_runs;
+  /// Top-level `scales:`: the data scales, ascending; its first is the scale setup loads the
+  /// stages' database at (every stage's list starts there too).
+  std::vector<double> scales;
+  /// Production's data over scale 1's (`production_scale:`): the report projects each
+  /// statement's counts and time there from the growth fits.
+  std::optional<double> production_scale;
   std::vector<Stage> stages;
   Gate gate;
   Report report;
   History history;
+  /// The scale the stages' database is loaded at: the first of the scales' lists, else 1.
+  double load_scale() const;
+  /// Every scale any selected stage is measured at but load_scale(), ascending: each gets a
+  /// database of its own, set up at that scale.
+  std::vector<double> extra_scales(const std::vector<Stage>& selected) const;
   /// True when setup has an `analyze:` step (every table then has statistics).
   bool setup_analyzes() const {
     for (const auto& step : setup) {

@@ -8,10 +8,10 @@ const std::map<std::string, std::vector<std::string>>& known_keys() {
                                                   "metrics",   "require_same_environment",
                                                   "max_query_ratio", "min_query_delta",
                                                   "max_blocks_ratio", "min_blocks_delta",
-                                                  "statements", "max_extra_runs"};
+                                                  "statements", "max_extra_runs", "growth"};
   static const std::map<std::string, std::vector<std::string>> k_keys = {
       {"", {"version", "database", "setup", "build", "defaults", "stages", "gate", "report",
-            "history", "env"}},
+            "history", "env", "scales", "production_scale"}},
       {"database",
        {"provider", "version", "bindir", "image", "engine", "run_args", "url", "restart_command", "name",
         "settings", "profile", "plans"}},
@@ -22,7 +22,7 @@ const std::map<std::string, std::vector<std::string>>& known_keys() {
       {"stages[]",
        {"name", "sql", "query", "command", "params", "settings", "settings_via", "decode", "runs",
         "warm", "cold", "isolation", "timeout", "max_result_bytes", "snapshot", "gate", "profile",
-        "repeated_threshold", "try_runs", "remedies", "env"}},
+        "repeated_threshold", "try_runs", "remedies", "env", "scales"}},
       {"stages[].snapshot", {"path", "from", "ordered", "identity", "redact", "redact_ids"}},
       {"stages[].gate", k_gate},
       {"stages[].remedies[]", {"name", "settings"}},

@@ -65,7 +65,11 @@ class Loader {
     if (auto* e = top.find("report")) read_report(m_r.fields(e->value, "report", "report"));
     m_c.history.where = m_r.location(root);
     if (auto* e = top.find("history")) read_history(m_r.fields(e->value, "history", "history"));
+    if (auto* e = top.find("scales")) m_c.scales = read_scales(e->value, "scales");
+    if (auto* e = top.find("production_scale"))
+      m_c.production_scale = m_r.positive_number(e->value, "production_scale");
     if (auto* e = top.find("stages")) read_stages(e->value);
+    check_scales_start_alike(top);
   }
 
  private:
@@ -295,6 +299,10 @@ class Loader {
       gate.statements = m_r.boolean(e->value, f.path("statements"));
     if (auto* e = f.find("max_extra_runs"))
       gate.max_extra_runs = m_r.integer(e->value, f.path("max_extra_runs"), 0);
+    if (auto* e = f.find("growth")) {
+      auto g = m_r.choice(e->value, f.path("growth"), {"fail", "warn", "off"});
+      gate.growth = g == "fail" ? GrowthGate::fail : g == "warn" ? GrowthGate::warn : GrowthGate::off;
+    }
     if (gate.warn_ratio > gate.max_ratio) {
       if (auto* e = f.find("warn_ratio"))
         m_r.fail(
@@ -317,6 +325,51 @@ class Loader {
   void read_report(const Fields& f) {
     if (auto* e = f.find("title")) m_c.report.title = m_r.nonempty_text(e->value, f.path("title"));
     if (auto* e = f.find("comment")) m_c.report.comment = m_r.boolean(e->value, f.path("comment"));
+  }
+
+  // A `scales:` list: numbers above 0, ascending, none twice.
+  std::vector<double> read_scales(const YAML::Node& node, const std::string& path) const {
+    m_r.require_list(node, path);
+    if (node.size() == 0) m_r.fail(node, path, "is empty; give the data scales, e.g. [1, 4, 16]");
+    std::vector<double> out;
+    for (std::size_t i = 0; i < node.size(); ++i) {
+      double v = m_r.positive_number(node[i], index(path, i));
+      if (!out.empty() && v <= out.back())
+        m_r.fail(node[i], index(path, i),
+                 fmt::format("{} does not follow {}; list the scales ascending, each once "
+                             "(e.g. [1, 4, 16])",
+                             fmt::format("{:g}", v), fmt::format("{:g}", out.back())));
+      out.push_back(v);
+    }
+    return out;
+  }
+
+  // Every list starts at the scale setup loads the stages' database at: one database holds the
+  // figures that are gated and snapshotted, the others only their growth.
+  void check_scales_start_alike(const Fields& top) const {
+    std::string first_path;
+    std::optional<double> first;
+    if (top.find("scales")) {
+      first = m_c.scales.front();
+      first_path = "scales";
+    }
+    auto* stages = top.find("stages");
+    for (std::size_t i = 0; stages && i < m_c.stages.size(); ++i) {
+      const YAML::Node& node = stages->value[i];
+      if (!node.IsMap() || !node["scales"]) continue;
+      const double v = m_c.stages[i].scales.front();
+      const std::string path = index("stages", i) + ".scales";
+      if (!first) {
+        first = v;
+        first_path = path;
+      } else if (v != *first) {
+        m_r.fail(node["scales"], path,
+                 fmt::format("starts at {:g}, {} at {:g}; every scales list starts at the scale "
+                             "setup loads the stages' database at (the one gated and "
+                             "snapshotted)",
+                             v, first_path, *first));
+      }
+    }
   }
 
   void read_stages(const YAML::Node& node) {
@@ -437,6 +490,8 @@ class Loader {
                "set database.restart_command or use cold: process");
     }
     if (auto* e = f.find("snapshot")) s.snapshot = read_snapshot(e->value, f.path("snapshot"), s);
+    s.scales = m_c.scales;
+    if (auto* e = f.find("scales")) s.scales = read_scales(e->value, f.path("scales"));
     s.gate = m_c.gate;
     if (auto* e = f.find("gate"))
       read_gate(m_r.fields(e->value, f.path("gate"), "stages[].gate"), s.gate);

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <charconv>
+#include <cmath>
 #include <set>
 
 #include "config/values.hpp"
@@ -137,6 +138,17 @@ double Reader::ratio(const YAML::Node& node, const std::string& path) const {
   double value = 0;
   auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), value);
   if (t.empty() || ec != std::errc() || end != t.data() + t.size() || !(value > 1))
+    fail(node, path, "expected " + expected + ", got " + got(t));
+  return value;
+}
+
+double Reader::positive_number(const YAML::Node& node, const std::string& path) const {
+  const std::string expected = "a number above 0";
+  std::string t = text(node, path, expected);
+  double value = 0;
+  auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), value);
+  if (t.empty() || ec != std::errc() || end != t.data() + t.size() || !(value > 0) ||
+      !std::isfinite(value))
     fail(node, path, "expected " + expected + ", got " + got(t));
   return value;
 }

@@ -80,6 +80,8 @@ class Reader {
   bool boolean(const YAML::Node& node, const std::string& path) const;
   /// A number strictly greater than 1.
   double ratio(const YAML::Node& node, const std::string& path) const;
+  /// A number above 0 (a data scale); fail()s otherwise.
+  double positive_number(const YAML::Node& node, const std::string& path) const;
   /// A duration, "250ms" … "1h".
   Duration duration(const YAML::Node& node, const std::string& path) const;
   /// A size in bytes, "16MiB".

@@ -219,6 +219,7 @@ GateThresholds recorded(const config::Gate& g) {
   t.min_blocks_delta = g.min_blocks_delta;
   t.statements = g.statements;
   t.max_extra_runs = g.max_extra_runs;
+  t.growth = g.growth == config::GrowthGate::fail ? "fail" : g.growth == config::GrowthGate::warn ? "warn" : "off";
   t.metrics = g.metrics;
   t.require_same_environment = g.require_same_environment;
   return t;

@@ -7,6 +7,7 @@
 
 #include "gate/gate.hpp"
 #include "results/format.hpp"
+#include "results/growth.hpp"
 #include "results/plan.hpp"
 #include "util/error.hpp"
 
@@ -146,6 +147,63 @@ void judge_blocks(double b, double h, const config::Gate& g, Judged& j) {
   }
 }
 
+// One statement's growth on one side (StageGrowth::statements), by the fits' names.
+using GrowthOf = std::map<std::string, const GrowthFit*>;
+
+struct GrowthFigure {
+  const char* name;   // StatementSide::growth's key
+  const char* label;  // as the reason says it
+};
+constexpr GrowthFigure k_growth_figures[] = {
+    {"calls", "calls per run"}, {"rows_per_call", "rows per call"}, {"blocks_per_call", "blocks per call"}};
+
+std::string with_data(const std::string& growth) {
+  return growth == "constant" ? "stay constant" : "grow " + std::string(growth == "sublinear" ? "sublinearly"
+                                                                       : growth == "linear"   ? "linearly"
+                                                                       : growth == "quadratic" ? "quadratically"
+                                                                                               : "faster than quadratically")
+                                                      + " with the data";
+}
+
+std::map<std::string, std::string> classes(const GrowthOf& g) {
+  std::map<std::string, std::string> out;
+  for (const auto& [name, fit] : g) {
+    if (!fit->growth.empty()) out[name] = fit->growth;
+  }
+  return out;
+}
+
+// A class worse than base's over the same scales is `gate.growth`'s verdict (a lost index makes
+// blocks per call linear, a new per-row statement makes calls linear); a better one is faster.
+void judge_growth(const GrowthOf& b, const GrowthOf& h, const config::Gate& g, Judged& j,
+                  std::string& change) {
+  for (const auto& f : k_growth_figures) {
+    auto bi = b.find(f.name), hi = h.find(f.name);
+    if (bi == b.end() || hi == h.end()) continue;
+    const GrowthFit& bf = *bi->second;
+    const GrowthFit& hf = *hi->second;
+    const int br = growth_rank(bf.growth), hr = growth_rank(hf.growth);
+    if (br < 0 || hr < 0 || br == hr) continue;
+    change += fmt::format("{}{}: {} → {}", change.empty() ? "" : "; ", f.label, bf.growth, hf.growth);
+    if (hr > br && g.growth != config::GrowthGate::off) {
+      std::string why = fmt::format("{} {} ({}) instead of {} ({})", f.label, with_data(hf.growth),
+                                    growth_values(hf), bf.growth == "constant" ? "staying constant" : "growing " + bf.growth + "ly",
+                                    growth_values(bf));
+      if (g.growth == config::GrowthGate::fail) {
+        j.verdict = Verdict::regression;
+        j.why.insert(j.why.begin(), why + " (gate.growth: fail)");
+      } else {
+        if (j.verdict != Verdict::regression) j.verdict = Verdict::slower;
+        j.why.push_back(why + " (gate.growth: warn)");
+      }
+    } else if (hr < br) {
+      if (j.verdict == Verdict::same) j.verdict = Verdict::faster;
+      j.why.push_back(fmt::format("{} {} ({}) instead of growing {} ({})", f.label, with_data(hf.growth),
+                                  growth_values(hf), bf.growth, growth_values(bf)));
+    }
+  }
+}
+
 // What identifies a node across the two plans: its shape's members (results::plan_shape) without
 // its place, so that an alias an ORM renamed is not a change.
 std::string node_key(const PlanNode& n) {
@@ -244,12 +302,19 @@ std::string plan_change_of(const StatementPlan* b, const StatementPlan* h) {
   }
 }
 
-StatementVerdict pair(const std::string& stage, const Sum* b, const Sum* h, const config::Gate& g) {
+StatementVerdict pair(const std::string& stage, const Sum* b, const Sum* h, const config::Gate& g,
+                      const GrowthOf& b_growth, const GrowthOf& h_growth) {
   StatementVerdict v;
   v.stage = stage;
   v.query = h ? h->query : b->query;
-  if (b) v.base = b->side();
-  if (h) v.head = h->side();
+  if (b) {
+    v.base = b->side();
+    v.base->growth = classes(b_growth);
+  }
+  if (h) {
+    v.head = h->side();
+    v.head->growth = classes(h_growth);
+  }
   if (!b) {
     const double calls = v.head->calls;
     v.verdict = calls >= g.min_query_delta ? Verdict::regression : Verdict::added;
@@ -258,6 +323,23 @@ StatementVerdict pair(const std::string& stage, const Sum* b, const Sum* h, cons
                                  count(calls), g.min_query_delta)
                    : fmt::format("new statement, {} call{} per run: under min_query_delta {}",
                                  count(calls), calls == 1 ? "" : "s", g.min_query_delta);
+    // Few calls at the first scale, but more with the data: a new N+1 that grows.
+    auto calls_growth = h_growth.find("calls");
+    if (calls_growth != h_growth.end() && growth_rank(calls_growth->second->growth) >= growth_rank("linear") &&
+        g.growth != config::GrowthGate::off) {
+      const GrowthFit& f = *calls_growth->second;
+      v.growth_change = "calls per run: new, " + f.growth;
+      std::string why = fmt::format("new statement whose calls per run {} ({}): an N+1 that grows (gate.growth: {})",
+                                    with_data(f.growth), growth_values(f),
+                                    g.growth == config::GrowthGate::fail ? "fail" : "warn");
+      if (g.growth == config::GrowthGate::fail) {
+        v.verdict = Verdict::regression;
+        v.reason = why + "; " + v.reason;
+      } else {
+        if (v.verdict != Verdict::regression) v.verdict = Verdict::slower;
+        v.reason += "; " + why;
+      }
+    }
     return v;
   }
   if (!h) {
@@ -273,6 +355,7 @@ StatementVerdict pair(const std::string& stage, const Sum* b, const Sum* h, cons
   if (v.base->blocks_per_call && v.head->blocks_per_call) {
     judge_blocks(*v.base->blocks_per_call, *v.head->blocks_per_call, g, j);
   }
+  judge_growth(b_growth, h_growth, g, j, v.growth_change);
   v.verdict = j.verdict;
   for (const auto& w : j.why) v.reason += (v.reason.empty() ? "" : "; ") + w;
   if (v.reason.empty()) {
@@ -318,12 +401,30 @@ std::vector<StatementVerdict> compare_statements(const StageResult& head, const 
     if (!h_sums.count(k) && !b_sums.count(k)) order.push_back(k);
     b_sums[k].add(q);
   }
+  // Growth is compared only over the same scales: other scales are other data.
+  std::map<std::string, GrowthOf> b_growth, h_growth;
+  if (head.growth && base.growth && head.growth->scales == base.growth->scales) {
+    auto index = [&](const StageGrowth& sg, std::map<std::string, GrowthOf>& into) {
+      for (const auto& st : sg.statements) {
+        const std::string k = by_id ? "#" + st.text_id : "q:" + st.query;
+        into[k] = {{"calls", &st.calls}, {"rows_per_call", &st.rows_per_call},
+                   {"blocks_per_call", &st.blocks_per_call}};
+      }
+    };
+    index(*base.growth, b_growth);
+    index(*head.growth, h_growth);
+  }
+  auto growth = [](const std::map<std::string, GrowthOf>& m, const std::string& k) {
+    auto it = m.find(k);
+    return it == m.end() ? GrowthOf{} : it->second;
+  };
   std::vector<StatementVerdict> out;
   for (const auto& k : order) {
     auto b = b_sums.find(k);
     auto h = h_sums.find(k);
     out.push_back(pair(head.name, b == b_sums.end() ? nullptr : &b->second,
-                       h == h_sums.end() ? nullptr : &h->second, g));
+                       h == h_sums.end() ? nullptr : &h->second, g, growth(b_growth, k),
+                       growth(h_growth, k)));
   }
   std::stable_sort(out.begin(), out.end(), [](const StatementVerdict& a, const StatementVerdict& b) {
     return rank(a.verdict) < rank(b.verdict);

@@ -88,6 +88,42 @@ ordered_json metrics_json(const std::vector<std::pair<std::string, Metric>>& met
   return out;
 }
 
+ordered_json fit_json(const GrowthFit& f) {
+  ordered_json values = ordered_json::array();
+  for (const auto& v : f.values) values.push_back(opt_number(v));
+  ordered_json out = {{"values", values},
+                      {"exponent", opt_number(f.exponent)},
+                      {"coefficient", json_number(f.coefficient)},
+                      {"offset", json_number(f.offset)},
+                      {"growth", or_null(f.growth)}};
+  if (f.projected) out["projected"] = json_number(*f.projected);
+  return out;
+}
+
+ordered_json growth_json(const std::optional<StageGrowth>& g) {
+  if (!g) return nullptr;
+  ordered_json scales = ordered_json::array();
+  for (double s : g->scales) scales.push_back(json_number(s));
+  ordered_json statements = ordered_json::array();
+  for (const auto& st : g->statements) {
+    statements.push_back({{"query", st.query},
+                          {"text_id", or_null(st.text_id)},
+                          {"calls", fit_json(st.calls)},
+                          {"rows_per_call", fit_json(st.rows_per_call)},
+                          {"blocks_per_call", fit_json(st.blocks_per_call)},
+                          {"time_ms", fit_json(st.time_ms)}});
+  }
+  return {{"scales", scales},
+          {"production_scale", opt_number(g->production_scale)},
+          {"queries", fit_json(g->queries)},
+          {"rows", fit_json(g->rows)},
+          {"blocks", fit_json(g->blocks)},
+          {"time_ms", fit_json(g->time_ms)},
+          {"wall_ms", fit_json(g->wall_ms)},
+          {"statements", statements},
+          {"error", or_null(g->error)}};
+}
+
 ordered_json stage_json(const StageResult& s) {
   ordered_json st;
   st["name"] = s.name;
@@ -125,6 +161,7 @@ ordered_json stage_json(const StageResult& s) {
   }
   st["queries"] = queries;
   st["metrics"] = metrics_json(s.metrics);
+  if (s.growth) st["growth"] = growth_json(s.growth);
   return st;
 }
 
@@ -178,6 +215,7 @@ ordered_json thresholds_json(const GateThresholds& t) {
           {"min_blocks_delta", json_number(t.min_blocks_delta)},
           {"statements", t.statements},
           {"max_extra_runs", json_number(t.max_extra_runs)},
+          {"growth", t.growth},
           {"metrics", t.metrics},
           {"require_same_environment", t.require_same_environment}};
 }
@@ -207,7 +245,8 @@ ordered_json gate_json(const std::optional<GateResult>& gate) {
               {"blocks_per_call", opt_number(x->blocks_per_call)},
               {"plan_ms_per_call", json_number(x->plan_ms_per_call)},
               {"exec_ms_per_call", json_number(x->exec_ms_per_call)},
-              {"plan_shape_id", or_null(x->plan_shape_id)}};
+              {"plan_shape_id", or_null(x->plan_shape_id)},
+              {"growth", x->growth.empty() ? ordered_json(nullptr) : string_map(x->growth)}};
     };
     statements.push_back({{"stage", v.stage},
                           {"queryid", v.head ? v.head->queryid : v.base->queryid},
@@ -217,6 +256,7 @@ ordered_json gate_json(const std::optional<GateResult>& gate) {
                           {"verdict", to_string(v.verdict)},
                           {"reason", v.reason}});
     if (!v.plan_change.empty()) statements.back()["plan_change"] = v.plan_change;
+    if (!v.growth_change.empty()) statements.back()["growth_change"] = v.growth_change;
   }
   ordered_json stage_thresholds = ordered_json::object();
   for (const auto& [stage, t] : g.stage_thresholds) stage_thresholds[stage] = thresholds_json(t);
@@ -336,6 +376,54 @@ void explain_figures_from_metrics(StageResult& st) {
   st.explain->jit_total_ms = first("jit_total_ms");
 }
 
+std::optional<double> number_or_null(const ordered_json& v) {
+  if (v.is_null()) return std::nullopt;
+  return v.get<double>();
+}
+
+GrowthFit fit_from(const ordered_json& f) {
+  GrowthFit out;
+  for (const auto& v : f.at("values")) out.values.push_back(number_or_null(v));
+  out.exponent = number_or_null(f.at("exponent"));
+  out.coefficient = f.at("coefficient").get<double>();
+  out.offset = f.at("offset").get<double>();
+  out.growth = str(f, "growth");
+  if (f.contains("projected")) out.projected = number_or_null(f.at("projected"));
+  return out;
+}
+
+// A stage's `growth`: every fit has one value per scale, or the file is not one we wrote.
+StageGrowth growth_from(const ordered_json& g, const std::string& stage, const std::string& source) {
+  StageGrowth out;
+  out.scales = g.at("scales").get<std::vector<double>>();
+  out.production_scale = number_or_null(g.at("production_scale"));
+  auto fit = [&](const ordered_json& f, const std::string& what) {
+    GrowthFit x = fit_from(f);
+    if (x.values.size() != out.scales.size()) {
+      throw usage_error(source, fmt::format("stage '{}' growth.{} has {} values for {} scales",
+                                            stage, what, x.values.size(), out.scales.size()));
+    }
+    return x;
+  };
+  out.queries = fit(g.at("queries"), "queries");
+  out.rows = fit(g.at("rows"), "rows");
+  out.blocks = fit(g.at("blocks"), "blocks");
+  out.time_ms = fit(g.at("time_ms"), "time_ms");
+  out.wall_ms = fit(g.at("wall_ms"), "wall_ms");
+  for (const auto& st : g.at("statements")) {
+    StatementGrowth x;
+    x.query = st.at("query").get<std::string>();
+    x.text_id = str(st, "text_id");
+    x.calls = fit(st.at("calls"), "statements[].calls");
+    x.rows_per_call = fit(st.at("rows_per_call"), "statements[].rows_per_call");
+    x.blocks_per_call = fit(st.at("blocks_per_call"), "statements[].blocks_per_call");
+    x.time_ms = fit(st.at("time_ms"), "statements[].time_ms");
+    out.statements.push_back(std::move(x));
+  }
+  out.error = str(g, "error");
+  return out;
+}
+
 StageResult stage_from(const ordered_json& s, const std::string& source) {
   StageResult st;
   st.name = s.at("name").get<std::string>();
@@ -397,6 +485,7 @@ StageResult stage_from(const ordered_json& s, const std::string& source) {
       st.queries.push_back(std::move(x));
     }
   }
+  if (s.contains("growth") && !s["growth"].is_null()) st.growth = growth_from(s["growth"], st.name, source);
   return st;
 }
 
@@ -412,6 +501,7 @@ GateThresholds thresholds_from(const ordered_json& t) {
   if (t.contains("min_blocks_delta")) out.min_blocks_delta = t.at("min_blocks_delta").get<double>();
   if (t.contains("statements")) out.statements = t.at("statements").get<bool>();
   if (t.contains("max_extra_runs")) out.max_extra_runs = t.at("max_extra_runs").get<double>();
+  if (t.contains("growth")) out.growth = t.at("growth").get<std::string>();
   out.metrics = t.at("metrics").get<std::vector<std::string>>();
   out.require_same_environment = t.at("require_same_environment").get<bool>();
   return out;
@@ -476,6 +566,8 @@ GateResult gate_from(const ordered_json& g, const std::string& source) {
                         v.at("exec_ms_per_call").get<double>()};
       if (v.contains("plan_shape_id") && v["plan_shape_id"].is_string())
         out.plan_shape_id = v["plan_shape_id"].get<std::string>();
+      if (v.contains("growth") && !v["growth"].is_null())
+        out.growth = v["growth"].get<std::map<std::string, std::string>>();
       return out;
     };
     for (const auto& v : g.at("statements")) {
@@ -486,6 +578,8 @@ GateResult gate_from(const ordered_json& g, const std::string& source) {
                           v.at("reason").get<std::string>()};
       if (v.contains("plan_change") && v["plan_change"].is_string())
         sv.plan_change = v["plan_change"].get<std::string>();
+      if (v.contains("growth_change") && v["growth_change"].is_string())
+        sv.growth_change = v["growth_change"].get<std::string>();
       if (!sv.base && !sv.head)
         throw usage_error(source, "gate.statements[]: a statement with neither base nor head");
       x.statements.push_back(std::move(sv));

@@ -22,7 +22,7 @@ const Metric* StageResult::find(std::string_view name) const {
 bool StatementVerdict::changed() const {
   if (verdict != Verdict::same || !base || !head) return true;
   // A plan change is not gated, but it is what a reviewer most needs to see.
-  if (!plan_change.empty()) return true;
+  if (!plan_change.empty() || !growth_change.empty()) return true;
   // Blocks per call move a little between runs of one plan (catalog pages a fresh backend
   // reads, hint bits): below the gate's thresholds they are not a change to list.
   return base->calls != head->calls;

@@ -115,6 +115,59 @@ struct QueryStats {
   double time_ms() const { return plan_ms + exec_ms; }
 };
 
+/// How a count grows with the data (config `scales:`): count ≈ offset + coefficient ·
+/// scale^exponent, fitted at the scales where the count is above 0 (results::fit_growth;
+/// results.json `stages[].growth`).
+struct GrowthFit {
+  /// The count at each scale of StageGrowth::scales, in order; nullopt where it was not measured
+  /// (the statement did not run at that scale, the scale's runs failed, no blocks recorded).
+  std::vector<std::optional<double>> values;
+  /// The exponent k; nullopt when fewer than two scales have a count above 0 (unless every
+  /// count is 0: k = 0).
+  std::optional<double> exponent;
+  double coefficient = 0;  // a in offset + a · scale^exponent
+  /// The part that does not grow: a fresh backend's catalog reads when planning, a statement
+  /// run once per page. Fitted with three scales or more; 0 with two.
+  double offset = 0;
+  /// results::growth_class(k): "constant", "sublinear", "linear", "quadratic",
+  /// "superquadratic"; "" without an exponent.
+  std::string growth;
+  /// The fit at StageGrowth::production_scale; nullopt without one or without an exponent.
+  std::optional<double> projected;
+};
+
+/// One statement's growth over the scales, paired across them by its text (queryids differ
+/// between the scales' databases: they hash relation OIDs).
+struct StatementGrowth {
+  std::string query;          // the shortened normalized text
+  std::string text_id;        // QueryStats::text_id; "" when a side did not record it
+  GrowthFit calls;            // executions per cold run
+  GrowthFit rows_per_call;    // rows returned or affected per execution
+  /// Shared blocks (hit + read) per execution: its captured plan's, what the executor read,
+  /// when every scale has one; else pg_stat_statements', which add the planner's catalog reads.
+  GrowthFit blocks_per_call;
+  GrowthFit time_ms;          // plan + execution per cold run: shown and projected, never gated
+};
+
+/// A stage measured at several data scales (config `scales:`): the stage's counts and each
+/// statement's, fitted against the scale (results.json `stages[].growth`).
+struct StageGrowth {
+  /// Ascending. The stage's other figures (metrics, queries, snapshot) are those of scales[0].
+  std::vector<double> scales;
+  /// Production's data over scale 1's (config `production_scale`); nullopt: no projection.
+  std::optional<double> production_scale;
+  GrowthFit queries;  // db_queries per cold run (median)
+  GrowthFit rows;     // db_rows per cold run
+  GrowthFit blocks;   // shared blocks (hit + read) per cold run, all statements
+  GrowthFit time_ms;  // db_time_ms (plan + execution) per cold run
+  GrowthFit wall_ms;  // wall_ms per cold run
+  /// Every statement run at some scale, costliest (time) at the largest scale first.
+  std::vector<StatementGrowth> statements;
+  /// Why a scale has no figures ("scale 4: setup step `command gen.py` failed: …"); "" when
+  /// every scale was measured.
+  std::string error;
+};
+
 /// A stage's snapshot after the run (see snapshot::Status).
 struct SnapshotResult {
   SnapshotStatus status = SnapshotStatus::match;
@@ -146,6 +199,8 @@ struct StageResult {
   std::vector<QueryStats> queries;
   /// Metrics in report order (built-in ones first, then a command's own in first-seen order).
   std::vector<std::pair<std::string, Metric>> metrics;
+  /// The stage at every data scale of config `scales:`; nullopt when it has only one.
+  std::optional<StageGrowth> growth;
 
   /// The metric called `name`, created with `unit` when absent.
   Metric& metric(const std::string& name, const std::string& unit);
@@ -212,7 +267,8 @@ struct GitInfo {
 struct Diagnosis {
   std::string stage;
   /// "jit_dominates" | "repeated_query" | "never_analyzed" | "planning_exceeds_execution" |
-  /// "missing_index" | "misestimate" (the last two from the statements' actual plans)
+  /// "missing_index" | "misestimate" (the last two from the statements' actual plans) |
+  /// "scan_grows" (blocks per call growing with the data scales while rows per call stay flat)
   std::string kind;
   std::string message;  // one line for humans, with the suggestion
   std::map<std::string, double> data;  // the figures behind it (db_jit_ms, db_exec_ms, …)
@@ -294,6 +350,7 @@ struct GateThresholds {
   double min_blocks_delta = 100;  // … and at least this many blocks per call more
   bool statements = true;  // statement verdicts (gate.statements) on
   double max_extra_runs = 10;  // ab/stack: more cold runs per side of a verdict near its threshold
+  std::string growth = "fail";  // gate.growth: fail | warn | off
   std::vector<std::string> metrics;  // gated metrics; empty = every _ms and peak_rss_bytes
   bool require_same_environment = false;
   bool operator==(const GateThresholds&) const = default;
@@ -309,6 +366,9 @@ struct StatementSide {
   double plan_ms_per_call = 0;
   double exec_ms_per_call = 0;
   std::string plan_shape_id;  // its captured plan's shape (results::plan_shape_id); "" without one
+  /// Its growth classes over the scales (StatementGrowth): "calls", "rows_per_call",
+  /// "blocks_per_call" → "constant" … "superquadratic"; empty without scales.
+  std::map<std::string, std::string> growth;
 };
 
 /// One statement of one stage, head against base, paired by normalized text (gate::compare):
@@ -324,7 +384,10 @@ struct StatementVerdict {
   /// head's that are new ("Index Scan using comments_article_id on Comments → Seq Scan on
   /// Comments (149,997 rows removed by filter)"); "" otherwise. Shown, never gated.
   std::string plan_change;
-  /// Not `same`, on one side only, calls per run that differ, or a plan change (what the report
+  /// The growth classes that differ between the sides, "calls: constant → linear; blocks per
+  /// call: constant → linear"; "" when none does or a side has no scales.
+  std::string growth_change;
+  /// Not `same`, on one side only, calls per run that differ, a plan or growth change (what the report
   /// lists); false for a statement whose counts and plan shape are the same.
   bool changed() const;
 };

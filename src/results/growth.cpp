@@ -1,0 +1,289 @@
+#include "results/growth.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "results/format.hpp"
+#include "results/plan.hpp"
+#include "util/error.hpp"
+
+namespace coldgate::results {
+namespace {
+
+struct Point {
+  double scale;
+  double value;
+};
+
+// offset + a · x by least squares on relative errors (each residual over its value, so that the
+// largest scale does not outweigh the others), with offset ≥ 0 and a ≥ 0; returns the sum of
+// the squared relative errors.
+double fit_linear(const std::vector<Point>& p, double k, double& offset, double& a) {
+  double sw = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (const auto& q : p) {
+    const double w = 1 / (q.value * q.value);
+    const double x = std::pow(q.scale, k);
+    sw += w;
+    sx += w * x;
+    sy += w * q.value;
+    sxx += w * x * x;
+    sxy += w * x * q.value;
+  }
+  const double det = sw * sxx - sx * sx;
+  offset = 0;
+  a = 0;
+  if (std::fabs(det) > 1e-12 * sw * sxx) {
+    offset = (sxx * sy - sx * sxy) / det;
+    a = (sw * sxy - sx * sy) / det;
+  }
+  if (offset < 0 || std::fabs(det) <= 1e-12 * sw * sxx) {
+    offset = 0;
+    a = sxx > 0 ? sxy / sxx : 0;
+  }
+  if (a < 0) {
+    a = 0;
+    offset = sy / sw;
+  }
+  double err = 0;
+  for (const auto& q : p) {
+    const double r = (offset + a * std::pow(q.scale, k) - q.value) / q.value;
+    err += r * r;
+  }
+  return err;
+}
+
+// The summed figures of one statement text at one scale.
+struct Sum {
+  std::string query;
+  std::string text_id;
+  double top_calls = -1;
+  double calls = 0, rows = 0, time_ms = 0, blocks = 0;
+  bool has_blocks = true;
+  // The captured plan of the id with the most calls that has one (ids sharing a text run the
+  // same statement).
+  const StatementPlan* plan = nullptr;
+  double plan_calls = -1;
+
+  void add(const QueryStats& q) {
+    if (q.calls > top_calls) {
+      top_calls = q.calls;
+      query = q.query;
+      text_id = q.text_id;
+    }
+    if (q.plan && q.calls > plan_calls) {
+      plan_calls = q.calls;
+      plan = &*q.plan;
+    }
+    calls += q.calls;
+    rows += q.rows;
+    time_ms += q.time_ms();
+    if (q.blocks_per_call) {
+      blocks += *q.blocks_per_call * q.calls;
+    } else {
+      has_blocks = false;
+    }
+  }
+};
+
+// What one execution of the captured plan read (its top node's shared hit + read blocks, the
+// executor's only): pg_stat_statements' blocks also count the catalog pages a fresh backend
+// reads to plan the statement, some 60 a table, which would hide a scan of a small table
+// growing. nullopt without a plan or without its buffers.
+std::optional<double> plan_blocks(const StatementPlan* plan) {
+  if (!plan || plan->json.find("\"Shared Hit Blocks\"") == std::string::npos) return std::nullopt;
+  try {
+    auto nodes = plan_nodes(plan->json, "plan");
+    if (nodes.empty()) return std::nullopt;
+    return nodes.front().shared_blocks;
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+
+std::optional<double> median_cold(const StageResult& s, std::string_view metric) {
+  const Metric* m = s.find(metric);
+  if (!m || m->gated().empty()) return std::nullopt;
+  std::vector<double> v = m->gated();
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+}  // namespace
+
+std::string growth_class(double k) {
+  if (k < 0.2) return "constant";
+  if (k < 0.7) return "sublinear";
+  if (k < 1.5) return "linear";
+  if (k < 2.5) return "quadratic";
+  return "superquadratic";
+}
+
+int growth_rank(std::string_view growth) {
+  static const std::vector<std::string_view> k_order = {"constant", "sublinear", "linear",
+                                                        "quadratic", "superquadratic"};
+  auto it = std::find(k_order.begin(), k_order.end(), growth);
+  return it == k_order.end() ? -1 : static_cast<int>(it - k_order.begin());
+}
+
+GrowthFit fit_growth(const std::vector<double>& scales, std::vector<std::optional<double>> values,
+                     std::optional<double> production_scale, double slack) {
+  GrowthFit fit;
+  values.resize(scales.size());
+  fit.values = values;
+  std::vector<Point> measured, positive;
+  for (std::size_t i = 0; i < scales.size(); ++i) {
+    if (!values[i]) continue;
+    measured.push_back({scales[i], *values[i]});
+    if (*values[i] > 0) positive.push_back({scales[i], *values[i]});
+  }
+  if (measured.size() < 2) return fit;
+  auto done = [&](double k, double offset, double a) {
+    fit.exponent = k;
+    fit.offset = offset;
+    fit.coefficient = a;
+    fit.growth = growth_class(k);
+    if (production_scale) fit.projected = offset + a * std::pow(*production_scale, k);
+    if (fit.projected && !std::isfinite(*fit.projected)) fit.projected.reset();
+    return fit;
+  };
+  if (positive.empty()) return done(0, 0, 0);
+  if (positive.size() < 2) return fit;
+  double lo = positive.front().value, hi = lo, sum = 0;
+  for (const auto& p : positive) {
+    lo = std::min(lo, p.value);
+    hi = std::max(hi, p.value);
+    sum += p.value;
+  }
+  // A count that some scale does not have at all (0 calls) grew from nothing: not constant.
+  const bool all_positive = positive.size() == measured.size();
+  if (all_positive && (hi - lo <= 0.1 * hi || hi - lo <= slack)) {
+    return done(0, sum / static_cast<double>(positive.size()), 0);
+  }
+  if (positive.size() == 2) {
+    const auto& [s1, v1] = positive[0];
+    const auto& [s2, v2] = positive[1];
+    const double k = std::log(v2 / v1) / std::log(s2 / s1);
+    return done(k, 0, v1 / std::pow(s1, k));
+  }
+  // The exponent whose fit leaves the smallest error, on a grid fine enough to place it in its
+  // class; on a tie the smaller one (the least growth the counts prove).
+  double best_k = 0, best_err = INFINITY, best_offset = 0, best_a = 0;
+  for (int step = 0; step <= 800; ++step) {
+    const double k = step * 0.005;
+    double offset = 0, a = 0;
+    const double err = fit_linear(positive, k, offset, a);
+    if (err < best_err * (1 - 1e-9)) {
+      best_err = err;
+      best_k = k;
+      best_offset = offset;
+      best_a = a;
+    }
+  }
+  if (best_a <= 0) return done(0, best_offset, 0);
+  return done(best_k, best_offset, best_a);
+}
+
+StageGrowth stage_growth(const std::vector<double>& scales, const std::vector<const StageResult*>& at,
+                         std::optional<double> production_scale) {
+  StageGrowth g;
+  g.scales = scales;
+  g.production_scale = production_scale;
+  const std::size_t n = scales.size();
+  // Pair by text_id only when every measured scale recorded it for every statement.
+  bool by_id = true;
+  for (const StageResult* s : at) {
+    if (!s) continue;
+    for (const auto& q : s->queries) by_id = by_id && !q.text_id.empty();
+  }
+  std::map<std::string, std::vector<std::optional<Sum>>> sums;
+  std::vector<std::string> order;
+  for (std::size_t i = 0; i < n && i < at.size(); ++i) {
+    if (!at[i]) continue;
+    for (const auto& q : at[i]->queries) {
+      const std::string key = by_id ? "#" + q.text_id : "q:" + q.query;
+      auto& per_scale = sums[key];
+      if (per_scale.empty()) {
+        per_scale.resize(n);
+        order.push_back(key);
+      }
+      if (!per_scale[i]) per_scale[i] = Sum{};
+      per_scale[i]->add(q);
+    }
+  }
+  auto stage_values = [&](auto figure) {
+    std::vector<std::optional<double>> v(n);
+    for (std::size_t i = 0; i < n && i < at.size(); ++i) {
+      if (at[i]) v[i] = figure(*at[i]);
+    }
+    return v;
+  };
+  g.queries = fit_growth(scales, stage_values([](const StageResult& s) { return median_cold(s, "db_queries"); }),
+                         production_scale);
+  g.rows = fit_growth(scales, stage_values([](const StageResult& s) { return median_cold(s, "db_rows"); }),
+                      production_scale);
+  g.blocks = fit_growth(scales, stage_values([](const StageResult& s) -> std::optional<double> {
+                          auto hit = median_cold(s, "db_shared_hit_blocks");
+                          auto read = median_cold(s, "db_shared_read_blocks");
+                          if (!hit && !read) return std::nullopt;
+                          return hit.value_or(0) + read.value_or(0);
+                        }),
+                        production_scale, 2);
+  g.time_ms = fit_growth(scales, stage_values([](const StageResult& s) { return median_cold(s, "db_time_ms"); }),
+                         production_scale);
+  g.wall_ms = fit_growth(scales, stage_values([](const StageResult& s) { return median_cold(s, "wall_ms"); }),
+                         production_scale);
+
+  std::vector<std::pair<double, StatementGrowth>> statements;
+  for (const auto& key : order) {
+    const auto& per_scale = sums[key];
+    std::vector<std::optional<double>> calls(n), rows(n), blocks(n), plan(n), time(n);
+    bool plans_everywhere = true;  // every scale that ran it has its plan's blocks
+    StatementGrowth st;
+    double last_time = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const bool measured = i < at.size() && at[i];
+      if (!measured) continue;
+      if (!per_scale[i]) {
+        calls[i] = 0;
+        time[i] = 0;
+        continue;
+      }
+      const Sum& s = *per_scale[i];
+      if (st.query.empty() || i == n - 1) {
+        st.query = s.query;
+        st.text_id = s.text_id;
+      }
+      calls[i] = s.calls;
+      time[i] = s.time_ms;
+      last_time = s.time_ms;
+      if (s.calls > 0) {
+        rows[i] = s.rows / s.calls;
+        if (s.has_blocks) blocks[i] = s.blocks / s.calls;
+        plan[i] = plan_blocks(s.plan);
+        plans_everywhere = plans_everywhere && plan[i].has_value();
+      }
+    }
+    st.calls = fit_growth(scales, calls, production_scale);
+    st.rows_per_call = fit_growth(scales, rows, production_scale);
+    st.blocks_per_call = fit_growth(scales, plans_everywhere ? plan : blocks, production_scale, 2);
+    st.time_ms = fit_growth(scales, time, production_scale);
+    statements.emplace_back(last_time, std::move(st));
+  }
+  std::stable_sort(statements.begin(), statements.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  for (auto& [t, st] : statements) g.statements.push_back(std::move(st));
+  return g;
+}
+
+std::string growth_values(const GrowthFit& fit) {
+  std::string out;
+  for (const auto& v : fit.values) {
+    if (!out.empty()) out += " → ";
+    out += v ? format_value(std::round(*v * 10) / 10, "count") : "–";
+  }
+  return out;
+}
+
+}  // namespace coldgate::results
