@@ -17,6 +17,7 @@
 #include "measure/environment.hpp"
 #include "measure/runner.hpp"
 #include "session/run.hpp"
+#include "session/scales.hpp"
 #include "session/session.hpp"
 #include "util/fs.hpp"
 #include "util/process.hpp"
@@ -84,6 +85,8 @@ class AbRun {
   void new_base_results();
   void set_up_data();
   void measure_interleaved();
+  void measure_at_scales(const measure::RunContext& head_ctx, const measure::RunContext& base_ctx,
+                         const std::vector<std::optional<config::Stage>>& base_stage);
   void finish();
   void note_decisions();
   void stop(const Error& e);
@@ -372,10 +375,45 @@ void AbRun::measure_interleaved() {
     h.error = util::mask_secrets(h.error);
     m_progress->stage_end(h);
   }
+  measure_at_scales(head_ctx, base_ctx, base_stage);
   head_ctx.isolation.reset();  // the templates are dropped while the server is there
   base_ctx.isolation.reset();
   m_base_db.reset();
   m_session->stop();
+}
+
+// Each side at the other data scales (config `scales:`), one after the other: their counts
+// decide the growth, and counts need no interleaving.
+void AbRun::measure_at_scales(const measure::RunContext& head_ctx,
+                              const measure::RunContext& base_ctx,
+                              const std::vector<std::optional<config::Stage>>& base_stage) {
+  const auto& stages = m_head.config.stages;
+  if (!m_head.config.extra_scales(stages).empty()) {
+    m_phase = "scales";
+    std::vector<results::StageResult*> measured;
+    for (auto& h : m_head_results.stages) measured.push_back(&h);
+    session::measure_at_scales(*m_session, m_head.config, stages, head_ctx, measured,
+                               &m_head_results, m_measure_base ? "head" : "");
+  }
+  if (!m_measure_base) return;
+  std::vector<config::Stage> with_base;
+  std::vector<results::StageResult*> measured;
+  std::size_t k = 0;
+  for (const auto& b : base_stage) {
+    if (!b || k >= m_base_results.stages.size()) continue;
+    with_base.push_back(*b);
+    measured.push_back(&m_base_results.stages[k++]);
+  }
+  if (m_base.config.extra_scales(with_base).empty()) return;
+  try {
+    session::measure_at_scales(*m_session, m_base.config, with_base, base_ctx, measured,
+                               &m_base_results, "base");
+  } catch (const Error& e) {
+    if (e.code() != ExitCode::gate_failed) throw;
+    m_failed_step = "base: " + session::stopped_by(e, "setup", {}).step;
+    throw Error(ExitCode::infrastructure, "setup (base " + short_sha(m_commits.base) + ")",
+                e.message() + "; the base cannot be measured");
+  }
 }
 
 // Diagnoses, the cache, and head gated against base (measured now or cached).

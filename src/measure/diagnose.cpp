@@ -9,6 +9,7 @@
 
 #include "measure/profile.hpp"
 #include "results/format.hpp"
+#include "results/growth.hpp"
 #include "results/plan.hpp"
 #include "util/error.hpp"
 
@@ -87,24 +88,57 @@ void jit_dominates(const StageResult& s, std::vector<Diagnosis>& out) {
   }
 }
 
+// The statement's growth over the data scales (StageResult::growth), or nullptr.
+const StatementGrowth* growth_of(const StageResult& s, const QueryStats& q) {
+  if (!s.growth) return nullptr;
+  for (const auto& g : s.growth->statements) {
+    if (q.text_id.empty() ? g.query == q.query : g.text_id == q.text_id) return &g;
+  }
+  return nullptr;
+}
+
+std::string grows(const std::string& growth) {
+  return growth == "sublinear"   ? "sublinearly"
+         : growth == "linear"    ? "linearly"
+         : growth == "quadratic" ? "quadratically"
+                                 : "faster than quadratically";
+}
+
 void repeated(const StageResult& s, int threshold, std::vector<Diagnosis>& out) {
   for (const auto& q : s.queries) {
-    if (q.calls < threshold || !reads_or_writes_data(q.query)) continue;
+    if (!reads_or_writes_data(q.query)) continue;
+    const StatementGrowth* g = growth_of(s, q);
+    // Calls that grow with the data are an N+1 however few they are on CI's data.
+    const bool calls_grow = g && growth_rank(g->calls.growth) >= growth_rank("linear");
+    if (q.calls < threshold && !(calls_grow && q.calls >= 2)) continue;
     // No remedy to measure (it is a code change): the estimate is (calls − 1) × the median
     // time per call, what the other calls cost.
     const double saving = (q.calls - 1) * (q.time_ms() / q.calls);
-    out.push_back(about(
+    std::map<std::string, double> data{{"calls", q.calls},
+                                       {"db_time_ms", q.time_ms()},
+                                       {"rows", q.rows},
+                                       {"estimated_saving_ms", saving}};
+    std::string growth;
+    if (g && g->calls.exponent) {
+      data["calls_growth_exponent"] = *g->calls.exponent;
+      growth = calls_grow ? fmt::format("; its calls grow {} with the data ({} per run): an N+1 that grows",
+                                        grows(g->calls.growth), growth_values(g->calls))
+                          : fmt::format("; its calls stay constant with the data ({} per run): a "
+                                        "fixed loop, not one over rows that grow",
+                                        growth_values(g->calls));
+    }
+    Diagnosis d = about(
         s, q, "repeated_query",
-        fmt::format("{} ran {} times per cold run ({} in all, ≥ repeated_threshold {}) — an "
+        fmt::format("{} ran {} times per cold run ({} in all, {} repeated_threshold {}){} — an "
                     "N+1: load all of them with one query (a join, `= ANY($1)` with an array of "
                     "the keys, or the ORM's eager loading); that saves about {} of server time "
                     "per run, plus {} round trips",
-                    statement(q), count(q.calls), ms(q.time_ms()), threshold, ms(saving),
+                    statement(q), count(q.calls), ms(q.time_ms()),
+                    q.calls >= threshold ? "≥" : "<", threshold, growth, ms(saving),
                     count(q.calls - 1)),
-        {{"calls", q.calls},
-         {"db_time_ms", q.time_ms()},
-         {"rows", q.rows},
-         {"estimated_saving_ms", saving}}));
+        std::move(data));
+    if (g && !g->calls.growth.empty()) d.facts["growth"] = g->calls.growth;
+    out.push_back(std::move(d));
   }
 }
 
@@ -482,6 +516,53 @@ void missing_index(const StageResult& s, const QueryStats& q, std::set<std::stri
          {"loops", n.loops},
          {"blocks_per_loop", blocks}});
     d.facts = {{"table", qualified(t)}, {"columns", joined(cols, true)}, {"index", index}};
+    // The scales confirm it: what it reads grows with the table, what it returns does not.
+    if (const StatementGrowth* g = growth_of(s, q);
+        g && growth_rank(g->blocks_per_call.growth) >= growth_rank("linear") &&
+        growth_rank(g->rows_per_call.growth) == 0) {
+      d.message += fmt::format("; confirmed by the data scales: blocks per call grow {} ({}) while "
+                               "rows per call stay constant ({}), so it costs more with every row added",
+                               grows(g->blocks_per_call.growth), growth_values(g->blocks_per_call),
+                               growth_values(g->rows_per_call));
+      d.facts["growth"] = g->blocks_per_call.growth;
+    }
+    out.push_back(std::move(d));
+  }
+}
+
+// Blocks per call that grow with the data while the rows per call stay flat: the statement
+// reads more of a table to return the same rows (a scan where an index would do). On CI's data
+// the table may be too small for missing_index (a few pages are read whole anyway); the scales
+// show the cost it grows into. The index is named from the first scale's plan when it has a
+// scan with a filter on plain columns.
+void scan_grows(const StageResult& s, const std::set<std::string>& indexed, std::vector<Diagnosis>& out) {
+  for (const auto& q : s.queries) {
+    const StatementGrowth* g = growth_of(s, q);
+    if (!g || growth_rank(g->blocks_per_call.growth) < growth_rank("linear")) continue;
+    if (growth_rank(g->rows_per_call.growth) != 0) continue;
+    if (indexed.count(q.queryid)) continue;
+    std::string fix = "an index on the columns of its condition would keep it flat";
+    std::map<std::string, std::string> facts;
+    for (const PlanNode& n : nodes_of(q)) {
+      if (!is_scan(n) || n.filter.empty()) continue;
+      std::vector<std::string> cols = index_columns(condition_columns(n.filter, n.alias, true));
+      if (cols.empty()) continue;
+      const std::string index = fmt::format("CREATE INDEX ON {} ({})", qualified_sql(n), joined(cols, false));
+      fix = fmt::format("it is a {} filtering on {}: an index on {} ({}) would keep it flat — try "
+                        "`{}` (`--try` measures it in a copy of the database)",
+                        node_label(n), joined(cols, true), qualified(n), joined(cols, true), index);
+      facts = {{"table", qualified(n)}, {"columns", joined(cols, true)}, {"index", index}};
+      break;
+    }
+    Diagnosis d = about(
+        s, q, "scan_grows",
+        fmt::format("{} reads blocks per call that grow {} with the data ({}) while it returns "
+                    "the same rows per call ({}): {}",
+                    statement(q), grows(g->blocks_per_call.growth), growth_values(g->blocks_per_call),
+                    growth_values(g->rows_per_call), fix),
+        {{"blocks_growth_exponent", g->blocks_per_call.exponent.value_or(0)}});
+    d.facts = std::move(facts);
+    d.facts["growth"] = g->blocks_per_call.growth;
     out.push_back(std::move(d));
   }
 }
@@ -600,7 +681,11 @@ std::vector<Diagnosis> diagnose(const Results& results, const config::Config& co
     if (!setup_analyzes) never_analyzed(s, out);
     planning(s, out);
     std::set<std::string> indexes, estimates;
+    const std::size_t before = out.size();
     for (const auto& q : s.queries) missing_index(s, q, indexes, out);
+    std::set<std::string> indexed;
+    for (std::size_t i = before; i < out.size(); ++i) indexed.insert(out[i].queryid);
+    scan_grows(s, indexed, out);
     for (const auto& q : s.queries) misestimate(s, q, estimates, out);
   }
   return out;

@@ -335,6 +335,7 @@ RunOutcome command_run(const config::Stage& stage, const RunContext& ctx, int ru
   opts.env.push_back(fmt::format("COLDGATE_RUN={}", run));
   opts.env.push_back(fmt::format("COLDGATE_RUNS={}", stage.runs));
   opts.env.push_back(fmt::format("COLDGATE_WARM={}", stage.warm));
+  opts.env.push_back(fmt::format("COLDGATE_SCALE={:g}", ctx.scale));
   opts.env.push_back(sessions.env());
   if (auto bindir = ctx.provider->client_bindir()) {
     const char* path = std::getenv("PATH");

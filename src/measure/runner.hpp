@@ -34,6 +34,7 @@ struct RunContext {
   std::optional<db::ConnectionInfo> database;     // stages' database; nullopt: the provider's
   bool check_snapshots = true;                    // false: no snapshot check (ab's base side)
   std::string label;                              // progress prefix, e.g. "base: " (coldgate ab)
+  double scale = 1;  // the data scale of the stages' database: a command's $COLDGATE_SCALE
   /// The stages' database can be profiled (enable_profile() said so): each stage with
   /// `profile: true` gets pg_stat_statements read around every run.
   bool profile = false;

@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "gate/gate.hpp"
+#include "results/growth.hpp"
 #include "report/escape.hpp"
 #include "report/remedies.hpp"
 #include "report/table.hpp"
@@ -324,6 +325,124 @@ Section statements_section(const Comparison& c) {
         "on the same data and plan: the gate judges them (`max_query_ratio`, `min_query_delta`, "
         "`max_blocks_ratio`, `min_blocks_delta`); ms per call is shown, not judged, and so is a "
         "plan change (🔀: the plan nodes base had and head lost → head's new ones).\n";
+  }
+  return s;
+}
+
+// Statements per stage in the Growth section: those that grow first, then by time.
+constexpr std::size_t k_growth_statements = 8;
+
+// "24 → 96 → 384 · linear" for a table cell; "24 → 96 · linear" with two scales.
+std::string growth_cell(const GrowthFit& f) {
+  std::string values = growth_values(f);
+  if (f.growth.empty()) return values;
+  const bool grows = growth_rank(f.growth) > 0;
+  return values + " · " + (grows ? "**" + f.growth + "**" : f.growth);
+}
+
+// What a statement's growth means, in one line; "" when nothing grows.
+std::string growth_meaning(const StatementGrowth& g) {
+  std::vector<std::string> parts;
+  if (growth_rank(g.calls.growth) >= growth_rank("linear")) {
+    parts.push_back(fmt::format("calls grow {} with the data: an N+1 that grows",
+                                g.calls.growth == "linear" ? "linearly" : g.calls.growth == "quadratic" ? "quadratically" : "faster than linearly"));
+  }
+  if (growth_rank(g.blocks_per_call.growth) >= growth_rank("sublinear")) {
+    const bool rows_flat = growth_rank(g.rows_per_call.growth) == 0 || g.rows_per_call.growth.empty();
+    parts.push_back(fmt::format("blocks per call grow {}{}", g.blocks_per_call.growth,
+                                rows_flat ? " while rows per call stay constant: it reads more of a table to return "
+                                            "the same rows (a sequential scan, an index it lacks)"
+                                          : ""));
+  }
+  if (growth_rank(g.rows_per_call.growth) >= growth_rank("linear")) {
+    parts.push_back("rows per call grow " + g.rows_per_call.growth + ": each call returns more of the data (no LIMIT?)");
+  }
+  std::string out;
+  for (const auto& p : parts) out += (out.empty() ? "" : "; ") + p;
+  return out;
+}
+
+// "212 ms → 498 ms → 1.41 s"
+std::string ms_values(const GrowthFit& f) {
+  std::string out;
+  for (const auto& v : f.values) out += (out.empty() ? "" : " → ") + (v ? format_value(*v, "ms") : "–");
+  return out;
+}
+
+std::string projected_cell(const StatementGrowth& g) {
+  if (!g.calls.projected) return "—";
+  std::string out = format_value(std::round(*g.calls.projected), "count") + " calls";
+  if (g.blocks_per_call.projected && g.calls.projected) {
+    out += " · " + format_value(std::round(*g.blocks_per_call.projected * *g.calls.projected), "count") + " blocks";
+  }
+  if (g.time_ms.projected) out += " · " + format_value(std::max(0.0, *g.time_ms.projected), "ms");
+  return out;
+}
+
+// Per stage measured at several data scales (`scales:`): its counts per scale with their growth
+// class, the statements that grow first, and, with `production_scale`, what each would cost
+// there (a projection from the fit, marked so).
+Section growth_section(const Results& r) {
+  Section s{"\n### Growth\n", {}, "", "stage", "stages"};
+  bool projected = false;
+  for (const auto& st : r.stages) {
+    if (!st.growth) continue;
+    const StageGrowth& g = *st.growth;
+    std::string scales;
+    for (double x : g.scales) scales += (scales.empty() ? "" : " → ") + fmt::format("×{:g}", x);
+    std::string text = fmt::format("\n**{}** at data scales {}: statements per run {}; blocks per run {}; "
+                                   "wall time {}",
+                                   md_text(capped(st.name, 200)), scales, growth_cell(g.queries),
+                                   growth_cell(g.blocks), ms_values(g.wall_ms));
+    if (g.production_scale && g.wall_ms.projected) {
+      text += fmt::format("; projected at ×{:g}: {} per run", *g.production_scale,
+                          format_value(std::max(0.0, *g.wall_ms.projected), "ms"));
+      projected = true;
+    }
+    text += "\n";
+    if (!g.error.empty()) text += fmt::format("\n⚠️ {}\n", md_with_code(capped(g.error, k_max_line_bytes)));
+    std::vector<const StatementGrowth*> rows;
+    for (const auto& x : g.statements) rows.push_back(&x);
+    auto grows = [](const StatementGrowth* x) {
+      return std::max({growth_rank(x->calls.growth), growth_rank(x->rows_per_call.growth),
+                       growth_rank(x->blocks_per_call.growth)});
+    };
+    std::stable_sort(rows.begin(), rows.end(),
+                     [&](const StatementGrowth* a, const StatementGrowth* b) { return grows(a) > grows(b); });
+    const std::size_t n = std::min(rows.size(), k_growth_statements);
+    if (n > 0) {
+      text += g.production_scale
+                  ? fmt::format("\n| Statement | Calls per run | Rows per call | Blocks per call | Projected per run at ×{:g} |\n"
+                                "|---|---|---|---|---|\n",
+                                *g.production_scale)
+                  : "\n| Statement | Calls per run | Rows per call | Blocks per call |\n|---|---|---|---|\n";
+    }
+    std::string meanings;
+    for (std::size_t i = 0; i < n; ++i) {
+      const StatementGrowth& x = *rows[i];
+      text += fmt::format("| {} | {} | {} | {} |", md_code(one_line(capped(x.query, 100)), true),
+                          growth_cell(x.calls), growth_cell(x.rows_per_call), growth_cell(x.blocks_per_call));
+      if (g.production_scale) text += " " + projected_cell(x) + " |";
+      text += "\n";
+      if (std::string m = growth_meaning(x); !m.empty()) {
+        meanings += fmt::format("- {}: {}\n", md_code(one_line(capped(x.query, 60)), true), m);
+      }
+    }
+    if (rows.size() > n) {
+      text += fmt::format("\n… {} more in results.json (`stages[].growth.statements`)\n", rows.size() - n);
+    }
+    if (!meanings.empty()) text += "\n" + meanings;
+    s.items.push_back({text, !rows.empty() && grows(rows.front()) > 0 ? 1 : 3});
+  }
+  if (s.items.empty()) {
+    s.head.clear();
+  } else {
+    s.tail = "\nEach scale is a database of its own, set up with `$COLDGATE_SCALE` (psql: `:scale`). "
+             "A class is the exponent k of count ∝ scaleᵏ: constant (k < 0.2), sublinear, linear "
+             "(~1), quadratic (~2). The gate fails a statement whose class got worse than the "
+             "baseline's (`gate.growth`)." +
+             std::string(projected ? " Projections extend each fit to `production_scale`: an "
+                                     "estimate, not a measurement." : "") + "\n";
   }
   return s;
 }
@@ -986,6 +1105,7 @@ Markdown render(const Results& r, const Results* base, const std::string& full_n
   Section diffs = diffs_section(r);
   Section diagnoses = diagnoses_section(c);
   Section statements = statements_section(c);
+  Section growth = growth_section(r);
   Section database = database_section(r);
   Section remedies = remedies_section(r);
   Section chart = chart_section(c);
@@ -994,8 +1114,8 @@ Markdown render(const Results& r, const Results* base, const std::string& full_n
   Section more = more_metrics_section(c);
   Markdown md;
   md.full = assemble(head,
-                     {changes, timings, unchanged, statements, errors, diffs, diagnoses, remedies,
-                      database,
+                     {changes, timings, unchanged, statements, errors, diffs, diagnoses, growth,
+                      remedies, database,
                       chart, history, trend, more},
                      foot);
   if (md.full.size() <= max_bytes) {
@@ -1007,7 +1127,7 @@ Markdown render(const Results& r, const Results* base, const std::string& full_n
   // stages must not crowd out why the gate failed. The history's commits with the chart; its
   // trend last, the first to go: the table of changes has the base and head medians already.
   md.report = cut_report(head,
-                         {changes, statements, errors, diffs, diagnoses, remedies, chart, history,
+                         {changes, statements, errors, diffs, diagnoses, growth, remedies, chart, history,
                           timings,
                           unchanged, database, more, trend},
                          foot, full_name, max_bytes);

@@ -488,6 +488,9 @@ std::vector<TableRow> statements_blocks(const Comparison& c) {
       if (!v.plan_change.empty()) {
         text += fmt::format("| ↳ | | | | 🔀 plan changed | {} |\n", why_cell(v.plan_change));
       }
+      if (!v.growth_change.empty()) {
+        text += fmt::format("| ↳ | | | | 📈 growth with the data | {} |\n", why_cell(v.growth_change));
+      }
       ids += fmt::format("- {}: base {} · head {}\n", statement_cell(v.query),
                          v.base ? md_code(v.base->queryid) : "—",
                          v.head ? md_code(v.head->queryid) : "—");

@@ -13,6 +13,7 @@
 #include "measure/runner.hpp"
 #include "measure/trial.hpp"
 #include "report/outputs.hpp"
+#include "session/scales.hpp"
 #include "session/session.hpp"
 #include "setup/setup.hpp"
 #include "snapshot/snapshot.hpp"
@@ -125,6 +126,7 @@ void run_job(const config::Config& cfg, const JobOptions& options,
   ctx.snapshots.accept_command = options.accept_command;
   ctx.snapshots.label_root = config::label_root(cfg);
   ctx.progress = &progress;
+  ctx.scale = cfg.load_scale();
   results.profile_note = enable_profile(ctx, cfg.database);
   results.plans_note = ctx.plans_note;
   if (!results.plans_note.empty()) progress.line("note: " + results.plans_note);
@@ -144,6 +146,12 @@ void run_job(const config::Config& cfg, const JobOptions& options,
     // A stage error may quote a command's stderr or a server message: no password in results.
     results.stages.back().error = util::mask_secrets(results.stages.back().error);
     progress.stage_end(results.stages.back());
+  }
+  if (!cfg.extra_scales(stages).empty()) {
+    at.phase = "scales";
+    std::vector<StageResult*> measured;
+    for (auto& s : results.stages) measured.push_back(&s);
+    measure_at_scales(session, cfg, stages, ctx, measured, &results);
   }
   results.diagnoses = measure::diagnose(results, cfg);
   if (options.try_remedies) {

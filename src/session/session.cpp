@@ -54,14 +54,22 @@ void Session::stop() noexcept {
 }
 
 void Session::setup(const config::Config& cfg, const std::string& who,
-                    const std::optional<db::ConnectionInfo>& target, results::Results* into) {
+                    const std::optional<db::ConnectionInfo>& target, results::Results* into,
+                    std::optional<double> scale) {
   setup::Context context{target ? *target : m_provider->connection_info(), cfg.base_dir,
-                         m_provider->client_bindir(), m_provider->name() != "external"};
+                         m_provider->client_bindir(), m_provider->name() != "external",
+                         scale.value_or(cfg.load_scale())};
   const std::string prefix = who.empty() ? "" : who + ": ";
-  setup::run_setup(cfg.setup, context, [&](const setup::StepResult& s) {
-    m_say(fmt::format("setup {}{} ({:.0f} ms)", prefix, s.label, s.wall_ms));
-    if (into) into->setup.push_back({s.kind, s.label, s.wall_ms});
-  });
+  const std::string at = scale ? "scale " + setup::scale_text(*scale) + ": " : "";
+  try {
+    setup::run_setup(cfg.setup, context, [&](const setup::StepResult& s) {
+      m_say(fmt::format("setup {}{}{} ({:.0f} ms)", prefix, at, s.label, s.wall_ms));
+      if (into) into->setup.push_back({s.kind, at + s.label, s.wall_ms});
+    });
+  } catch (const setup::StepFailure& e) {
+    if (at.empty()) throw;
+    throw setup::StepFailure(e, at + e.label());
+  }
   std::string warning = setup::stage_database_warning(cfg.setup, context);
   if (warning.empty()) return;
   m_say("warning: " + prefix + warning);

@@ -52,10 +52,12 @@ class Session {
   /// `who` is empty), then setup::stage_database_warning as "warning: <who>: …". Appends each
   /// step as it finishes to `into->setup` and the warning to `into->warnings` (when `into` is
   /// given), so a failed setup keeps the steps before it. Throws as setup::run_setup
-  /// (setup::StepFailure).
+  /// (setup::StepFailure). The steps load `scale` (setup::Context::scale; cfg.load_scale() when
+  /// nullopt); a scale given is named in each recorded label and in a failed step's
+  /// ("scale 4: command gen.py").
   void setup(const config::Config& cfg, const std::string& who = "",
              const std::optional<db::ConnectionInfo>& target = {},
-             results::Results* into = nullptr);
+             results::Results* into = nullptr, std::optional<double> scale = std::nullopt);
 
   /// Stops the server now; the destructor does it otherwise. Never throws.
   void stop() noexcept;

@@ -84,6 +84,7 @@ ToolRun run_tool(const std::vector<std::string>& argv, const Context& c,
     opts.env.push_back(
         fmt::format("PATH={}:{}", c.client_bindir->string(), path ? path : "/usr/bin:/bin"));
   }
+  opts.env.push_back("COLDGATE_SCALE=" + scale_text(c.scale));
   for (auto& entry : config::expand_env_values(mapping, database.facts()))
     opts.env.push_back(std::move(entry));
   util::RunOutput r;
@@ -263,7 +264,8 @@ void make_room_for(const config::SetupStep& step, const Context& c) {
 void run_psql(const config::SetupStep& step, const Context& c, const std::string& file) {
   // psql runs in the config's folder and is given the path from there, so its messages say
   // "psql:dump.sql:12: ERROR: …" as the user wrote the file's name.
-  std::vector<std::string> argv{client_program(c, "psql"), "-v", "ON_ERROR_STOP=1", "-X", "-q"};
+  std::vector<std::string> argv{client_program(c, "psql"), "-v", "ON_ERROR_STOP=1", "-X", "-q",
+                                "-v", "scale=" + scale_text(c.scale)};
   for (const auto& [name, value] : step.variables) {
     argv.push_back("-v");
     argv.push_back(name + "=" + value);
@@ -342,6 +344,10 @@ Error with_meta_command_hint(const Error& e, const std::string& sql, const std::
 }
 
 }  // namespace
+
+std::string scale_text(double scale) {
+  return fmt::format("{:g}", scale);
+}
 
 StepResult run_step(const config::SetupStep& step, const Context& c) {
   util::throw_if_interrupted();

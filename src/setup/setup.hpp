@@ -25,7 +25,13 @@ struct Context {
   /// The server is this run's own (local, container): an empty stages' database that a psql
   /// script creates itself may be dropped first. Never on an external server.
   bool own_server = false;
+  /// The data scale being loaded (config `scales:`): `$COLDGATE_SCALE` of every step's program
+  /// and psql's variable `:scale`, so that a generator makes data of that size.
+  double scale = 1;
 };
+
+/// A scale as the steps see it: "1", "4", "0.5" (`{:g}`).
+std::string scale_text(double scale);
 
 /// One finished step, for the report.
 struct StepResult {
