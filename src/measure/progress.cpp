@@ -78,6 +78,11 @@ void Progress::stage_start(int index, std::string_view name) {
   status(fmt::format("{} · starting", prefix()));
 }
 
+void Progress::name_stage(int index, std::string_view name) {
+  m_stage_index = index;
+  m_stage = name;
+}
+
 void Progress::step(std::string_view what) {
   if (m_style == ProgressStyle::tty) {
     status(fmt::format("{} · {}", prefix(), what));

@@ -35,6 +35,9 @@ class Progress {
   void line(std::string_view text);
   /// Stage `index` (1-based) named `name` begins.
   void stage_start(int index, std::string_view name);
+  /// The stage later lines name, without a start of its own (no group, no status): its runs
+  /// at another data scale, after the stages' own ends.
+  void name_stage(int index, std::string_view name);
   /// Something within the current stage begins: "cold run 2/5", "restart", "EXPLAIN".
   void step(std::string_view what);
   /// A cold run finished after `wall_ms` milliseconds; `label` names the side ("base: "). A

@@ -99,7 +99,7 @@ void measure_at_scales(Session& session, const config::Config& cfg,
     for (std::size_t i = 0; i < stages.size(); ++i) {
       if (!lists(stages[i], scale) || !measured[i] || measured[i]->failed()) continue;
       util::throw_if_interrupted();
-      if (ctx.progress) ctx.progress->line(fmt::format("{}{}: stage {}", prefix, name, stages[i].name));
+      if (ctx.progress) ctx.progress->name_stage(static_cast<int>(i) + 1, stages[i].name);
       results::StageResult r = measure::run_stage(stages[i], scaled);
       r.error = util::mask_secrets(r.error);
       at[i].emplace(scale, std::move(r));
