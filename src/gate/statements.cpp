@@ -20,50 +20,15 @@ std::string count(double v) {
   return format_value(v, "count");
 }
 
-// What one statement text adds up to on one side: ids that share a text (two roles, two
-// schemas on a search_path) are one statement to the pull request.
-struct Sum {
-  std::string queryid;  // the id with the most calls
-  std::string query;
-  double top_calls = -1;
-  double calls = 0, rows = 0, plan_ms = 0, exec_ms = 0;
-  double blocks = 0;
-  bool has_blocks = true;
-  // The plan of the id with the most calls that has one: ids sharing a text run the same
-  // statement, and their plans only differ when their search paths do.
-  const StatementPlan* plan = nullptr;
-  double plan_calls = -1;
-
-  void add(const QueryStats& q) {
-    if (q.calls > top_calls) {
-      top_calls = q.calls;
-      queryid = q.queryid;
-      query = q.query;
-    }
-    if (q.plan && q.calls > plan_calls) {
-      plan_calls = q.calls;
-      plan = &*q.plan;
-    }
-    calls += q.calls;
-    rows += q.rows;
-    plan_ms += q.plan_ms;
-    exec_ms += q.exec_ms;
-    if (q.blocks_per_call) {
-      blocks += *q.blocks_per_call * q.calls;
-    } else {
-      has_blocks = false;
-    }
-  }
-
-  StatementSide side() const {
-    auto per_call = [&](double v) { return calls > 0 ? v / calls : 0.0; };
-    StatementSide s{queryid, calls, per_call(rows), std::nullopt, per_call(plan_ms),
-                    per_call(exec_ms)};
-    if (has_blocks) s.blocks_per_call = per_call(blocks);
-    if (plan) s.plan_shape_id = plan->shape_id;
-    return s;
-  }
-};
+// One side of a pair, per call.
+StatementSide side_of(const StatementSum& sum) {
+  auto per_call = [&](double v) { return sum.calls > 0 ? v / sum.calls : 0.0; };
+  StatementSide s{sum.queryid, sum.calls, per_call(sum.rows), std::nullopt, per_call(sum.plan_ms),
+                  per_call(sum.exec_ms)};
+  if (sum.has_blocks) s.blocks_per_call = per_call(sum.blocks);
+  if (sum.plan) s.plan_shape_id = sum.plan->shape_id;
+  return s;
+}
 
 // Texts pair statements when both sides recorded the whole text's hash; results of versions
 // that did not are paired by their shortened text on both sides, so that nothing is "new"
@@ -302,17 +267,17 @@ std::string plan_change_of(const StatementPlan* b, const StatementPlan* h) {
   }
 }
 
-StatementVerdict pair(const std::string& stage, const Sum* b, const Sum* h, const config::Gate& g,
+StatementVerdict pair(const std::string& stage, const StatementSum* b, const StatementSum* h, const config::Gate& g,
                       const GrowthOf& b_growth, const GrowthOf& h_growth) {
   StatementVerdict v;
   v.stage = stage;
   v.query = h ? h->query : b->query;
   if (b) {
-    v.base = b->side();
+    v.base = side_of(*b);
     v.base->growth = classes(b_growth);
   }
   if (h) {
-    v.head = h->side();
+    v.head = side_of(*h);
     v.head->growth = classes(h_growth);
   }
   if (!b) {
@@ -389,7 +354,7 @@ std::vector<StatementVerdict> compare_statements(const StageResult& head, const 
                                                  const config::Gate& g) {
   if (!g.statements || head.queries.empty() || base.queries.empty()) return {};
   const bool by_id = has_text_ids(head) && has_text_ids(base);
-  std::map<std::string, Sum> b_sums, h_sums;
+  std::map<std::string, StatementSum> b_sums, h_sums;
   std::vector<std::string> order;  // head's keys by time, then base's own
   for (const auto& q : head.queries) {
     std::string k = key_of(q, by_id);

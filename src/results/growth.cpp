@@ -53,39 +53,6 @@ double fit_linear(const std::vector<Point>& p, double k, double& offset, double&
   return err;
 }
 
-// The summed figures of one statement text at one scale.
-struct Sum {
-  std::string query;
-  std::string text_id;
-  double top_calls = -1;
-  double calls = 0, rows = 0, time_ms = 0, blocks = 0;
-  bool has_blocks = true;
-  // The captured plan of the id with the most calls that has one (ids sharing a text run the
-  // same statement).
-  const StatementPlan* plan = nullptr;
-  double plan_calls = -1;
-
-  void add(const QueryStats& q) {
-    if (q.calls > top_calls) {
-      top_calls = q.calls;
-      query = q.query;
-      text_id = q.text_id;
-    }
-    if (q.plan && q.calls > plan_calls) {
-      plan_calls = q.calls;
-      plan = &*q.plan;
-    }
-    calls += q.calls;
-    rows += q.rows;
-    time_ms += q.time_ms();
-    if (q.blocks_per_call) {
-      blocks += *q.blocks_per_call * q.calls;
-    } else {
-      has_blocks = false;
-    }
-  }
-};
-
 // What one execution of the captured plan read (its top node's shared hit + read blocks, the
 // executor's only): pg_stat_statements' blocks also count the catalog pages a fresh backend
 // reads to plan the statement, some 60 a table, which would hide a scan of a small table
@@ -197,7 +164,7 @@ StageGrowth stage_growth(const std::vector<double>& scales, const std::vector<co
     if (!s) continue;
     for (const auto& q : s->queries) by_id = by_id && !q.text_id.empty();
   }
-  std::map<std::string, std::vector<std::optional<Sum>>> sums;
+  std::map<std::string, std::vector<std::optional<StatementSum>>> sums;
   std::vector<std::string> order;
   for (std::size_t i = 0; i < n && i < at.size(); ++i) {
     if (!at[i]) continue;
@@ -208,7 +175,7 @@ StageGrowth stage_growth(const std::vector<double>& scales, const std::vector<co
         per_scale.resize(n);
         order.push_back(key);
       }
-      if (!per_scale[i]) per_scale[i] = Sum{};
+      if (!per_scale[i]) per_scale[i] = StatementSum{};
       per_scale[i]->add(q);
     }
   }
@@ -250,14 +217,14 @@ StageGrowth stage_growth(const std::vector<double>& scales, const std::vector<co
         time[i] = 0;
         continue;
       }
-      const Sum& s = *per_scale[i];
+      const StatementSum& s = *per_scale[i];
       if (st.query.empty() || i == n - 1) {
         st.query = s.query;
         st.text_id = s.text_id;
       }
       calls[i] = s.calls;
-      time[i] = s.time_ms;
-      last_time = s.time_ms;
+      time[i] = s.plan_ms + s.exec_ms;
+      last_time = s.plan_ms + s.exec_ms;
       if (s.calls > 0) {
         rows[i] = s.rows / s.calls;
         if (s.has_blocks) blocks[i] = s.blocks / s.calls;

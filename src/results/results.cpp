@@ -19,6 +19,28 @@ const Metric* StageResult::find(std::string_view name) const {
   return nullptr;
 }
 
+void StatementSum::add(const QueryStats& q) {
+  if (q.calls > top_calls) {
+    top_calls = q.calls;
+    queryid = q.queryid;
+    query = q.query;
+    text_id = q.text_id;
+  }
+  if (q.plan && q.calls > plan_calls) {
+    plan_calls = q.calls;
+    plan = &*q.plan;
+  }
+  calls += q.calls;
+  rows += q.rows;
+  plan_ms += q.plan_ms;
+  exec_ms += q.exec_ms;
+  if (q.blocks_per_call) {
+    blocks += *q.blocks_per_call * q.calls;
+  } else {
+    has_blocks = false;
+  }
+}
+
 bool StatementVerdict::changed() const {
   if (verdict != Verdict::same || !base || !head) return true;
   // A plan change is not gated, but it is what a reviewer most needs to see.

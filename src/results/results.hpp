@@ -115,6 +115,25 @@ struct QueryStats {
   double time_ms() const { return plan_ms + exec_ms; }
 };
 
+/// What one statement text adds up to in one stage's results: the ids that share a text (two
+/// roles, two schemas on a search_path) are one statement to a reader of the code. The gate
+/// pairs these between base and head, the growth between the scales.
+struct StatementSum {
+  std::string queryid;  // the id with the most calls
+  std::string query;    // its shortened text
+  std::string text_id;  // its text_id
+  double top_calls = -1;
+  double calls = 0, rows = 0, plan_ms = 0, exec_ms = 0;
+  double blocks = 0;        // shared blocks per run, summed over the ids
+  bool has_blocks = true;   // every id recorded blocks per call
+  /// The plan of the id with the most calls that has one: ids sharing a text run the same
+  /// statement, and their plans only differ when their search paths do.
+  const StatementPlan* plan = nullptr;
+  double plan_calls = -1;
+  /// Adds one id's figures.
+  void add(const QueryStats& q);
+};
+
 /// How a count grows with the data (config `scales:`): count ≈ offset + coefficient ·
 /// scale^exponent, fitted at the scales where the count is above 0 (results::fit_growth;
 /// results.json `stages[].growth`).
