@@ -401,7 +401,8 @@ Section growth_section(const Results& r) {
     std::string text = fmt::format("\n**{}** at data scales {}: statements per run {}; blocks per run {}; "
                                    "wall time {}",
                                    md_text(capped(st.name, 200)), scales, growth_cell(g.queries),
-                                   growth_cell(g.blocks), ms_values(g.wall_ms));
+                                   growth_cell(g.blocks),
+                                   ms_values(g.wall_ms) + (g.wall_ms.growth.empty() ? "" : " · " + g.wall_ms.growth));
     if (g.production_scale && g.wall_ms.projected) {
       text += fmt::format("; projected at ×{:g}: {} per run", *g.production_scale,
                           format_value(std::max(0.0, *g.wall_ms.projected), "ms"));

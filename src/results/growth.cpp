@@ -197,7 +197,13 @@ StageGrowth stage_growth(const std::vector<double>& scales, const std::vector<co
                           return hit.value_or(0) + read.value_or(0);
                         }),
                         production_scale, 2);
-  g.time_ms = fit_growth(scales, stage_values([](const StageResult& s) { return median_cold(s, "db_time_ms"); }),
+  // Database time: planning + execution (the profile records the two apart).
+  g.time_ms = fit_growth(scales, stage_values([](const StageResult& s) -> std::optional<double> {
+                           auto plan = median_cold(s, "db_plan_ms");
+                           auto exec = median_cold(s, "db_exec_ms");
+                           if (!plan && !exec) return std::nullopt;
+                           return plan.value_or(0) + exec.value_or(0);
+                         }),
                          production_scale);
   g.wall_ms = fit_growth(scales, stage_values([](const StageResult& s) { return median_cold(s, "wall_ms"); }),
                          production_scale);
@@ -248,7 +254,8 @@ std::string growth_values(const GrowthFit& fit) {
   std::string out;
   for (const auto& v : fit.values) {
     if (!out.empty()) out += " → ";
-    out += v ? format_value(std::round(*v * 10) / 10, "count") : "–";
+    // Whole counts from 10 up (a median of two runs may end in .5); one decimal below.
+    out += v ? format_value(*v >= 10 ? std::round(*v) : std::round(*v * 10) / 10, "count") : "–";
   }
   return out;
 }

@@ -120,6 +120,8 @@ gate: { metrics: [db_queries] }
   EXPECT_NEAR(*count->calls.projected, 2400, 24);
   EXPECT_EQ(count->rows_per_call.growth, "constant");
   EXPECT_EQ(n1->growth->queries.growth, "linear");
+  // The stage's database time, planning + execution, at every scale.
+  for (const auto& v : n1->growth->time_ms.values) EXPECT_TRUE(v && *v > 0);
   // The N+1's diagnosis says that it grows.
   bool n1_named = false;
   for (const auto& d : r.diagnoses) {
