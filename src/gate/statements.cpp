@@ -123,11 +123,7 @@ constexpr GrowthFigure k_growth_figures[] = {
     {"calls", "calls per run"}, {"rows_per_call", "rows per call"}, {"blocks_per_call", "blocks per call"}};
 
 std::string with_data(const std::string& growth) {
-  return growth == "constant" ? "stay constant" : "grow " + std::string(growth == "sublinear" ? "sublinearly"
-                                                                       : growth == "linear"   ? "linearly"
-                                                                       : growth == "quadratic" ? "quadratically"
-                                                                                               : "faster than quadratically")
-                                                      + " with the data";
+  return growth == "constant" ? "stay constant" : "grow " + growth_adverb(growth) + " with the data";
 }
 
 std::map<std::string, std::string> classes(const GrowthOf& g) {

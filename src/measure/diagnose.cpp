@@ -97,13 +97,6 @@ const StatementGrowth* growth_of(const StageResult& s, const QueryStats& q) {
   return nullptr;
 }
 
-std::string grows(const std::string& growth) {
-  return growth == "sublinear"   ? "sublinearly"
-         : growth == "linear"    ? "linearly"
-         : growth == "quadratic" ? "quadratically"
-                                 : "faster than quadratically";
-}
-
 void repeated(const StageResult& s, int threshold, std::vector<Diagnosis>& out) {
   for (const auto& q : s.queries) {
     if (!reads_or_writes_data(q.query)) continue;
@@ -122,7 +115,7 @@ void repeated(const StageResult& s, int threshold, std::vector<Diagnosis>& out) 
     if (g && g->calls.exponent) {
       data["calls_growth_exponent"] = *g->calls.exponent;
       growth = calls_grow ? fmt::format("; its calls grow {} with the data ({} per run): an N+1 that grows",
-                                        grows(g->calls.growth), growth_values(g->calls))
+                                        growth_adverb(g->calls.growth), growth_values(g->calls))
                           : fmt::format("; its calls stay constant with the data ({} per run): a "
                                         "fixed loop, not one over rows that grow",
                                         growth_values(g->calls));
@@ -522,7 +515,7 @@ void missing_index(const StageResult& s, const QueryStats& q, std::set<std::stri
         growth_rank(g->rows_per_call.growth) == 0) {
       d.message += fmt::format("; confirmed by the data scales: blocks per call grow {} ({}) while "
                                "rows per call stay constant ({}), so it costs more with every row added",
-                               grows(g->blocks_per_call.growth), growth_values(g->blocks_per_call),
+                               growth_adverb(g->blocks_per_call.growth), growth_values(g->blocks_per_call),
                                growth_values(g->rows_per_call));
       d.facts["growth"] = g->blocks_per_call.growth;
     }
@@ -558,7 +551,7 @@ void scan_grows(const StageResult& s, const std::set<std::string>& indexed, std:
         s, q, "scan_grows",
         fmt::format("{} reads blocks per call that grow {} with the data ({}) while it returns "
                     "the same rows per call ({}): {}",
-                    statement(q), grows(g->blocks_per_call.growth), growth_values(g->blocks_per_call),
+                    statement(q), growth_adverb(g->blocks_per_call.growth), growth_values(g->blocks_per_call),
                     growth_values(g->rows_per_call), fix),
         {{"blocks_growth_exponent", g->blocks_per_call.exponent.value_or(0)}});
     d.facts = std::move(facts);

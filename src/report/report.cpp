@@ -340,29 +340,21 @@ std::string growth_cell(const GrowthFit& f) {
   return values + " · " + (grows ? "**" + f.growth + "**" : f.growth);
 }
 
-// "linearly", "quadratically", …
-std::string adverb(const std::string& growth) {
-  return growth == "sublinear"   ? "sublinearly"
-         : growth == "linear"    ? "linearly"
-         : growth == "quadratic" ? "quadratically"
-                                 : "faster than quadratically";
-}
-
 // What a statement's growth means, in one line; "" when nothing grows.
 std::string growth_meaning(const StatementGrowth& g) {
   std::vector<std::string> parts;
   if (growth_rank(g.calls.growth) >= growth_rank("linear")) {
-    parts.push_back(fmt::format("calls grow {} with the data: an N+1 that grows", adverb(g.calls.growth)));
+    parts.push_back(fmt::format("calls grow {} with the data: an N+1 that grows", growth_adverb(g.calls.growth)));
   }
   if (growth_rank(g.blocks_per_call.growth) >= growth_rank("sublinear")) {
     const bool rows_flat = growth_rank(g.rows_per_call.growth) == 0 || g.rows_per_call.growth.empty();
-    parts.push_back(fmt::format("blocks per call grow {}{}", adverb(g.blocks_per_call.growth),
+    parts.push_back(fmt::format("blocks per call grow {}{}", growth_adverb(g.blocks_per_call.growth),
                                 rows_flat ? " while rows per call stay constant: it reads more of a table to return "
                                             "the same rows (a sequential scan, an index it lacks)"
                                           : ""));
   }
   if (growth_rank(g.rows_per_call.growth) >= growth_rank("linear")) {
-    parts.push_back("rows per call grow " + adverb(g.rows_per_call.growth) +
+    parts.push_back("rows per call grow " + growth_adverb(g.rows_per_call.growth) +
                     ": each call returns more of the data as it grows (a list without a LIMIT?)");
   }
   std::string out;

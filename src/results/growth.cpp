@@ -250,6 +250,13 @@ StageGrowth stage_growth(const std::vector<double>& scales, const std::vector<co
   return g;
 }
 
+std::string growth_adverb(std::string_view growth) {
+  return growth == "sublinear"   ? "sublinearly"
+         : growth == "linear"    ? "linearly"
+         : growth == "quadratic" ? "quadratically"
+                                 : "faster than quadratically";
+}
+
 std::string growth_values(const GrowthFit& fit) {
   std::string out;
   for (const auto& v : fit.values) {

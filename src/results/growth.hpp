@@ -36,6 +36,10 @@ GrowthFit fit_growth(const std::vector<double>& scales, std::vector<std::optiona
 StageGrowth stage_growth(const std::vector<double>& scales, const std::vector<const StageResult*>& at,
                          std::optional<double> production_scale);
 
+/// `growth` as an adverb: "sublinearly", "linearly", "quadratically", "faster than
+/// quadratically" (superquadratic).
+std::string growth_adverb(std::string_view growth);
+
 /// "24 → 96 → 384" (counts as the report shows them; "–" where not measured).
 std::string growth_values(const GrowthFit& fit);
 
