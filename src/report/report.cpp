@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -369,14 +370,44 @@ std::string ms_values(const GrowthFit& f) {
   return out;
 }
 
+// A projection to two significant digits with "≈": a fit's extension is an estimate, and more
+// digits would read as a measurement.
+std::string projected_value(double v, const std::string& unit) {
+  v = std::max(0.0, v);
+  if (v > 0) {
+    const double step = std::pow(10.0, std::floor(std::log10(v)) - 1);
+    v = std::round(v / step) * step;
+  }
+  if (unit == "ms") return v >= 1000 ? fmt::format("≈ {:g} s", v / 1000) : fmt::format("≈ {:g} ms", v);
+  // Thousands separated, as measured counts are; below 1,000 no trailing zeros ("≈ 2.5").
+  return "≈ " + (unit == "count" ? (v >= 1000 ? format_value(v, unit) : fmt::format("{:g}", v))
+                                 : fmt::format("{:g} {}", v, unit));
+}
+
 std::string projected_cell(const StatementGrowth& g) {
   if (!g.calls.projected) return "—";
-  std::string out = format_value(std::round(*g.calls.projected), "count") + " calls";
-  if (g.blocks_per_call.projected && g.calls.projected) {
-    out += " · " + format_value(std::round(*g.blocks_per_call.projected * *g.calls.projected), "count") + " blocks";
+  std::string out = projected_value(*g.calls.projected, "count");
+  out += out == "≈ 1" ? " call" : " calls";
+  if (g.blocks_per_call.projected) {
+    out += " · " + projected_value(*g.blocks_per_call.projected * *g.calls.projected, "count") + " blocks";
   }
-  if (g.time_ms.projected) out += " · " + format_value(std::max(0.0, *g.time_ms.projected), "ms");
+  if (g.time_ms.projected) out += " · " + projected_value(*g.time_ms.projected, "ms");
   return out;
+}
+
+bool measured(const GrowthFit& f) {
+  return std::any_of(f.values.begin(), f.values.end(), [](const auto& v) { return v.has_value(); });
+}
+
+// Transaction control and session settings: their calls follow the application's transactions,
+// not the data; a row for them is noise unless their calls grow (a transaction per row).
+bool bookkeeping(const std::string& query) {
+  static const char* const words[] = {"BEGIN", "COMMIT", "ROLLBACK", "START TRANSACTION", "SAVEPOINT",
+                                       "RELEASE", "SET ", "SHOW ", "RESET ", "DISCARD "};
+  std::string head = query.substr(0, 20);
+  for (auto& c : head) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return std::any_of(std::begin(words), std::end(words),
+                     [&](const char* w) { return head.rfind(w, 0) == 0; });
 }
 
 // Per stage measured at several data scales (`scales:`): its counts per scale with their growth
@@ -390,24 +421,34 @@ Section growth_section(const Results& r) {
     const StageGrowth& g = *st.growth;
     std::string scales;
     for (double x : g.scales) scales += (scales.empty() ? "" : " → ") + fmt::format("×{:g}", x);
-    std::string text = fmt::format("\n**{}** at data scales {}: statements per run {}; blocks per run {}; "
-                                   "wall time {}",
-                                   md_text(capped(st.name, 200)), scales, growth_cell(g.queries),
-                                   growth_cell(g.blocks),
+    const std::string counts =
+        measured(g.queries) || measured(g.blocks)
+            ? fmt::format("statements per run {}; blocks per run {}", growth_cell(g.queries), growth_cell(g.blocks))
+            : "statements and blocks not measured (no server-side profile: `profile: false` or no "
+              "pg_stat_statements)";
+    std::string text = fmt::format("\n**{}** at data scales {}: {}; wall time {}", md_text(capped(st.name, 200)),
+                                   scales, counts,
                                    ms_values(g.wall_ms) + (g.wall_ms.growth.empty() ? "" : " · " + g.wall_ms.growth));
     if (g.production_scale && g.wall_ms.projected) {
       text += fmt::format("; projected at ×{:g}: {} per run", *g.production_scale,
-                          format_value(std::max(0.0, *g.wall_ms.projected), "ms"));
+                          projected_value(*g.wall_ms.projected, "ms"));
       projected = true;
     }
     text += "\n";
     if (!g.error.empty()) text += fmt::format("\n⚠️ {}\n", md_with_code(capped(g.error, k_max_line_bytes)));
     std::vector<const StatementGrowth*> rows;
-    for (const auto& x : g.statements) rows.push_back(&x);
     auto grows = [](const StatementGrowth* x) {
       return std::max({growth_rank(x->calls.growth), growth_rank(x->rows_per_call.growth),
                        growth_rank(x->blocks_per_call.growth)});
     };
+    std::size_t hidden = 0;
+    for (const auto& x : g.statements) {
+      if (bookkeeping(x.query) && grows(&x) == 0) {
+        ++hidden;
+      } else {
+        rows.push_back(&x);
+      }
+    }
     std::stable_sort(rows.begin(), rows.end(),
                      [&](const StatementGrowth* a, const StatementGrowth* b) { return grows(a) > grows(b); });
     const std::size_t n = std::min(rows.size(), k_growth_statements);
@@ -421,16 +462,17 @@ Section growth_section(const Results& r) {
     std::string meanings;
     for (std::size_t i = 0; i < n; ++i) {
       const StatementGrowth& x = *rows[i];
-      text += fmt::format("| {} | {} | {} | {} |", md_code(one_line(capped(x.query, 100)), true),
+      text += fmt::format("| {} | {} | {} | {} |", md_code(statement_line(x.query, 100), true),
                           growth_cell(x.calls), growth_cell(x.rows_per_call), growth_cell(x.blocks_per_call));
       if (g.production_scale) text += " " + projected_cell(x) + " |";
       text += "\n";
       if (std::string m = growth_meaning(x); !m.empty()) {
-        meanings += fmt::format("- {}: {}\n", md_code(one_line(capped(x.query, 60)), true), m);
+        meanings += fmt::format("- {}: {}\n", md_code(statement_line(x.query, 100), true), m);
       }
     }
-    if (rows.size() > n) {
-      text += fmt::format("\n… {} more in results.json (`stages[].growth.statements`)\n", rows.size() - n);
+    if (rows.size() + hidden > n) {
+      text += fmt::format("\n… {} more in results.json (`stages[].growth.statements`){}\n", rows.size() + hidden - n,
+                          hidden ? fmt::format(", {} of them transaction control or settings", hidden) : "");
     }
     if (!meanings.empty()) text += "\n" + meanings;
     s.items.push_back({text, !rows.empty() && grows(rows.front()) > 0 ? 1 : 3});
@@ -512,7 +554,7 @@ Section database_section(const Results& r) {
     const std::size_t n = std::min(st.queries.size(), k_database_statements);
     for (std::size_t i = 0; i < n; ++i) {
       const QueryStats& q = st.queries[i];
-      text += fmt::format("| {} | {} | {} | {} | {} | {} |\n", md_code(one_line(capped(q.query, 100)), true),
+      text += fmt::format("| {} | {} | {} | {} | {} | {} |\n", md_code(statement_line(q.query, 100), true),
                           format_value(q.calls, "count"), format_value(q.rows, "count"),
                           format_value(q.plan_ms, "ms"), format_value(q.exec_ms, "ms"),
                           q.jit_ms > 0 ? format_value(q.jit_ms, "ms") : "—");

@@ -94,7 +94,10 @@ class Comparison {
 /// no rows when nothing changed.
 MetricsTable changes_table(const Comparison& comparison);
 
-/// A statement's text on one line (line breaks as spaces), cut to about `max_bytes` with " …".
+/// A statement's text on one line (runs of white space as one space), at most about `max_bytes`:
+/// when longer, a SELECT's select list reads "…" and an INSERT's column and value lists "(…)"
+/// (statements on one table then differ where they differ: FROM, WHERE, ORDER BY), and what is
+/// still too long is cut with " …".
 std::string statement_line(const std::string& query, std::size_t max_bytes);
 
 /// Most changed statements a stage lists in "Statements that changed"; the rest are in

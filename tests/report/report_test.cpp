@@ -9,6 +9,7 @@
 #include "report/junit.hpp"
 #include "report/outputs.hpp"
 #include "report/report_fixtures.hpp"
+#include "results/growth.hpp"
 #include "results/json.hpp"
 #include "support/golden.hpp"
 #include "support/support.hpp"
@@ -352,6 +353,84 @@ TEST(Report, LocallyStdoutIsJustTheReportAndACutOneKeepsTheFullFile) {
   EXPECT_EQ(stdout_text.str(), slurp(dir / "report.md"));
   EXPECT_LE(slurp(dir / "report.md").size(), k_max_report_bytes);
   EXPECT_EQ(slurp(dir / "report-full.md"), markdown(r, nullptr).full);
+}
+
+
+// An ORM's statements on one table at scales 1 → 4 → 16, as a Django app's stage records them.
+StatementGrowth orm_statement(const std::string& query, std::vector<std::optional<double>> calls,
+                              std::vector<std::optional<double>> blocks_per_call) {
+  const std::vector<double> scales{1, 4, 16};
+  StatementGrowth g;
+  g.query = query;
+  g.calls = results::fit_growth(scales, std::move(calls), 100);
+  g.rows_per_call = results::fit_growth(scales, {1, 1, 1}, 100);
+  g.blocks_per_call = results::fit_growth(scales, std::move(blocks_per_call), 100);
+  g.time_ms = results::fit_growth(scales, {2, 8, 32}, 100);
+  return g;
+}
+
+TEST(Report, TheGrowthSectionTellsAnOrmsStatementsApartAndMarksProjections) {
+  const std::vector<double> scales{1, 4, 16};
+  const std::string columns = R"(SELECT "boards_topic"."id", "boards_topic"."subject", "boards_topic"."last_updated", )"
+                              R"("boards_topic"."board_id", "boards_topic"."starter_id", "boards_topic"."views" )";
+  Results r;
+  fixtures::common(r, "growth");
+  StageResult profiled;
+  profiled.name = "board-page";
+  profiled.kind = StageKind::command;
+  profiled.runs = 2;
+  profiled.metric("wall_ms", "ms") = {"ms", {120, 124}, {}};
+  StageGrowth g;
+  g.scales = scales;
+  g.production_scale = 100;
+  g.queries = results::fit_growth(scales, {30, 102, 390}, 100);
+  g.blocks = results::fit_growth(scales, {80, 300, 1190}, 100);
+  g.wall_ms = results::fit_growth(scales, {120, 410, 1530}, 100);
+  g.statements.push_back(orm_statement(columns + R"(FROM "boards_topic" WHERE "boards_topic"."board_id" = $1)",
+                                       {24, 96, 384}, {3, 3, 3}));
+  g.statements.push_back(orm_statement(columns + R"(FROM "boards_topic" WHERE "boards_topic"."id" = $1 LIMIT $2)",
+                                       {1, 1, 1}, {3, 3, 3}));
+  g.statements.push_back(orm_statement("BEGIN", {2, 2, 2}, {0, 0, 0}));
+  g.statements.push_back(orm_statement(R"(INSERT INTO "boards_post" ("message", "topic_id", "created_at", )"
+                                       R"("created_by_id", "updated_at") VALUES ($1, $2, $3, $4, $5) RETURNING "id")",
+                                       {1, 1, 1}, {2, 2, 2}));
+  profiled.growth = g;
+  r.stages.push_back(profiled);
+  // A program stage without a server-side profile: wall time only.
+  StageResult unprofiled = profiled;
+  unprofiled.name = "cli-export";
+  StageGrowth u;
+  u.scales = scales;
+  u.queries = results::fit_growth(scales, {std::nullopt, std::nullopt, std::nullopt}, std::nullopt);
+  u.blocks = u.queries;
+  u.wall_ms = results::fit_growth(scales, {50, 52, 51}, std::nullopt);
+  unprofiled.growth = u;
+  r.stages.push_back(unprofiled);
+
+  const std::string report = markdown(r, nullptr).report;
+  const std::size_t at = report.find("### Growth");
+  ASSERT_NE(at, std::string::npos) << report;
+  const std::string growth = report.substr(at);
+  // Long select lists are elided: the two SELECTs differ where they differ.
+  EXPECT_NE(growth.find(R"(| `SELECT … FROM "boards_topic" WHERE "boards_topic"."board_id" = $1` | 24 → 96 → 384 · **linear** |)"),
+            std::string::npos) << growth;
+  EXPECT_NE(growth.find(R"(| `SELECT … FROM "boards_topic" WHERE "boards_topic"."id" = $1 LIMIT $2` | 1 → 1 → 1 · constant |)"),
+            std::string::npos) << growth;
+  EXPECT_NE(growth.find(R"(- `SELECT … FROM "boards_topic" WHERE "boards_topic"."board_id" = $1`: calls grow linearly with the data: an N+1 that grows)"),
+            std::string::npos) << growth;
+  EXPECT_NE(growth.find(R"(| `INSERT INTO "boards_post" (…) VALUES (…) RETURNING "id"` |)"), std::string::npos) << growth;
+  // BEGIN's calls do not grow: a row for it would be noise, and it is counted as left out.
+  EXPECT_EQ(growth.find("`BEGIN`"), std::string::npos) << growth;
+  EXPECT_NE(growth.find("… 1 more in results.json (`stages[].growth.statements`), 1 of them transaction control or settings"),
+            std::string::npos) << growth;
+  // Projections: two significant digits, marked.
+  EXPECT_NE(growth.find("| ≈ 2,400 calls · ≈ 7,200 blocks · ≈ 200 ms |"), std::string::npos) << growth;
+  EXPECT_NE(growth.find("an estimate, not a measurement"), std::string::npos) << growth;
+  // A stage without a profile says so instead of showing "– → –".
+  EXPECT_NE(growth.find("**cli-export** at data scales ×1 → ×4 → ×16: statements and blocks not measured (no "
+                        "server-side profile"),
+            std::string::npos) << growth;
+  EXPECT_EQ(growth.find("– → –"), std::string::npos) << growth;
 }
 
 }  // namespace

@@ -174,5 +174,25 @@ TEST(Table, WithoutAGateTimesInTheTableTheRestPerStage) {
                                       "warm 1\n\n</details>\n"}));
 }
 
+
+TEST(Table, AStatementLineElidesTheListsThatMakeAnOrmsStatementsLookAlike) {
+  // Short statements stay whole, on one line.
+  EXPECT_EQ(statement_line("SELECT id\n  FROM realms\tWHERE id = $1", 100), "SELECT id FROM realms WHERE id = $1");
+  const std::string list = R"(SELECT "boards_topic"."id", "boards_topic"."subject", "boards_topic"."board_id", )"
+                           R"("boards_topic"."starter_id" FROM "boards_topic" )";
+  EXPECT_EQ(statement_line(list + R"(WHERE "boards_topic"."board_id" = $1 ORDER BY "boards_topic"."id")", 100),
+            R"(SELECT … FROM "boards_topic" WHERE "boards_topic"."board_id" = $1 ORDER BY "boards_topic"."id")");
+  // A FROM inside a subquery or a quoted name is not the select list's end.
+  EXPECT_EQ(statement_line(R"(SELECT (SELECT count(*) FROM post p WHERE p.topic_id = t.id) AS n, "from x", t.subject, )"
+                           R"(t.board_id, t.starter_id, t.views FROM topic t WHERE t.board_id = $1)", 100),
+            "SELECT … FROM topic t WHERE t.board_id = $1");
+  EXPECT_EQ(statement_line(R"(INSERT INTO "boards_post" ("message", "topic_id", "created_at", "created_by_id", )"
+                           R"("updated_at") VALUES ($1, $2, $3, $4, now()) RETURNING "boards_post"."id")", 100),
+            R"(INSERT INTO "boards_post" (…) VALUES (…) RETURNING "boards_post"."id")");
+  // What is still too long is cut, at a character boundary.
+  EXPECT_EQ(statement_line(list + "WHERE " + std::string(200, 'x'), 40), R"(SELECT … FROM "boards_topic" WHERE xxx …)");
+  EXPECT_EQ(statement_line("UPDATE t SET a = 'é" + std::string(120, 'b') + "'", 19), "UPDATE t SET a = ' …");
+}
+
 }  // namespace
 }  // namespace coldgate::report
