@@ -336,9 +336,9 @@ class Loader {
       double v = m_r.positive_number(node[i], index(path, i));
       if (!out.empty() && v <= out.back())
         m_r.fail(node[i], index(path, i),
-                 fmt::format("{} does not follow {}; list the scales ascending, each once "
-                             "(e.g. [1, 4, 16])",
-                             fmt::format("{:g}", v), fmt::format("{:g}", out.back())));
+                 fmt::format("{}; list the scales ascending, each once (e.g. [1, 4, 16])",
+                             v == out.back() ? fmt::format("{:g} is listed twice", v)
+                                             : fmt::format("{:g} does not follow {:g}", v, out.back())));
       out.push_back(v);
     }
     return out;

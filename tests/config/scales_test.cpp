@@ -74,7 +74,7 @@ TEST(ConfigScales, WithoutScalesEverythingIsAtScaleOne) {
 TEST(ConfigScales, Errors) {
   Failure f = failure("version: 1\nscales: [1, 4, 4]\n");
   EXPECT_EQ(f.where, "coldgate.yaml:2:16");
-  EXPECT_EQ(f.what, "scales[2]: 4 does not follow 4; list the scales ascending, each once (e.g. [1, 4, 16])");
+  EXPECT_EQ(f.what, "scales[2]: 4 is listed twice; list the scales ascending, each once (e.g. [1, 4, 16])");
   f = failure("version: 1\nscales: [4, 1]\n");
   EXPECT_EQ(f.where, "coldgate.yaml:2:13");
   EXPECT_EQ(f.what, "scales[1]: 1 does not follow 4; list the scales ascending, each once (e.g. [1, 4, 16])");
