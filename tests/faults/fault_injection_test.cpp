@@ -457,5 +457,58 @@ TEST_F(FaultTest, DaemonThatCallsSetsidAndIgnoresSigtermDiesWithItsStage) {
   expect_nothing_left("after the daemon stages");
 }
 
+
+// ---------------------------------------------------------------------------------------------
+// Data scales: a failure or an interrupt in an extra scale's setup
+
+// The setup command makes the data of $COLDGATE_SCALE; at scale 4 it waits (a marker tells the
+// test it is there) or fails, as a generator that runs out of disk or time would.
+std::string scales_config(const std::string& head, const std::string& at_scale_4) {
+  return head + "scales: [1, 4]\n"
+                "setup: [ { command: [sh, -c, 'if [ \"$COLDGATE_SCALE\" = 4 ]; then " + at_scale_4 + "; fi'] } ]\n"
+                "stages: [ { name: items, query: 'select 1' } ]\n";
+}
+
+TEST_F(FaultTest, AGeneratorFailingAtTheSecondScaleFailsTheRunNamingTheScale) {
+  dir.write("scales-fail.yaml", scales_config(head, "echo out of disk at scale $COLDGATE_SCALE >&2; exit 3"));
+  Running r = start("scales-fail.yaml");
+  std::string err;
+  EXPECT_EQ(finish(r, &err), 1) << err;
+  const std::string step = "setup step scale 4: command sh -c if [ \"$COLDGATE_SCALE\" = 4 ]; then echo out of "
+                           "disk at scale $COLDGATE_SCALE >&2; exit 3; fi";
+  EXPECT_NE(err.find("coldgate: failed: " + step + " at scales-fail.yaml:5:"), std::string::npos) << err;
+  EXPECT_NE(err.find("(exit status 3): out of disk at scale 4"), std::string::npos) << err;
+  // Scale 1 was measured before: its figures are kept, only the growth is missing.
+  auto res = results::from_json(slurp(dir / "coldgate-out/results.json"), "results.json");
+  ASSERT_EQ(res.stages.size(), 1u);
+  EXPECT_FALSE(res.stages[0].failed()) << res.stages[0].error;
+  ASSERT_NE(res.stages[0].find("wall_ms"), nullptr);
+  EXPECT_EQ(res.stages[0].find("wall_ms")->cold.size(), 2u);
+  EXPECT_FALSE(res.stages[0].growth);
+  expect_nothing_left("after the failed setup at scale 4");
+  expect_no_partial_files(false, "after the failed setup at scale 4");
+}
+
+TEST_F(FaultTest, SigintDuringTheSecondScalesSetupStopsTheRunAndLeavesNothing) {
+  dir.write("scales-wait.yaml", scales_config(head, "touch setup.started; exec sleep 60"));
+  Running r = start("scales-wait.yaml");
+  ASSERT_TRUE(wait_for([&] { return fs::exists(dir / "setup.started") || r.process->wait_exited(0ms); },
+                       300s));
+  ASSERT_FALSE(r.process->wait_exited(0ms)) << read_all(r.err);  // the command sleeps 60 s
+  ::kill(r.process->pid(), SIGINT);
+  std::string err;
+  EXPECT_EQ(finish(r, &err), 130) << err;
+  const std::string step = "scale 4: command sh -c if [ \"$COLDGATE_SCALE\" = 4 ]; then touch setup.started; "
+                           "exec sleep 60; fi";
+  EXPECT_EQ(err.substr(err.rfind("coldgate: interrupted")),
+            "coldgate: interrupted by SIGINT during setup step " + step + "; results in coldgate-out/results.json\n");
+  auto res = results::from_json(slurp(dir / "coldgate-out/results.json"), "results.json");
+  ASSERT_TRUE(res.stopped);
+  EXPECT_EQ(res.stopped->exit_code, 130);
+  EXPECT_EQ(res.stopped->step, step);
+  expect_nothing_left("after the interrupted setup at scale 4");
+  expect_no_partial_files(false, "after the interrupted setup at scale 4");
+}
+
 }  // namespace
 }  // namespace coldgate
