@@ -158,9 +158,11 @@ std::string read_whole(const fs::path& path) {
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
-// The names of `wanted` that some live process maps, from every /proc/<pid>/maps we can read.
-std::set<std::string> mapped_segments(const std::set<std::string>& wanted) {
-  std::set<std::string> mapped, found;
+// The live processes that map one of `wanted`, each with the names it maps, from every
+// /proc/<pid>/maps we can read.
+std::map<pid_t, std::set<std::string>> segment_mappers(const std::set<std::string>& wanted) {
+  std::map<pid_t, std::set<std::string>> mappers;
+  std::set<std::string> found;
   std::error_code ec;
   for (const auto& e : fs::directory_iterator("/proc", ec)) {
     const std::string pid = e.path().filename().string();
@@ -168,10 +170,19 @@ std::set<std::string> mapped_segments(const std::set<std::string>& wanted) {
     found.clear();
     segments_in_maps(read_whole(e.path() / "maps"), found);
     for (const auto& name : found) {
-      if (wanted.count(name)) mapped.insert(name);
+      if (wanted.count(name)) mappers[static_cast<pid_t>(std::atol(pid.c_str()))].insert(name);
     }
   }
-  return mapped;
+  return mappers;
+}
+
+// A server process by its command line: PostgreSQL sets a backend's to "postgres: <cluster
+// name>: …", the postmaster's starts with its path (…/bin/postgres).
+bool is_postgres_process(pid_t pid) {
+  std::string cmd = read_whole(fmt::format("/proc/{}/cmdline", pid));
+  cmd = cmd.substr(0, cmd.find('\0'));
+  const std::string_view first(cmd);
+  return first.rfind("postgres", 0) == 0 || first.ends_with("/postgres");
 }
 
 }  // namespace
@@ -192,8 +203,26 @@ std::vector<std::string> shared_memory_segments_of(pid_t pid) {
   }
 }
 
-int remove_orphaned_segments(const std::vector<std::string>& names,
-                             std::chrono::milliseconds settle) {
+std::vector<std::string> shared_memory_segments_of_cluster(const fs::path& data_dir) {
+  std::set<std::string> found;
+  try {
+    std::error_code ec;
+    const fs::path dir = fs::weakly_canonical(data_dir, ec);
+    if (ec || dir.empty()) return {};
+    for (const auto& e : fs::directory_iterator("/proc", ec)) {
+      const std::string pid = e.path().filename().string();
+      if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos) continue;
+      std::error_code cwd_ec;
+      if (fs::read_symlink(e.path() / "cwd", cwd_ec) != dir || cwd_ec) continue;
+      segments_in_maps(read_whole(e.path() / "maps"), found);
+    }
+  } catch (const std::exception&) {
+    // What was found so far.
+  }
+  return {found.begin(), found.end()};
+}
+
+int remove_orphaned_segments(const std::vector<std::string>& names, std::chrono::milliseconds limit) {
   int removed = 0;
   try {
     // Those still there: a server that ended cleanly removed its own, and then /proc is not read.
@@ -206,14 +235,24 @@ int remove_orphaned_segments(const std::vector<std::string>& names,
       }
     }
     if (left.empty()) return 0;
-    // A killed server's processes may still be exiting (their mappings go before they are
-    // zombies): wait a little for them; what a live process keeps mapped is in use, not ours.
-    auto until = std::chrono::steady_clock::now() + settle;
-    std::set<std::string> mapped = mapped_segments(left);
-    while (!mapped.empty() && std::chrono::steady_clock::now() < until) {
+    // The killed server's own processes may still map them: backends notice the postmaster's
+    // death only at their next wait, later the busier the machine is. They are ended rather than
+    // waited for, so that no fixed wait decides whether the segments go; a process that is not
+    // a server's keeps what it maps.
+    auto until = std::chrono::steady_clock::now() + limit;
+    std::set<pid_t> killed;
+    for (auto mappers = segment_mappers(left); !mappers.empty(); mappers = segment_mappers(left)) {
+      bool waiting = false;
+      for (const auto& [pid, mapped] : mappers) {
+        if (!is_postgres_process(pid)) continue;
+        if (killed.insert(pid).second) ::kill(pid, SIGKILL);
+        waiting = true;
+      }
+      if (!waiting || std::chrono::steady_clock::now() >= until) break;
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
-      mapped = mapped_segments(left);
     }
+    std::set<std::string> mapped;
+    for (const auto& [pid, in_use] : segment_mappers(left)) mapped.insert(in_use.begin(), in_use.end());
     for (const auto& name : left) {
       if (!mapped.count(name) && ::unlink((std::string(k_shm_dir) + name).c_str()) == 0) {
         ++removed;

@@ -49,12 +49,20 @@ bool is_shared_memory_segment_name(const std::string& name);
 /// of /proc/<pid>/maps, sorted and unique; empty when it cannot be read. Never throws.
 std::vector<std::string> shared_memory_segments_of(pid_t pid);
 
+/// The segments (as shared_memory_segments_of) that the processes of the server of `data_dir`
+/// map now: every process whose working folder it is (a postmaster and each of its children
+/// chdir to it), a killed postmaster's backends included. The postmaster alone maps only the
+/// control segment; its backends also map those made later (the statistics' area, parallel
+/// queries'), which a SIGKILL leaves as well. Empty when none is found; never throws.
+std::vector<std::string> shared_memory_segments_of_cluster(const std::filesystem::path& data_dir);
+
 /// Unlinks each `/dev/shm/<name>` of `names` (only is_shared_memory_segment_name ones, regular
-/// files) that still exists and that no live process maps (/proc/<pid>/maps, scanned only when
-/// one exists), waiting up to `settle` for the mappers of a server just killed to be gone: what
-/// a postgres server ended by SIGKILL leaves. Returns how many it removed; never throws.
+/// files) that still exists: what a postgres server ended by SIGKILL leaves. Its processes that
+/// still map one (/proc/<pid>/maps, scanned only when one exists; a server's backends outlive a
+/// killed postmaster until their next wait) get SIGKILL and are waited for, up to `limit`; a
+/// segment that another process maps stays. Returns how many it removed; never throws.
 int remove_orphaned_segments(const std::vector<std::string>& names,
-                             std::chrono::milliseconds settle = std::chrono::seconds(2));
+                             std::chrono::milliseconds limit = std::chrono::seconds(30));
 
 /// For every marker whose owner process is gone (markers of another PID namespace are left
 /// alone, as in remove_stale_work_dirs()): stops its postmaster (SIGQUIT, then SIGKILL

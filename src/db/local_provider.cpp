@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -269,9 +270,13 @@ void LocalProvider::shutdown(int sig) noexcept {
   if (!m_server) return;
   try {
     if (m_server->pid() > 0) {
-      // Killed before it was ready (try_launch's timeout): its segments were not read yet.
-      if (sig == SIGKILL && m_segments.empty())
-        m_segments = shared_memory_segments_of(m_server->pid());
+      // What its processes map now, beside the control segment recorded when it was ready
+      // (none when it was killed before: try_launch's timeout): a server killed by us or by
+      // anyone leaves them all. One walk of /proc; a server that stops cleanly removes them.
+      for (auto& name : shared_memory_segments_of_cluster(data_dir())) {
+        if (std::find(m_segments.begin(), m_segments.end(), name) == m_segments.end())
+          m_segments.push_back(std::move(name));
+      }
       ::kill(m_server->pid(), sig);
       if (!m_server->wait_exited(k_shutdown_timeout)) m_server->signal_group(SIGKILL);
       m_server->wait();

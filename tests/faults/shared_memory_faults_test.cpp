@@ -8,11 +8,12 @@
 // none either.
 //
 // Each signal is sent the moment the test sees its state (the URL printed, the postmaster a
-// zombie), never after a delay.
+// zombie, a backend running its statement), never after a delay.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -161,6 +162,47 @@ TEST_F(SharedMemoryFaults, KilledServersSegmentsGoWhenDbUpStops) {
   EXPECT_EQ(list(existing(segments)), list(segments)) << "a killed postmaster removes nothing";
   stop_up(r);
   EXPECT_EQ(list(existing(segments)), " none") << "the killed server's segments, after Ctrl-C";
+  f.expect_nothing_left("after Ctrl-C");
+}
+
+
+// The same with a backend that cannot notice its postmaster's death (stopped, as a backend on a
+// machine too busy to be scheduled): it still maps the segments when `db up` cleans up, and no
+// wait for it to exit would be long enough for certain. Ctrl-C to `db up` ends it and removes
+// them, with the segments only the backends map (made after the postmaster's start).
+TEST_F(SharedMemoryFaults, AKilledServersStoppedBackendDoesNotKeepItsSegments) {
+  pid_t pm = 0;
+  std::vector<std::string> segments;
+  Running r = up(&pm, &segments);
+  ASSERT_FALSE(HasFailure());
+  util::SpawnOptions o;
+  o.argv = {"psql", "-X", "-q", url_of(r), "-c", "select pg_sleep(600)"};
+  util::Process client(o);
+  // Its backend, once it runs the statement (PostgreSQL's ps display ends with the command).
+  pid_t backend = 0;
+  ASSERT_TRUE(wait_for(
+      [&] {
+        for (pid_t c : children_of(pm)) {
+          if (joined(argv_of(c)).find(" SELECT") != std::string::npos) backend = c;
+        }
+        return backend > 0 || client.wait_exited(0ms);
+      },
+      600s))
+      << "no backend of postmaster " << pm << " ran the statement";
+  ASSERT_GT(backend, 0) << "psql ended first";
+  ASSERT_EQ(::kill(backend, SIGSTOP), 0);
+  ASSERT_EQ(::kill(pm, SIGKILL), 0);
+  ASSERT_TRUE(wait_for([&] { return util::process_start_time(pm) == -1; }, 600s));
+  // The backend maps the postmaster's control segment and those made since (the statistics').
+  const std::vector<std::string> mapped = segments_mapped_by(backend);
+  for (const auto& name : segments) {
+    EXPECT_NE(std::find(mapped.begin(), mapped.end(), name), mapped.end()) << name << " not in" << list(mapped);
+  }
+  std::cout << "[ shm      ] the stopped backend " << backend << " maps" << list(mapped) << std::endl;
+  stop_up(r);
+  EXPECT_EQ(util::process_start_time(backend), -1) << "the killed server's backend " << backend << " still runs";
+  EXPECT_EQ(list(existing(mapped)), " none") << "the killed server's segments, after Ctrl-C";
+  client.signal_group(SIGKILL);
   f.expect_nothing_left("after Ctrl-C");
 }
 
