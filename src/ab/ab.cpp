@@ -396,18 +396,9 @@ void AbRun::measure_at_scales(const measure::RunContext& head_ctx,
                                &m_head_results, m_measure_base ? "head" : "");
   }
   if (!m_measure_base) return;
-  std::vector<config::Stage> with_base;
-  std::vector<results::StageResult*> measured;
-  std::size_t k = 0;
-  for (const auto& b : base_stage) {
-    if (!b || k >= m_base_results.stages.size()) continue;
-    with_base.push_back(*b);
-    measured.push_back(&m_base_results.stages[k++]);
-  }
-  if (m_base.config.extra_scales(with_base).empty()) return;
   try {
-    session::measure_at_scales(*m_session, m_base.config, with_base, base_ctx, measured,
-                               &m_base_results, "base");
+    session::measure_present_at_scales(*m_session, m_base.config, base_stage, base_ctx, m_base_results,
+                                       "base");
   } catch (const Error& e) {
     if (e.code() != ExitCode::gate_failed) throw;
     m_failed_step = "base: " + session::stopped_by(e, "setup", {}).step;

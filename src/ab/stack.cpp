@@ -438,17 +438,8 @@ void StackRun::measure_round_robin() {
   // decide the growth, and counts need no interleaving.
   for (std::size_t k = 0; k < m_sides.size(); ++k) {
     if (!measured(k)) continue;
-    std::vector<config::Stage> here;
-    std::vector<results::StageResult*> done;
-    std::size_t j = 0;
-    for (const auto& st : stages[k]) {
-      if (!st || j >= results(k).stages.size()) continue;
-      here.push_back(*st);
-      done.push_back(&results(k).stages[j++]);
-    }
-    if (m_sides[k].config.extra_scales(here).empty()) continue;
-    session::measure_at_scales(*m_session, m_sides[k].config, here, ctx[k], done, &results(k),
-                               m_sides[k].name);
+    session::measure_present_at_scales(*m_session, m_sides[k].config, stages[k], ctx[k], results(k),
+                                       m_sides[k].name);
   }
   for (auto& c : ctx) c.isolation.reset();  // the templates are dropped while the server is there
   m_dbs.clear();

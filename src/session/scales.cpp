@@ -135,4 +135,19 @@ void measure_at_scales(Session& session, const config::Config& cfg,
   }
 }
 
+void measure_present_at_scales(Session& session, const config::Config& cfg,
+                               const std::vector<std::optional<config::Stage>>& stages,
+                               const measure::RunContext& ctx, results::Results& into,
+                               const std::string& who) {
+  std::vector<config::Stage> present;
+  std::vector<results::StageResult*> measured;
+  for (const auto& s : stages) {
+    if (!s || measured.size() >= into.stages.size()) continue;
+    present.push_back(*s);
+    measured.push_back(&into.stages[measured.size()]);
+  }
+  if (cfg.extra_scales(present).empty()) return;
+  measure_at_scales(session, cfg, present, ctx, measured, &into, who);
+}
+
 }  // namespace coldgate::session

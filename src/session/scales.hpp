@@ -1,5 +1,6 @@
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,5 +46,13 @@ void measure_at_scales(Session& session, const config::Config& cfg,
                        const std::vector<config::Stage>& stages, const measure::RunContext& ctx,
                        const std::vector<results::StageResult*>& measured, results::Results* into,
                        const std::string& who = "");
+
+/// measure_at_scales for one side of `ab` or `stack`, whose commit may lack some stages
+/// (nullopt): the present ones, in order, are `into.stages` in order. Does nothing when none
+/// of them lists an extra scale. Throws as measure_at_scales.
+void measure_present_at_scales(Session& session, const config::Config& cfg,
+                               const std::vector<std::optional<config::Stage>>& stages,
+                               const measure::RunContext& ctx, results::Results& into,
+                               const std::string& who);
 
 }  // namespace coldgate::session

@@ -4,7 +4,8 @@
 // the data, an index lookup whose blocks per call stay flat, the same lookup without the index
 // growing linearly, a nested loop over a scan growing quadratically. `ab` fails a pull request
 // that drops an index on a table of 200 rows at scale 1, where no count at scale 1 moves past a
-// threshold, on its growth alone; an A/A pair has no growth verdict but `same`.
+// threshold, on its growth alone; an A/A pair has no growth verdict but `same`; `stack` fails
+// that pull request and only it.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -262,6 +263,42 @@ TEST_F(GrowthAbTest, AnAAPairHasNoGrowthVerdictButSame) {
   const auto* st = stage(r, "lookup");
   ASSERT_TRUE(st && st->growth);
   EXPECT_EQ(statement(*st, k_lookup)->blocks_per_call.growth, "constant");
+}
+
+
+// stack: main → aa (a comment only) → noindex (the index dropped). Each commit is measured at
+// every scale once; the pull request that drops the index fails on its growth, the one below it
+// passes with `same` alone.
+TEST_F(GrowthAbTest, AStackFailsThePullRequestThatDropsTheIndexAndOnlyIt) {
+  run_git(dir.path(), {"checkout", "-q", "-b", "aa"});
+  dir.write("data.psql", std::string("-- the same data, another comment\n") + k_data);
+  commit("a/a: a comment only");
+  run_git(dir.path(), {"checkout", "-q", "-b", "noindex"});
+  std::string data = std::string("-- the same data, another comment\n") + k_data;
+  data.replace(data.find("CREATE INDEX item_realm ON item (realm_id);\n"),
+               std::string("CREATE INDEX item_realm ON item (realm_id);\n").size(), "");
+  dir.write("data.psql", data);
+  commit("migration: drop the realm index");
+  auto stack = coldgate(dir, {"stack", "main", "aa", "noindex", "--no-cache"});
+  EXPECT_EQ(stack.exit_code, 1) << stack.out << stack.err;
+  auto verdicts = [&](const std::string& side) {
+    const auto r = results::from_json(slurp(dir / ("coldgate-out/stack/" + side + "/results.json")), side);
+    std::map<std::string, std::string> out;
+    if (!r.gate) return out;
+    for (const auto& v : r.gate->statements) {
+      out[v.query] = std::string(results::to_string(v.verdict)) + (v.growth_change.empty() ? "" : " (" + v.growth_change + ")");
+    }
+    const auto* st = stage(r, "lookup");
+    out["growth of the lookup's blocks per call"] =
+        st && st->growth && statement(*st, k_lookup) ? statement(*st, k_lookup)->blocks_per_call.growth : "none";
+    return out;
+  };
+  const auto aa = verdicts("1-aa");
+  EXPECT_EQ(aa.at(k_lookup), "same");
+  EXPECT_EQ(aa.at("growth of the lookup's blocks per call"), "constant");
+  const auto noindex = verdicts("2-noindex");
+  EXPECT_EQ(noindex.at(k_lookup), "regression (blocks per call: constant → linear)");
+  EXPECT_EQ(noindex.at("growth of the lookup's blocks per call"), "linear");
 }
 
 }  // namespace
