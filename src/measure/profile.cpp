@@ -5,6 +5,7 @@
 #include <map>
 
 #include "util/fs.hpp"
+#include "util/statement_text.hpp"
 #include "util/text.hpp"
 
 namespace coldgate::measure {
@@ -82,9 +83,11 @@ bool reads_or_writes_data(const std::string& query) {
   return std::find(k_verbs.begin(), k_verbs.end(), word) != k_verbs.end();
 }
 
-std::string shortened(const std::string& query, std::size_t chars) {
-  const std::size_t start = statement_start(query);
-  if (start == std::string::npos) return "";
+namespace {
+
+// `query` from `start` on one line (runs of white space as one space), cut to `chars`
+// characters with " …" after them when longer.
+std::string one_line_cut(const std::string& query, std::size_t start, std::size_t chars) {
   std::string out;
   std::size_t points = 0;
   bool space = false;
@@ -109,6 +112,18 @@ std::string shortened(const std::string& query, std::size_t chars) {
     i += len;
   }
   return out;
+}
+
+}  // namespace
+
+std::string shortened(const std::string& query, std::size_t chars) {
+  const std::size_t start = statement_start(query);
+  if (start == std::string::npos) return "";
+  std::string line = one_line_cut(query, start, std::string::npos);
+  // Too long: the select list goes first, so that FROM and WHERE are kept (an ORM's statements
+  // on one table share a select list longer than the cut).
+  if (std::string cut = one_line_cut(line, 0, chars); cut == line) return cut;
+  return one_line_cut(util::elide_statement_lists(line), 0, chars);
 }
 
 std::vector<QueryStats> statement_table(const std::vector<std::vector<db::StatementStats>>& cold_runs) {

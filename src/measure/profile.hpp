@@ -34,8 +34,9 @@ std::vector<results::QueryStats> statement_table(
 /// (PostgreSQL docs, "EXPLAIN": the statements it takes).
 bool reads_or_writes_data(const std::string& query);
 
-/// `query` without its leading comments, cut to at most `chars` code points (UTF-8), whitespace
-/// runs folded to one space, with " …" when cut.
+/// `query` without its leading comments, whitespace runs folded to one space, cut to at most
+/// `chars` code points (UTF-8) with " …" when cut; when too long, a select list or an INSERT's
+/// lists are elided first (util::elide_statement_lists), so that FROM and WHERE are kept.
 std::string shortened(const std::string& query, std::size_t chars = k_statement_text_chars);
 
 }  // namespace coldgate::measure

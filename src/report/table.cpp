@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "report/escape.hpp"
+#include "util/statement_text.hpp"
 
 namespace coldgate::report {
 namespace {
@@ -456,90 +457,6 @@ MetricsTable changes_table(const Comparison& c) {
   return t;
 }
 
-namespace {
-
-// Where each parenthesis depth-0 character of `text` is: quoted names ("…"), literals ('…')
-// and parenthesised parts are not; `top[i]` is true for a character at the statement's top level.
-std::vector<bool> top_level(std::string_view text) {
-  std::vector<bool> top(text.size(), false);
-  int depth = 0;
-  char quote = 0;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (quote) {
-      if (c == quote) quote = 0;
-      continue;
-    }
-    if (c == '"' || c == '\'') {
-      quote = c;
-    } else if (c == '(') {
-      ++depth;
-    } else if (c == ')') {
-      depth = std::max(0, depth - 1);
-    } else {
-      top[i] = depth == 0;
-    }
-  }
-  return top;
-}
-
-// The position of the keyword `word` (upper case, with a space either side) at the top level
-// from `from` on; npos when there is none.
-std::size_t top_keyword(std::string_view text, const std::vector<bool>& top, std::string_view word,
-                        std::size_t from) {
-  for (std::size_t i = from; i + word.size() + 2 <= text.size(); ++i) {
-    if (text[i] != ' ' || !top[i] || text[i + word.size() + 1] != ' ') continue;
-    bool same = true;
-    for (std::size_t k = 0; k < word.size() && same; ++k) {
-      same = std::toupper(static_cast<unsigned char>(text[i + 1 + k])) == word[k];
-    }
-    if (same) return i;
-  }
-  return std::string_view::npos;
-}
-
-bool starts_with_word(std::string_view text, std::string_view word) {
-  if (text.size() <= word.size() || text[word.size()] != ' ') return false;
-  for (std::size_t k = 0; k < word.size(); ++k) {
-    if (std::toupper(static_cast<unsigned char>(text[k])) != word[k]) return false;
-  }
-  return true;
-}
-
-// `text` with its long lists elided: an ORM's statements on one table share a select list of
-// every column, so two of them cut at 100 bytes look alike; what tells them apart is FROM, WHERE
-// and ORDER BY. "SELECT … FROM", as Django Debug Toolbar shows a query ("SELECT ••• FROM");
-// "INSERT INTO t (…) VALUES (…)".
-std::string elide_lists(const std::string& text) {
-  const std::vector<bool> top = top_level(text);
-  if (starts_with_word(text, "SELECT")) {
-    std::size_t from = top_keyword(text, top, "FROM", 6);
-    if (from != std::string::npos && from > 8) return text.substr(0, 7) + "…" + text.substr(from);
-    return text;
-  }
-  if (starts_with_word(text, "INSERT")) {
-    // Each parenthesised list at depth 1 becomes "(…)".
-    std::string out;
-    int depth = 0;
-    char quote = 0;
-    for (char c : text) {
-      if (quote) {
-        if (depth == 0) out += c;
-        if (c == quote) quote = 0;
-        continue;
-      }
-      if (c == '"' || c == '\'') quote = c;
-      if (c == '(' && depth++ == 0) out += "(…";
-      if (c == ')' && depth > 0) --depth;
-      if (depth == 0) out += c;
-    }
-    return out;
-  }
-  return text;
-}
-
-}  // namespace
-
 std::string statement_line(const std::string& query, std::size_t max_bytes) {
   std::string line;
   line.reserve(query.size());
@@ -549,7 +466,7 @@ std::string statement_line(const std::string& query, std::size_t max_bytes) {
     line += space ? ' ' : c;
   }
   while (!line.empty() && line.back() == ' ') line.pop_back();
-  if (line.size() > max_bytes) line = elide_lists(line);
+  if (line.size() > max_bytes) line = util::elide_statement_lists(line);
   return line.size() <= max_bytes ? line : std::string(utf8_prefix(line, max_bytes)) + " …";
 }
 

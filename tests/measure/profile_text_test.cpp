@@ -23,6 +23,25 @@ TEST(StatementText, ShortenedDropsLeadingCommentsAndFoldsWhitespace) {
   EXPECT_EQ(shortened("-- only a comment"), "");
 }
 
+// Sequelize's statement of a list with its instruments, whose select list alone is longer than
+// the cut: stored with the select list elided, the table and the condition are kept.
+TEST(StatementText, ShortenedElidesALongSelectListToKeepFromAndWhere) {
+  std::string columns;
+  for (const char* c : {"id", "name", "createdAt", "updatedAt"}) {
+    columns += std::string(columns.empty() ? "" : ", ") + "\"orchestra\".\"" + c + "\", \"instruments\".\"" + c +
+               "\" AS \"instruments." + c + "\"";
+  }
+  const std::string query = "SELECT " + columns +
+                            " FROM \"orchestras\" AS \"orchestra\"\n  LEFT OUTER JOIN \"instruments\" AS \"instruments\" "
+                            "ON \"orchestra\".\"id\" = \"instruments\".\"orchestraId\" WHERE \"orchestra\".\"id\" = $1";
+  ASSERT_GT(query.size(), 200u);
+  EXPECT_EQ(shortened(query),
+            "SELECT … FROM \"orchestras\" AS \"orchestra\" LEFT OUTER JOIN \"instruments\" AS \"instruments\" ON "
+            "\"orchestra\".\"id\" = \"instruments\".\"orchestraId\" WHERE \"orchestra\".\"id\" = $1");
+  // Short enough: as it is.
+  EXPECT_EQ(shortened("SELECT \"a\", \"b\" FROM \"t\" WHERE \"a\" = $1"), "SELECT \"a\", \"b\" FROM \"t\" WHERE \"a\" = $1");
+}
+
 }  // namespace
 // Found by fuzz_profile: a Latin-1 byte (a SQL_ASCII database's text) that looks like the lead
 // byte of a 3-byte sequence swallowed the newline after it, which then reached the report's

@@ -1,0 +1,16 @@
+#pragma once
+
+#include <string>
+
+namespace coldgate::util {
+
+/// A statement's text (on one line, runs of white space as one space) with its long lists
+/// elided: a SELECT's select list becomes "…" ("SELECT … FROM t WHERE …", as Django Debug
+/// Toolbar shows a query: "SELECT ••• FROM") and an INSERT's column and value lists "(…)". An
+/// ORM's statements on one table share a select list of every column, so two of them cut to
+/// a width look alike; what tells them apart is FROM, WHERE and ORDER BY. Quoted names,
+/// literals and parenthesised subqueries are skipped when looking for FROM; text without a
+/// top-level FROM is returned as it is.
+std::string elide_statement_lists(const std::string& text);
+
+}  // namespace coldgate::util
