@@ -4,6 +4,7 @@
 
 #include "measure/trial.hpp"
 #include "report/remedies.hpp"
+#include "results/growth.hpp"
 
 namespace coldgate::measure {
 namespace {
@@ -332,6 +333,43 @@ std::vector<Diagnosis> diagnosed(const char* plan, const std::string& kind,
   Results r;
   r.stages.push_back(stage("page", stage_kind, {planned("-77", "select … where x = $1", plan)}));
   return of_kind(diagnose(r, analyzed()), kind);
+}
+
+// Sequelize's orchestra with its instruments at the first scale: both tables are a few pages,
+// so both are filtered Seq Scans, the primary key's lookup included (hand-made from a
+// PostgreSQL 15 plan's shape). What grows is the scan that discards the most rows.
+const char* const k_two_small_scans = R"json(
+{"Node Type":"Hash Join","Join Type":"Left","Actual Rows":10,"Actual Loops":1,
+"Hash Cond":"(orchestra.id = instruments.\"orchestraId\")","Shared Hit Blocks":2,
+"Plans":[{"Node Type":"Seq Scan","Parent Relationship":"Outer","Relation Name":"orchestras",
+"Schema":"public","Alias":"orchestra","Actual Rows":1,"Actual Loops":1,"Filter":"(orchestra.id = 1)",
+"Rows Removed by Filter":9,"Shared Hit Blocks":1},
+{"Node Type":"Hash","Parent Relationship":"Inner","Actual Rows":10,"Actual Loops":1,"Shared Hit Blocks":1,
+"Plans":[{"Node Type":"Seq Scan","Parent Relationship":"Outer","Relation Name":"instruments",
+"Schema":"public","Alias":"instruments","Actual Rows":10,"Actual Loops":1,
+"Filter":"(instruments.\"orchestraId\" = 1)","Rows Removed by Filter":90,"Shared Hit Blocks":1}]}]})json";
+
+TEST(Diagnose, ScanGrowsNamesTheScanThatDiscardsTheMostRows) {
+  Results r;
+  r.stages.push_back(stage("orchestra", StageKind::command,
+                           {planned("-5", "SELECT … FROM \"orchestras\" AS \"orchestra\" LEFT OUTER JOIN …",
+                                    k_two_small_scans)}));
+  const std::vector<double> scales{1, 4, 16};
+  StatementGrowth g;
+  g.query = r.stages[0].queries[0].query;
+  g.calls = fit_growth(scales, {1, 1, 1}, std::nullopt);
+  g.rows_per_call = fit_growth(scales, {10, 10, 10}, std::nullopt);
+  g.blocks_per_call = fit_growth(scales, {2, 5, 17}, std::nullopt);
+  r.stages[0].growth = StageGrowth{};
+  r.stages[0].growth->scales = scales;
+  r.stages[0].growth->statements.push_back(g);
+  auto d = of_kind(diagnose(r, analyzed()), "scan_grows");
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].facts.at("table"), "public.instruments");
+  EXPECT_EQ(d[0].facts.at("index"), "CREATE INDEX ON public.instruments (\"orchestraId\")");
+  // A trial would measure at the first scale, where the scan is still cheap: none is promised.
+  EXPECT_EQ(d[0].message.find("--try"), std::string::npos) << d[0].message;
+  EXPECT_NE(d[0].message.find("compare the growth (`coldgate ab`)"), std::string::npos) << d[0].message;
 }
 
 TEST(Diagnose, MissingIndexOnASeqScanThatFiltersOutNearlyEverything) {
