@@ -347,12 +347,16 @@ std::string growth_meaning(const StatementGrowth& g) {
   if (growth_rank(g.calls.growth) >= growth_rank("linear")) {
     parts.push_back(fmt::format("calls grow {} with the data: an N+1 that grows", growth_adverb(g.calls.growth)));
   }
-  if (growth_rank(g.blocks_per_call.growth) >= growth_rank("sublinear")) {
+  if (growth_rank(g.blocks_per_call.growth) >= growth_rank("linear")) {
     const bool rows_flat = growth_rank(g.rows_per_call.growth) == 0 || g.rows_per_call.growth.empty();
     parts.push_back(fmt::format("blocks per call grow {}{}", growth_adverb(g.blocks_per_call.growth),
                                 rows_flat ? " while rows per call stay constant: it reads more of a table to return "
                                             "the same rows (a sequential scan, an index it lacks)"
                                           : ""));
+  } else if (growth_rank(g.blocks_per_call.growth) == growth_rank("sublinear")) {
+    // An index's depth grows with the logarithm of its rows: not a scan.
+    parts.push_back("blocks per call grow sublinearly, slower than the data (an index's depth, a scan "
+                    "that stops early)");
   }
   if (growth_rank(g.rows_per_call.growth) >= growth_rank("linear")) {
     parts.push_back("rows per call grow " + growth_adverb(g.rows_per_call.growth) +

@@ -32,7 +32,12 @@ GrowthFit fit_growth(const std::vector<double>& scales, std::vector<std::optiona
 /// `scales[i]` (nullptr: that scale was not measured, its values nullopt). Statements are
 /// paired across scales by text_id (their shortened text when a side lacks it), ids sharing a
 /// text summed; a statement missing at a measured scale ran 0 times there. Statements come
-/// costliest (time) at the largest measured scale first.
+/// costliest (time) at the largest measured scale first. Times are projected from the counts
+/// (a statement's time at the largest scale that ran it × its calls · blocks per call at
+/// production_scale over those there; the stage's database time at the largest scale plus what
+/// its statements add; its wall time the same, or, when more, the largest scale's plus its wall
+/// time per statement — the least-squares slope over the scales — times the statements added),
+/// not from a fit of the noisy times.
 StageGrowth stage_growth(const std::vector<double>& scales, const std::vector<const StageResult*>& at,
                          std::optional<double> production_scale);
 

@@ -152,6 +152,7 @@ struct GrowthFit {
   /// "superquadratic"; "" without an exponent.
   std::string growth;
   /// The fit at StageGrowth::production_scale; nullopt without one or without an exponent.
+  /// For times, from the counts instead (results::stage_growth).
   std::optional<double> projected;
 };
 

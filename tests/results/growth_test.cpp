@@ -177,6 +177,55 @@ TEST(StageGrowth, AStatementMissingAtAScaleRanZeroTimesThere) {
   EXPECT_EQ(failed.statements[0].calls.growth, "linear");
 }
 
+TEST(StageGrowth, TimesAreProjectedFromTheCountsNotFromTheirOwnNoise) {
+  StageResult a = at_scale(1, false), b = at_scale(4, false), c = at_scale(16, false);
+  // A statement run once whose time is noise (0.31 → 0.30 → 6.55 ms: a fit gives k = 4).
+  for (auto [s, ms] : {std::pair{&a, 0.31}, {&b, 0.30}, {&c, 6.55}}) {
+    QueryStats q = query("select * from settings", 1, 1, 1);
+    q.exec_ms = ms;
+    s->queries.push_back(q);
+  }
+  a.metric("wall_ms", "ms").cold = {1540};
+  b.metric("wall_ms", "ms").cold = {941};
+  c.metric("wall_ms", "ms").cold = {1140};
+  StageGrowth g = stage_growth(k_three, {&a, &b, &c}, 100);
+  auto find = [&](const std::string& text) {
+    return *std::find_if(g.statements.begin(), g.statements.end(),
+                         [&](const StatementGrowth& x) { return x.query == text; });
+  };
+  const StatementGrowth settings = find("select * from settings");
+  ASSERT_TRUE(settings.time_ms.projected);
+  EXPECT_NEAR(*settings.time_ms.projected, 6.55, 0.01);  // constant calls and blocks: its time at 16
+  // The scan: 384 calls of 48 blocks at 16 (38.4 ms), 2,400 calls of 300 blocks at 100.
+  const StatementGrowth item = find("select * from item where realm_id = $1");
+  ASSERT_TRUE(item.time_ms.projected);
+  EXPECT_NEAR(*item.time_ms.projected, 38.4 * (2400.0 * 300) / (384 * 48), 0.01 * 38.4 * 39);
+  // realm: 1 call of 17 blocks at 16 (0.1 ms), 101 blocks at 100.
+  const StatementGrowth realm = find("select id from realm");
+  ASSERT_TRUE(realm.time_ms.projected);
+  EXPECT_NEAR(*realm.time_ms.projected, 0.1 * 101 / 17, 0.01);
+  // The stage: its wall time at 16 plus what the statements add from there (wall time falls
+  // as statements grow here: no time per statement).
+  ASSERT_TRUE(g.wall_ms.projected);
+  EXPECT_NEAR(*g.wall_ms.projected,
+              1140 + (*item.time_ms.projected - 38.4) + (*realm.time_ms.projected - 0.1) +
+                  (*settings.time_ms.projected - 6.55),
+              1e-6);
+  // Round trips: 10 ms of wall time per statement (the N+1's 24 a scale) outweigh its database
+  // time: 100 + 10 · statements at 16, plus 10 ms for each statement added by 100.
+  a.metric("wall_ms", "ms").cold = {100 + 10 * 25.0};
+  b.metric("wall_ms", "ms").cold = {100 + 10 * 97.0};
+  c.metric("wall_ms", "ms").cold = {100 + 10 * 385.0};
+  StageGrowth trips = stage_growth(k_three, {&a, &b, &c}, 100);
+  ASSERT_TRUE(trips.wall_ms.projected && trips.queries.projected);
+  EXPECT_NEAR(*trips.wall_ms.projected, 100 + 10 * 385.0 + 10 * (*trips.queries.projected - 385), 1e-6);
+  EXPECT_NEAR(*trips.queries.projected, 2401, 2401 * 0.01);
+  // Without production_scale nothing is projected.
+  StageGrowth none = stage_growth(k_three, {&a, &b, &c}, std::nullopt);
+  EXPECT_FALSE(none.wall_ms.projected);
+  EXPECT_FALSE(none.statements[0].time_ms.projected);
+}
+
 // The gate: base with the index, head without. At scale 1 the lookup reads 3 blocks instead of
 // 2, under every count threshold; its growth went constant → linear: a regression.
 TEST(GrowthGate, ALostIndexIsARegressionThroughItsGrowthAlone) {
