@@ -425,6 +425,14 @@ Section growth_section(const Results& r) {
     const StageGrowth& g = *st.growth;
     std::string scales;
     for (double x : g.scales) scales += (scales.empty() ? "" : " → ") + fmt::format("×{:g}", x);
+    if (!measured(g.wall_ms)) {
+      // Failed at the first scale: the other scales were not run.
+      s.items.push_back({fmt::format("\n**{}** at data scales {}: not measured, the stage failed{}\n",
+                                     md_text(capped(st.name, 200)), scales,
+                                     st.failed() ? " (its error is above)" : " at every scale"),
+                         2});
+      continue;
+    }
     const std::string counts =
         measured(g.queries) || measured(g.blocks)
             ? fmt::format("statements per run {}; blocks per run {}", growth_cell(g.queries), growth_cell(g.blocks))

@@ -431,6 +431,25 @@ TEST(Report, TheGrowthSectionTellsAnOrmsStatementsApartAndMarksProjections) {
                         "server-side profile"),
             std::string::npos) << growth;
   EXPECT_EQ(growth.find("– → –"), std::string::npos) << growth;
+
+  // A stage that failed at the first scale was not run at the others: it says so, nothing else.
+  Results failed_run;
+  fixtures::common(failed_run, "growth");
+  StageResult failed = unprofiled;
+  failed.name = "crashes";
+  failed.error = "cold run 1/2: exit status 1";
+  failed.growth = StageGrowth{};
+  failed.growth->scales = scales;
+  failed.growth->queries = results::fit_growth(scales, {std::nullopt, std::nullopt, std::nullopt}, std::nullopt);
+  failed.growth->blocks = failed.growth->queries;
+  failed.growth->wall_ms = failed.growth->queries;
+  failed_run.stages.push_back(failed);
+  const std::string failed_report = markdown(failed_run, nullptr).report;
+  EXPECT_NE(failed_report.find("**crashes** at data scales ×1 → ×4 → ×16: not measured, the stage failed (its "
+                               "error is above)\n"),
+            std::string::npos)
+      << failed_report;
+  EXPECT_EQ(failed_report.find("no server-side profile"), std::string::npos) << failed_report;
 }
 
 }  // namespace
