@@ -9,6 +9,7 @@
 //
 // Each signal is sent the moment the test sees its state (the URL printed, the postmaster a
 // zombie, a backend running its statement), never after a delay.
+#include <fmt/core.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
@@ -55,6 +56,22 @@ std::vector<std::string> existing(const std::vector<std::string>& paths) {
   std::error_code ec;
   for (const auto& p : paths) {
     if (fs::exists(p, ec)) out.push_back(p);
+  }
+  return out;
+}
+
+// For a failure's message: each of `paths` still there, with the processes that map it now
+// ("PID (command line)") or "mapped by none".
+std::string who_maps(const std::vector<std::string>& paths) {
+  std::string out;
+  for (const auto& p : existing(paths)) {
+    std::string mappers;
+    for (pid_t pid : all_pids()) {
+      if (read_all(proc(pid, "maps")).find(" " + p + "\n") != std::string::npos) {
+        mappers += fmt::format(" {} ({})", pid, joined(argv_of(pid)));
+      }
+    }
+    out += "\n  " + p + ": mapped by" + (mappers.empty() ? std::string(" none") : mappers);
   }
   return out;
 }
@@ -160,8 +177,12 @@ TEST_F(SharedMemoryFaults, KilledServersSegmentsGoWhenDbUpStops) {
   // Dead and not reaped yet: a zombie of `db up` (process_start_time says -1 for zombies).
   ASSERT_TRUE(wait_for([&] { return util::process_start_time(pm) == -1; }, 60s));
   EXPECT_EQ(list(existing(segments)), list(segments)) << "a killed postmaster removes nothing";
-  stop_up(r);
-  EXPECT_EQ(list(existing(segments)), " none") << "the killed server's segments, after Ctrl-C";
+  std::string err;
+  ASSERT_EQ(::kill(r.process->pid(), SIGINT), 0);
+  EXPECT_EQ(r.finish(&err), 0) << err;
+  EXPECT_NE(err.find("coldgate: database stopped"), std::string::npos) << err;
+  EXPECT_EQ(list(existing(segments)), " none")
+      << "the killed server's segments, after Ctrl-C:" << who_maps(segments) << "\ndb up said:\n" << err;
   f.expect_nothing_left("after Ctrl-C");
 }
 
