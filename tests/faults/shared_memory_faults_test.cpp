@@ -116,12 +116,20 @@ struct SharedMemoryFaults : ::testing::Test {
     EXPECT_EQ(r.finish(&err), 128 + SIGKILL) << err;
   }
 
-  // Ctrl-C to the waiting `r`: exit 0, the server stopped.
-  static void stop_up(Running& r) {
-    ASSERT_EQ(::kill(r.process->pid(), SIGINT), 0);
+  // Ctrl-C to the waiting `r`: exit 0, the server stopped; returns what it said.
+  static std::string stop_up(Running& r) {
     std::string err;
+    EXPECT_EQ(::kill(r.process->pid(), SIGINT), 0);
     EXPECT_EQ(r.finish(&err), 0) << err;
     EXPECT_NE(err.find("coldgate: database stopped"), std::string::npos) << err;
+    return err;
+  }
+
+  // SIGKILLs the postmaster `pm` under a waiting `db up` and waits until it is dead and not
+  // reaped yet: a zombie of `db up` (process_start_time says -1 for zombies).
+  static void kill_postmaster(pid_t pm) {
+    ASSERT_EQ(::kill(pm, SIGKILL), 0);
+    ASSERT_TRUE(wait_for([&] { return util::process_start_time(pm) == -1; }, 600s));
   }
 
   FaultFolder f;
@@ -173,19 +181,14 @@ TEST_F(SharedMemoryFaults, KilledServersSegmentsGoWhenDbUpStops) {
   std::vector<std::string> segments;
   Running r = up(&pm, &segments);
   ASSERT_FALSE(HasFailure());
-  ASSERT_EQ(::kill(pm, SIGKILL), 0);
-  // Dead and not reaped yet: a zombie of `db up` (process_start_time says -1 for zombies).
-  ASSERT_TRUE(wait_for([&] { return util::process_start_time(pm) == -1; }, 60s));
+  kill_postmaster(pm);
+  ASSERT_FALSE(HasFailure());
   EXPECT_EQ(list(existing(segments)), list(segments)) << "a killed postmaster removes nothing";
-  std::string err;
-  ASSERT_EQ(::kill(r.process->pid(), SIGINT), 0);
-  EXPECT_EQ(r.finish(&err), 0) << err;
-  EXPECT_NE(err.find("coldgate: database stopped"), std::string::npos) << err;
+  const std::string err = stop_up(r);
   EXPECT_EQ(list(existing(segments)), " none")
       << "the killed server's segments, after Ctrl-C:" << who_maps(segments) << "\ndb up said:\n" << err;
   f.expect_nothing_left("after Ctrl-C");
 }
-
 
 // The same with a backend that cannot notice its postmaster's death (stopped, as a backend on a
 // machine too busy to be scheduled): it still maps the segments when `db up` cleans up, and no
@@ -212,17 +215,18 @@ TEST_F(SharedMemoryFaults, AKilledServersStoppedBackendDoesNotKeepItsSegments) {
       << "no backend of postmaster " << pm << " ran the statement";
   ASSERT_GT(backend, 0) << "psql ended first";
   ASSERT_EQ(::kill(backend, SIGSTOP), 0);
-  ASSERT_EQ(::kill(pm, SIGKILL), 0);
-  ASSERT_TRUE(wait_for([&] { return util::process_start_time(pm) == -1; }, 600s));
+  kill_postmaster(pm);
+  ASSERT_FALSE(HasFailure());
   // The backend maps the postmaster's control segment and those made since (the statistics').
   const std::vector<std::string> mapped = segments_mapped_by(backend);
   for (const auto& name : segments) {
     EXPECT_NE(std::find(mapped.begin(), mapped.end(), name), mapped.end()) << name << " not in" << list(mapped);
   }
   std::cout << "[ shm      ] the stopped backend " << backend << " maps" << list(mapped) << std::endl;
-  stop_up(r);
+  const std::string err = stop_up(r);
   EXPECT_EQ(util::process_start_time(backend), -1) << "the killed server's backend " << backend << " still runs";
-  EXPECT_EQ(list(existing(mapped)), " none") << "the killed server's segments, after Ctrl-C";
+  EXPECT_EQ(list(existing(mapped)), " none")
+      << "the killed server's segments, after Ctrl-C:" << who_maps(mapped) << "\ndb up said:\n" << err;
   client.signal_group(SIGKILL);
   f.expect_nothing_left("after Ctrl-C");
 }
