@@ -16,6 +16,7 @@
 #include <sstream>
 #include <string_view>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "db/template_cache.hpp"
@@ -158,19 +159,28 @@ std::string read_whole(const fs::path& path) {
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
+// Every process's /proc/<pid> folder, as a PID and its path.
+std::vector<std::pair<pid_t, fs::path>> proc_entries() {
+  std::vector<std::pair<pid_t, fs::path>> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator("/proc", ec)) {
+    const std::string pid = e.path().filename().string();
+    if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    out.emplace_back(static_cast<pid_t>(std::atol(pid.c_str())), e.path());
+  }
+  return out;
+}
+
 // The live processes that map one of `wanted`, each with the names it maps, from every
 // /proc/<pid>/maps we can read.
 std::map<pid_t, std::set<std::string>> segment_mappers(const std::set<std::string>& wanted) {
   std::map<pid_t, std::set<std::string>> mappers;
   std::set<std::string> found;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator("/proc", ec)) {
-    const std::string pid = e.path().filename().string();
-    if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos) continue;
+  for (const auto& [pid, path] : proc_entries()) {
     found.clear();
-    segments_in_maps(read_whole(e.path() / "maps"), found);
+    segments_in_maps(read_whole(path / "maps"), found);
     for (const auto& name : found) {
-      if (wanted.count(name)) mappers[static_cast<pid_t>(std::atol(pid.c_str()))].insert(name);
+      if (wanted.count(name)) mappers[pid].insert(name);
     }
   }
   return mappers;
@@ -209,12 +219,10 @@ std::vector<std::string> shared_memory_segments_of_cluster(const fs::path& data_
     std::error_code ec;
     const fs::path dir = fs::weakly_canonical(data_dir, ec);
     if (ec || dir.empty()) return {};
-    for (const auto& e : fs::directory_iterator("/proc", ec)) {
-      const std::string pid = e.path().filename().string();
-      if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    for (const auto& [pid, path] : proc_entries()) {
       std::error_code cwd_ec;
-      if (fs::read_symlink(e.path() / "cwd", cwd_ec) != dir || cwd_ec) continue;
-      segments_in_maps(read_whole(e.path() / "maps"), found);
+      if (fs::read_symlink(path / "cwd", cwd_ec) != dir || cwd_ec) continue;
+      segments_in_maps(read_whole(path / "maps"), found);
     }
   } catch (const std::exception&) {
     // What was found so far.
