@@ -53,11 +53,11 @@ case "${1:-}" in
     command -v npm >/dev/null || packages+=(nodejs npm) ;;
 esac
 
-installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 # The newest PostgreSQL server installed (dpkg only: apt-cache costs seconds where apt keeps no
 # package cache); an installed server is kept, so a second run asks apt nothing.
 postgres_installed() {
-  dpkg-query -W -f='${Package} ${Status}\n' 'postgresql-[0-9]*' 2>/dev/null \
+  # dpkg-query exits 1 when no package matches (a machine without PostgreSQL): none installed.
+  { dpkg-query -W -f='${Package} ${Status}\n' 'postgresql-[0-9]*' 2>/dev/null || true; } \
     | sed -n 's/^postgresql-\([0-9][0-9]*\) install ok installed$/\1/p' | sort -rn | head -n1
 }
 # A real package in the apt lists (apt-cache show prints nothing, and exits 0, for a virtual one:
@@ -79,12 +79,18 @@ postgres_packages() {
     if offered "$p"; then echo "$p"; return; fi
   done
 }
+# The packages not installed, from one dpkg-query for all of them: the action runs this script at
+# the start of every job, where a query a package cost about a second in all.
 find_missing() {
-  local p
-  missing=()
+  local p wanted installed
   # shellcheck disable=SC2046  # postgres_packages prints names without blanks
-  for p in "${packages[@]}" ${major:+$(postgres_packages "$major")}; do
-    installed "$p" || missing+=("$p")
+  wanted=("${packages[@]}" ${major:+$(postgres_packages "$major")})
+  # dpkg-query exits 1 when one of them is not known at all: that one is missing too.
+  installed=" $({ dpkg-query -W -f='${Package} ${Status}\n' "${wanted[@]}" 2>/dev/null || true; } \
+    | sed -n 's/ install ok installed$//p' | tr '\n' ' ') "
+  missing=()
+  for p in "${wanted[@]}"; do
+    [[ "$installed" == *" $p "* ]] || missing+=("$p")
   done
 }
 
