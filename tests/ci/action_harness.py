@@ -557,29 +557,24 @@ def scenario_stack_pr(s):
     summarized("stack on PR3's push", job)
     first_ids = {pr["number"]: [x["id"] for x in s.comment_of(pr)] for pr in (pr1, pr2, pr3)}
 
-    # A new push to feature-3: the same three comments are updated, none added.
+    # A new push to feature-3, checked out at actions/checkout's default depth: the action fetches
+    # the history and every branch of the stack itself, and the same three comments are updated,
+    # none added.
     s.branch("feature-3", {"README.md": "# shop\n\nArticles.\n"}, "feature-3: docs", parent="feature-3")
     pr3 = s.pull_request(3, "feature-3", "feature-2", title=titles[3])
-    job = s.stack_job(pr3, "stack on PR3's second push")
-    c.check(job.exit_code == 1 and s.output(job) == "1", "stack on PR3's second push: the job fails with exit 1",
-            f"job {job.conclusion}, exit {job.exit_code}, first failure {job.first_failure}", job)
-    got = s.writes(job)
-    c.check(got == [("PATCH", 200)] * 3, "stack on PR3's second push: the three comments updated, none posted",
-            f"{got}", job)
-    c.check({pr["number"]: [x["id"] for x in s.comment_of(pr)] for pr in (pr1, pr2, pr3)} == first_ids,
-            "stack on PR3's second push: the same comment on each pull request", "", job)
-    commented("stack on PR3's second push", job, [pr1, pr2, pr3])
-    summarized("stack on PR3's second push", job)
-
-    # The recipe with actions/checkout's default depth: the action fetches every branch itself.
-    job = s.stack_job(pr3, "stack on PR3, shallow checkout", checkout={"fetch-depth": 1})
+    label = "stack on PR3's second push, shallow checkout"
+    job = s.stack_job(pr3, label, checkout={"fetch-depth": 1})
     c.check("fetching the history and the branches of the stack" in job.text()
             and "coldgate action: git fetch" not in job.text(),
-            "stack on PR3, shallow checkout: the action unshallows and fetches the stack's branches", "", job)
-    c.check(job.exit_code == 1 and s.writes(job) == [("PATCH", 200)] * 3,
-            "stack on PR3, shallow checkout: the same stack measured (exit 1), the three comments updated",
-            f"exit {job.exit_code}, writes {s.writes(job)}, first failure {job.first_failure}", job)
-    commented("stack on PR3, shallow checkout", job, [pr1, pr2, pr3])
+            f"{label}: the action unshallows and fetches the stack's branches", "", job)
+    c.check(job.exit_code == 1 and s.output(job) == "1", f"{label}: the job fails with exit 1",
+            f"job {job.conclusion}, exit {job.exit_code}, first failure {job.first_failure}", job)
+    got = s.writes(job)
+    c.check(got == [("PATCH", 200)] * 3, f"{label}: the three comments updated, none posted", f"{got}", job)
+    c.check({pr["number"]: [x["id"] for x in s.comment_of(pr)] for pr in (pr1, pr2, pr3)} == first_ids,
+            f"{label}: the same comment on each pull request", "", job)
+    commented(label, job, [pr1, pr2, pr3])
+    summarized(label, job)
 
     # feature-1's own pull request against main: not this workflow's (coldgate.yml measures it).
     mark = len(s.api.requests)
