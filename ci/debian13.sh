@@ -4,6 +4,7 @@
 # in a clean trixie root, as root:
 #   bash ci/setup.sh --test      (what a fresh trixie needs, from the host's Debian mirror)
 #   bash ci/build.sh asan        (GCC 14, ASan + UBSan, warnings as errors)
+#   bash ci/build.sh strict coldgate  (GCC 14, Release, warnings as errors: the README's build)
 #   ctest -L unit --output-on-failure [ARGS]
 #   ctest -L postgres --output-on-failure [ARGS]   (both lanes run; the exit is non-zero if
 #                                                  either fails)
@@ -198,6 +199,8 @@ elif $tests; then
     lap "ctest -L unit"
     (cd build-asan && ctest -L postgres --output-on-failure -j "$(nproc)" --timeout 600 "$@") || failed+=("ctest -L postgres")
     lap "ctest -L postgres"
+    bash ci/build.sh strict coldgate || failed+=("ci/build.sh strict")
+    lap "ci/build.sh strict coldgate"
   else
     failed+=("ci/build.sh asan")
     lap "ci/build.sh asan FAILED"
@@ -247,7 +250,7 @@ exec chroot "$root" /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM="${TERM:-dumb}"
   bash /coldgate-lane.sh "$@"'
 mkdir -p "$out"
 what=("ci/setup.sh --test")
-if [[ -n "$cmd" ]]; then what+=("--cmd: $cmd"); elif $tests; then what+=("ci/build.sh asan" "ctest -L unit / -L postgres ${ctest_args[*]}"); fi
+if [[ -n "$cmd" ]]; then what+=("--cmd: $cmd"); elif $tests; then what+=("ci/build.sh asan" "ctest -L unit / -L postgres ${ctest_args[*]}" "ci/build.sh strict"); fi
 if $demo; then what+=("ci/demo.sh"); fi
 if $package; then what+=("ci/package.sh"); fi
 printf -v joined '%s, ' "${what[@]}"
