@@ -142,8 +142,17 @@ TEST_F(ProfileTest, NeverAnalyzedTablesOfAnApplicationAreFound) {
   auto r = run();
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   Results res = results();
-  auto d = diagnoses(res, "reader");
-  ASSERT_EQ(d.size(), 1u);
+  // One statement in a fresh backend plans with cold catalog caches: on a loaded machine that
+  // can pass planning_exceeds_execution's 5 ms floor and the scan of 40 rows, and then that
+  // diagnosis joins this one. The machine's speed decides it, so it is left out here; what the
+  // rule does with given figures is Diagnose.PlanningOnTheMediansWithAFloorNotOnAnOutlier's.
+  std::vector<const Diagnosis*> d;
+  std::string all;
+  for (const Diagnosis* x : diagnoses(res, "reader")) {
+    all += "\n  " + x->kind + ": " + x->message;
+    if (x->kind != "planning_exceeds_execution") d.push_back(x);
+  }
+  ASSERT_EQ(d.size(), 1u) << all;
   EXPECT_EQ(d[0]->kind, "never_analyzed");
   EXPECT_NE(d[0]->message.find("(public.item)"), std::string::npos) << d[0]->message;
 }
