@@ -4,8 +4,11 @@
 # process of the sanitized binary takes ~0.3 s to start and exit: one process per suite instead
 # of one per case (docs/BENCHMARKS.md "test suite"). Inputs: binary, workdir, label, timeout.
 if(NOT EXISTS "${binary}")
-  # As gtest_discover_tests does: a test that fails and names what is missing.
-  add_test("${label}_tests_NOT_BUILT" "${label}_tests_NOT_BUILT")
+  # As gtest_discover_tests does: a test that fails and names what is missing; with the lane's
+  # label, so that `ctest -L unit` fails too instead of running without it.
+  get_filename_component(name "${binary}" NAME)
+  add_test("${name}_NOT_BUILT" "${name}_NOT_BUILT")
+  set_tests_properties("${name}_NOT_BUILT" PROPERTIES LABELS "${label}")
   return()
 endif()
 
