@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The package lane: the Release build free of warnings (ci/build.sh strict: -O2 finds some the
 # -O0 ASan build cannot), then the .deb of the ASan build (cpack) installed with apt-get from
-# Debian's mirror in clean debian:bookworm containers (podman) — the demo run there, the man page and the
-# completion (Package.container) — and the GitHub Action's `package` input replayed as the
+# Debian's mirror in clean debian:bookworm containers (podman) — the demo run there, the man
+# page and the completion (Package.container) — and the GitHub Action's `package` input replayed as the
 # runner does (ActionHarness.package): the tests labelled `package`. About 9 minutes, serial on
 # the container engine, so ci/test.sh leaves them out; run this before changing packaging/,
 # ci/package*.sh, the install rules or the action, and before a release.
