@@ -6,10 +6,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <set>
@@ -230,7 +232,8 @@ std::vector<std::string> shared_memory_segments_of_cluster(const fs::path& data_
   return {found.begin(), found.end()};
 }
 
-int remove_orphaned_segments(const std::vector<std::string>& names, std::chrono::milliseconds limit) {
+int remove_orphaned_segments(const std::vector<std::string>& names, std::chrono::milliseconds limit,
+                             std::vector<std::string>* kept) {
   int removed = 0;
   try {
     // Those still there: a server that ended cleanly removed its own, and then /proc is not read.
@@ -259,11 +262,23 @@ int remove_orphaned_segments(const std::vector<std::string>& names, std::chrono:
       if (!waiting || std::chrono::steady_clock::now() >= until) break;
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
-    std::set<std::string> mapped;
-    for (const auto& [pid, in_use] : segment_mappers(left)) mapped.insert(in_use.begin(), in_use.end());
+    std::map<std::string, std::string> mapped;  // name -> " <pid> (<command line>)" of each mapper
+    for (const auto& [pid, in_use] : segment_mappers(left)) {
+      std::string cmd = read_whole(fmt::format("/proc/{}/cmdline", pid));
+      std::replace(cmd.begin(), cmd.end(), '\0', ' ');
+      while (!cmd.empty() && cmd.back() == ' ') cmd.pop_back();
+      for (const auto& name : in_use) mapped[name] += fmt::format(" {} ({})", pid, cmd);
+    }
     for (const auto& name : left) {
-      if (!mapped.count(name) && ::unlink((std::string(k_shm_dir) + name).c_str()) == 0) {
+      const std::string path = std::string(k_shm_dir) + name;
+      auto by = mapped.find(name);
+      const int unlinked = by == mapped.end() ? ::unlink(path.c_str()) : -1;
+      const int error = errno;
+      if (unlinked == 0) {
         ++removed;
+      } else if (kept) {
+        kept->push_back(path + (by == mapped.end() ? fmt::format(" (unlink: {})", std::strerror(error))
+                                                   : " (mapped by" + by->second + ")"));
       }
     }
   } catch (const std::exception&) {

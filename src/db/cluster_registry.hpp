@@ -60,9 +60,12 @@ std::vector<std::string> shared_memory_segments_of_cluster(const std::filesystem
 /// files) that still exists: what a postgres server ended by SIGKILL leaves. Its processes that
 /// still map one (/proc/<pid>/maps, scanned only when one exists; a server's backends outlive a
 /// killed postmaster until their next wait) get SIGKILL and are waited for, up to `limit`; a
-/// segment that another process maps stays. Returns how many it removed; never throws.
+/// segment that another process maps stays, and is added to `*kept` (when given) as
+/// "/dev/shm/<name> (mapped by <pid> (<command line>) …)". Returns how many it removed; never
+/// throws.
 int remove_orphaned_segments(const std::vector<std::string>& names,
-                             std::chrono::milliseconds limit = std::chrono::seconds(30));
+                             std::chrono::milliseconds limit = std::chrono::seconds(30),
+                             std::vector<std::string>* kept = nullptr);
 
 /// For every marker whose owner process is gone (markers of another PID namespace are left
 /// alone, as in remove_stale_work_dirs()): stops its postmaster (SIGQUIT, then SIGKILL

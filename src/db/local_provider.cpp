@@ -262,7 +262,7 @@ void LocalProvider::restart() {
 
 void LocalProvider::remove_left_segments() noexcept {
   // A server that stopped cleanly removed them itself: one lstat each, and /proc is not read.
-  remove_orphaned_segments(m_segments);
+  remove_orphaned_segments(m_segments, std::chrono::seconds(30), &m_left_behind);
   m_segments.clear();
 }
 

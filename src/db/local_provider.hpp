@@ -58,6 +58,9 @@ class LocalProvider : public Provider {
   /// TCP 127.0.0.1:<port>, user postgres with its random password, the configured database.
   const ConnectionInfo& connection_info() const override { return m_info; }
   std::optional<std::filesystem::path> client_bindir() const override { return m_binaries.bindir; }
+  /// The /dev/shm segments of a killed server that stop() and restart() kept so far, each with
+  /// the processes that still mapped it (remove_orphaned_segments).
+  std::vector<std::string> left_behind() const override { return m_left_behind; }
   /// server.log (the postgres process's stderr, across restarts) from byte `from` on.
   std::optional<std::string> read_log(std::uint64_t from) const override;
 
@@ -88,6 +91,7 @@ class LocalProvider : public Provider {
   std::unique_ptr<RunMarker> m_marker;
   std::unique_ptr<util::Process> m_server;  // the postmaster; null when not running
   std::vector<std::string> m_segments;      // its /dev/shm segments once it was ready
+  std::vector<std::string> m_left_behind;   // segments remove_left_segments() had to keep
   ConnectionInfo m_info;
   int m_port = 0;
   bool m_template_cached = false;

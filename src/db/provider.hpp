@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "config/config.hpp"
 #include "db/connection_info.hpp"
@@ -42,6 +43,9 @@ class Provider {
   virtual void restart() = 0;
   /// Stops what start() started and removes its files; safe to call twice; never throws.
   virtual void stop() noexcept = 0;
+  /// What stop() and restart() could not remove so far, one "what (why)" each: a killed
+  /// server's /dev/shm segment that a process still maps. Empty after clean stops.
+  virtual std::vector<std::string> left_behind() const { return {}; }
   /// How to reach the configured database (valid after start()).
   virtual const ConnectionInfo& connection_info() const = 0;
   /// Folder with client programs (psql, pg_restore) matching the server; nullopt: use PATH.

@@ -50,7 +50,15 @@ Session::~Session() {
 }
 
 void Session::stop() noexcept {
-  if (m_provider) m_provider->stop();
+  if (!m_provider || m_stopped) return;
+  m_provider->stop();
+  m_stopped = true;
+  // Something a killed server left that we could not remove is the user's to know of.
+  try {
+    for (const auto& left : m_provider->left_behind()) m_say("warning: could not remove " + left);
+  } catch (...) {
+    // Saying it failed: the stop itself is done.
+  }
 }
 
 void Session::setup(const config::Config& cfg, const std::string& who,

@@ -59,7 +59,8 @@ class Session {
              const std::optional<db::ConnectionInfo>& target = {},
              results::Results* into = nullptr, std::optional<double> scale = std::nullopt);
 
-  /// Stops the server now; the destructor does it otherwise. Never throws.
+  /// Stops the server now (the destructor does it otherwise) and says "warning: could not
+  /// remove …" for each thing the provider left behind (Provider::left_behind). Never throws.
   void stop() noexcept;
 
  private:
@@ -68,6 +69,7 @@ class Session {
   Say m_say;
   std::unique_ptr<db::Provider> m_provider;
   results::Environment m_environment;
+  bool m_stopped = false;  // stop() ran: the destructor neither stops again nor warns twice
 };
 
 }  // namespace coldgate::session

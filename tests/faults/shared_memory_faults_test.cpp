@@ -11,7 +11,9 @@
 // zombie, a backend running its statement), never after a delay.
 #include <fmt/core.h>
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -20,6 +22,7 @@
 #include <fstream>
 #include <iostream>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -106,7 +109,30 @@ struct SharedMemoryFaults : ::testing::Test {
     // The postmaster maps its control segment from its start, before it accepts connections.
     EXPECT_FALSE(segments->empty()) << "postmaster " << *pm << " maps no /dev/shm/PostgreSQL.*";
     std::cout << "[ shm      ] postmaster " << *pm << " maps" << list(*segments) << std::endl;
+    // coldgate recorded them when the server became ready (its registry marker): what it
+    // removes after a kill is what it recorded, so one missing here would be left.
+    const std::string recorded = recorded_segments();
+    for (const auto& path : *segments) {
+      const std::string name = fs::path(path).filename().string();
+      EXPECT_NE((" " + recorded + " ").find(" " + name + " "), std::string::npos)
+          << name << " is not in the marker's shm_segments=" << recorded;
+    }
     return r;
+  }
+
+  // The shm_segments= line of the one registry marker (`cache/coldgate/runs/*.run`), or "".
+  std::string recorded_segments() const {
+    std::vector<std::string> lines;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(f.cache / "coldgate/runs", ec)) {
+      if (e.path().extension() != ".run") continue;
+      std::istringstream in(read_all(e.path()));
+      for (std::string line; std::getline(in, line);) {
+        if (line.rfind("shm_segments=", 0) == 0) lines.push_back(line.substr(13));
+      }
+    }
+    EXPECT_EQ(lines.size(), 1u) << "registry markers with shm_segments=:" << list(lines);
+    return lines.empty() ? "" : lines.front();
   }
 
   // SIGKILLs the waiting `r`: its server, with nobody left to stop it, stays up.
@@ -187,6 +213,38 @@ TEST_F(SharedMemoryFaults, KilledServersSegmentsGoWhenDbUpStops) {
   const std::string err = stop_up(r);
   EXPECT_EQ(list(existing(segments)), " none")
       << "the killed server's segments, after Ctrl-C:" << who_maps(segments) << "\ndb up said:\n" << err;
+  f.expect_nothing_left("after Ctrl-C");
+}
+
+// A killed server's segment that a process other than the server's still maps (here this
+// test's) cannot go: `db up` keeps it and says so on Ctrl-C, naming who maps it, instead of
+// saying nothing of what it leaves in /dev/shm.
+TEST_F(SharedMemoryFaults, ASegmentAnotherProcessMapsIsKeptAndNamed) {
+  pid_t pm = 0;
+  std::vector<std::string> segments;
+  Running r = up(&pm, &segments);
+  ASSERT_FALSE(HasFailure());
+  const std::string held = segments.front();
+  const int fd = ::open(held.c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0) << held;
+  void* map = ::mmap(nullptr, 4096, PROT_READ, MAP_SHARED, fd, 0);
+  ::close(fd);
+  ASSERT_NE(map, MAP_FAILED) << held;
+  kill_postmaster(pm);
+  ASSERT_FALSE(HasFailure());
+  const std::string err = stop_up(r);
+  EXPECT_EQ(list(existing({held})), list({held})) << "a segment this test maps was removed";
+  EXPECT_NE(err.find(fmt::format("coldgate: warning: could not remove {} (mapped by {} (", held,
+                                 ::getpid())),
+            std::string::npos)
+      << err;
+  std::vector<std::string> others;
+  for (const auto& s : segments) {
+    if (s != held) others.push_back(s);
+  }
+  EXPECT_EQ(list(existing(others)), " none") << "the killed server's other segments:" << who_maps(others);
+  ::munmap(map, 4096);
+  ::unlink(held.c_str());
   f.expect_nothing_left("after Ctrl-C");
 }
 
