@@ -43,7 +43,8 @@ link=${link/ -o coldgate / -o $WORK/coldgate-pie }
 (cd "$ROOT/build-asan" && eval "$link")
 file_type() { readelf -h "$1" | awk '/Type:/{print $2}'; }
 echo "coldgate as built: $(file_type "$ROOT/build-asan/coldgate"); relinked: $(file_type "$WORK/coldgate-pie")"
-export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:max_malloc_fill_size=256  # as ci/test-env.sh
+unset ASAN_OPTIONS UBSAN_OPTIONS
+source "$ROOT/ci/sanitizer-env.sh"  # CI's options, whatever the caller's
 hyperfine --runs "$RUNS" --warmup 3 -N --export-json "$OUT/start.json" \
   -n "coldgate --version, no PIE (as built)" "$ROOT/build-asan/coldgate --version" \
   -n "coldgate --version, PIE" "$WORK/coldgate-pie --version"

@@ -179,8 +179,7 @@ shift 4
 start=$SECONDS phase=$SECONDS
 lap() { local s=$((SECONDS - phase)); phase=$SECONDS; echo "ci/debian13.sh: [trixie] $1 ($s s)" >&2; }
 failed=()
-export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:max_malloc_fill_size=256}  # as ci/test-env.sh
-export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+source ci/sanitizer-env.sh
 # apt downloads as _apt into these (the archives are the host's cache, bind-mounted).
 mkdir -p /var/lib/apt/lists/partial /var/cache/apt/archives/partial
 chown _apt:root /var/lib/apt/lists/partial /var/cache/apt/archives/partial

@@ -26,7 +26,6 @@ if [[ -n "$after" && "$after" != "$before" ]]; then
   trap 'kill "$after" 2>/dev/null || true' EXIT  # the service we started ends with us
 fi
 
-export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:max_malloc_fill_size=256}  # as ci/test-env.sh
-export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+source ci/sanitizer-env.sh
 cd build-asan
 ctest --output-on-failure --timeout 1200 -L package

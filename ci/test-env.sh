@@ -15,10 +15,4 @@ if [[ -n "${COLDGATE_TEST_TMPDIR:-}" ]]; then
   export TMPDIR=$COLDGATE_TEST_TMPDIR
 fi
 
-# max_malloc_fill_size: ASan fills the first 4,096 bytes of every allocation with 0xbe by default,
-# so that a read of an uninitialized member gives garbage that UBSan's bool and enum checks see.
-# The first 256 bytes keep that for the objects where such members sit; the large buffers
-# (reserved strings, stream buffers) are no longer written and faulted in: 10% of the server
-# lanes' CPU time (docs/BENCHMARKS.md "test suite").
-export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:max_malloc_fill_size=256}
-export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+source "$(dirname "${BASH_SOURCE[0]}")/sanitizer-env.sh"
