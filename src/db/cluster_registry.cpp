@@ -400,7 +400,7 @@ int remove_stale_work_dirs(const fs::path& parent, const std::string& prefix) {
   return removed;
 }
 
-int remove_stale_clusters(const fs::path& cache_dir) {
+int remove_stale_clusters(const fs::path& cache_dir, std::vector<std::string>* kept) {
   int removed = 0;
   try {
     fs::path runs = cache_dir / "runs";
@@ -426,13 +426,16 @@ int remove_stale_clusters(const fs::path& cache_dir) {
           if (pm > 0 && is_postmaster_of(pm, data_dir)) stop_orphan(pm);
         }
         fs::remove_all(run_dir, ec);
-        if (ec) continue;  // try again next time
+        if (ec) {  // try again next time
+          if (kept) kept->push_back(fmt::format("{} ({})", run_dir.string(), ec.message()));
+          continue;
+        }
         // A server killed by SIGKILL (its owner's group killed by remove_stale_work_dirs, the
         // SIGKILL above, anyone) leaves its dynamic shared memory segments in /dev/shm.
         std::istringstream segments(kv["shm_segments"]);
         std::vector<std::string> names;
         for (std::string name; segments >> name;) names.push_back(name);
-        remove_orphaned_segments(names);
+        remove_orphaned_segments(names, std::chrono::seconds(30), kept);
       }
       fs::remove(e.path(), ec);
       ++removed;

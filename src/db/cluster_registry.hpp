@@ -74,8 +74,10 @@ int remove_orphaned_segments(const std::vector<std::string>& names,
 /// and the marker; also the unmarked `$TMPDIR/coldgate-pg-*` folders of makers killed
 /// before they wrote a marker (remove_stale_work_dirs). Serialized by flock on
 /// `<cache>/runs/.lock`. Returns how many clusters were removed. Never throws: a marker it cannot
-/// handle is left for the next run.
-int remove_stale_clusters(const std::filesystem::path& cache_dir);
+/// handle is left for the next run; what it had to keep (a segment some process maps, a run
+/// folder it could not remove) is added to `*kept` when given, one "what (why)" each.
+int remove_stale_clusters(const std::filesystem::path& cache_dir,
+                          std::vector<std::string>* kept = nullptr);
 
 /// Our PID namespace as /proc/self/ns/pid names it ("pid:[4026531836]"); "" when unreadable. A
 /// PID means nothing in another namespace (a container sharing /tmp or $HOME), so what was

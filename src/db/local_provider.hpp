@@ -58,8 +58,8 @@ class LocalProvider : public Provider {
   /// TCP 127.0.0.1:<port>, user postgres with its random password, the configured database.
   const ConnectionInfo& connection_info() const override { return m_info; }
   std::optional<std::filesystem::path> client_bindir() const override { return m_binaries.bindir; }
-  /// The /dev/shm segments of a killed server that stop() and restart() kept so far, each with
-  /// the processes that still mapped it (remove_orphaned_segments).
+  /// What start()'s clean-up of killed runs (remove_stale_clusters), stop() and restart() kept
+  /// so far: /dev/shm segments, each with the processes that still mapped it.
   std::vector<std::string> left_behind() const override { return m_left_behind; }
   /// server.log (the postgres process's stderr, across restarts) from byte `from` on.
   std::optional<std::string> read_log(std::uint64_t from) const override;

@@ -43,8 +43,8 @@ class Provider {
   virtual void restart() = 0;
   /// Stops what start() started and removes its files; safe to call twice; never throws.
   virtual void stop() noexcept = 0;
-  /// What stop() and restart() could not remove so far, one "what (why)" each: a killed
-  /// server's /dev/shm segment that a process still maps. Empty after clean stops.
+  /// What start(), stop() and restart() could not remove so far, one "what (why)" each: a
+  /// killed server's /dev/shm segment that a process still maps (a killed run's, at start).
   virtual std::vector<std::string> left_behind() const { return {}; }
   /// How to reach the configured database (valid after start()).
   virtual const ConnectionInfo& connection_info() const = 0;

@@ -28,6 +28,7 @@ Session::Session(const config::Database& database, const std::string& work_prefi
     m_environment.provider = m_provider->name();
     auto t0 = std::chrono::steady_clock::now();
     m_provider->start();
+    say_left_behind();  // a killed run's leftovers that start() could not remove
     util::add_secret(m_provider->connection_info().password);  // the local/container random one too
     db::ServerInfo server = m_provider->server_info();
     m_environment.postgres_version = server.version;
@@ -53,11 +54,16 @@ void Session::stop() noexcept {
   if (!m_provider || m_stopped) return;
   m_provider->stop();
   m_stopped = true;
+  say_left_behind();
+}
+
+void Session::say_left_behind() noexcept {
   // Something a killed server left that we could not remove is the user's to know of.
   try {
-    for (const auto& left : m_provider->left_behind()) m_say("warning: could not remove " + left);
+    const auto left = m_provider->left_behind();
+    for (; m_left_said < left.size(); ++m_left_said) m_say("warning: could not remove " + left[m_left_said]);
   } catch (...) {
-    // Saying it failed: the stop itself is done.
+    // Saying it failed: the clean-up itself is done.
   }
 }
 

@@ -70,6 +70,8 @@ class Session {
   std::unique_ptr<db::Provider> m_provider;
   results::Environment m_environment;
   bool m_stopped = false;  // stop() ran: the destructor neither stops again nor warns twice
+  std::size_t m_left_said = 0;  // how many of the provider's left_behind() were said
+  void say_left_behind() noexcept;  // "warning: could not remove …" for each new one
 };
 
 }  // namespace coldgate::session

@@ -177,7 +177,8 @@ TEST_F(SharedMemoryFaults, SigkilledDbUpsSegmentsGoWithTheNextDbUp) {
   ASSERT_FALSE(HasFailure());
   EXPECT_EQ(util::process_start_time(pm), -1) << "the killed db up's server still runs";
   EXPECT_EQ(list(existing(killed)), " none")
-      << "the SIGKILLed server's segments, after the next db up started";
+      << "the SIGKILLed server's segments, after the next db up started:" << who_maps(killed)
+      << "\nthe next db up said:\n" << read_all(second.err);
   stop_up(second);
   EXPECT_EQ(list(existing(clean)), " none") << "a db up stopped with Ctrl-C";
   f.expect_nothing_left("after the next db up");
