@@ -1,6 +1,7 @@
 // Markers of running throwaway clusters and the clean-up of those whose owner was SIGKILLed.
 #include "db/cluster_registry.hpp"
 
+#include <fcntl.h>
 #include <fmt/core.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -30,6 +31,29 @@ namespace coldgate::db {
 namespace fs = std::filesystem;
 
 namespace {
+
+// The whole of a /proc file, or what could be read of it: a process that exits between open and
+// read makes read() fail with ESRCH, which an istreambuf_iterator over an ifstream turns into a
+// thrown std::ios_base::failure (libstdc++'s basic_filebuf::underflow), and a clean-up that
+// scans every process must not stop at one that just ended.
+std::string read_proc_file(const fs::path& path) {
+  std::string out;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return out;
+  char buf[8192];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n > 0) {
+      out.append(buf, static_cast<std::size_t>(n));
+    } else if (n < 0 && errno == EINTR) {
+      continue;
+    } else {
+      break;  // end of file, or the process is gone
+    }
+  }
+  ::close(fd);
+  return out;
+}
 
 std::map<std::string, std::string> read_kv(const fs::path& path) {
   std::map<std::string, std::string> out;
@@ -83,8 +107,7 @@ fs::path default_cache_dir() {
 }
 
 bool is_postmaster_of(pid_t pid, const fs::path& data_dir) {
-  std::ifstream in(fmt::format("/proc/{}/cmdline", pid), std::ios::binary);
-  std::string raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string raw = read_proc_file(fmt::format("/proc/{}/cmdline", pid));
   std::vector<std::string> argv;
   std::size_t start = 0;
   while (start < raw.size()) {
@@ -156,11 +179,6 @@ void segments_in_maps(const std::string& maps, std::set<std::string>& out) {
   }
 }
 
-std::string read_whole(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
-
 // Every process's /proc/<pid> folder, as a PID and its path.
 std::vector<std::pair<pid_t, fs::path>> proc_entries() {
   std::vector<std::pair<pid_t, fs::path>> out;
@@ -180,7 +198,7 @@ std::map<pid_t, std::set<std::string>> segment_mappers(const std::set<std::strin
   std::set<std::string> found;
   for (const auto& [pid, path] : proc_entries()) {
     found.clear();
-    segments_in_maps(read_whole(path / "maps"), found);
+    segments_in_maps(read_proc_file(path / "maps"), found);
     for (const auto& name : found) {
       if (wanted.count(name)) mappers[pid].insert(name);
     }
@@ -191,7 +209,7 @@ std::map<pid_t, std::set<std::string>> segment_mappers(const std::set<std::strin
 // A server process by its command line: PostgreSQL sets a backend's to "postgres: <cluster
 // name>: …", the postmaster's starts with its path (…/bin/postgres).
 bool is_postgres_process(pid_t pid) {
-  std::string cmd = read_whole(fmt::format("/proc/{}/cmdline", pid));
+  std::string cmd = read_proc_file(fmt::format("/proc/{}/cmdline", pid));
   cmd = cmd.substr(0, cmd.find('\0'));
   const std::string_view first(cmd);
   return first.rfind("postgres", 0) == 0 || first.ends_with("/postgres");
@@ -208,7 +226,7 @@ bool is_shared_memory_segment_name(const std::string& name) {
 std::vector<std::string> shared_memory_segments_of(pid_t pid) {
   try {
     std::set<std::string> found;
-    if (pid > 0) segments_in_maps(read_whole(fmt::format("/proc/{}/maps", pid)), found);
+    if (pid > 0) segments_in_maps(read_proc_file(fmt::format("/proc/{}/maps", pid)), found);
     return {found.begin(), found.end()};
   } catch (const std::exception&) {
     return {};
@@ -224,7 +242,7 @@ std::vector<std::string> shared_memory_segments_of_cluster(const fs::path& data_
     for (const auto& [pid, path] : proc_entries()) {
       std::error_code cwd_ec;
       if (fs::read_symlink(path / "cwd", cwd_ec) != dir || cwd_ec) continue;
-      segments_in_maps(read_whole(path / "maps"), found);
+      segments_in_maps(read_proc_file(path / "maps"), found);
     }
   } catch (const std::exception&) {
     // What was found so far.
@@ -264,7 +282,7 @@ int remove_orphaned_segments(const std::vector<std::string>& names, std::chrono:
     }
     std::map<std::string, std::string> mapped;  // name -> " <pid> (<command line>)" of each mapper
     for (const auto& [pid, in_use] : segment_mappers(left)) {
-      std::string cmd = read_whole(fmt::format("/proc/{}/cmdline", pid));
+      std::string cmd = read_proc_file(fmt::format("/proc/{}/cmdline", pid));
       std::replace(cmd.begin(), cmd.end(), '\0', ' ');
       while (!cmd.empty() && cmd.back() == ' ') cmd.pop_back();
       for (const auto& name : in_use) mapped[name] += fmt::format(" {} ({})", pid, cmd);
