@@ -289,14 +289,12 @@ int remove_orphaned_segments(const std::vector<std::string>& names, std::chrono:
     }
     for (const auto& name : left) {
       const std::string path = std::string(k_shm_dir) + name;
-      auto by = mapped.find(name);
-      const int unlinked = by == mapped.end() ? ::unlink(path.c_str()) : -1;
-      const int error = errno;
-      if (unlinked == 0) {
+      if (auto by = mapped.find(name); by != mapped.end()) {
+        if (kept) kept->push_back(path + " (mapped by" + by->second + ")");
+      } else if (::unlink(path.c_str()) == 0) {
         ++removed;
       } else if (kept) {
-        kept->push_back(path + (by == mapped.end() ? fmt::format(" (unlink: {})", std::strerror(error))
-                                                   : " (mapped by" + by->second + ")"));
+        kept->push_back(fmt::format("{} (unlink: {})", path, std::strerror(errno)));
       }
     }
   } catch (const std::exception&) {

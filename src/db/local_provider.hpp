@@ -91,7 +91,7 @@ class LocalProvider : public Provider {
   std::unique_ptr<RunMarker> m_marker;
   std::unique_ptr<util::Process> m_server;  // the postmaster; null when not running
   std::vector<std::string> m_segments;      // its /dev/shm segments once it was ready
-  std::vector<std::string> m_left_behind;   // segments remove_left_segments() had to keep
+  std::vector<std::string> m_left_behind;   // what the clean-ups had to keep (left_behind())
   ConnectionInfo m_info;
   int m_port = 0;
   bool m_template_cached = false;
