@@ -79,7 +79,9 @@ std::string quote_identifier(const std::string& name);
 ///   config has no `analyze:` setup step, which would have covered them);
 /// - `planning_exceeds_execution`: median db_plan_ms > median db_exec_ms (warm repetitions'
 ///   medians when there are any, else the cold runs'), ≥ k_planning_floor_ms, and
-///   ≥ k_planning_per_call_ms per statement;
+///   ≥ k_planning_per_call_ms per statement; and the plans after each statement's first (its
+///   plan_ms × (calls − 1) / calls, summed over the statements run ≥ 2 times per cold run) —
+///   what a prepared statement saves — ≥ k_planning_floor_ms;
 /// - `missing_index`, from each statement's captured plan (QueryStats::plan): a scan (Seq Scan,
 ///   or an Index/Bitmap Heap Scan whose Filter does the work) whose Filter — or the Join Filter
 ///   of the Nested Loop it is the inner side of — removes ≥ k_index_min_removed_rows per
