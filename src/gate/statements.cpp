@@ -263,8 +263,23 @@ std::string plan_change_of(const StatementPlan* b, const StatementPlan* h) {
   }
 }
 
+// What a new statement's stage did with its other statements: the change of the stage's
+// statements per run, and the statements whose calls fell most, as "`text` (211 → 31)".
+struct StageCalls {
+  double delta = 0;
+  std::vector<std::string> fell;
+};
+
+// A statement's text cut for a reason line: its first 60 characters.
+std::string short_text(const std::string& q) {
+  if (q.size() <= 60) return q;
+  std::size_t cut = 60;
+  while (cut > 0 && (static_cast<unsigned char>(q[cut]) & 0xC0) == 0x80) --cut;  // UTF-8 start
+  return q.substr(0, cut) + "…";
+}
+
 StatementVerdict pair(const std::string& stage, const StatementSum* b, const StatementSum* h, const config::Gate& g,
-                      const GrowthOf& b_growth, const GrowthOf& h_growth) {
+                      const GrowthOf& b_growth, const GrowthOf& h_growth, const StageCalls& stage_calls) {
   StatementVerdict v;
   v.stage = stage;
   v.query = h ? h->query : b->query;
@@ -278,12 +293,31 @@ StatementVerdict pair(const std::string& stage, const StatementSum* b, const Sta
   }
   if (!b) {
     const double calls = v.head->calls;
-    v.verdict = calls >= g.min_query_delta ? Verdict::regression : Verdict::added;
-    v.reason = calls >= g.min_query_delta
-                   ? fmt::format("new statement: runs {} times per run (≥ min_query_delta {})",
-                                 count(calls), g.min_query_delta)
-                   : fmt::format("new statement, {} call{} per run: under min_query_delta {}",
-                                 count(calls), calls == 1 ? "" : "s", g.min_query_delta);
+    // A new statement that takes the place of others (a join that eager loading brought in,
+    // where a lookup ran per row) is the fix of an N+1, not one: it gates only when the
+    // stage as a whole runs min_query_delta statements more per run.
+    const bool many = calls >= g.min_query_delta;
+    const bool in_place = many && stage_calls.delta < g.min_query_delta;
+    v.verdict = many && !in_place ? Verdict::regression : Verdict::added;
+    if (!many) {
+      v.reason = fmt::format("new statement, {} call{} per run: under min_query_delta {}",
+                             count(calls), calls == 1 ? "" : "s", g.min_query_delta);
+    } else if (!in_place) {
+      v.reason = fmt::format("new statement: runs {} times per run (≥ min_query_delta {})",
+                             count(calls), g.min_query_delta);
+    } else {
+      std::string fell;
+      for (const auto& f : stage_calls.fell) fell += (fell.empty() ? "" : ", ") + f;
+      const double d = stage_calls.delta;
+      const std::string stage_change =
+          d < 0    ? fmt::format("{} statement{} fewer per run", count(-d), d == -1 ? "" : "s")
+          : d == 0 ? std::string("as many statements per run")
+                   : fmt::format("{} statement{} more per run, under min_query_delta {}",
+                                 count(d), d == 1 ? "" : "s", g.min_query_delta);
+      v.reason = fmt::format("new statement: runs {} times per run, in place of others: the "
+                             "stage runs {}{}",
+                             count(calls), stage_change, fell.empty() ? "" : "; fell: " + fell);
+    }
     // Few calls at the first scale, but more with the data: a new N+1 that grows.
     auto calls_growth = h_growth.find("calls");
     if (calls_growth != h_growth.end() && growth_rank(calls_growth->second->growth) >= growth_rank("linear") &&
@@ -379,13 +413,30 @@ std::vector<StatementVerdict> compare_statements(const StageResult& head, const 
     auto it = m.find(k);
     return it == m.end() ? GrowthOf{} : it->second;
   };
+  // The stage's statements per run on each side, from the same tables the pairs are.
+  StageCalls stage_calls;
+  std::vector<std::pair<double, std::string>> fell;  // (calls fewer, "`text` (b → h)")
+  for (const auto& [k, sum] : h_sums) stage_calls.delta += sum.calls;
+  for (const auto& [k, sum] : b_sums) {
+    stage_calls.delta -= sum.calls;
+    auto h = h_sums.find(k);
+    const double now = h == h_sums.end() ? 0 : h->second.calls;
+    if (now < sum.calls) {
+      fell.emplace_back(sum.calls - now, fmt::format("`{}` ({} → {})", short_text(sum.query),
+                                                     count(sum.calls), count(now)));
+    }
+  }
+  std::stable_sort(fell.begin(), fell.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  for (std::size_t i = 0; i < fell.size() && i < 2; ++i) stage_calls.fell.push_back(fell[i].second);
+  if (fell.size() > 2) stage_calls.fell.push_back(fmt::format("… {} more", fell.size() - 2));
   std::vector<StatementVerdict> out;
   for (const auto& k : order) {
     auto b = b_sums.find(k);
     auto h = h_sums.find(k);
     out.push_back(pair(head.name, b == b_sums.end() ? nullptr : &b->second,
                        h == h_sums.end() ? nullptr : &h->second, g, growth(b_growth, k),
-                       growth(h_growth, k)));
+                       growth(h_growth, k), stage_calls));
   }
   std::stable_sort(out.begin(), out.end(), [](const StatementVerdict& a, const StatementVerdict& b) {
     return rank(a.verdict) < rank(b.verdict);

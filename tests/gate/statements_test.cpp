@@ -99,6 +99,62 @@ TEST(StatementVerdicts, PairedByTextAcrossQueryidsAndJudgedOnCounts) {
       << verdict(r);
 }
 
+// Eager loading: a join takes the place of the list query and most per-row lookups (figures of
+// a Django catalog page requested 15 times a run, before and after select_related). The join is
+// new and runs ≥ min_query_delta times, yet the stage runs 180 statements fewer: the fix of an
+// N+1, not one. The other way round it is one.
+TEST(StatementVerdicts, ANewStatementInPlaceOfOthersIsAddedAndGatesOnlyWhenTheStageRunsMore) {
+  config::Gate g;
+  const std::string list = "select id, title, author_id from book order by title";
+  const std::string lookup = "select id, name from author where id = $1";
+  const std::string join =
+      "select book.id, book.title, author.id, author.name from book inner join author on "
+      "author.id = book.author_id order by book.title";
+  const std::string session = "select session_data from django_session where session_key = $1";
+  StageResult lazy = stage({stmt("1", list, 15, 2), stmt("2", lookup, 211, 3), stmt("3", session, 15, 2)});
+  StageResult eager = stage({stmt("4", join, 15, 4), stmt("5", lookup, 31, 3), stmt("6", session, 15, 2)});
+
+  auto fixed = compare_statements(eager, lazy, g);
+  ASSERT_EQ(fixed.size(), 4u);
+  const auto& added = of(fixed, join);
+  EXPECT_EQ(added.verdict, Verdict::added);
+  EXPECT_EQ(added.reason,
+            "new statement: runs 15 times per run, in place of others: the stage runs 180 "
+            "statements fewer per run; fell: `select id, name from author where id = $1` (211 → "
+            "31), `select id, title, author_id from book order by title` (15 → 0)");
+  EXPECT_EQ(of(fixed, lookup).verdict, Verdict::faster);
+  EXPECT_EQ(of(fixed, list).verdict, Verdict::faster);
+  EXPECT_EQ(of(fixed, session).verdict, Verdict::same);
+  Results r;
+  r.stages.push_back(eager);
+  r.gate = GateResult{};
+  r.gate->statements = fixed;
+  EXPECT_TRUE(passed(r)) << verdict(r);
+
+  auto undone = compare_statements(lazy, eager, g);
+  EXPECT_EQ(of(undone, list).verdict, Verdict::regression);
+  EXPECT_EQ(of(undone, list).reason, "new statement: runs 15 times per run (≥ min_query_delta 10)");
+  EXPECT_EQ(of(undone, lookup).verdict, Verdict::regression);
+  EXPECT_EQ(of(undone, join).verdict, Verdict::faster);
+
+  // The edge is the stage's min_query_delta statements more: 9 more is in place of others, 10
+  // more is a new N+1. A long text that fell is cut at 60 characters.
+  const std::string long_text = "select " + std::string(70, 'x') + " from t where id = $1";
+  const std::string cut = "`select " + std::string(53, 'x') + "…` (12 → 0)";
+  auto with_more = [&](double more) {
+    return compare_statements(stage({stmt("7", "select 2 from new", 12 + more, 1)}),
+                              stage({stmt("9", long_text, 12, 1)}), g);
+  };
+  EXPECT_EQ(of(with_more(9), "select 2 from new").verdict, Verdict::added);
+  EXPECT_EQ(of(with_more(9), "select 2 from new").reason,
+            "new statement: runs 21 times per run, in place of others: the stage runs 9 statements "
+            "more per run, under min_query_delta 10; fell: " + cut);
+  EXPECT_EQ(of(with_more(0), "select 2 from new").reason,
+            "new statement: runs 12 times per run, in place of others: the stage runs as many "
+            "statements per run; fell: " + cut);
+  EXPECT_EQ(of(with_more(10), "select 2 from new").verdict, Verdict::regression);
+}
+
 TEST(StatementVerdicts, ThresholdEdges) {
   config::Gate g;
   auto one = [&](double bc, double bb, double hc, double hb) {
