@@ -115,6 +115,95 @@ TEST(OrmRecipes, SqlalchemyWithItsOwnVariablesAndAnNPlusOneCaught) {
   EXPECT_NE(pr.out.find("load-orders db_queries"), std::string::npos) << pr.out;
 }
 
+// The storefront page, requested ten times a run, with its categories loaded lazily (one
+// lookup per product: an N+1) or eagerly (select_related: one join per page).
+std::string feed_pages(bool eager) {
+  return std::string("import json\n"
+                     "from django.core.management.base import BaseCommand\n"
+                     "from shop.models import Product\n"
+                     "class Command(BaseCommand):\n"
+                     "    def handle(self, *args, **options):\n"
+                     "        pages = []\n"
+                     "        for _ in range(10):\n"
+                     "            products = Product.objects") +
+         (eager ? ".select_related(\"category\")" : "") +
+         ".order_by(\"sku\")\n"
+         "            pages.append([{\"sku\": p.sku, \"category\": p.category.slug} "
+         "for p in products])\n"
+         "        self.stdout.write(json.dumps({\"pages\": pages}))\n";
+}
+
+// The pull request that fixes an N+1 with eager loading brings in a new statement, the join,
+// run as often as min_query_delta: the gate passes it as `added`, in place of the lookups that
+// fell, and the snapshot proves the same document. The other way round (eager loading lost)
+// fails on the new lookups.
+TEST(OrmRecipes, DjangoEagerLoadingThatReplacesAnNPlusOnePassesTheGate) {
+  TempDir dir;
+  const fs::path app = dir / "shop";
+  clone_example_app("django", app);
+  const fs::path command = app / "shop/management/commands/feed_pages.py";
+  std::ofstream(command, std::ios::binary) << feed_pages(false);
+  std::ofstream(app / "coldgate.yaml", std::ios::binary)
+      << "version: 1\n"
+         "database: { name: shop }\n"
+         "setup:\n"
+         "  - command: python3 manage.py migrate --no-input\n"
+         "  - command: python3 manage.py loaddata shop\n"
+         "  - analyze: true\n"
+         "stages:\n"
+         "  - name: feed-pages\n"
+         "    command: python3 manage.py feed_pages\n"
+         "    runs: 2\n"
+         "    warm: 0\n"
+         "    snapshot: true\n";
+  results::Results lazy = clone_to_passing_gate(app, "feed-pages");
+  const double lazy_queries = queries_per_run(lazy);
+  fs::copy_file(app / "coldgate-out/results.json", dir / "lazy.json");
+
+  std::ofstream(command, std::ios::binary | std::ios::trunc) << feed_pages(true);
+  auto pr = run_coldgate({"run", "--baseline", (dir / "lazy.json").string()}, app, {},
+                         developer_env());
+  EXPECT_EQ(pr.exit_code, 0) << pr.err;
+  fs::copy_file(app / "coldgate-out/results.json", dir / "eager.json");
+  auto eager = results::from_json(slurp(dir / "eager.json"), "eager.json");
+  ASSERT_EQ(eager.stages.size(), 1u);
+  ASSERT_TRUE(eager.stages[0].snapshot);
+  EXPECT_EQ(eager.stages[0].snapshot->status, results::SnapshotStatus::match);
+  // Ten pages of nine products: the product list and 90 category lookups became ten joins.
+  EXPECT_EQ(queries_per_run(eager), lazy_queries - 100 + 10);
+  ASSERT_TRUE(eager.gate);
+  const results::StatementVerdict* join = nullptr;
+  for (const auto& v : eager.gate->statements) {
+    if (v.query.find("INNER JOIN \"shop_category\"") != std::string::npos) join = &v;
+  }
+  ASSERT_NE(join, nullptr) << pr.out;
+  EXPECT_EQ(join->verdict, results::Verdict::added) << join->reason;
+  EXPECT_EQ(join->head->calls, 10);
+  EXPECT_TRUE(join->reason.starts_with("new statement: runs 10 times per run, in place of "
+                                       "others: the stage runs 90 statements fewer per run; "
+                                       "fell: `SELECT \"shop_category\"."))
+      << join->reason;
+  for (const auto& v : eager.gate->statements) {
+    EXPECT_NE(v.verdict, results::Verdict::regression) << v.query << ": " << v.reason;
+  }
+
+  // Base eager, head lazy: the lookups are a new N+1.
+  auto undone = run_coldgate({"compare", (dir / "eager.json").string(), (dir / "lazy.json").string(),
+                              "--out", (dir / "undone").string()},
+                             app, {}, developer_env());
+  EXPECT_EQ(undone.exit_code, 1) << undone.err;
+  auto judged = results::from_json(slurp(dir / "undone/results.json"), "results.json");
+  ASSERT_TRUE(judged.gate);
+  int regressions = 0;
+  for (const auto& v : judged.gate->statements) {
+    if (v.verdict != results::Verdict::regression) continue;
+    ++regressions;
+    EXPECT_EQ(v.reason, "new statement: runs " + std::string(v.head->calls == 90 ? "90" : "10") +
+                            " times per run (≥ min_query_delta 10)");
+  }
+  EXPECT_EQ(regressions, 2) << undone.out;
+}
+
 TEST(OrmRecipes, Sequelize) {
   const fs::path modules = source_dir() / "build-tools/apps/sequelize/node_modules";
   ASSERT_TRUE(fs::is_directory(modules))
