@@ -57,13 +57,15 @@ results::GateResult compare(const results::Results& head, const results::Results
 /// hash, `text_id`; the shortened text when a side's results lack it), not by queryid, which
 /// hashes relation OIDs that differ between two databases. Per pair: `regression` when the
 /// calls per run are ≥ max_query_ratio × base's and ≥ min_query_delta more (a new statement
-/// with ≥ min_query_delta calls too: a new N+1), or the shared blocks per call are ≥
-/// max_blocks_ratio × base's and ≥ min_blocks_delta more (a lost index); `faster` the other
-/// way round; `new`/`removed` below those floors; else `same`. Rows and times per call are
-/// shown, never judged; so is a plan change (`plan_change`, from each side's captured plan of
-/// its id with the most calls, when both have one and their shape ids differ; an unreadable
-/// plan gives "shape X → Y (a plan is not readable: …)" rather than an error). Regressions first. Empty when `g.statements` is off or a side has no
-/// profile.
+/// with ≥ min_query_delta calls too: a new N+1, when the stage's calls per run rose by
+/// ≥ min_query_delta; else it took the place of others: `added`, naming the two that fell
+/// most), or the shared blocks per call are ≥ max_blocks_ratio × base's and ≥ min_blocks_delta
+/// more (a lost index); `faster` the other way round; `added`/`removed` below those floors;
+/// else `same`. Rows and times per call are shown, never judged; so is a plan change
+/// (`plan_change`, from each side's captured plan of its id with the most calls, when both have
+/// one and their shape ids differ; an unreadable plan gives "shape X → Y (a plan is not
+/// readable: …)" rather than an error). Regressions first. Empty when `g.statements` is off or
+/// a side has no profile.
 std::vector<results::StatementVerdict> compare_statements(const results::StageResult& head,
                                                           const results::StageResult& base,
                                                           const config::Gate& g);
