@@ -44,21 +44,55 @@ std::string format_value(double v, const std::string& unit) {
   return number + " " + unit;
 }
 
+namespace {
+
+// A line around a cause rather than the cause: PostgreSQL's LINE, DETAIL, HINT, CONTEXT,
+// STATEMENT and QUERY lines (at the start, or after a server log's prefix), indented ones (a
+// caret, a traceback frame), and a program's pointer to its usage ("Type 'manage.py help' for
+// usage.", "Try 'psql --help' for more information.").
+bool context_line(std::string_view line) {
+  if (line.empty() || line.front() == ' ' || line.front() == '\t' || line.starts_with("LINE "))
+    return true;
+  for (std::string_view label : {"DETAIL:", "HINT:", "CONTEXT:", "STATEMENT:", "QUERY:"}) {
+    if (line.starts_with(label)) return true;
+    // After a log line's prefix the server writes the label and two spaces.
+    if (line.find(" " + std::string(label) + "  ") != std::string_view::npos) return true;
+  }
+  for (std::string_view pointer : {"Type ", "Try ", "See ", "Run "}) {
+    if (line.starts_with(pointer) && line.find("help") != std::string_view::npos) return true;
+  }
+  return false;
+}
+
+// A line with one of PostgreSQL's error severities (ERROR, FATAL, PANIC: PostgreSQL docs,
+// "Message Severity Levels"), as the server logs it and psql and the drivers repeat it.
+bool severity_line(std::string_view line) {
+  for (std::string_view s : {"ERROR:", "FATAL:", "PANIC:"}) {
+    std::size_t at = line.find(s);
+    if (at != std::string_view::npos && (at == 0 || line[at - 1] == ' ' || line[at - 1] == ':'))
+      return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 std::string failure_summary(const std::string& error) {
   std::size_t nl = error.find('\n');
   std::string first = error.substr(0, nl);
   if (nl == std::string::npos) return first;
+  // The tail's last line with an error severity states the cause; without one, its last line
+  // that is not context.
   std::string_view tail = std::string_view(error).substr(nl + 1);
-  std::string_view cause;
-  while (!tail.empty() && cause.empty()) {
+  std::string_view cause, severe;
+  while (!tail.empty() && severe.empty()) {
     std::size_t cut = tail.find_last_of('\n', tail.size() - 1);
     std::string_view line = cut == std::string_view::npos ? tail : tail.substr(cut + 1);
     tail = cut == std::string_view::npos ? std::string_view{} : tail.substr(0, cut);
-    bool context = line.empty() || line.front() == ' ' || line.front() == '\t' ||
-                   line.starts_with("LINE ") || line.starts_with("DETAIL:") ||
-                   line.starts_with("HINT:") || line.starts_with("CONTEXT:");
-    if (!context) cause = line;
+    if (severity_line(line)) severe = line;
+    else if (cause.empty() && !context_line(line)) cause = line;
   }
+  if (!severe.empty()) cause = severe;
   if (cause.empty()) return first;
   return first + (first.ends_with(':') ? " " : " — ") + std::string(cause);
 }

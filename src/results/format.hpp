@@ -11,8 +11,10 @@ std::string format_value(double value, const std::string& unit);
 
 /// A failed stage's error on one line, for the terminal, junit.xml's `message` and the table:
 /// its first line and, when a stderr tail follows ("…; stderr ends:"), the tail's last line
-/// that states something — psql's context lines (LINE, DETAIL, HINT, CONTEXT) and indented
-/// ones (a caret, a traceback frame) are passed over.
+/// with an error severity (ERROR, FATAL, PANIC), else its last line that states something —
+/// context lines (LINE, DETAIL, HINT, CONTEXT, STATEMENT, QUERY, also behind a server log's
+/// prefix), indented ones (a caret, a traceback frame) and usage pointers ("Type '… help' for
+/// usage.") are passed over.
 std::string failure_summary(const std::string& error);
 
 struct Stopped;
