@@ -33,7 +33,7 @@ TEST(FailureSummary, QuotesTheCauseNotTheHintOrTheUsagePointer) {
                             "LINE 1: select lenght('x');\n"
                             "               ^\n"
                             "HINT:  No function matches the given name and argument types.\n"),
-            "setup[1] `psql -f load.sql` failed (exit status 3) — psql:load.sql:4: ERROR:  "
+            "setup[1] `psql -f load.sql` failed (exit status 3): psql:load.sql:4: ERROR:  "
             "function lenght(unknown) does not exist");
   // A Python traceback: its last line, the exception.
   EXPECT_EQ(failure_summary("stage feed: cold run 1/3: exit status 1; stderr ends:\n"
