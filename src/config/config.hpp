@@ -69,6 +69,7 @@ struct Database {
   std::string restart_command;        // external: shell command that restarts the server
   std::string name = "coldgate";      // database name
   std::map<std::string, std::string> settings;  // server settings (`-c k=v`)
+  std::map<std::string, Location> settings_where;  // of each setting's name, for its errors
   /// The server-side profile (pg_stat_statements around every run); false turns it off for
   /// every stage, and local/container servers then start without the extension preloaded.
   bool profile = true;

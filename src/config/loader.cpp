@@ -111,7 +111,8 @@ class Loader {
     if (auto* e = f.find("restart_command"))
       d.restart_command = m_r.nonempty_text(e->value, f.path("restart_command"));
     if (auto* e = f.find("name")) d.name = m_r.nonempty_text(e->value, f.path("name"));
-    if (auto* e = f.find("settings")) d.settings = m_r.settings(e->value, f.path("settings"));
+    if (auto* e = f.find("settings"))
+      d.settings = m_r.settings(e->value, f.path("settings"), &d.settings_where);
     if (auto* e = f.find("profile")) d.profile = m_r.boolean(e->value, f.path("profile"));
     if (auto* e = f.find("plans")) d.plans = m_r.boolean(e->value, f.path("plans"));
     if (d.provider == Provider::external) {

@@ -210,7 +210,8 @@ fs::path Reader::existing_path(const YAML::Node& node, const std::string& path,
 }
 
 std::map<std::string, std::string> Reader::settings(const YAML::Node& node,
-                                                    const std::string& path) const {
+                                                    const std::string& path,
+                                                    std::map<std::string, Location>* where) const {
   std::map<std::string, std::string> out;
   auto list = entries(node, path);
   require_values(list, path);
@@ -223,6 +224,7 @@ std::map<std::string, std::string> Reader::settings(const YAML::Node& node,
     if (e.value.Tag() == "?" && k_true.count(value)) value = "on";
     if (e.value.Tag() == "?" && k_false.count(value)) value = "off";
     out[e.key] = value;
+    if (where) (*where)[e.key] = location(e.key_node);
   }
   return out;
 }

@@ -98,9 +98,11 @@ class Reader {
   /// As file_path(), and the file (or, with `folder_ok`, a folder) must exist.
   std::filesystem::path existing_path(const YAML::Node& node, const std::string& path,
                                       bool folder_ok = false) const;
-  /// `settings:` — name → value text; YAML booleans become on/off.
-  std::map<std::string, std::string> settings(const YAML::Node& node,
-                                              const std::string& path) const;
+  /// `settings:` — name → value text; YAML booleans become on/off. `where`, when given, gets
+  /// each name's location.
+  std::map<std::string, std::string> settings(
+      const YAML::Node& node, const std::string& path,
+      std::map<std::string, Location>* where = nullptr) const;
   /// A command: a list → argv (no shell), a string → shell text.
   void command(const YAML::Node& node, const std::string& path, std::vector<std::string>& argv,
                std::string& shell) const;

@@ -92,6 +92,7 @@ ContainerOptions ContainerOptions::from(const config::Database& database) {
   o.settings = database.settings;
   o.profile = database.profile;
   o.where = database.where.file.empty() ? "" : database.where.str();
+  for (const auto& [name, where] : database.settings_where) o.settings_where[name] = where.str();
   return o;
 }
 
@@ -378,11 +379,12 @@ void ContainerProvider::wait_until_ready(const char* phase) {
                                 phase, util::tail_lines(r.err, k_log_lines)));
       }
       if (status != "running" && status != "created") {
+        const std::string log = logs_tail(k_log_lines);
+        if (auto refused = refused_setting(log, m_options.settings_where)) throw *refused;
         throw Error(ExitCode::infrastructure, m_options.where,
                     fmt::format("database: container {} ({}) exited during {} (exit status "
                                 "{}); last {} lines of its log:\n{}",
-                                container_name(), m_image, phase, exit_code, k_log_lines,
-                                logs_tail(k_log_lines)));
+                                container_name(), m_image, phase, exit_code, k_log_lines, log));
       }
     }
     if (now > deadline) {

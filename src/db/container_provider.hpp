@@ -26,6 +26,7 @@ struct ContainerOptions {
   std::vector<std::string> engine_env;          // "K=V" added for every engine call (DOCKER_HOST)
   std::chrono::milliseconds ready_timeout{60'000};  // run/restart to accepting connections
   std::string where;                                // config location for messages ("file:l:c")
+  std::map<std::string, std::string> settings_where;  // `settings` names → "file:l:c"
   /// Options from the config's `database:` block.
   static ContainerOptions from(const config::Database& database);
 };

@@ -97,6 +97,7 @@ LocalOptions LocalOptions::from(const config::Database& database) {
   o.settings = database.settings;
   o.profile = database.profile;
   o.where = database.where.file.empty() ? "" : database.where.str();
+  for (const auto& [name, where] : database.settings_where) o.settings_where[name] = where.str();
   return o;
 }
 
@@ -233,6 +234,7 @@ bool LocalProvider::try_launch(int port, bool fixed) {
         throw Error(ExitCode::infrastructure, m_options.where,
                     fmt::format("database: port {} on 127.0.0.1 is already in use", port));
       }
+      if (auto refused = refused_setting(out, m_options.settings_where)) throw *refused;
       throw Error(ExitCode::infrastructure, m_options.where,
                   fmt::format("database: PostgreSQL server did not start ({}); last 20 lines of "
                               "its log:\n{}",

@@ -29,6 +29,7 @@ struct LocalOptions {
   std::optional<int> port;                      // fixed TCP port: no retry; nullopt: a free one
   std::optional<int> first_port;                // tried before free ports (tests the retry)
   std::string where;                            // config location for messages ("file:l:c")
+  std::map<std::string, std::string> settings_where;  // `settings` names → "file:l:c"
   /// Options from the config's `database:` block.
   static LocalOptions from(const config::Database& database);
 };

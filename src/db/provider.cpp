@@ -1,5 +1,8 @@
 #include "db/provider.hpp"
 
+#include <fmt/core.h>
+
+#include <cctype>
 #include <set>
 
 #include "db/connection.hpp"
@@ -34,6 +37,58 @@ ServerInfo read_server_info(Connection& conn) {
     if (!k_plumbing.count(name)) info.settings[name] = r[1].c_str();
   }
   return info;
+}
+
+namespace {
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// The text after a log line's "LABEL:" and its spaces, or "".
+std::string after_label(const std::string& line, std::string_view label) {
+  std::size_t at = line.find(label);
+  if (at == std::string::npos) return "";
+  at += label.size();
+  while (at < line.size() && line[at] == ' ') ++at;
+  return line.substr(at);
+}
+
+}  // namespace
+
+std::optional<Error> refused_setting(const std::string& server_log,
+                                     const std::map<std::string, std::string>& settings_where) {
+  if (settings_where.empty()) return std::nullopt;
+  std::vector<std::string> lines;
+  for (std::size_t pos = 0; pos < server_log.size();) {
+    std::size_t end = std::min(server_log.find('\n', pos), server_log.size());
+    lines.push_back(server_log.substr(pos, end - pos));
+    pos = end + 1;
+  }
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const std::string fatal = after_label(lines[i], "FATAL:");
+    if (fatal.empty()) continue;
+    std::string name;
+    std::size_t quote = fatal.find("parameter \"");
+    if (quote != std::string::npos) {
+      std::size_t begin = quote + 11, end = fatal.find('"', begin);
+      if (end != std::string::npos) name = lower(fatal.substr(begin, end - begin));
+    } else if (fatal.starts_with("could not access file \"") ||
+               fatal.starts_with("could not load library \"")) {
+      name = "shared_preload_libraries";  // the only libraries a config gives the server
+    }
+    if (name.empty()) continue;
+    for (const auto& [key, where] : settings_where) {
+      if (lower(key) != name) continue;
+      std::string detail = i + 1 < lines.size() ? after_label(lines[i + 1], "DETAIL:") : "";
+      return Error(ExitCode::usage, where,
+                   fmt::format("database.settings.{}: the server refused it: {}{} — fix the value "
+                               "or remove the setting",
+                               key, fatal, detail.empty() ? "" : " (" + detail + ")"));
+    }
+  }
+  return std::nullopt;
 }
 
 std::unique_ptr<Provider> make_provider(const config::Database& database) {

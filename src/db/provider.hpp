@@ -10,6 +10,7 @@
 
 #include "config/config.hpp"
 #include "db/connection_info.hpp"
+#include "util/error.hpp"
 
 namespace coldgate::db {
 
@@ -59,6 +60,14 @@ class Provider {
   /// Server version and non-default settings, read over a fresh connection. Throws Error.
   ServerInfo server_info() const;
 };
+
+/// Why a server that did not start refused one of the config's `database.settings`, from its
+/// log's FATAL line that names the parameter ("invalid value for parameter \"max_connections\":
+/// \"abc\"", "unrecognized configuration parameter \"foo\"", and its DETAIL), or a library of
+/// shared_preload_libraries it could not load: Error(usage) at that setting's name
+/// (`settings_where`: name → "file:line:col"). nullopt when the log names none of them.
+std::optional<Error> refused_setting(const std::string& server_log,
+                                     const std::map<std::string, std::string>& settings_where);
 
 /// The provider `database.provider` names, not yet started.
 std::unique_ptr<Provider> make_provider(const config::Database& database);

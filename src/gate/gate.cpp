@@ -421,7 +421,10 @@ std::string stopped_verdict(const Stopped& x) {
                             : fmt::format("failed: setup step {}{}: {}", x.step, at, summary);
       break;
     case 2:
-      text = fmt::format("{} error{}: {}", x.phase == "config" ? "config" : "usage", at, summary);
+      // A server that refused a setting of the config's is the config's error too.
+      text = fmt::format("{} error{}: {}",
+                         x.phase == "config" || x.phase == "server" ? "config" : "usage", at,
+                         summary);
       break;
     case 130:
       text = fmt::format("{} {}", summary,
