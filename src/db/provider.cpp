@@ -82,10 +82,13 @@ std::optional<Error> refused_setting(const std::string& server_log,
     for (const auto& [key, where] : settings_where) {
       if (lower(key) != name) continue;
       std::string detail = i + 1 < lines.size() ? after_label(lines[i + 1], "DETAIL:") : "";
+      const bool unknown = fatal.starts_with("unrecognized configuration parameter");
       return Error(ExitCode::usage, where,
-                   fmt::format("database.settings.{}: the server refused it: {}{} — fix the value "
-                               "or remove the setting",
-                               key, fatal, detail.empty() ? "" : " (" + detail + ")"));
+                   fmt::format("database.settings.{}: the server refused it: {}{} — {} or remove "
+                               "the setting",
+                               key, fatal, detail.empty() ? "" : " (" + detail + ")",
+                               unknown ? "check the name (SHOW ALL lists the server's)"
+                                       : "fix the value"));
     }
   }
   return std::nullopt;

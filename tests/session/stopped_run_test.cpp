@@ -1,6 +1,7 @@
 // `coldgate run` that stops before its stages — a failing setup step, a config that names what
 // is not there, a server that does not start — still writes its reports, with why as the
 // verdict and the exit code of the cause. The real binary, a real PostgreSQL (local provider).
+#include <fmt/core.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -231,17 +232,21 @@ TEST_F(StoppedRunTest, AMissingStageProgramIsAConfigErrorBeforeAnyServerStarts) 
 
 TEST_F(StoppedRunTest, AServerThatDoesNotStartIsExit3WithReportsSayingSo) {
   dir.write("schema.sql", "CREATE TABLE t (id int);\n");
-  config("  - sql: schema.sql\n", "{ provider: local, settings: { shared_buffers: nonsense } }");
+  // A socket folder that does not exist: the server's log names a file, not the setting.
+  config("  - sql: schema.sql\n",
+         "{ provider: local, settings: { unix_socket_directories: /nonexistent } }");
   auto r = run();
   EXPECT_EQ(r.exit_code, 3) << r.err;
   std::string verdict = report_verdict();
+  // The verdict quotes the log's FATAL line: what went wrong, not a HINT or a later LOG line.
   EXPECT_TRUE(verdict.starts_with("❌ **infrastructure error at coldgate.yaml:2:11: database: "
                                   "PostgreSQL server did not start (exit status 1)"))
       << verdict;
-  EXPECT_NE(verdict.find("FATAL:  invalid value for parameter \"shared_buffers\": \"nonsense\""),
+  EXPECT_NE(verdict.find("FATAL:  could not create lock file \"/nonexistent/.s.PGSQL."),
             std::string::npos)
       << verdict;
-  EXPECT_TRUE(verdict.ends_with("; 2 stages not run**")) << verdict;
+  EXPECT_TRUE(verdict.ends_with(".lock\": No such file or directory; 2 stages not run**"))
+      << verdict;
   EXPECT_TRUE(last_line(r.err).starts_with("coldgate: infrastructure error at coldgate.yaml:2:11: "
                                            "database: PostgreSQL server did not start"))
       << r.err;
@@ -250,6 +255,38 @@ TEST_F(StoppedRunTest, AServerThatDoesNotStartIsExit3WithReportsSayingSo) {
   EXPECT_EQ(res.stopped->exit_code, 3);
   EXPECT_EQ(last_line(junit_cases(dir / "coldgate-out/junit.xml")),
             "other/run: skipped: not run: the server did not start");
+}
+
+TEST_F(StoppedRunTest, ASettingTheServerRefusesIsAConfigErrorAtItsName) {
+  dir.write("schema.sql", "CREATE TABLE t (id int);\n");
+  const std::string database =
+      "{ provider: local, settings: { work_mem: 8MB, shared_buffers: nonsense } }";
+  config("  - sql: schema.sql\n", database);
+  const std::string at =
+      fmt::format("coldgate.yaml:2:{}", 11 + database.find("shared_buffers"));
+  auto r = run();
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  const std::string why = "database.settings.shared_buffers: the server refused it: invalid "
+                          "value for parameter \"shared_buffers\": \"nonsense\" — fix the value "
+                          "or remove the setting";
+  EXPECT_EQ(last_line(r.err), "coldgate: config error at " + at + ": " + why +
+                                  "; 2 stages not run; results in coldgate-out/results.json")
+      << r.err;
+  EXPECT_EQ(report_verdict(), "❌ **config error at " + at + ": " + why + "; 2 stages not run**");
+  auto res = results();
+  EXPECT_EQ(res.stopped->phase, "server");
+  EXPECT_EQ(res.stopped->exit_code, 2);
+
+  // A name the server does not know: the same place, told to check the name.
+  config("  - sql: schema.sql\n", "{ provider: local, settings: { shared_bufers: 64MB } }");
+  r = run();
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(last_line(r.err),
+            "coldgate: config error at coldgate.yaml:2:42: database.settings.shared_bufers: the "
+            "server refused it: unrecognized configuration parameter \"shared_bufers\" — check "
+            "the name (SHOW ALL lists the server's) or remove the setting; 2 stages not run; "
+            "results in coldgate-out/results.json")
+      << r.err;
 }
 
 TEST_F(StoppedRunTest, AnEarlierRunsReportNeverPassesForThisOnes) {
