@@ -187,6 +187,30 @@ TEST_P(ContainerProviderTest, MissingImageIsAClearErrorWithTheEnginesWords) {
   EXPECT_TRUE(containers_of_run(engine, p.run_id()).empty());
 }
 
+// A setting the server refuses stops the container's postgres at start: the config's error at
+// that setting's name, and the container is gone.
+TEST_P(ContainerProviderTest, ARefusedSettingIsAConfigErrorAtItsName) {
+  const std::string engine = GetParam();
+  ASSERT_EQ(container_setup_problem(engine), "");
+  auto options = container_options(engine);
+  options.settings["shared_buffers"] = "nonsense";
+  options.settings_where["shared_buffers"] = "coldgate.yaml:6:15";
+  options.where = "coldgate.yaml:2:3";
+  db::ContainerProvider p(options);
+  try {
+    p.start();
+    FAIL() << "started with shared_buffers = nonsense";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::usage);
+    EXPECT_EQ(e.message(),
+              "coldgate.yaml:6:15: database.settings.shared_buffers: the server refused it: "
+              "invalid value for parameter \"shared_buffers\": \"nonsense\" — fix the value or "
+              "remove the setting");
+  }
+  p.stop();
+  EXPECT_TRUE(containers_of_run(engine, p.run_id()).empty());
+}
+
 INSTANTIATE_TEST_SUITE_P(ContainerEngines, ContainerProviderTest,
                          ::testing::Values("podman", "docker"),
                          [](const auto& info) { return info.param; });
