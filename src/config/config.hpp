@@ -160,6 +160,7 @@ struct Stage {
   std::vector<bool> params_null;              // params_null[i]: parameter i is SQL NULL
   std::map<std::string, std::string> settings;        // SQL: SET LOCAL in the query's transaction;
                                                       // command: its clients' (settings_via)
+  std::map<std::string, Location> settings_where;     // of each setting's name
   SettingsVia settings_via = SettingsVia::pgoptions;  // command stages only
   Decode decode = Decode::none;
   std::vector<std::string> command;           // argv, no shell

@@ -452,7 +452,8 @@ class Loader {
         for (auto& [k, v] : read_env(e->value, f.path("env"))) s.env[k] = std::move(v);
     }
     if (auto* e = f.find("params")) read_params(e->value, f.path("params"), s);
-    if (auto* e = f.find("settings")) s.settings = m_r.settings(e->value, f.path("settings"));
+    if (auto* e = f.find("settings"))
+      s.settings = m_r.settings(e->value, f.path("settings"), &s.settings_where);
     if (auto* e = f.find("settings_via"))
       s.settings_via = m_r.choice(e->value, f.path("settings_via"), {"pgoptions", "role"}) == "role"
                            ? SettingsVia::role

@@ -64,6 +64,13 @@ struct RunContext {
 /// cannot serve never fails the run. Throws Error(infrastructure) when the server is lost.
 std::string enable_profile(RunContext& ctx, const config::Database& database);
 
+/// Sets each of `stages`' `settings` once, as its runs will (set_config(name, value, true) in
+/// the stages' database, after setup), so that a name or value the server refuses stops the
+/// run before any stage with Error(usage) at that setting's name — "stage two:
+/// settings.jit_abvoe_cost: the server refused it: …" — instead of failing its first run.
+/// Throws Error(infrastructure) when the server is lost, Error(interrupted).
+void check_stage_settings(const RunContext& ctx, const std::vector<config::Stage>& stages);
+
 /// Keeps the stages' database of `ctx` as setup left it (db::DatabaseTemplate) when one of
 /// `stages` has `isolation: run` or `stage`, and sets ctx.isolation. Call after setup and
 /// enable_profile() (the template holds the profile's extension). Returns "" when it did or no

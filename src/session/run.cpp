@@ -137,6 +137,9 @@ void run_job(const config::Config& cfg, const JobOptions& options,
     progress.line("note: " + note);
     results.warnings.push_back(note);
   }
+  at.phase = "config";
+  measure::check_stage_settings(ctx, stages);
+  at.phase = "stages";
 
   int index = 0;
   for (const auto& stage : stages) {
