@@ -289,6 +289,53 @@ TEST_F(StoppedRunTest, ASettingTheServerRefusesIsAConfigErrorAtItsName) {
       << r.err;
 }
 
+// A stage's setting is checked as its runs will set it, once setup is done and before any
+// stage runs: a misspelt name or a bad value is the config's error at that name, not a stage
+// that fails its first cold run.
+TEST_F(StoppedRunTest, AStageSettingTheServerRefusesStopsTheRunBeforeAnyStageAtItsName) {
+  dir.write("schema.sql", "CREATE TABLE t (id int);\n");
+  auto with_settings = [&](const std::string& settings) {
+    dir.write("coldgate.yaml", "version: 1\n"
+                               "setup: [ { sql: schema.sql } ]\n"
+                               "defaults: { runs: 1, warm: 0 }\n"
+                               "stages:\n"
+                               "  - name: items\n"
+                               "    query: select count(*) from t\n"
+                               "  - name: tuned\n"
+                               "    query: select 1\n"
+                               "    settings: " + settings + "\n");
+  };
+  with_settings("{ work_mem: 4MB, jit_abvoe_cost: 10 }");
+  auto r = run();
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  const std::string why =
+      "config error at coldgate.yaml:9:32: stage tuned: settings.jit_abvoe_cost: the server "
+      "refused it: SQLSTATE 42704: unrecognized configuration parameter \"jit_abvoe_cost\" — "
+      "check the name (SHOW ALL lists the server's) or remove the setting; 2 stages not run";
+  EXPECT_EQ(last_line(r.err), "coldgate: " + why + "; results in coldgate-out/results.json")
+      << r.err;
+  EXPECT_EQ(report_verdict(), "❌ **" + why + "**");
+  EXPECT_EQ(r.err.find("[1/2] items"), std::string::npos) << "a stage ran:\n" << r.err;
+  auto res = results();
+  EXPECT_EQ(res.stopped->exit_code, 2);
+  EXPECT_TRUE(res.stages.empty());
+
+  with_settings("{ work_mem: lots }");
+  r = run();
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(last_line(r.err),
+            "coldgate: config error at coldgate.yaml:9:17: stage tuned: settings.work_mem: the "
+            "server refused it: SQLSTATE 22023: invalid value for parameter \"work_mem\": "
+            "\"lots\" — fix the value or remove the setting; 2 stages not run; results in "
+            "coldgate-out/results.json")
+      << r.err;
+
+  with_settings("{ work_mem: 4MB, jit: false }");
+  r = run();
+  EXPECT_EQ(r.exit_code, 1) << r.err;  // both stages measured; their snapshots are missing
+  EXPECT_NE(r.err.find("[2/2] tuned"), std::string::npos) << r.err;
+}
+
 TEST_F(StoppedRunTest, AnEarlierRunsReportNeverPassesForThisOnes) {
   config("  - command: [\"true\"]\n");
   ASSERT_EQ(run().exit_code, 0);
