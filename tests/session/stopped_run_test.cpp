@@ -332,7 +332,7 @@ TEST_F(StoppedRunTest, AStageSettingTheServerRefusesStopsTheRunBeforeAnyStageAtI
 
   with_settings("{ work_mem: 4MB, jit: false }");
   r = run();
-  EXPECT_EQ(r.exit_code, 1) << r.err;  // both stages measured; their snapshots are missing
+  EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("[2/2] tuned"), std::string::npos) << r.err;
 }
 
