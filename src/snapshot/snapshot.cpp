@@ -200,7 +200,12 @@ fs::path pending_path(const fs::path& committed, const Settings& settings) {
   if (settings.mode == Mode::local) return fs::path(committed.string() + ".new");
   fs::path absolute = resolved(committed);
   fs::path cwd = resolved(fs::current_path());
-  fs::path rel = is_under(absolute, cwd) ? absolute.lexically_relative(cwd) : committed.filename();
+  // Outside the current folder (`ab`'s and `stack`'s worktrees) the path inside the repository
+  // keeps two snapshots of one name in two folders apart; the file name is the last resort.
+  const fs::path root = settings.label_root.empty() ? fs::path() : resolved(settings.label_root);
+  fs::path rel = is_under(absolute, cwd)                    ? absolute.lexically_relative(cwd)
+                 : !root.empty() && is_under(absolute, root) ? absolute.lexically_relative(root)
+                                                             : committed.filename();
   fs::path pending = settings.out_dir / "snapshots" / rel;
   // A snapshot folder of its own (not the checkout's root) must stay untouched in CI.
   fs::path folder = absolute.parent_path();

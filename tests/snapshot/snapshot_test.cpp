@@ -288,6 +288,25 @@ TEST_F(SnapshotTest, CiModeWritesOnlyUnderOutDir) {
             "it as snapshots/x.json");
 }
 
+// `ab` and `stack` measure worktrees outside the current folder: their snapshots' paths inside
+// the repository (label_root) keep two files of one name apart.
+TEST_F(SnapshotTest, CiModeKeepsThePathInsideTheRepositoryForSnapshotsOutsideTheCurrentFolder) {
+  TempDir worktree;
+  worktree.write("snapshots/orders/feed.json", k_old);
+  worktree.write("snapshots/users/feed.json", k_old);
+  Settings ci{Mode::ci, "out", false};
+  ci.label_root = worktree.path();
+  Verdict a = check(Claim{"orders", worktree / "snapshots/orders/feed.json", {}}, k_new, ci);
+  Verdict b = check(Claim{"users", worktree / "snapshots/users/feed.json", {}}, k_new + " ", ci);
+  EXPECT_EQ(a.pending, "out/snapshots/snapshots/orders/feed.json");
+  EXPECT_EQ(b.pending, "out/snapshots/snapshots/users/feed.json");
+  EXPECT_EQ(slurp("out/snapshots/snapshots/orders/feed.json"), k_new);
+  // What `accept --from` finds for each, with the worktree as the source's root.
+  Source source{"out", worktree.path()};
+  EXPECT_EQ(candidate_path(Claim{"orders", worktree / "snapshots/orders/feed.json", {}}, source),
+            "out/snapshots/snapshots/orders/feed.json");
+}
+
 TEST_F(SnapshotTest, CiModeUsesTheFileNameForSnapshotsOutsideTheCurrentFolder) {
   TempDir elsewhere;
   elsewhere.write("x.json", k_old);
