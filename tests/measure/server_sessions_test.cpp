@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "db/connection.hpp"
+#include "measure/command_settings.hpp"
 #include "results/json.hpp"
 #include "support/cluster.hpp"
 #include "support/support.hpp"
@@ -163,18 +164,40 @@ TEST_F(ServerSessions, SettingsViaRolePutsBackWhatTheRoleHadBefore) {
   EXPECT_EQ(role_settings(), before);
 }
 
-TEST_F(ServerSessions, SettingsViaRoleThatTheServerRefusesFailsTheStageAndChangesNothing) {
+TEST_F(ServerSessions, SettingsViaRoleThatTheServerRefusesChangesNothing) {
   fresh("coldgate_settings_role_bad");
+  // `run` sets the stage's settings once before any stage: a config error at the name, and the
+  // role's settings are never touched.
   auto r =
       run("  - name: driver\n"
           "    command: [sh, -c, 'touch ran.txt']\n"
           "    settings: { jit: \"off\", no_such_setting: 1 }\n"
           "    settings_via: role\n");
-  EXPECT_EQ(r.exit_code, 1) << r.err;
-  EXPECT_EQ(results().stages.at(0).error,
-            "cold run 1/1: stage driver: settings_via: role: SQLSTATE 42704: unrecognized "
-            "configuration parameter \"no_such_setting\"");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("coldgate: config error at coldgate.yaml:7:29: stage driver: "
+                       "settings.no_such_setting: the server refused it: SQLSTATE 42704: "
+                       "unrecognized configuration parameter \"no_such_setting\""),
+            std::string::npos)
+      << r.err;
   EXPECT_FALSE(std::filesystem::exists(dir / "ran.txt"));
+  EXPECT_EQ(role_settings(), "");
+
+  // A cold run's own ALTER ROLE … SET (what `ab` and `stack` reach): the one transaction
+  // fails as a whole, jit's change included.
+  config::Stage stage;
+  stage.name = "driver";
+  stage.settings = {{"jit", "off"}, {"no_such_setting", "1"}};
+  stage.settings_via = config::SettingsVia::role;
+  std::vector<std::string> env;
+  try {
+    CommandSettings applied(stage, testing::shared_cluster().socket_info(db), env);
+    ADD_FAILURE() << "the server took no_such_setting";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::gate_failed);
+    EXPECT_EQ(std::string(e.what()),
+              "stage driver: settings_via: role: SQLSTATE 42704: unrecognized configuration "
+              "parameter \"no_such_setting\"");
+  }
   EXPECT_EQ(role_settings(), "");
 }
 
