@@ -194,7 +194,7 @@ TEST_F(ServerSessions, SettingsViaRoleThatTheServerRefusesChangesNothing) {
     ADD_FAILURE() << "the server took no_such_setting";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ExitCode::gate_failed);
-    EXPECT_EQ(std::string(e.what()),
+    EXPECT_EQ(e.message(),
               "stage driver: settings_via: role: SQLSTATE 42704: unrecognized configuration "
               "parameter \"no_such_setting\"");
   }
