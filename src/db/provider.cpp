@@ -2,7 +2,6 @@
 
 #include <fmt/core.h>
 
-#include <cctype>
 #include <set>
 
 #include "db/connection.hpp"
@@ -10,6 +9,7 @@
 #include "db/external_provider.hpp"
 #include "db/local_provider.hpp"
 #include "util/error.hpp"
+#include "util/text.hpp"
 
 namespace coldgate::db {
 
@@ -41,11 +41,6 @@ ServerInfo read_server_info(Connection& conn) {
 
 namespace {
 
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
 // The text after a log line's "LABEL:" and its spaces, or "".
 std::string after_label(const std::string& line, std::string_view label) {
   std::size_t at = line.find(label);
@@ -56,6 +51,12 @@ std::string after_label(const std::string& line, std::string_view label) {
 }
 
 }  // namespace
+
+std::string refusal_hint(std::string_view server_message) {
+  return server_message.find("unrecognized configuration parameter") != std::string_view::npos
+             ? "check the name (SHOW ALL lists the server's)"
+             : "fix the value";
+}
 
 std::optional<Error> refused_setting(const std::string& server_log,
                                      const std::map<std::string, std::string>& settings_where) {
@@ -73,22 +74,20 @@ std::optional<Error> refused_setting(const std::string& server_log,
     std::size_t quote = fatal.find("parameter \"");
     if (quote != std::string::npos) {
       std::size_t begin = quote + 11, end = fatal.find('"', begin);
-      if (end != std::string::npos) name = lower(fatal.substr(begin, end - begin));
+      if (end != std::string::npos) name = util::lower(fatal.substr(begin, end - begin));
     } else if (fatal.starts_with("could not access file \"") ||
                fatal.starts_with("could not load library \"")) {
       name = "shared_preload_libraries";  // the only libraries a config gives the server
     }
     if (name.empty()) continue;
     for (const auto& [key, where] : settings_where) {
-      if (lower(key) != name) continue;
+      if (util::lower(key) != name) continue;
       std::string detail = i + 1 < lines.size() ? after_label(lines[i + 1], "DETAIL:") : "";
-      const bool unknown = fatal.starts_with("unrecognized configuration parameter");
       return Error(ExitCode::usage, where,
                    fmt::format("database.settings.{}: the server refused it: {}{} — {} or remove "
                                "the setting",
                                key, fatal, detail.empty() ? "" : " (" + detail + ")",
-                               unknown ? "check the name (SHOW ALL lists the server's)"
-                                       : "fix the value"));
+                               refusal_hint(fatal)));
     }
   }
   return std::nullopt;

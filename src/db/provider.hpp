@@ -69,6 +69,11 @@ class Provider {
 std::optional<Error> refused_setting(const std::string& server_log,
                                      const std::map<std::string, std::string>& settings_where);
 
+/// What to do about a setting the server refused, from its message: "check the name (SHOW ALL
+/// lists the server's)" when the name is unknown ("unrecognized configuration parameter"), else
+/// "fix the value".
+std::string refusal_hint(std::string_view server_message);
+
 /// The provider `database.provider` names, not yet started.
 std::unique_ptr<Provider> make_provider(const config::Database& database);
 

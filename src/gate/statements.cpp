@@ -10,6 +10,7 @@
 #include "results/growth.hpp"
 #include "results/plan.hpp"
 #include "util/error.hpp"
+#include "util/text.hpp"
 
 namespace coldgate::gate {
 namespace {
@@ -264,18 +265,16 @@ std::string plan_change_of(const StatementPlan* b, const StatementPlan* h) {
 }
 
 // What a new statement's stage did with its other statements: the change of the stage's
-// statements per run, and the statements whose calls fell most, as "`text` (211 → 31)".
+// statements per run, and the statements whose calls fell most, "`text` (211 → 31), …".
 struct StageCalls {
   double delta = 0;
-  std::vector<std::string> fell;
+  std::string fell;
 };
 
-// A statement's text cut for a reason line: its first 60 characters.
+// A statement's text cut for a reason line: its first 60 bytes, whole UTF-8 characters.
 std::string short_text(const std::string& q) {
-  if (q.size() <= 60) return q;
-  std::size_t cut = 60;
-  while (cut > 0 && (static_cast<unsigned char>(q[cut]) & 0xC0) == 0x80) --cut;  // UTF-8 start
-  return q.substr(0, cut) + "…";
+  std::string_view kept = util::utf8_prefix(q, 60);
+  return kept.size() == q.size() ? q : std::string(kept) + "…";
 }
 
 StatementVerdict pair(const std::string& stage, const StatementSum* b, const StatementSum* h, const config::Gate& g,
@@ -306,8 +305,7 @@ StatementVerdict pair(const std::string& stage, const StatementSum* b, const Sta
       v.reason = fmt::format("new statement: runs {} times per run (≥ min_query_delta {})",
                              count(calls), g.min_query_delta);
     } else {
-      std::string fell;
-      for (const auto& f : stage_calls.fell) fell += (fell.empty() ? "" : ", ") + f;
+      const std::string& fell = stage_calls.fell;
       const double d = stage_calls.delta;
       const std::string stage_change =
           d < 0    ? fmt::format("{} statement{} fewer per run", count(-d), d == -1 ? "" : "s")
@@ -428,8 +426,9 @@ std::vector<StatementVerdict> compare_statements(const StageResult& head, const 
   }
   std::stable_sort(fell.begin(), fell.end(),
                    [](const auto& a, const auto& b) { return a.first > b.first; });
-  for (std::size_t i = 0; i < fell.size() && i < 2; ++i) stage_calls.fell.push_back(fell[i].second);
-  if (fell.size() > 2) stage_calls.fell.push_back(fmt::format("… {} more", fell.size() - 2));
+  for (std::size_t i = 0; i < fell.size() && i < 2; ++i)
+    stage_calls.fell += (i ? ", " : "") + fell[i].second;
+  if (fell.size() > 2) stage_calls.fell += fmt::format(", … {} more", fell.size() - 2);
   std::vector<StatementVerdict> out;
   for (const auto& k : order) {
     auto b = b_sums.find(k);

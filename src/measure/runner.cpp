@@ -584,20 +584,18 @@ void check_stage_settings(const RunContext& ctx, const std::vector<config::Stage
   std::unique_ptr<db::Connection> conn;
   for (const auto& stage : stages) {
     for (const auto& [name, value] : stage.settings) {
-      if (!conn) conn = std::make_unique<db::Connection>(db::with_client_defaults(stages_database(ctx)));
+      if (!conn)
+        conn = std::make_unique<db::Connection>(db::with_client_defaults(stages_database(ctx)));
       try {
         conn->exec_params("SELECT set_config($1, $2, true)", {name, value});
       } catch (const Error& e) {
         if (e.code() != ExitCode::gate_failed) throw;  // the server lost, an interrupt
         auto at = stage.settings_where.find(name);
-        throw Error(ExitCode::usage, at == stage.settings_where.end() ? stage.where.str() : at->second.str(),
+        throw Error(ExitCode::usage,
+                    at == stage.settings_where.end() ? stage.where.str() : at->second.str(),
                     fmt::format("stage {}: settings.{}: the server refused it: {} — {} or remove "
                                 "the setting",
-                                stage.name, name, e.what(),
-                                std::string(e.what()).find("unrecognized configuration parameter") !=
-                                        std::string::npos
-                                    ? "check the name (SHOW ALL lists the server's)"
-                                    : "fix the value"));
+                                stage.name, name, e.what(), db::refusal_hint(e.what())));
       }
     }
   }

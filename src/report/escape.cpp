@@ -210,11 +210,4 @@ std::string xml_text(std::string_view text, bool attribute) {
   return out;
 }
 
-std::string_view utf8_prefix(std::string_view text, std::size_t max_bytes) {
-  if (text.size() <= max_bytes) return text;
-  std::size_t n = max_bytes;
-  while (n > 0 && (static_cast<unsigned char>(text[n]) & 0xC0) == 0x80) --n;
-  return text.substr(0, n);
-}
-
 }  // namespace coldgate::report

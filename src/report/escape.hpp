@@ -3,6 +3,8 @@
 #include <string>
 #include <string_view>
 
+#include "util/text.hpp"
+
 namespace coldgate::report {
 
 /// Who reads the escaped text: GitHub, which renders Markdown and HTML (the default), or a
@@ -61,7 +63,6 @@ std::string html_text(std::string_view text);
 /// kept in data and written `&#10;` in attributes so they survive attribute normalization.
 std::string xml_text(std::string_view text, bool attribute = false);
 
-/// `text` cut to at most `max_bytes` bytes at a UTF-8 character boundary (no partial sequence).
-std::string_view utf8_prefix(std::string_view text, std::size_t max_bytes);
+using util::utf8_prefix;
 
 }  // namespace coldgate::report

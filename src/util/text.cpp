@@ -16,6 +16,13 @@ std::string lower(std::string_view s) {
   return out;
 }
 
+std::string_view utf8_prefix(std::string_view text, std::size_t max_bytes) {
+  if (text.size() <= max_bytes) return text;
+  std::size_t n = max_bytes;
+  while (n > 0 && (static_cast<unsigned char>(text[n]) & 0xC0) == 0x80) --n;
+  return text.substr(0, n);
+}
+
 bool starts_with_word(std::string_view line, std::string_view word) {
   if (line.size() < word.size()) return false;
   for (std::size_t i = 0; i < word.size(); ++i) {

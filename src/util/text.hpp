@@ -20,6 +20,9 @@ bool starts_with_word(std::string_view line, std::string_view word);
 /// there (RFC 3629 §4: no overlong forms, no surrogates, nothing above U+10FFFF).
 std::size_t utf8_sequence_length(std::string_view text, std::size_t i);
 
+/// `text` cut to at most `max_bytes` bytes at a UTF-8 character boundary (no partial sequence).
+std::string_view utf8_prefix(std::string_view text, std::size_t max_bytes);
+
 /// Byte offset of the first byte of `text` that is not part of well-formed UTF-8 (RFC 3629),
 /// or nullopt when all of it is.
 std::optional<std::size_t> first_invalid_utf8(std::string_view text);
