@@ -43,6 +43,9 @@ bool has_auto_explain(const std::filesystem::path& bindir);
 struct StatementStats {
   std::int64_t queryid = 0;
   std::string query;  // normalized text ($1 for constants), as the view shows it
+  /// 16 hex digits of the SHA-256 of the whole `query`, kept when `query` is shortened
+  /// (measure::shorten_keeping_id); "" while `query` is the whole text.
+  std::string text_id;
   double calls = 0;
   double rows = 0;
   double plan_ms = 0;  // total_plan_time (0 unless pg_stat_statements.track_planning)

@@ -202,7 +202,7 @@ json statements_json(const std::vector<db::StatementStats>& list) {
     out.push_back({std::to_string(s.queryid), s.query, s.calls, s.rows, s.plan_ms, s.exec_ms,
                    s.jit_functions, s.jit_generation_ms, s.jit_inlining_ms,
                    s.jit_optimization_ms, s.jit_emission_ms, s.shared_hit_blocks,
-                   s.shared_read_blocks});
+                   s.shared_read_blocks, s.text_id});
   }
   return out;
 }
@@ -225,6 +225,7 @@ std::vector<db::StatementStats> statements_from(const json& list) {
                         &s.shared_hit_blocks,
                         &s.shared_read_blocks};
     for (std::size_t i = 0; i < std::size(fields); ++i) *fields[i] = r.at(i + 2).get<double>();
+    s.text_id = r.at(std::size(fields) + 2).get<std::string>();
     out.push_back(std::move(s));
   }
   return out;
@@ -236,7 +237,7 @@ std::vector<db::StatementStats> take_profile(pqxx::connection& conn, const Probe
                                              bool reset) {
   try {
     auto list = db::read_profile(conn, probe_statements());
-    for (auto& s : list) s.query = shortened(s.query);
+    for (auto& s : list) shorten_keeping_id(s);
     if (reset) db::reset_profile(conn);
     return list;
   } catch (const pqxx::sql_error& e) {

@@ -126,6 +126,15 @@ std::string shortened(const std::string& query, std::size_t chars) {
   return one_line_cut(util::elide_statement_lists(line), 0, chars);
 }
 
+std::string text_id_of(const std::string& whole_query) {
+  return util::sha256_hex(whole_query).substr(0, 16);
+}
+
+void shorten_keeping_id(db::StatementStats& s) {
+  if (s.text_id.empty()) s.text_id = text_id_of(s.query);
+  s.query = shortened(s.query);
+}
+
 std::vector<QueryStats> statement_table(const std::vector<std::vector<db::StatementStats>>& cold_runs) {
   struct Columns {
     std::string query;
@@ -138,7 +147,7 @@ std::vector<QueryStats> statement_table(const std::vector<std::vector<db::Statem
       Columns& c = by_id[s.queryid];
       if (c.query.empty()) {
         c.query = shortened(s.query);
-        c.text_id = util::sha256_hex(s.query).substr(0, 16);
+        c.text_id = s.text_id.empty() ? text_id_of(s.query) : s.text_id;
       }
       double values[] = {s.calls,    s.rows,          s.plan_ms,
                          s.exec_ms,  s.jit_ms(),      s.jit_functions,

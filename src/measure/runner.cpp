@@ -379,7 +379,7 @@ RunOutcome command_run(const config::Stage& stage, const RunContext& ctx, int ru
     });
     for (auto& s : cold_statements) {
       full_text.try_emplace(s.queryid, s.query);
-      s.query = shortened(s.query);
+      shorten_keeping_id(s);
     }
     add_profile_metrics(result, cold_statements, false);
   }

@@ -235,6 +235,41 @@ TEST_F(ProfileTest, MoreQueriesAreARegressionEvenWhenTheWallTimeHidesIt) {
   EXPECT_NE(worse.out.find("lookups db_queries"), std::string::npos) << worse.out;
 }
 
+// An ORM's list page and its second page: the statements differ only past the statement
+// table's cut (OFFSET), so their shortened texts are the same. Each keeps the id of its whole
+// text, whether a command stage's client or a SQL stage's probe ran it: two ids, not one, and
+// the same statement has the same id on both paths.
+TEST_F(ProfileTest, StatementsThatDifferPastTheCutKeepApartTextIds) {
+  const std::string page =
+      "select i.id, i.name, i.price from item i where i.id > 0 and i.id < 1000 and i.name like "
+      "'item%' and i.name <> 'none' and i.price > 0 and i.price < 100000 and i.price <> 7 and "
+      "i.id <> 999 and coalesce(i.name, '') <> 'x' order by i.id limit 5";
+  dir.write("pages.sql", page + ";\n" + page + ";\n" + page + " offset 5;\n");
+  config("  - name: pages\n"
+         "    command: [psql, -XAtq, -f, pages.sql]\n"
+         "  - name: first-page\n"
+         "    query: \"" + page + "\"\n");
+  auto r = run();
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  Results res = results();
+  const StageResult& pages = stage(res, "pages");
+  ASSERT_EQ(pages.queries.size(), 2u);
+  const QueryStats& first = pages.queries[0].calls == 2 ? pages.queries[0] : pages.queries[1];
+  const QueryStats& second = &first == &pages.queries[0] ? pages.queries[1] : pages.queries[0];
+  EXPECT_EQ(first.calls, 2);
+  EXPECT_EQ(second.calls, 1);
+  EXPECT_EQ(first.query, second.query);  // the cut falls before OFFSET
+  EXPECT_EQ(first.query.substr(first.query.size() - 4), " …") << first.query;
+  EXPECT_EQ(first.text_id.size(), 16u);
+  EXPECT_EQ(second.text_id.size(), 16u);
+  EXPECT_NE(first.text_id, second.text_id);
+
+  const StageResult& sql = stage(res, "first-page");
+  ASSERT_EQ(sql.queries.size(), 1u);
+  EXPECT_EQ(sql.queries[0].query, first.query);
+  EXPECT_EQ(sql.queries[0].text_id, first.text_id);
+}
+
 // ---- remedy trials (--try) ----------------------------------------------------------------
 
 // An application whose JIT costs more than its execution (it lowers the thresholds itself), and

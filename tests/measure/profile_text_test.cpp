@@ -1,9 +1,16 @@
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "measure/profile.hpp"
 
 namespace coldgate::measure {
 namespace {
+
+// One column of Django's select list for catalog_book.
+std::string fmt_column(int i) {
+  return "\"catalog_book\".\"column_" + std::to_string(i) + "\", ";
+}
 
 TEST(StatementText, DataStatementsAreKnownBehindLeadingComments) {
   EXPECT_TRUE(reads_or_writes_data("select 1"));
@@ -40,6 +47,48 @@ TEST(StatementText, ShortenedElidesALongSelectListToKeepFromAndWhere) {
             "\"orchestra\".\"id\" = \"instruments\".\"orchestraId\" WHERE \"orchestra\".\"id\" = $1");
   // Short enough: as it is.
   EXPECT_EQ(shortened("SELECT \"a\", \"b\" FROM \"t\" WHERE \"a\" = $1"), "SELECT \"a\", \"b\" FROM \"t\" WHERE \"a\" = $1");
+}
+
+// What select_related and a second page do to an ORM's statement: the select list grows, or
+// OFFSET is added past the cut. The shortened texts are the same; the ids must not be, or the
+// two are summed in a stage and paired across branches.
+TEST(StatementText, TextIdHashesTheWholeTextNotTheShortenedOne) {
+  EXPECT_EQ(text_id_of("select 1"), "822ae07d4783158b");  // sha256sum's first 16 digits
+
+  std::string columns;
+  for (int i = 0; i < 12; ++i) columns += fmt_column(i);
+  // FROM and WHERE alone are longer than the cut.
+  const std::string from =
+      " FROM \"catalog_book\" INNER JOIN \"catalog_author\" ON (\"catalog_book\".\"author_id\" = "
+      "\"catalog_author\".\"id\") WHERE (\"catalog_book\".\"genre_id\" = $1 AND "
+      "\"catalog_book\".\"language_id\" = $3 AND \"catalog_author\".\"date_of_death\" IS NULL)";
+  const std::string page = "SELECT " + columns + "\"catalog_book\".\"isbn\"" + from +
+                           " ORDER BY \"catalog_book\".\"title\" ASC LIMIT $2";
+  const std::string wider = "SELECT " + columns + "\"catalog_book\".\"isbn\", \"catalog_author\".\"id\"" +
+                            from + " ORDER BY \"catalog_book\".\"title\" ASC LIMIT $2";
+  const std::string second_page = page + " OFFSET $4";
+  db::StatementStats a{1, page}, b{2, wider}, c{3, second_page};
+  a.calls = 1;
+  b.calls = 2;
+  c.calls = 4;
+  for (auto* s : {&a, &b, &c}) shorten_keeping_id(*s);
+  EXPECT_EQ(a.query, b.query);  // the select list elided
+  EXPECT_EQ(a.query, c.query);  // OFFSET past the cut
+  EXPECT_EQ(a.text_id, text_id_of(page));
+  EXPECT_EQ(b.text_id, text_id_of(wider));
+  EXPECT_EQ(c.text_id, text_id_of(second_page));
+
+  // The table keeps the ids it was given, and hashes a text nobody shortened itself.
+  db::StatementStats whole{4, "select 1"};
+  whole.calls = 8;
+  auto table = statement_table({{a, b, c, whole}});
+  ASSERT_EQ(table.size(), 4u);
+  std::map<double, std::string> id_by_calls;
+  for (const auto& q : table) id_by_calls[q.calls] = q.text_id;
+  EXPECT_EQ(id_by_calls, (std::map<double, std::string>{{1, text_id_of(page)},
+                                                        {2, text_id_of(wider)},
+                                                        {4, text_id_of(second_page)},
+                                                        {8, "822ae07d4783158b"}}));
 }
 
 }  // namespace
