@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <optional>
 #include <sstream>
+#include <vector>
 
 #include "config/config.hpp"
 #include "config/env.hpp"
@@ -699,6 +700,104 @@ Location yaml_error_location(const std::string& file, const YAML::Mark& mark) {
   return {file, mark.line + 1, mark.column + 1};
 }
 
+// The innermost '[' (or '{') before `end` that no ']' ('}') closes: its byte offset, or npos.
+// Quoted scalars and comments are skipped, as the scanner skips them.
+std::size_t unclosed_flow(std::string_view yaml, std::size_t end, char open) {
+  std::vector<std::pair<char, std::size_t>> opened;
+  for (std::size_t i = 0; i < end && i < yaml.size(); ++i) {
+    const char c = yaml[i];
+    if (c == '#' && (i == 0 || yaml[i - 1] == ' ' || yaml[i - 1] == '\t' || yaml[i - 1] == '\n')) {
+      while (i < end && yaml[i] != '\n') ++i;
+    } else if (c == '"' || c == '\'') {
+      // A quote opens a scalar only where a value starts, not inside a plain one (it's).
+      const char before = i == 0 ? '\n' : yaml[i - 1];
+      if (std::string_view(" \t\n[{,:-").find(before) == std::string_view::npos) continue;
+      for (++i; i < end; ++i) {
+        if (c == '"' && yaml[i] == '\\') {
+          ++i;
+        } else if (yaml[i] == c) {
+          if (c == '\'' && i + 1 < end && yaml[i + 1] == '\'') {
+            ++i;
+          } else {
+            break;
+          }
+        }
+      }
+    } else if (c == '[' || c == '{') {
+      opened.emplace_back(c, i);
+    } else if ((c == ']' || c == '}') && !opened.empty()) {
+      opened.pop_back();
+    }
+  }
+  for (auto it = opened.rbegin(); it != opened.rend(); ++it)
+    if (it->first == open) return it->second;
+  return std::string_view::npos;
+}
+
+// The line holding byte `pos` (without its newline) and the offset it starts at.
+std::pair<std::string_view, std::size_t> line_at(std::string_view yaml, std::size_t pos) {
+  std::size_t begin = pos == 0 ? std::string_view::npos : yaml.rfind('\n', pos - 1);
+  begin = begin == std::string_view::npos ? 0 : begin + 1;
+  const std::size_t end = std::min(yaml.find('\n', begin), yaml.size());
+  return {yaml.substr(begin, end - begin), begin};
+}
+
+// Where yaml-cpp's syntax error is fixed and what to do, one line: an unclosed '[' or '{' at its
+// own place; a line with no ':' that ran on into the next key (`provider local`) at that line;
+// an illegal ': ' inside a plain value with the value quoted (quote_hint); otherwise the place
+// yaml-cpp gives, with the indentation to check.
+std::pair<Location, std::string> yaml_syntax_error(std::string_view yaml, const std::string& file,
+                                                   const YAML::Exception& e) {
+  const Location at = yaml_error_location(file, e.mark);
+  const std::string what = "invalid YAML: " + e.msg;
+  if (e.mark.is_null() || e.mark.pos < 0) return {at, what};
+  const std::size_t pos = std::min(static_cast<std::size_t>(e.mark.pos), yaml.size());
+  auto place = [&](std::size_t offset) {
+    const std::size_t begin = line_at(yaml, offset).second;
+    const int number = static_cast<int>(std::count(yaml.begin(), yaml.begin() + begin, '\n')) + 1;
+    return Location{file, number, static_cast<int>(offset - begin) + 1};
+  };
+  if (e.msg == YAML::ErrorMsg::END_OF_SEQ_FLOW || e.msg == YAML::ErrorMsg::END_OF_MAP_FLOW) {
+    const bool seq = e.msg == YAML::ErrorMsg::END_OF_SEQ_FLOW;
+    const std::size_t open = unclosed_flow(yaml, pos, seq ? '[' : '{');
+    if (open != std::string_view::npos) {
+      return {place(open), fmt::format("invalid YAML: this '{}' is not closed; close it with '{}', "
+                                       "or quote the value if it is text",
+                                       seq ? '[' : '{', seq ? ']' : '}')};
+    }
+  }
+  if (e.msg == YAML::ErrorMsg::MAP_VALUE) {
+    if (std::string hint = quote_hint(yaml, e.mark); !hint.empty()) return {at, what + hint};
+    // The line before: a key without ':' is a plain scalar that continues into this line.
+    std::size_t begin = line_at(yaml, pos).second;
+    while (begin > 0) {
+      const auto [line, start] = line_at(yaml, begin - 1);
+      begin = start;
+      const std::size_t first = line.find_first_not_of(" \t-");
+      if (first == std::string_view::npos || line[first] == '#') continue;
+      std::string_view text = line.substr(first);
+      if (std::size_t comment = text.find(" #"); comment != std::string_view::npos)
+        text = text.substr(0, comment);
+      while (!text.empty() && (text.back() == ' ' || text.back() == '\r')) text.remove_suffix(1);
+      const std::size_t space = text.find(' ');
+      if (text.find(':') != std::string_view::npos || space == std::string_view::npos ||
+          text.find_first_of("\"'[{") != std::string_view::npos) {
+        break;
+      }
+      return {place(start + first),
+              fmt::format("invalid YAML: '{}' has no ':', so it runs on into the next line; "
+                          "write '{}: {}'",
+                          text, text.substr(0, space), text.substr(space + 1))};
+    }
+  }
+  if (e.msg == YAML::ErrorMsg::MAP_VALUE || e.msg == YAML::ErrorMsg::END_OF_MAP ||
+      e.msg == YAML::ErrorMsg::END_OF_SEQ) {
+    return {at, what + "; check this line's indentation: a key lines up with the other keys of "
+                       "its mapping, a list item's keys with the key after its '- '"};
+  }
+  return {at, what};
+}
+
 }  // namespace
 
 std::string Location::str() const {
@@ -727,8 +826,8 @@ Config parse(std::string_view yaml, const fs::path& file) {
       throw usage_error(yaml_error_location(shown, e.mark).str(),
                         "invalid YAML: nested deeper than yaml-cpp parses (500 levels); a config "
                         "nests a few levels");
-    std::string hint = e.msg == YAML::ErrorMsg::MAP_VALUE ? quote_hint(yaml, e.mark) : "";
-    throw usage_error(yaml_error_location(shown, e.mark).str(), "invalid YAML: " + e.msg + hint);
+    const auto [where, what] = yaml_syntax_error(yaml, shown, e);
+    throw usage_error(where.str(), what);
   }
   Reader reader(shown, config.base_dir, detail::getenv_lookup);
   if (docs.empty()) {

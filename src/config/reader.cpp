@@ -202,7 +202,7 @@ fs::path Reader::existing_path(const YAML::Node& node, const std::string& path,
     std::string what = "file not found: " + given.string();
     if (given.is_relative())
       what += " (relative to the config's folder " + m_base_dir.string() + ")";
-    fail(node, path, what);
+    fail(node, path, what + "; fix the path or add the file");
   }
   if (fs::is_directory(status) && !folder_ok)
     fail(node, path, resolved.string() + " is a folder; expected a file");

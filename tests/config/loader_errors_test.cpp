@@ -253,8 +253,10 @@ TEST(ConfigErrors, DuplicateMappingKeyPointsAtTheSecond) {
 }
 
 TEST(ConfigErrors, YamlSyntaxErrorHasFileLineColumn) {
-  EXPECT_CONFIG_ERROR("version: 1\nstages: [a,\nb: 2\n", "coldgate.yaml:4:1",
-                      "invalid YAML: end of sequence flow not found");
+  // Where the fix goes: the '[' that nothing closes, not the end of the file.
+  EXPECT_CONFIG_ERROR("version: 1\nstages: [a,\nb: 2\n", "coldgate.yaml:2:9",
+                      "invalid YAML: this '[' is not closed; close it with ']', or quote the "
+                      "value if it is text");
   EXPECT_CONFIG_ERROR("", "coldgate.yaml:1:1",
                       "the file is empty; a config starts with 'version: 1'");
   EXPECT_CONFIG_ERROR("- 1\n", "coldgate.yaml:1:1",
@@ -271,7 +273,7 @@ TEST(ConfigErrors, ReferencedFileMissing) {
   EXPECT_EQ(f.where, file.string() + ":4:10");
   EXPECT_EQ(f.what,
             "stages[0].sql: file not found: config/demo/q.sql (relative to the config's folder " +
-                base + ")");
+                base + "); fix the path or add the file");
 }
 
 // The error check_setup() throws for a config that loads; fails the test when there is none.
@@ -431,6 +433,39 @@ TEST(ConfigErrors, PsqlStepWithOptions) {
                       "variables: {k: v}}, got a list");
   EXPECT_CONFIG_ERROR("version: 1\nsetup:\n  - sql: { file: a.sql }\n", "coldgate.yaml:3:10",
                       "setup[0].sql: expected a file name, got a mapping");
+}
+
+// Each syntax error where it is fixed, with what to do.
+TEST(ConfigErrors, YamlSyntaxErrorsArePlacedWhereTheyAreFixedWithAHint) {
+  const std::string indentation =
+      "; check this line's indentation: a key lines up with the other keys of its mapping, a "
+      "list item's keys with the key after its '- '";
+  // A key less indented than its mapping's.
+  EXPECT_CONFIG_ERROR("version: 1\nstages:\n  - name: a\n    query: select 1\n   runs: 3\n",
+                      "coldgate.yaml:5:4", "invalid YAML: end of sequence not found" + indentation);
+  EXPECT_CONFIG_ERROR("version: 1\nstages:\n- name: a\n   query: select 1\n", "coldgate.yaml:4:9",
+                      "invalid YAML: illegal map value" + indentation);
+  // A key without its ':' is a plain value that runs on: yaml-cpp stops a line later.
+  EXPECT_CONFIG_ERROR("version: 1\ndatabase:\n  settings:\n    jit: off\n  provider local\n"
+                      "stages:\n  - name: a\n    query: select 1\n",
+                      "coldgate.yaml:5:3",
+                      "invalid YAML: 'provider local' has no ':', so it runs on into the next "
+                      "line; write 'provider: local'");
+  // A flow list or mapping left open: at its bracket, past brackets in quotes and comments.
+  EXPECT_CONFIG_ERROR("version: 1\nstages:\n  - name: a\n    query: [select 1\n    runs: 3\n",
+                      "coldgate.yaml:4:12",
+                      "invalid YAML: this '[' is not closed; close it with ']', or quote the "
+                      "value if it is text");
+  EXPECT_CONFIG_ERROR("version: 1\nstages:\n  - name: a\n    query: \"select '[' \" # [\n"
+                      "    runs: [3\n",
+                      "coldgate.yaml:5:11",
+                      "invalid YAML: this '[' is not closed; close it with ']', or quote the "
+                      "value if it is text");
+  EXPECT_CONFIG_ERROR("version: 1\ndatabase: { provider: local, settings: { jit: off }\n"
+                      "stages:\n  - name: a\n    query: select 1\n",
+                      "coldgate.yaml:2:11",
+                      "invalid YAML: this '{' is not closed; close it with '}', or quote the "
+                      "value if it is text");
 }
 
 TEST(ConfigErrors, PlainValueHoldingColonSpaceGetsTheQuotedValueAsHint) {
