@@ -773,8 +773,9 @@ std::pair<Location, std::string> yaml_syntax_error(std::string_view yaml, const 
     while (begin > 0) {
       const auto [line, start] = line_at(yaml, begin - 1);
       begin = start;
-      const std::size_t first = line.find_first_not_of(" \t-");
+      const std::size_t first = line.find_first_not_of(" \t");
       if (first == std::string_view::npos || line[first] == '#') continue;
+      if (line[first] == '-') break;  // a list item's text may hold spaces and no ':'
       std::string_view text = line.substr(first);
       if (std::size_t comment = text.find(" #"); comment != std::string_view::npos)
         text = text.substr(0, comment);

@@ -451,6 +451,9 @@ TEST(ConfigErrors, YamlSyntaxErrorsArePlacedWhereTheyAreFixedWithAHint) {
                       "coldgate.yaml:5:3",
                       "invalid YAML: 'provider local' has no ':', so it runs on into the next "
                       "line; write 'provider: local'");
+  // A list item's text is not a key: only the indentation is to check.
+  EXPECT_CONFIG_ERROR("version: 1\nsetup:\n  - psql -f x\n    sql: a.sql\n", "coldgate.yaml:4:8",
+                      "invalid YAML: illegal map value" + indentation);
   // A flow list or mapping left open: at its bracket, past brackets in quotes and comments.
   EXPECT_CONFIG_ERROR("version: 1\nstages:\n  - name: a\n    query: [select 1\n    runs: 3\n",
                       "coldgate.yaml:4:12",
