@@ -88,23 +88,34 @@ void judge_calls(double b, double h, const config::Gate& g, Judged& j) {
   }
 }
 
-void judge_blocks(double b, double h, const config::Gate& g, Judged& j) {
+// The blocks rule's verdict alone: regression, faster or same.
+Verdict blocks_verdict(double b, double h, const config::Gate& g) {
   const double delta = h - b;
-  if (delta >= g.min_blocks_delta && (b <= 0 || h / b >= g.max_blocks_ratio)) {
+  if (delta >= g.min_blocks_delta && (b <= 0 || h / b >= g.max_blocks_ratio))
+    return Verdict::regression;
+  if (-delta >= g.min_blocks_delta && h * g.max_blocks_ratio <= b) return Verdict::faster;
+  return Verdict::same;
+}
+
+// `in` names the figures when they are the plans' ("" for pg_stat_statements' per call).
+void judge_blocks(double b, double h, const config::Gate& g, Judged& j, const char* in = "") {
+  const double delta = h - b;
+  const Verdict verdict = blocks_verdict(b, h, g);
+  if (verdict == Verdict::regression) {
     j.verdict = Verdict::regression;
     j.why.insert(j.why.begin(),
-                 fmt::format("reads {} blocks per call instead of {} ({}, +{} ≥ "
+                 fmt::format("reads {} blocks per call instead of {}{} ({}, +{} ≥ "
                              "min_blocks_delta {:g}): an index it used is not used any more, or "
                              "each call reads more rows",
-                             count(std::round(h)), count(std::round(b)), ratio_text(h, b),
+                             count(std::round(h)), count(std::round(b)), in, ratio_text(h, b),
                              count(std::round(delta)), g.min_blocks_delta));
-  } else if (-delta >= g.min_blocks_delta && h * g.max_blocks_ratio <= b) {
+  } else if (verdict == Verdict::faster) {
     if (j.verdict != Verdict::regression) j.verdict = Verdict::faster;
-    j.why.push_back(fmt::format("reads {} blocks per call instead of {}", count(std::round(h)),
-                                count(std::round(b))));
+    j.why.push_back(fmt::format("reads {} blocks per call instead of {}{}", count(std::round(h)),
+                                count(std::round(b)), in));
   } else if (std::round(delta) != 0) {
     j.why.push_back(fmt::format(
-        "blocks per call {} → {}: {}", count(std::round(b)), count(std::round(h)),
+        "blocks per call {} → {}{}: {}", count(std::round(b)), count(std::round(h)), in,
         std::fabs(delta) < g.min_blocks_delta
             ? fmt::format("{:+g} is under min_blocks_delta {:g}", std::round(delta),
                           g.min_blocks_delta)
@@ -345,19 +356,38 @@ StatementVerdict pair(const std::string& stage, const StatementSum* b, const Sta
   v.plan_change = plan_change_of(b->plan, h->plan);
   Judged j;
   judge_calls(v.base->calls, v.head->calls, g, j);
-  if (v.base->blocks_per_call && v.head->blocks_per_call) {
+  // pg_stat_statements counts planning's blocks with the statement's (track_planning): a fresh
+  // backend's first plan over a table reads its catalog rows, so a statement's blocks per call
+  // rise when an earlier statement that paid them is gone. The captured plans' blocks are the
+  // execution's alone: judged when both sides have them.
+  const auto b_exec = b->plan ? execution_blocks(b->plan->json) : std::nullopt;
+  const auto h_exec = h->plan ? execution_blocks(h->plan->json) : std::nullopt;
+  const bool has_stats_blocks = v.base->blocks_per_call && v.head->blocks_per_call;
+  if (b_exec && h_exec) {
+    judge_blocks(*b_exec, *h_exec, g, j, " in its plan's execution");
+    if (has_stats_blocks &&
+        blocks_verdict(*v.base->blocks_per_call, *v.head->blocks_per_call, g) !=
+            blocks_verdict(*b_exec, *h_exec, g)) {
+      j.why.push_back(fmt::format(
+          "pg_stat_statements' blocks per call {} → {} count planning's catalog reads too (a "
+          "fresh backend's first plan over a table), so the plans' execution is judged",
+          count(std::round(*v.base->blocks_per_call)),
+          count(std::round(*v.head->blocks_per_call))));
+    }
+  } else if (has_stats_blocks) {
     judge_blocks(*v.base->blocks_per_call, *v.head->blocks_per_call, g, j);
   }
   judge_growth(b_growth, h_growth, g, j, v.growth_change);
   v.verdict = j.verdict;
   for (const auto& w : j.why) v.reason += (v.reason.empty() ? "" : "; ") + w;
   if (v.reason.empty()) {
-    v.reason = fmt::format("{} call{} per run{}", count(v.head->calls),
-                           v.head->calls == 1 ? "" : "s",
-                           v.head->blocks_per_call
-                               ? fmt::format(", {} blocks per call, on both sides",
-                                             count(std::round(*v.head->blocks_per_call)))
-                               : ", on both sides");
+    v.reason = fmt::format(
+        "{} call{} per run{}", count(v.head->calls), v.head->calls == 1 ? "" : "s",
+        b_exec && h_exec ? fmt::format(", {} blocks per call in its plan's execution, on both sides",
+                                       count(std::round(*h_exec)))
+        : has_stats_blocks ? fmt::format(", {} blocks per call, on both sides",
+                                         count(std::round(*v.head->blocks_per_call)))
+                           : std::string(", on both sides"));
   }
   return v;
 }

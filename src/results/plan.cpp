@@ -109,4 +109,16 @@ std::string plan_shape_id(const std::vector<PlanNode>& nodes) {
   return util::sha256_hex(plan_shape(nodes)).substr(0, 16);
 }
 
+std::optional<double> execution_blocks(const std::string& plan_json) {
+  json doc = json::parse(plan_json, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_array() && !doc.empty()) doc = doc.front();
+  if (doc.is_object() && doc.contains("Plan")) doc = doc["Plan"];
+  if (!doc.is_object()) return std::nullopt;
+  auto hit = doc.find("Shared Hit Blocks");
+  auto read = doc.find("Shared Read Blocks");
+  if (hit == doc.end() || read == doc.end() || !hit->is_number() || !read->is_number())
+    return std::nullopt;
+  return hit->get<double>() + read->get<double>();
+}
+
 }  // namespace coldgate::results

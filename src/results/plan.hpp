@@ -1,5 +1,6 @@
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,5 +47,11 @@ std::string plan_shape(const std::vector<PlanNode>& nodes);
 
 /// The first 16 hex digits of the SHA-256 of plan_shape(): the shape's fingerprint.
 std::string plan_shape_id(const std::vector<PlanNode>& nodes);
+
+/// The shared blocks (hit + read) a captured plan's execution read: its top node's "Shared Hit
+/// Blocks" + "Shared Read Blocks" (EXPLAIN BUFFERS, auto_explain.log_buffers; a node's count
+/// holds its children's). Planning's catalog reads are not in it, unlike pg_stat_statements'
+/// blocks with track_planning on. nullopt when the plan has no buffer figures or is not a plan.
+std::optional<double> execution_blocks(const std::string& plan_json);
 
 }  // namespace coldgate::results

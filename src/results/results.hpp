@@ -102,7 +102,9 @@ struct QueryStats {
   /// record them, so that no gate reads their absence as 0.
   std::optional<double> blocks;
   /// Median over the cold runs that called it of (shared hit + read blocks) / calls: what one
-  /// execution reads, the same on every machine for the same data and plan.
+  /// call reads, planning's catalog reads included (track_planning), which fall on the first
+  /// statement of a backend to plan over a table; the same on every machine for the same data,
+  /// plan and statement order.
   std::optional<double> blocks_per_call;
   /// The first 16 hex digits of the SHA-256 of the whole normalized text: pairs a statement
   /// across two databases, whose queryids differ (they hash relation OIDs); "" in results of

@@ -289,12 +289,15 @@ TEST(PlanChange, AnIndexScanThatBecameASeqScanIsNamedWithTheRowsItRemoved) {
 
 TEST(PlanChange, AloneItIsShownNotGated) {
   config::Gate g;
-  // The same counts on both sides: only the plan differs.
+  // A bitmap scan of the partitions that became sequential scans: the calls are the same, the
+  // execution's blocks under max_blocks_ratio (110 → 545, 4.95×).
   auto v = compare_statements(
-      stage({with_plan(stmt("2", k_comments, 1, 6), "comments_seq_scan")}),
-      stage({with_plan(stmt("1", k_comments, 1, 6), "comments_index_scan")}), g);
+      stage({with_plan(stmt("2", k_comments, 1, 545), "partitions_seq")}),
+      stage({with_plan(stmt("1", k_comments, 1, 110), "partitions_bitmap")}), g);
   ASSERT_EQ(v.size(), 1u);
   EXPECT_EQ(v[0].verdict, Verdict::same) << v[0].reason;
+  EXPECT_EQ(v[0].reason, "blocks per call 110 → 545 in its plan's execution: 4.95× is under "
+                         "max_blocks_ratio 10");
   EXPECT_FALSE(v[0].plan_change.empty());
   EXPECT_TRUE(v[0].changed());  // listed in "Statements that changed"
   Results r;
@@ -308,6 +311,52 @@ TEST(PlanChange, AloneItIsShownNotGated) {
   ASSERT_EQ(back.gate->statements.size(), 1u);
   EXPECT_EQ(back.gate->statements[0].plan_change, v[0].plan_change);
   EXPECT_EQ(back.gate->statements[0].head->plan_shape_id, v[0].head->plan_shape_id);
+}
+
+// What the helper's Django blog showed: a pull request that deletes one query before the page's
+// join. The join now plans first in its backend and pays the catalog reads (pg_stat_statements
+// counts planning's blocks, track_planning): 11 → 259 per call, with the same plan reading 6.
+TEST(PlanChange, BlocksAreJudgedOnThePlansExecutionNotOnPlanningsCatalogReads) {
+  config::Gate g;
+  auto v = compare_statements(stage({with_plan(stmt("2", k_comments, 1, 259), "comments_index_scan")}),
+                              stage({with_plan(stmt("1", k_comments, 1, 11), "comments_index_scan")}), g);
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].verdict, Verdict::same) << v[0].reason;
+  EXPECT_EQ(v[0].reason, "pg_stat_statements' blocks per call 11 → 259 count planning's catalog "
+                         "reads too (a fresh backend's first plan over a table), so the plans' "
+                         "execution is judged");
+  // The figures stay pg_stat_statements' in the verdict's sides (the report's columns).
+  EXPECT_EQ(v[0].base->blocks_per_call, 11);
+  EXPECT_EQ(v[0].head->blocks_per_call, 259);
+
+  // The same figures without plans (an external server): pg_stat_statements' are all there is.
+  auto no_plans = compare_statements(stage({stmt("2", k_comments, 1, 259)}),
+                                     stage({stmt("1", k_comments, 1, 11)}), g);
+  ASSERT_EQ(no_plans.size(), 1u);
+  EXPECT_EQ(no_plans[0].verdict, Verdict::regression);
+  EXPECT_EQ(no_plans[0].reason.rfind("reads 259 blocks per call instead of 11 (23.5×, +248 ≥ "
+                                     "min_blocks_delta 100)", 0), 0u)
+      << no_plans[0].reason;
+
+  // The same plan on both sides with no catalog reads to tell apart: said once, the plan's.
+  auto quiet = compare_statements(stage({with_plan(stmt("2", k_comments, 1, 7), "comments_index_scan")}),
+                                  stage({with_plan(stmt("1", k_comments, 1, 7), "comments_index_scan")}), g);
+  ASSERT_EQ(quiet.size(), 1u);
+  EXPECT_EQ(quiet[0].reason, "1 call per run, 6 blocks per call in its plan's execution, on both sides");
+
+  // A plan without buffer figures (EXPLAIN without BUFFERS) leaves pg_stat_statements' to judge.
+  StatementPlan bare;
+  bare.json = R"({"Node Type": "Index Scan", "Relation Name": "Comments"})";
+  bare.shape_id = plan_shape_id(plan_nodes(bare.json, "bare"));
+  EXPECT_EQ(execution_blocks(bare.json), std::nullopt);
+  EXPECT_EQ(execution_blocks(plan_of("comments_index_scan").json), 6);
+  EXPECT_EQ(execution_blocks("not json"), std::nullopt);
+  QueryStats b = stmt("1", k_comments, 1, 11), h = stmt("2", k_comments, 1, 259);
+  b.plan = bare;
+  h.plan = bare;
+  auto bare_plans = compare_statements(stage({h}), stage({b}), g);
+  ASSERT_EQ(bare_plans.size(), 1u);
+  EXPECT_EQ(bare_plans[0].verdict, Verdict::regression) << bare_plans[0].reason;
 }
 
 TEST(PlanChange, TheSameShapeOrOneSideWithoutAPlanIsNoChange) {

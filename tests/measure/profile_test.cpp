@@ -270,6 +270,47 @@ TEST_F(ProfileTest, StatementsThatDifferPastTheCutKeepApartTextIds) {
   EXPECT_EQ(sql.queries[0].text_id, first.text_id);
 }
 
+// A pull request that deletes the query that ran before a page's lookup. In a fresh backend the
+// first statement to plan over `item` reads its catalog rows, and pg_stat_statements counts
+// planning's blocks with the statement's: the lookup's blocks per call rise with nothing changed
+// in its plan or data. The gate judges the captured plans' execution blocks, which do not.
+TEST_F(ProfileTest, ALookupThatNowPlansFirstIsNotALostIndex) {
+  const std::string lookup = "select name from item where id = 7";
+  // Times left out of the gate: a loaded machine's may differ; the statements are the point.
+  const std::string gate =
+      "gate: { metrics: [db_queries], min_blocks_delta: 5, max_blocks_ratio: 2 }\n";
+  config("  - name: page\n"
+         "    command: [psql, -XAtq, -c, 'select count(*) from item where price > 0', -c, '" +
+         lookup + "']\n");
+  dir.write("coldgate.yaml", slurp(dir / "coldgate.yaml") + gate);
+  auto base_run = run();
+  ASSERT_EQ(base_run.exit_code, 0) << base_run.out << base_run.err;
+  std::filesystem::copy_file(dir / "coldgate-out/results.json", dir / "base.json");
+
+  config("  - name: page\n    command: [psql, -XAtq, -c, '" + lookup + "']\n");
+  dir.write("coldgate.yaml", slurp(dir / "coldgate.yaml") + gate);
+  auto head_run = run({"--baseline", "base.json"});
+  Results res = results();
+  ASSERT_TRUE(res.gate);
+  const StatementVerdict* verdict = nullptr;
+  for (const auto& v : res.gate->statements) {
+    if (v.query == "select name from item where id = $1") verdict = &v;
+  }
+  ASSERT_NE(verdict, nullptr) << head_run.out;
+  ASSERT_TRUE(verdict->base && verdict->head);
+  ASSERT_TRUE(verdict->base->blocks_per_call && verdict->head->blocks_per_call);
+  // What pg_stat_statements says is what the old rule gated on: ≥ 2× and ≥ 5 blocks more.
+  const double b = *verdict->base->blocks_per_call, h = *verdict->head->blocks_per_call;
+  EXPECT_GE(h - b, 5) << b << " → " << h;
+  EXPECT_GE(h, 2 * b) << b << " → " << h;
+  // The plans' execution read the same: no regression, and the reason says why.
+  EXPECT_EQ(head_run.exit_code, 0) << head_run.out << head_run.err;
+  EXPECT_EQ(verdict->verdict, Verdict::same) << verdict->reason;
+  EXPECT_EQ(verdict->plan_change, "");
+  EXPECT_NE(verdict->reason.find("count planning's catalog reads too"), std::string::npos)
+      << verdict->reason;
+}
+
 // ---- remedy trials (--try) ----------------------------------------------------------------
 
 // An application whose JIT costs more than its execution (it lowers the thresholds itself), and
