@@ -665,16 +665,21 @@ std::optional<YAML::Mark> stuck_document(const std::string& yaml) {
   return std::nullopt;
 }
 
+// The line holding byte `pos` (without its newline) and the offset it starts at.
+std::pair<std::string_view, std::size_t> line_at(std::string_view yaml, std::size_t pos) {
+  std::size_t begin = pos == 0 ? std::string_view::npos : yaml.rfind('\n', pos - 1);
+  begin = begin == std::string_view::npos ? 0 : begin + 1;
+  const std::size_t end = std::min(yaml.find('\n', begin), yaml.size());
+  return {yaml.substr(begin, end - begin), begin};
+}
+
 // For yaml-cpp's "illegal map value" on a line `key: some: text`: a plain value cannot hold
 // ': ', and quoting it is the fix, so the hint is the value quoted. "" when the line is not of
 // that shape (the mark is not past a first ': ').
 std::string quote_hint(std::string_view yaml, const YAML::Mark& mark) {
   if (mark.is_null() || mark.pos < 0 || static_cast<std::size_t>(mark.pos) > yaml.size()) return "";
   std::size_t pos = static_cast<std::size_t>(mark.pos);
-  std::size_t begin = yaml.rfind('\n', pos == 0 ? 0 : pos - 1);
-  begin = begin == std::string_view::npos ? 0 : begin + 1;
-  std::size_t end = std::min(yaml.find('\n', pos), yaml.size());
-  std::string_view line = yaml.substr(begin, end - begin);
+  const auto [line, begin] = line_at(yaml, pos);
   std::size_t sep = line.find(": ");
   if (sep == std::string_view::npos || begin + sep >= pos) return "";
   std::string_view value = line.substr(sep + 2);
@@ -732,14 +737,6 @@ std::size_t unclosed_flow(std::string_view yaml, std::size_t end, char open) {
   for (auto it = opened.rbegin(); it != opened.rend(); ++it)
     if (it->first == open) return it->second;
   return std::string_view::npos;
-}
-
-// The line holding byte `pos` (without its newline) and the offset it starts at.
-std::pair<std::string_view, std::size_t> line_at(std::string_view yaml, std::size_t pos) {
-  std::size_t begin = pos == 0 ? std::string_view::npos : yaml.rfind('\n', pos - 1);
-  begin = begin == std::string_view::npos ? 0 : begin + 1;
-  const std::size_t end = std::min(yaml.find('\n', begin), yaml.size());
-  return {yaml.substr(begin, end - begin), begin};
 }
 
 // Where yaml-cpp's syntax error is fixed and what to do, one line: an unclosed '[' or '{' at its
