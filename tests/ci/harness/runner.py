@@ -50,8 +50,10 @@ import yaml
 from .expressions import Evaluator, condition_tree, interpolate, to_string
 
 SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-# Passed through to the steps: the sanitizers' options of an ASan build of coldgate.
-PASSED_THROUGH = ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS")
+# Passed through to the steps: the sanitizers' options of an ASan build of coldgate, and the
+# suite's TMPDIR (ci/test-env.sh: a tmpfs), where the jobs' servers put their clusters. A hosted
+# runner sets no TMPDIR; without it the replays' clusters went to /tmp on the disk (ext4).
+PASSED_THROUGH = ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS", "TMPDIR")
 
 
 class HarnessError(Exception):
