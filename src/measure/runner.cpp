@@ -78,19 +78,21 @@ std::string file_stem(const std::string& name) {
   return out.empty() || out[0] == '.' ? "_" + out : out;
 }
 
-// Why a child failed: the probe's own error line, or the exit status with a stderr tail.
+// Why a child failed: the probe's own error line, or the exit status with stderr's last lines and
+// the cause before them (util::stderr_excerpt).
 std::string failure_text(const util::ExitStatus& status, const std::string& err, bool probe) {
   if (status.timed_out) {
     return fmt::format("timed out after {:.0f} ms; its process group was killed", status.timeout_ms);
   }
-  std::string tail = util::tail_lines(err, 8);
   const std::string marker = "coldgate: error: ";
   if (probe && status.signal == 0) {
+    std::string tail = util::tail_lines(err, 8);
     auto pos = tail.rfind(marker);
     if (pos != std::string::npos) return tail.substr(pos + marker.size());
   }
   std::string text = status.describe();
-  if (!tail.empty()) text += "; stderr ends:\n" + tail;
+  std::string excerpt = util::stderr_excerpt(err, 8);
+  if (!excerpt.empty()) text += "; stderr ends:\n" + excerpt;
   return text;
 }
 

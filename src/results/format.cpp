@@ -1,5 +1,6 @@
 #include "results/format.hpp"
 #include "results/results.hpp"
+#include "util/text.hpp"
 
 #include <fmt/core.h>
 
@@ -64,32 +65,24 @@ bool context_line(std::string_view line) {
   return false;
 }
 
-// A line with one of PostgreSQL's error severities (ERROR, FATAL, PANIC: PostgreSQL docs,
-// "Message Severity Levels"), as the server logs it and psql and the drivers repeat it.
-bool severity_line(std::string_view line) {
-  for (std::string_view s : {"ERROR:", "FATAL:", "PANIC:"}) {
-    std::size_t at = line.find(s);
-    if (at != std::string_view::npos && (at == 0 || line[at - 1] == ' ' || line[at - 1] == ':'))
-      return true;
-  }
-  return false;
-}
-
 }  // namespace
 
 std::string failure_summary(const std::string& error) {
   std::size_t nl = error.find('\n');
   std::string first = error.substr(0, nl);
   if (nl == std::string::npos) return first;
-  // The tail's last line with an error severity states the cause; without one, its last line
-  // that is not context.
+  // The tail's last line with an error severity or an exception's heading states the cause, as
+  // does the line util::stderr_excerpt kept before its "[… N lines …]"; without one, the tail's
+  // last line that is not context.
   std::string_view tail = std::string_view(error).substr(nl + 1);
   std::string_view cause, severe;
+  bool kept = false;  // the line above is the one stderr_excerpt kept
   while (!tail.empty() && severe.empty()) {
     std::size_t cut = tail.find_last_of('\n', tail.size() - 1);
     std::string_view line = cut == std::string_view::npos ? tail : tail.substr(cut + 1);
     tail = cut == std::string_view::npos ? std::string_view{} : tail.substr(0, cut);
-    if (severity_line(line)) severe = line;
+    if (kept || util::cause_line(line)) severe = line;
+    else if (util::omission_line(line)) kept = true;
     else if (cause.empty() && !context_line(line)) cause = line;
   }
   if (!severe.empty()) cause = severe;

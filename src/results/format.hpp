@@ -10,8 +10,9 @@ namespace coldgate::results {
 std::string format_value(double value, const std::string& unit);
 
 /// A failed stage's error on one line, for the terminal, junit.xml's `message` and the table:
-/// its first line and, when a stderr tail follows ("…; stderr ends:"), the tail's last line
-/// with an error severity (ERROR, FATAL, PANIC), else its last line that states something —
+/// its first line and, when a stderr excerpt follows ("…; stderr ends:"), its last
+/// util::cause_line (an error severity, an exception's heading) or the line util::stderr_excerpt
+/// kept before the tail, else the tail's last line that states something —
 /// context lines (LINE, DETAIL, HINT, CONTEXT, STATEMENT, QUERY, also behind a server log's
 /// prefix), indented ones (a caret, a traceback frame) and usage pointers ("Type '… help' for
 /// usage.") are passed over.

@@ -94,7 +94,7 @@ ToolRun run_tool(const std::vector<std::string>& argv, const Context& c,
     if (e.code() == ExitCode::interrupted) throw;
     throw Error(missing, where, fmt::format("{} cannot start: {}{}", what, e.message(), hint));
   }
-  return {r.status, util::tail_lines(r.err.empty() ? r.out : r.err, 20)};
+  return {r.status, util::stderr_excerpt(r.err.empty() ? r.out : r.err, 20)};
 }
 
 Error tool_failed(ExitCode code, const std::string& where, const std::string& what,

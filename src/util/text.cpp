@@ -1,5 +1,9 @@
 #include "util/text.hpp"
 
+#include "util/process.hpp"
+
+#include <fmt/core.h>
+
 #include <cctype>
 
 namespace coldgate::util {
@@ -58,6 +62,104 @@ std::optional<std::size_t> first_invalid_utf8(std::string_view text) {
     i += n;
   }
   return std::nullopt;
+}
+
+namespace {
+
+bool name_char(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$';
+}
+
+bool exception_name(std::string_view name) {
+  return name.ends_with("Error") || name.ends_with("Exception");
+}
+
+// A dotted or `::` path at the start of `line` whose last part names an exception, followed by
+// ':', Node.js's " [CODE]" or the end of the line.
+bool exception_heading(std::string_view line) {
+  if (line.starts_with("Uncaught ")) line.remove_prefix(9);
+  std::size_t i = 0, part = 0;
+  while (true) {
+    part = i;
+    while (i < line.size() && name_char(line[i])) ++i;
+    if (i == part) return false;
+    if (i + 1 < line.size() && line[i] == '.' && name_char(line[i + 1])) {
+      ++i;
+    } else if (i + 2 < line.size() && line[i] == ':' && line[i + 1] == ':' && name_char(line[i + 2])) {
+      i += 2;
+    } else {
+      break;
+    }
+  }
+  std::string_view rest = line.substr(i);
+  return exception_name(line.substr(part, i - part)) &&
+         (rest.empty() || rest.front() == ':' || rest.starts_with(" ["));
+}
+
+// Ruby's uncaught exception: "app.rb:3:in `<main>': undefined method … (NoMethodError)", a frame
+// ("file:line:in") that ends with the exception's class in parentheses.
+bool ruby_heading(std::string_view line) {
+  std::size_t in = line.find(":in ");
+  if (in == std::string_view::npos || line.find(' ') < in || !line.ends_with(')')) return false;
+  std::size_t open = line.rfind(" (");
+  if (open == std::string_view::npos || open + 3 >= line.size()) return false;
+  std::string_view name = line.substr(open + 2, line.size() - open - 3);
+  if (!std::isupper(static_cast<unsigned char>(name.front()))) return false;
+  for (char c : name) {
+    if (!name_char(c) && c != ':') return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool cause_line(std::string_view line) {
+  for (std::string_view s : {"ERROR:", "FATAL:", "PANIC:"}) {
+    std::size_t at = line.find(s);
+    // "ERROR:" inside a word ("NOERROR:") is no severity.
+    if (at != std::string_view::npos && (at == 0 || line[at - 1] == ' ' || line[at - 1] == ':'))
+      return true;
+  }
+  if (line.empty() || line.front() == ' ' || line.front() == '\t') return false;
+  // "error: " as git, compilers and node-postgres's uncaught DatabaseError print it.
+  return line.starts_with("error: ") || line.starts_with("fatal: ") || exception_heading(line) ||
+         ruby_heading(line) || line.starts_with("Exception in thread ") ||
+         line.starts_with("Unhandled exception. ") || line.starts_with("Unhandled Exception: ");
+}
+
+std::string stderr_excerpt(const std::string& err, std::size_t max_lines) {
+  std::string tail = tail_lines(err, max_lines);
+  std::string_view all(err);
+  while (!all.empty() && (all.back() == '\n' || all.back() == '\r')) all.remove_suffix(1);
+  std::string_view before = all.substr(0, all.size() - tail.size());
+  std::string_view cause;
+  std::size_t cause_end = 0;
+  bool in_traceback = false;  // past a Python traceback's heading, among its indented frames
+  for (std::size_t at = 0; at < before.size();) {
+    std::size_t nl = before.find('\n', at);
+    std::size_t end = nl == std::string_view::npos ? before.size() : nl;
+    std::string_view line = before.substr(at, end - at);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.starts_with("Traceback (most recent call last):")) {
+      in_traceback = true;
+    } else if (in_traceback && !line.empty() && line.front() != ' ' && line.front() != '\t') {
+      in_traceback = false;  // the exception the traceback ends with
+      cause = line, cause_end = end;
+    } else if (!in_traceback && cause_line(line)) {
+      cause = line, cause_end = end;
+    }
+    at = end + 1;
+  }
+  if (cause.empty()) return tail;
+  std::size_t left_out = 0;
+  for (std::size_t i = cause_end; i < before.size(); ++i) left_out += before[i] == '\n';
+  // The cause is the line just before the tail: one more line of tail says it all.
+  if (left_out <= 1) return tail_lines(err, max_lines + 1);
+  return fmt::format("{}\n[… {} lines …]\n{}", cause, left_out - 1, tail);
+}
+
+bool omission_line(std::string_view line) {
+  return line.starts_with("[… ") && line.ends_with(" lines …]");
 }
 
 }  // namespace coldgate::util

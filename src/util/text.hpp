@@ -27,4 +27,22 @@ std::string_view utf8_prefix(std::string_view text, std::size_t max_bytes);
 /// or nullopt when all of it is.
 std::optional<std::size_t> first_invalid_utf8(std::string_view text);
 
+/// Whether `line` states why a program failed: one of PostgreSQL's error severities (ERROR,
+/// FATAL, PANIC: PostgreSQL docs, "Message Severity Levels") as the server logs it and psql and
+/// the drivers repeat it, or an exception's heading as the runtimes print it — a name ending in
+/// Error or Exception at the start ("ValueError: …", "sqlalchemy.exc.ProgrammingError: …",
+/// Node.js's "TypeError [ERR_X]: …", "Uncaught Error: …"), Ruby's frame ending "(NameError)",
+/// Java's "Exception in thread …", .NET's "Unhandled exception. …", and "error: "/"fatal: " at
+/// the start (git, compilers, node-postgres). An indented line only for a severity.
+bool cause_line(std::string_view line);
+
+/// `err`'s last `max_lines` lines (tail_lines) and, when its last cause_line — or the exception
+/// line that ends a Python traceback — comes before them, that line first, then a line
+/// "[… N lines …]" for the N lines left out: an exception followed by a long list or stack
+/// keeps its heading. "" for an empty `err`.
+std::string stderr_excerpt(const std::string& err, std::size_t max_lines);
+
+/// Whether `line` is the "[… N lines …]" that stderr_excerpt puts after the cause it kept.
+bool omission_line(std::string_view line);
+
 }  // namespace coldgate::util

@@ -216,6 +216,32 @@ TEST_F(RunTest, UpdateSnapshotsWritesThemAndPasses) {
   EXPECT_EQ(run().exit_code, 0);
 }
 
+TEST_F(RunTest, AFailedStageQuotesTheExceptionAboveALongListNotOnlyTheListsEnd) {
+  // A real Python exception whose message goes on over twelve lines, as Django's "… is not a
+  // registered tag library. Must be one of:" and its libraries: stderr's last eight lines are
+  // names only, the cause is above them.
+  dir.write("view.py", "raise LookupError('no tag library x. Must be one of:\\n' +\n"
+                       "                  '\\n'.join('lib%02d' % i for i in range(12)))\n");
+  config("  - name: view\n"
+         "    command: [/usr/bin/python3, view.py]\n");
+  auto r = run();
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_EQ(stage(results(), "view").error,
+            "cold run 1/2: exit status 1; stderr ends:\n"
+            "LookupError: no tag library x. Must be one of:\n"
+            "[… 4 lines …]\n"
+            "lib04\nlib05\nlib06\nlib07\nlib08\nlib09\nlib10\nlib11");
+  // The one-line summary (terminal, table, junit.xml) is the exception, not "lib11".
+  EXPECT_NE(r.err.find("view: failed: cold run 1/2: exit status 1; stderr ends: LookupError: no "
+                       "tag library x. Must be one of:"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.out.find("| view | — | ❌ failed | cold run 1/2: exit status 1; stderr ends: "
+                       "LookupError: no tag library x. Must be one of: |"),
+            std::string::npos)
+      << r.out;
+}
+
 TEST_F(RunTest, CrashingStageFailsWithItsStderrTailAndTheOthersStillRun) {
   config("  - name: crash\n"
          "    command: [sh, -c, 'echo about to crash >&2; kill -SEGV $$']\n"

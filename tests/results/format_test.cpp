@@ -51,5 +51,30 @@ TEST(FailureSummary, QuotesTheCauseNotTheHintOrTheUsagePointer) {
   EXPECT_EQ(failure_summary("failed:\nresolver NOERROR: fine\nboom\n"), "failed: boom");
 }
 
+TEST(FailureSummary, QuotesTheExceptionAboveAStackOrTheLineAnExcerptKept) {
+  // Node.js: the error above its stack and fields, not the version line that ends stderr.
+  EXPECT_EQ(failure_summary("cold run 1/2: exit status 1; stderr ends:\n"
+                            "Error: connect ECONNREFUSED 127.0.0.1:1\n"
+                            "[… 5 lines …]\n"
+                            "  port: 1\n}\n\nNode.js v20.20.2"),
+            "cold run 1/2: exit status 1; stderr ends: Error: connect ECONNREFUSED 127.0.0.1:1");
+  // The line util::stderr_excerpt kept before its marker, even when its name says nothing.
+  EXPECT_EQ(failure_summary("setup[0] `python3 manage.py check` failed (exit status 1):\n"
+                            "django.core.exceptions.ImproperlyConfigured: The SECRET_KEY setting "
+                            "must not be empty.\n"
+                            "[… 6 lines …]\n"
+                            "7\n8\n9"),
+            "setup[0] `python3 manage.py check` failed (exit status 1): "
+            "django.core.exceptions.ImproperlyConfigured: The SECRET_KEY setting must not be "
+            "empty.");
+  // A list after a heading that ends in ':': the heading, not the list's last item.
+  EXPECT_EQ(failure_summary("x failed:\n"
+                            "django.template.exceptions.TemplateSyntaxError: 'staticfiles' is not a "
+                            "registered tag library. Must be one of:\n"
+                            "static\ntz\n"),
+            "x failed: django.template.exceptions.TemplateSyntaxError: 'staticfiles' is not a "
+            "registered tag library. Must be one of:");
+}
+
 }  // namespace
 }  // namespace coldgate::results

@@ -1,0 +1,124 @@
+// stderr_excerpt and cause_line on what real programs print when they fail: the excerpt a failed
+// stage or setup step quotes must keep the cause when a long list or stack follows it.
+#include "util/text.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace coldgate::util {
+namespace {
+
+// Django 3.2's template engine on `{% load staticfiles %}` (Debian's python3-django), the end of
+// its traceback: the exception's message goes on over ten lines of library names.
+const std::string k_django =
+    "Traceback (most recent call last):\n"
+    "  File \"/usr/lib/python3/dist-packages/django/template/defaulttags.py\", line 1039, in "
+    "find_library\n"
+    "    raise TemplateSyntaxError(\n"
+    "django.template.exceptions.TemplateSyntaxError: 'staticfiles' is not a registered tag "
+    "library. Must be one of:\n"
+    "admin_list\nadmin_modify\nadmin_urls\ncache\nhumanize\ni18n\nl10n\nlog\nstatic\ntz\n";
+
+// Node.js 20 on a connection refused, as `node -e "require('net').connect(1,'127.0.0.1')"`
+// prints it: the error, its stack, the error's fields, the version.
+const std::string k_node =
+    "node:events:502\n"
+    "      throw er; // Unhandled 'error' event\n"
+    "      ^\n"
+    "\n"
+    "Error: connect ECONNREFUSED 127.0.0.1:1\n"
+    "    at TCPConnectWrap.afterConnect [as oncomplete] (node:net:1611:16)\n"
+    "Emitted 'error' event on Socket instance at:\n"
+    "    at emitErrorNT (node:internal/streams/destroy:169:8)\n"
+    "    at emitErrorCloseNT (node:internal/streams/destroy:128:3)\n"
+    "    at process.processTicksAndRejections (node:internal/process/task_queues:82:21) {\n"
+    "  errno: -111,\n"
+    "  code: 'ECONNREFUSED',\n"
+    "  syscall: 'connect',\n"
+    "  address: '127.0.0.1',\n"
+    "  port: 1\n"
+    "}\n"
+    "\n"
+    "Node.js v20.20.2\n";
+
+TEST(StderrExcerpt, KeepsTheExceptionBeforeALongListOrStack) {
+  EXPECT_EQ(stderr_excerpt(k_django, 8),
+            "django.template.exceptions.TemplateSyntaxError: 'staticfiles' is not a registered tag "
+            "library. Must be one of:\n"
+            "[… 2 lines …]\n"
+            "admin_urls\ncache\nhumanize\ni18n\nl10n\nlog\nstatic\ntz");
+  EXPECT_EQ(stderr_excerpt(k_node, 8),
+            "Error: connect ECONNREFUSED 127.0.0.1:1\n"
+            "[… 5 lines …]\n"
+            "  errno: -111,\n  code: 'ECONNREFUSED',\n  syscall: 'connect',\n"
+            "  address: '127.0.0.1',\n  port: 1\n}\n\nNode.js v20.20.2");
+}
+
+TEST(StderrExcerpt, APythonExceptionWhoseNameSaysNothingIsFoundByItsTraceback) {
+  // Django's ImproperlyConfigured ends in neither Error nor Exception: the line after the
+  // traceback's frames is the exception all the same.
+  std::string err =
+      "Traceback (most recent call last):\n"
+      "  File \"/usr/lib/python3/dist-packages/django/conf/__init__.py\", line 90, in "
+      "__getattr__\n"
+      "    raise ImproperlyConfigured(\"The SECRET_KEY setting must not be empty.\")\n"
+      "django.core.exceptions.ImproperlyConfigured: The SECRET_KEY setting must not be empty.\n"
+      "1\n2\n3\n4\n5\n6\n7\n8\n9\n";
+  EXPECT_EQ(stderr_excerpt(err, 3),
+            "django.core.exceptions.ImproperlyConfigured: The SECRET_KEY setting must not be "
+            "empty.\n[… 6 lines …]\n7\n8\n9");
+}
+
+TEST(StderrExcerpt, TheTailAloneWhenItHoldsTheCauseOrThereIsNone) {
+  // The cause inside the tail, or the line just before it (one more line says it all).
+  EXPECT_EQ(stderr_excerpt("x\nValueError: bad\na\nb\n", 3), "ValueError: bad\na\nb");
+  EXPECT_EQ(stderr_excerpt("x\ny\nValueError: bad\na\nb\n", 2), "ValueError: bad\na\nb");
+  // No cause anywhere: the tail, as tail_lines gives it.
+  EXPECT_EQ(stderr_excerpt("a\nb\nc\nd\n", 2), "c\nd");
+  EXPECT_EQ(stderr_excerpt("", 8), "");
+  EXPECT_EQ(stderr_excerpt("one line", 8), "one line");
+  // The last cause before the tail is kept, not the first.
+  EXPECT_EQ(stderr_excerpt("ERROR:  first\nTypeError: second\n1\n2\n3\n", 1),
+            "TypeError: second\n[… 2 lines …]\n3");
+}
+
+TEST(CauseLine, SeveritiesAndExceptionHeadingsAsTheRuntimesPrintThem) {
+  for (const char* line :
+       {"psql:load.sql:4: ERROR:  function lenght(unknown) does not exist",
+        "2026-12-05 12:21:29.922 GMT [11983] FATAL:  could not create lock file",
+        "ERROR: relation \"x\" does not exist", "ModuleNotFoundError: No module named 'nope'",
+        "sqlalchemy.exc.ProgrammingError: (psycopg2.errors.UndefinedTable) relation \"x\" does "
+        "not exist",
+        "Error: connect ECONNREFUSED 127.0.0.1:5432",
+        "TypeError [ERR_INVALID_ARG_TYPE]: The \"path\" argument must be of type string",
+        "Uncaught ReferenceError: x is not defined",
+        "SequelizeDatabaseError: relation \"Users\" does not exist",
+        "app.rb:3:in `<main>': undefined local variable or method `x' for main:Object (NameError)",
+        "/app/models/user.rb:9:in `find': Couldn't find User with 'id'=1 "
+        "(ActiveRecord::RecordNotFound)",
+        "error: relation \"users\" does not exist", "fatal: not a git repository",
+        "  ERROR:  relation \"x\" does not exist",
+        "Exception in thread \"main\" java.lang.IllegalStateException: boom",
+        "Unhandled exception. System.InvalidOperationException: No connection string",
+        "java.lang.IllegalStateException", "KeyError"}) {
+    EXPECT_TRUE(cause_line(line)) << line;
+  }
+  for (const char* line :
+       {"resolver NOERROR: fine", "    at TCPConnectWrap.afterConnect (node:net:1611:16)",
+        "  File \"load.py\", line 3, in <module>", "  error: indented is context",
+        "KeyboardInterrupt", "terror: the film", "app.rb:3:in `<main>': counted (3 rows)",
+        "Error handling is described in the manual", "ErrorPages: 3", "tz", "",
+        "Emitted 'error' event on Socket instance at:", "counted (3 rows)"}) {
+    EXPECT_FALSE(cause_line(line)) << line;
+  }
+}
+
+TEST(OmissionLine, OnlyTheExcerptsOwnMarker) {
+  EXPECT_TRUE(omission_line("[… 12 lines …]"));
+  EXPECT_FALSE(omission_line("[1 lines]"));
+  EXPECT_FALSE(omission_line("… 12 lines …"));
+}
+
+}  // namespace
+}  // namespace coldgate::util
