@@ -3,10 +3,14 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
+#include <optional>
 #include <set>
 
+#include "config/config.hpp"
 #include "config/values.hpp"
 #include "util/error.hpp"
 
@@ -22,6 +26,30 @@ const std::set<std::string> k_false = {"false", "False", "FALSE", "no", "No",
 
 std::string got(const std::string& text) {
   return "'" + text + "'";
+}
+
+bool has_key(const std::string& table, const std::string& key) {
+  auto it = known_keys().find(table);
+  return it != known_keys().end() &&
+         std::find(it->second.begin(), it->second.end(), key) != it->second.end();
+}
+
+// A known key one indentation level off: a key of a mapping under `table` (`ordered:` beside
+// `snapshot:` instead of under it), or of the mapping `table` sits in (`runs:` under
+// `snapshot:`). The fix, or nullopt.
+std::optional<std::string> misplaced_level(const std::string& table, const std::string& key) {
+  const std::string prefix = table.empty() ? "" : table + ".";
+  for (const auto& child : known_keys().at(table)) {
+    if (has_key(prefix + child, key) || has_key(prefix + child + "[]", key))
+      return fmt::format("it is a key of '{}', so indent it under '{}:'", child, child);
+  }
+  if (table.empty() || table.ends_with("[]")) return std::nullopt;  // a list's items: no mapping above
+  const std::size_t dot = table.rfind('.');
+  const std::string parent = dot == std::string::npos ? "" : table.substr(0, dot);
+  const std::string name = table.substr(dot == std::string::npos ? 0 : dot + 1);
+  if (has_key(parent, key))
+    return fmt::format("it belongs one level up, beside '{}:', so line it up with '{}:'", name, name);
+  return std::nullopt;
 }
 
 }  // namespace
@@ -61,7 +89,25 @@ void Reader::fail(const YAML::Node& node, const std::string& path, const std::st
 }
 
 std::vector<Entry> Reader::entries(const YAML::Node& node, const std::string& path) const {
-  if (!node.IsMap()) fail(node, path, "expected a mapping");
+  if (!node.IsMap()) {
+    // `provider local` under `database:` is valid YAML, the text "provider local": a key that
+    // lost its ':'.
+    if (node.IsScalar()) {
+      const std::string& text = node.Scalar();
+      const std::size_t space = text.find(' ');
+      const bool key_like =
+          space != std::string::npos && space > 0 && text.find(':') == std::string::npos &&
+          std::all_of(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(space), [](char c) {
+            return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+          });
+      if (key_like) {
+        fail(node, path,
+             fmt::format("expected a mapping, got '{}', which has no ':'; write '{}: {}'", text,
+                         text.substr(0, space), text.substr(space + 1)));
+      }
+    }
+    fail(node, path, "expected a mapping, got " + describe(node));
+  }
   std::vector<Entry> out;
   for (auto it = node.begin(); it != node.end(); ++it) {
     if (!it->first.IsScalar())
@@ -89,7 +135,9 @@ Fields Reader::fields(const YAML::Node& node, const std::string& path,
   for (const auto& e : list) {
     if (std::find(known.begin(), known.end(), e.key) != known.end()) continue;
     std::string what = "unknown key '" + e.key + "'";
-    if (auto hint = util::closest(e.key, known))
+    if (auto level = misplaced_level(table, e.key))
+      what += " here: " + *level;
+    else if (auto hint = util::closest(e.key, known))
       what += " (did you mean '" + *hint + "'?)";
     else
       what += "; valid keys are " + quoted_list(known, " and ");

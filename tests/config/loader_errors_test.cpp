@@ -48,6 +48,29 @@ stages:
                       "stages[0].snapshot: unknown key 'pth' (did you mean 'path'?)");
 }
 
+TEST(ConfigErrors, AKeyOneLevelOffSaysWhereItBelongs) {
+  // `ordered:` beside `snapshot:` instead of under it.
+  EXPECT_CONFIG_ERROR("version: 1\nstages:\n  - name: a\n    query: select 1\n    snapshot:\n"
+                      "      path: a.json\n    ordered: true\n",
+                      "coldgate.yaml:7:5",
+                      "stages[0]: unknown key 'ordered' here: it is a key of 'snapshot', so indent "
+                      "it under 'snapshot:'");
+  // `runs:` under `snapshot:` instead of beside it.
+  EXPECT_CONFIG_ERROR("version: 1\nstages:\n  - name: a\n    query: select 1\n    snapshot:\n"
+                      "      path: a.json\n      runs: 3\n",
+                      "coldgate.yaml:7:7",
+                      "stages[0].snapshot: unknown key 'runs' here: it belongs one level up, "
+                      "beside 'snapshot:', so line it up with 'snapshot:'");
+  // A top-level key under `database:`, and a database key at the top.
+  EXPECT_CONFIG_ERROR("version: 1\ndatabase:\n  provider: local\n  stages: []\n",
+                      "coldgate.yaml:4:3",
+                      "database: unknown key 'stages' here: it belongs one level up, beside "
+                      "'database:', so line it up with 'database:'");
+  EXPECT_CONFIG_ERROR("version: 1\nprovider: local\n", "coldgate.yaml:2:1",
+                      "unknown key 'provider' here: it is a key of 'database', so indent it under "
+                      "'database:'");
+}
+
 TEST(ConfigErrors, UnknownKeyWithoutCloseMatchListsValidKeys) {
   EXPECT_CONFIG_ERROR("version: 1\nreport:\n  colour: red\n", "coldgate.yaml:3:3",
                       "report: unknown key 'colour'; valid keys are 'title' and 'comment'");
@@ -83,7 +106,15 @@ stages:
   EXPECT_CONFIG_ERROR("version: 1\nstages: { a: 1 }\n", "coldgate.yaml:2:9",
                       "stages: expected a list");
   EXPECT_CONFIG_ERROR("version: 1\ndatabase: [local]\n", "coldgate.yaml:2:11",
-                      "database: expected a mapping");
+                      "database: expected a mapping, got a list");
+  // A key that lost its ':' alone under its parent: valid YAML, the text "provider local".
+  EXPECT_CONFIG_ERROR("version: 1\ndatabase:\n  provider local\nstages:\n  - name: a\n"
+                      "    query: select 1\n",
+                      "coldgate.yaml:3:3",
+                      "database: expected a mapping, got 'provider local', which has no ':'; "
+                      "write 'provider: local'");
+  EXPECT_CONFIG_ERROR("version: 1\ndatabase: local\n", "coldgate.yaml:2:11",
+                      "database: expected a mapping, got 'local'");
   EXPECT_CONFIG_ERROR("version: 1\nreport: { comment: maybe }\n", "coldgate.yaml:2:20",
                       "report.comment: expected true or false, got 'maybe'");
   EXPECT_CONFIG_ERROR("version: 1\nreport: { title: [a] }\n", "coldgate.yaml:2:18",
