@@ -42,6 +42,35 @@ const std::string k_node =
     "\n"
     "Node.js v20.20.2\n";
 
+// Sequelize 6 on node-postgres when the server refuses the connection: the error's heading, its
+// stack, then the error object with its nested causes, as Node.js 20 prints an uncaught one.
+const std::string k_sequelize =
+    "/app/node_modules/sequelize/lib/dialects/postgres/connection-manager.js:131\n"
+    "                reject(new sequelizeErrors.ConnectionRefusedError(err));\n"
+    "                       ^\n"
+    "\n"
+    "ConnectionRefusedError [SequelizeConnectionRefusedError]: connect ECONNREFUSED 127.0.0.1:1\n"
+    "    at Client._connectionCallback "
+    "(/app/node_modules/sequelize/lib/dialects/postgres/connection-manager.js:131:24)\n"
+    "    at Client._handleErrorWhileConnecting (/app/node_modules/pg/lib/client.js:318:19)\n"
+    "    at Client._handleErrorEvent (/app/node_modules/pg/lib/client.js:328:19)\n"
+    "    at Connection.emit (node:events:524:28)\n"
+    "    at Socket.reportStreamError (/app/node_modules/pg/lib/connection.js:57:12)\n"
+    "    at Socket.emit (node:events:524:28)\n"
+    "    at emitErrorNT (node:internal/streams/destroy:169:8)\n"
+    "    at emitErrorCloseNT (node:internal/streams/destroy:128:3)\n"
+    "    at process.processTicksAndRejections (node:internal/process/task_queues:82:21) {\n"
+    "  parent: Error: connect ECONNREFUSED 127.0.0.1:1\n"
+    "      at TCPConnectWrap.afterConnect [as oncomplete] (node:net:1611:16) {\n"
+    "    errno: -111,\n    code: 'ECONNREFUSED',\n    syscall: 'connect',\n"
+    "    address: '127.0.0.1',\n    port: 1\n  },\n"
+    "  original: Error: connect ECONNREFUSED 127.0.0.1:1\n"
+    "      at TCPConnectWrap.afterConnect [as oncomplete] (node:net:1611:16) {\n"
+    "    errno: -111,\n    code: 'ECONNREFUSED',\n    syscall: 'connect',\n"
+    "    address: '127.0.0.1',\n    port: 1\n  }\n}\n"
+    "\n"
+    "Node.js v20.20.2\n";
+
 TEST(StderrExcerpt, KeepsTheExceptionBeforeALongListOrStack) {
   EXPECT_EQ(stderr_excerpt(k_django, 8),
             "django.template.exceptions.TemplateSyntaxError: 'staticfiles' is not a registered tag "
@@ -53,6 +82,12 @@ TEST(StderrExcerpt, KeepsTheExceptionBeforeALongListOrStack) {
             "[… 5 lines …]\n"
             "  errno: -111,\n  code: 'ECONNREFUSED',\n  syscall: 'connect',\n"
             "  address: '127.0.0.1',\n  port: 1\n}\n\nNode.js v20.20.2");
+  EXPECT_EQ(stderr_excerpt(k_sequelize, 8),
+            "ConnectionRefusedError [SequelizeConnectionRefusedError]: connect ECONNREFUSED "
+            "127.0.0.1:1\n"
+            "[… 20 lines …]\n"
+            "    code: 'ECONNREFUSED',\n    syscall: 'connect',\n    address: '127.0.0.1',\n"
+            "    port: 1\n  }\n}\n\nNode.js v20.20.2");
 }
 
 TEST(StderrExcerpt, APythonExceptionWhoseNameSaysNothingIsFoundByItsTraceback) {
