@@ -360,14 +360,23 @@ StatementVerdict pair(const std::string& stage, const StatementSum* b, const Sta
   // backend's first plan over a table reads its catalog rows, so a statement's blocks per call
   // rise when an earlier statement that paid them is gone. The captured plans' blocks are the
   // execution's alone: judged when both sides have them.
-  const auto b_exec = b->plan ? execution_blocks(b->plan->json) : std::nullopt;
-  const auto h_exec = h->plan ? execution_blocks(h->plan->json) : std::nullopt;
+  // Plain doubles, not optionals: GCC 12 at -O3 takes an optional's payload after this
+  // function's inlining for maybe uninitialized (-Wmaybe-uninitialized).
+  double b_exec = 0, h_exec = 0;
+  bool plans_have_blocks = false;
+  if (b->plan && h->plan) {
+    const std::optional<double> be = execution_blocks(b->plan->json);
+    const std::optional<double> he = execution_blocks(h->plan->json);
+    plans_have_blocks = be.has_value() && he.has_value();
+    b_exec = be.value_or(0);
+    h_exec = he.value_or(0);
+  }
   const bool has_stats_blocks = v.base->blocks_per_call && v.head->blocks_per_call;
-  if (b_exec && h_exec) {
-    judge_blocks(*b_exec, *h_exec, g, j, " in its plan's execution");
+  if (plans_have_blocks) {
+    judge_blocks(b_exec, h_exec, g, j, " in its plan's execution");
     if (has_stats_blocks &&
         blocks_verdict(*v.base->blocks_per_call, *v.head->blocks_per_call, g) !=
-            blocks_verdict(*b_exec, *h_exec, g)) {
+            blocks_verdict(b_exec, h_exec, g)) {
       j.why.push_back(fmt::format(
           "pg_stat_statements' blocks per call {} → {} count planning's catalog reads too (a "
           "fresh backend's first plan over a table), so the plans' execution is judged",
@@ -383,8 +392,9 @@ StatementVerdict pair(const std::string& stage, const StatementSum* b, const Sta
   if (v.reason.empty()) {
     v.reason = fmt::format(
         "{} call{} per run{}", count(v.head->calls), v.head->calls == 1 ? "" : "s",
-        b_exec && h_exec ? fmt::format(", {} blocks per call in its plan's execution, on both sides",
-                                       count(std::round(*h_exec)))
+        plans_have_blocks
+            ? fmt::format(", {} blocks per call in its plan's execution, on both sides",
+                          count(std::round(h_exec)))
         : has_stats_blocks ? fmt::format(", {} blocks per call, on both sides",
                                          count(std::round(*v.head->blocks_per_call)))
                            : std::string(", on both sides"));
