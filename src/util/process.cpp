@@ -261,7 +261,14 @@ void prepare(Launch& l) {
                                                          : "not found or not executable");
   }
   l.exe = exe->string();
-  l.env_s = build_env(o.env, o.env_unset);
+  std::vector<std::string> add = o.env;
+  {
+    // Every descendant inherits the tag, so a child started just before a SIGKILL of ours — its
+    // record not yet written — or one that left its group is still found (kill_recorded_groups).
+    std::lock_guard lock(g_tracked_mutex);
+    if (!g_record_dir.empty()) add.push_back(std::string(k_recorded_in_env) + "=" + g_record_dir.string());
+  }
+  l.env_s = build_env(add, o.env_unset);
   for (auto& e : l.env_s) l.envp.push_back(e.data());
   l.envp.push_back(nullptr);
   l.argv_s = o.argv;
@@ -674,6 +681,28 @@ bool group_has_live_members(pid_t pgid) {
   return false;
 }
 
+// Live (not zombie) processes other than us whose environment holds `entry` ("K=V") exactly.
+// An unreadable environment (another user's process when we are not root) does not match.
+std::vector<pid_t> processes_with_env(const std::string& entry) {
+  std::vector<pid_t> found;
+  const pid_t self = ::getpid();
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    const pid_t pid = static_cast<pid_t>(std::atol(name.c_str()));
+    if (pid == self) continue;
+    std::ifstream in(e.path() / "environ", std::ios::binary);
+    for (std::string var; std::getline(in, var, '\0');) {
+      if (var == entry) {
+        if (process_start_time(pid) >= 0) found.push_back(pid);
+        break;
+      }
+    }
+  }
+  return found;
+}
+
 }  // namespace
 
 int kill_recorded_groups(const std::filesystem::path& dir) noexcept {
@@ -704,6 +733,21 @@ int kill_recorded_groups(const std::filesystem::path& dir) noexcept {
       }
     }
     killed = static_cast<int>(groups.size());
+    // What the records miss: a child started in the moment before our SIGKILL, its record not
+    // yet written, and whatever left its group (setsid). Each round kills what it finds; a
+    // killed process forks no more, so a round that finds none ends it.
+    const std::string tag = std::string(k_recorded_in_env) + "=" + dir.string();
+    std::set<pid_t> untracked;
+    const auto round_until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    for (std::vector<pid_t> left = processes_with_env(tag);
+         !left.empty() && std::chrono::steady_clock::now() < round_until;
+         left = processes_with_env(tag)) {
+      for (pid_t p : left) {
+        if (::kill(p, SIGKILL) == 0) untracked.insert(p);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    killed += static_cast<int>(untracked.size());
     for (const auto& r : records) std::filesystem::remove(r, ec);
   } catch (const std::exception&) {
     // Best effort: the caller's own clean-up goes on.

@@ -139,6 +139,10 @@ std::optional<std::filesystem::path> find_program(const std::string& name);
 /// process does not exist or is a zombie. With the PID it names one process, whatever reuse.
 long long process_start_time(pid_t pid);
 
+/// The environment variable every child started while recording (record_children_in) gets, set
+/// to the records folder: kill_recorded_groups() finds by it what no record names.
+inline constexpr const char* k_recorded_in_env = "COLDGATE_RECORDED_IN";
+
 /// From now on, records every child a Process starts — its PID, which is also its process
 /// group, and its start time — as the file `<dir>/<pid>`, removed when the child is reaped, so
 /// that after a SIGKILL of ours the next command can end what we had started (a setup or stage
@@ -149,8 +153,10 @@ std::filesystem::path record_children_in(const std::filesystem::path& dir);
 /// SIGKILLs the process group of each child recorded in `dir` (record_children_in) that is
 /// still there — its leader with the recorded start time, or, the leader gone, members of its
 /// group (a group's ID is not given to a new process while the group lives) — waits (≤ 5 s)
-/// until no live member is left, and removes the records. Returns how many groups it killed;
-/// never throws. Children that left their group (setsid) are beyond it.
+/// until no live member is left, and removes the records. Then SIGKILLs every other process
+/// whose environment still holds k_recorded_in_env=`dir`: a child whose record the SIGKILL came
+/// before, a daemon that left its group (setsid). Returns how many groups and such processes it
+/// killed; never throws. Only a process that dropped the variable is beyond it.
 int kill_recorded_groups(const std::filesystem::path& dir) noexcept;
 
 /// Installs SIGINT/SIGTERM handlers that record the signal instead of killing us, so waits

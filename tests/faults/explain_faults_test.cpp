@@ -298,5 +298,33 @@ TEST_F(ExplainFaults, WhatASigkilledExplainLeftEndsWithTheNextRun) {
   f.expect_nothing_left("after the next run");
 }
 
+// A SIGKILL in the moment between a child's start and its record (the record is written just
+// after the start) leaves a child no record names: made certain here by removing the records
+// the killed explain wrote. The next command still ends it, by the variable it inherited
+// (COLDGATE_RECORDED_IN), and leaves nothing.
+TEST_F(ExplainFaults, AChildStartedJustBeforeASigkillEndsWithTheNextCommand) {
+  Running r = f.start({"explain", "q", "-c", "setup-cmd.yaml"});
+  Delivered d = deliver_at(
+      r,
+      [&] {
+        return fs::exists(f.dir / "setup.started") && children_recorded(r.process->pid(), f.tmp);
+      },
+      SIGKILL, "SIGKILL during setup of explain, its records then removed");
+  ASSERT_TRUE(d.reached);
+  int removed = 0;
+  std::error_code ec;
+  for (const auto& work : fs::directory_iterator(f.tmp, ec)) {
+    for (const auto& e : fs::directory_iterator(work.path() / "children", ec)) {
+      removed += fs::remove(e.path()) ? 1 : 0;
+    }
+  }
+  ASSERT_GT(removed, 0) << "no record to remove: the setup command was not recorded";
+  EXPECT_NE(list(processes_under(f.dir.path())), " none") << "the setup command outlives it";
+  Running next = f.start({"explain", "q", "-c", "quick.yaml"});
+  std::string err;
+  EXPECT_EQ(next.finish(&err), 0) << err;
+  f.expect_nothing_left("after the next command");
+}
+
 }  // namespace
 }  // namespace coldgate

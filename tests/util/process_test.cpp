@@ -8,6 +8,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <thread>
 
 #include "support/support.hpp"
@@ -177,6 +178,44 @@ TEST(RecordedChildren, TheirGroupsAreKilledAndTheRecordsGoWhenReaped) {
   EXPECT_EQ(leader.wait().signal, SIGKILL);
   EXPECT_EQ(process_start_time(member), -1) << "the leaderless group's member lives";
   EXPECT_TRUE(std::filesystem::is_empty(records));
+}
+
+// What no record names is found by the variable every recorded child inherits: a child whose
+// record a SIGKILL of ours came before (here: its record removed), and a daemon that left its
+// group with setsid. Both die; a process that does not carry the folder's tag is left alone.
+TEST(RecordedChildren, WhatNoRecordNamesIsKilledByItsInheritedTag) {
+  TempDir dir;
+  const std::filesystem::path records = dir / "children";
+  const std::string pidfile = (dir / "daemon.pid").string();
+  // Waits (≤ 60 s) for a state another process reaches; true when it did.
+  auto reached = [](const std::function<bool()>& done) {
+    for (int i = 0; i < 6000; ++i) {
+      if (done()) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return done();
+  };
+  const std::filesystem::path before = record_children_in(records);
+  Process unrecorded({.argv = {"sleep", "60"}});
+  // It waits for the daemon's PID file: its end kills its group, which the daemon leaves only
+  // at setsid.
+  Process starter({.argv = {"sh", "-c", "setsid sh -c 'echo $$ > " + pidfile + ".new && mv " +
+                                            pidfile + ".new " + pidfile + " && exec sleep 60' & " +
+                                            "until [ -e " + pidfile + " ]; do sleep 0.01; done"}});
+  EXPECT_TRUE(starter.wait().ok());  // its record goes when it is reaped
+  record_children_in(before);
+  Process untagged({.argv = {"sleep", "60"}});
+  pid_t daemon = 0;
+  ASSERT_TRUE(bool(std::ifstream(pidfile) >> daemon)) << "the daemon never wrote its PID";
+  ASSERT_EQ(::getsid(daemon), daemon) << "not a session of its own";
+  std::filesystem::remove(records / std::to_string(unrecorded.pid()));
+  ASSERT_TRUE(std::filesystem::is_empty(records));
+
+  EXPECT_EQ(kill_recorded_groups(records), 2);
+  EXPECT_EQ(unrecorded.wait().signal, SIGKILL);
+  EXPECT_TRUE(reached([&] { return process_start_time(daemon) < 0; }))  // once init reaps it
+      << "the setsid daemon lives";
+  EXPECT_GT(process_start_time(untagged.pid()), 0) << "a process without the tag was killed";
 }
 
 TEST(TailLines, KeepsTheLastLines) {
