@@ -8,9 +8,9 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
-#include <functional>
 #include <thread>
 
+#include "support/faults.hpp"
 #include "support/support.hpp"
 #include "util/error.hpp"
 
@@ -187,14 +187,6 @@ TEST(RecordedChildren, WhatNoRecordNamesIsKilledByItsInheritedTag) {
   TempDir dir;
   const std::filesystem::path records = dir / "children";
   const std::string pidfile = (dir / "daemon.pid").string();
-  // Waits (≤ 60 s) for a state another process reaches; true when it did.
-  auto reached = [](const std::function<bool()>& done) {
-    for (int i = 0; i < 6000; ++i) {
-      if (done()) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    return done();
-  };
   const std::filesystem::path before = record_children_in(records);
   Process unrecorded({.argv = {"sleep", "60"}});
   // It waits for the daemon's PID file: its end kills its group, which the daemon leaves only
@@ -213,7 +205,7 @@ TEST(RecordedChildren, WhatNoRecordNamesIsKilledByItsInheritedTag) {
 
   EXPECT_EQ(kill_recorded_groups(records), 2);
   EXPECT_EQ(unrecorded.wait().signal, SIGKILL);
-  EXPECT_TRUE(reached([&] { return process_start_time(daemon) < 0; }))  // once init reaps it
+  EXPECT_TRUE(testing::wait_for([&] { return process_start_time(daemon) < 0; }, 60s))
       << "the setsid daemon lives";
   EXPECT_GT(process_start_time(untagged.pid()), 0) << "a process without the tag was killed";
 }
