@@ -10,7 +10,8 @@
 #     --labels REGEX   the ctest labels run (default ^(faults|postgres)$)
 #
 # Each run is `ctest -j <nproc+1> --timeout 600 -L REGEX` (as ci/test.sh) in build-asan/ (built by
-# `bash ci/build.sh asan` when missing) in the environment of ci/test.sh (ci/test-env.sh).
+# `bash ci/build.sh asan` when missing), after ci/test.sh's set-up (ci/setup.sh --test,
+# ci/pg-versions.sh), in the environment of ci/test.sh (ci/test-env.sh).
 # Logs: bench/out/under-load/<start>/run-<k>.log; a line per run (start, seconds, tests, failed,
 # the failed tests' names) in bench/out/under-load/<start>/runs.tsv and on stdout; the last line
 # says "F of N runs failed". Exit 0 when none failed, 1 otherwise, 2 on a usage error.
@@ -38,6 +39,11 @@ if [[ -z $load ]]; then
   command -v stress-ng >/dev/null || { echo "bench/suite_under_load.sh: stress-ng is missing (apt-get install stress-ng), or give --load" >&2; exit 2; }
   load="stress-ng --cpu $cores --quiet"
 fi
+# What ci/test.sh sets up before its tests, and these lanes need: the test packages and the
+# Sequelize example's node_modules (ci/setup.sh --test), and the PostgreSQL 13–18 binaries of
+# the version matrix (ci/pg-versions.sh). Both return at once when done before.
+bash ci/setup.sh --test
+bash ci/pg-versions.sh >/dev/null
 [[ -x build-asan/tests/coldgate_postgres_tests ]] || bash ci/build.sh asan
 
 cleanup=()
