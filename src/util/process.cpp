@@ -78,6 +78,45 @@ void untrack(pid_t pid) {
   if (!g_record_dir.empty()) ::unlink((g_record_dir / std::to_string(pid)).c_str());
 }
 
+// The fields of /proc/<pid>/stat that process handling reads (proc(5): 3 state, 4 ppid, 5 pgrp,
+// 22 starttime in clock ticks since boot).
+struct ProcStat {
+  char state = 0;
+  long ppid = 0;
+  long pgrp = 0;
+  long long start = -1;
+  bool live() const { return state != 'Z' && state != 'X'; }
+};
+
+// /proc/<pid>/stat parsed, or false when the process is gone or the line is malformed.
+bool read_proc_stat(const std::filesystem::path& dir, ProcStat& out) {
+  std::ifstream in(dir / "stat");
+  std::string stat;
+  if (!std::getline(in, stat)) return false;
+  auto close = stat.rfind(')');  // the command name may hold spaces and parentheses
+  if (close == std::string::npos || close + 2 > stat.size()) return false;
+  std::istringstream rest(stat.substr(close + 2));
+  std::string state;
+  if (!(rest >> state >> out.ppid >> out.pgrp) || state.empty()) return false;
+  out.state = state[0];
+  std::string field;
+  for (int i = 6; i <= 22 && rest >> field; ++i) {
+    if (i == 22) out.start = std::atoll(field.c_str());
+  }
+  return out.start >= 0;
+}
+
+// Calls fn(pid, /proc/<pid>) for every process /proc lists, until fn returns false.
+template <typename Fn>
+void for_each_pid(Fn&& fn) {
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    if (!fn(static_cast<pid_t>(std::atol(name.c_str())), e.path())) return;
+  }
+}
+
 // PIDs listed in a /proc/<pid>/task/<tid>/children file (Linux ≥ 3.5 with CONFIG_PROC_CHILDREN).
 bool read_children_file(const std::filesystem::path& file, std::set<pid_t>& out) {
   std::ifstream in(file);
@@ -99,19 +138,11 @@ std::vector<pid_t> untracked_children() {
   }
   if (!listed) {
     const pid_t self = ::getpid();
-    for (const auto& entry : fs::directory_iterator("/proc", ec)) {
-      const std::string name = entry.path().filename().string();
-      if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
-      std::ifstream in(entry.path() / "stat");
-      std::string stat;
-      if (!std::getline(in, stat)) continue;
-      auto close = stat.rfind(')');  // the command name may hold spaces and parentheses
-      if (close == std::string::npos) continue;
-      char state = 0;
-      long ppid = 0;
-      std::istringstream rest(stat.substr(close + 1));
-      if (rest >> state >> ppid && ppid == self) children.insert(std::stoi(name));
-    }
+    for_each_pid([&](pid_t pid, const fs::path& dir) {
+      ProcStat st;
+      if (read_proc_stat(dir, st) && st.ppid == self) children.insert(pid);
+      return true;
+    });
   }
   std::lock_guard lock(g_tracked_mutex);
   std::vector<pid_t> out;
@@ -637,18 +668,9 @@ std::string tail_lines(const std::string& text, std::size_t max_lines) {
 }
 
 long long process_start_time(pid_t pid) {
-  std::ifstream in(fmt::format("/proc/{}/stat", pid));
-  std::string stat;
-  if (!std::getline(in, stat)) return -1;
-  auto close = stat.rfind(')');  // the command name may contain spaces and parentheses
-  if (close == std::string::npos || close + 2 > stat.size()) return -1;
-  std::istringstream rest(stat.substr(close + 2));
-  std::string field;
-  std::vector<std::string> fields;
-  while (rest >> field) fields.push_back(field);
-  // fields[0] is field 3 (state); start time is field 22.
-  if (fields.size() < 20 || fields[0] == "Z" || fields[0] == "X") return -1;
-  return std::atoll(fields[19].c_str());
+  ProcStat st;
+  if (!read_proc_stat(fmt::format("/proc/{}", pid), st) || !st.live()) return -1;
+  return st.start;
 }
 
 std::filesystem::path record_children_in(const std::filesystem::path& dir) {
@@ -664,21 +686,13 @@ namespace {
 
 // Live (not zombie) members of process group `pgid`, from /proc/<pid>/stat (field 5).
 bool group_has_live_members(pid_t pgid) {
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator("/proc", ec)) {
-    const std::string name = e.path().filename().string();
-    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream in(e.path() / "stat");
-    std::string stat;
-    if (!std::getline(in, stat)) continue;
-    auto close = stat.rfind(')');
-    if (close == std::string::npos || close + 2 > stat.size()) continue;
-    std::istringstream rest(stat.substr(close + 2));
-    std::string state;
-    long ppid = 0, pgrp = 0;
-    if (rest >> state >> ppid >> pgrp && pgrp == pgid && state != "Z" && state != "X") return true;
-  }
-  return false;
+  bool found = false;
+  for_each_pid([&](pid_t, const std::filesystem::path& dir) {
+    ProcStat st;
+    found = read_proc_stat(dir, st) && st.pgrp == pgid && st.live();
+    return !found;
+  });
+  return found;
 }
 
 // Live (not zombie) processes other than us whose environment holds `entry` ("K=V") exactly.
@@ -686,20 +700,17 @@ bool group_has_live_members(pid_t pgid) {
 std::vector<pid_t> processes_with_env(const std::string& entry) {
   std::vector<pid_t> found;
   const pid_t self = ::getpid();
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator("/proc", ec)) {
-    const std::string name = e.path().filename().string();
-    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
-    const pid_t pid = static_cast<pid_t>(std::atol(name.c_str()));
-    if (pid == self) continue;
-    std::ifstream in(e.path() / "environ", std::ios::binary);
+  for_each_pid([&](pid_t pid, const std::filesystem::path& dir) {
+    if (pid == self) return true;
+    std::ifstream in(dir / "environ", std::ios::binary);
     for (std::string var; std::getline(in, var, '\0');) {
-      if (var == entry) {
-        if (process_start_time(pid) >= 0) found.push_back(pid);
-        break;
-      }
+      if (var != entry) continue;
+      ProcStat st;
+      if (read_proc_stat(dir, st) && st.live()) found.push_back(pid);
+      break;
     }
-  }
+    return true;
+  });
   return found;
 }
 
