@@ -97,12 +97,33 @@ const StatementGrowth* growth_of(const StageResult& s, const QueryStats& q) {
   return nullptr;
 }
 
+// Whether a normalized statement looks rows up by a parameter (`= $1`, `IN ($1, …)`,
+// `= ANY($1)`): what a per-row lookup, the statement of an N+1, looks like. pg_stat_statements
+// replaces every constant by `$n`, so a statement with none ran with the same text every time.
+bool looks_up_by_parameter(const std::string& query) {
+  for (std::size_t at = query.find('$'); at != std::string::npos; at = query.find('$', at + 1)) {
+    if (at + 1 >= query.size() || !std::isdigit(static_cast<unsigned char>(query[at + 1]))) continue;
+    std::size_t k = at;
+    while (k > 0 && std::isspace(static_cast<unsigned char>(query[k - 1]))) --k;
+    if (k > 0 && (query[k - 1] == '=' || query[k - 1] == '(' || query[k - 1] == ',')) return true;
+  }
+  return false;
+}
+
+bool has_parameter(const std::string& query) {
+  for (std::size_t at = query.find('$'); at != std::string::npos; at = query.find('$', at + 1)) {
+    if (at + 1 < query.size() && std::isdigit(static_cast<unsigned char>(query[at + 1]))) return true;
+  }
+  return false;
+}
+
 void repeated(const StageResult& s, int threshold, std::vector<Diagnosis>& out) {
   for (const auto& q : s.queries) {
     if (!reads_or_writes_data(q.query)) continue;
     const StatementGrowth* g = growth_of(s, q);
     // Calls that grow with the data are an N+1 however few they are on CI's data.
     const bool calls_grow = g && growth_rank(g->calls.growth) >= growth_rank("linear");
+    const bool calls_constant = g && g->calls.exponent && !calls_grow;
     if (q.calls < threshold && !(calls_grow && q.calls >= 2)) continue;
     // No remedy to measure (it is a code change): the estimate is (calls − 1) × the median
     // time per call, what the other calls cost.
@@ -114,22 +135,46 @@ void repeated(const StageResult& s, int threshold, std::vector<Diagnosis>& out) 
     std::string growth;
     if (g && g->calls.exponent) {
       data["calls_growth_exponent"] = *g->calls.exponent;
-      growth = calls_grow ? fmt::format("; its calls grow {} with the data ({} per run): an N+1 that grows",
+      growth = calls_grow ? fmt::format("; its calls grow {} with the data ({} per run): an N+1 "
+                                        "that grows",
                                         growth_adverb(g->calls.growth), growth_values(g->calls))
-                          : fmt::format("; its calls stay constant with the data ({} per run): a "
-                                        "fixed loop, not one over rows that grow",
+                          : fmt::format("; its calls stay constant with the data ({} per run)",
                                         growth_values(g->calls));
+    }
+    // An N+1 is one lookup per row of an earlier result. What else repeats — a count per page
+    // request, the same settings query per transaction — has another fix, and calling it an
+    // N+1 would bury the real one among look-alikes.
+    std::string shape, verdict;
+    if (calls_grow || (!calls_constant && looks_up_by_parameter(q.query))) {
+      shape = "per_row";
+      const std::string fix = "load all of them with one query (a join, `= ANY($1)` with an "
+                              "array of the keys, or the ORM's eager loading)";
+      verdict = calls_grow ? fix : "an N+1: " + fix;
+    } else if (!has_parameter(q.query)) {
+      shape = "same_text";
+      verdict = "repeated with the same text, so not an N+1: each call reads what the first "
+                "read unless the data changed between them — run it once and reuse the result "
+                "(when the stage makes one request per call, this is once per request: raise "
+                "this stage's `repeated_threshold`)";
+    } else {
+      shape = "fixed_loop";
+      verdict = fmt::format("{}: batch the calls into one query, or raise this stage's "
+                            "`repeated_threshold` when the loop is the stage's own (one request "
+                            "per call)",
+                            calls_constant ? "repeated in a fixed loop, so not an N+1 over rows"
+                                           : "repeated, but none of its parameters is a key it "
+                                             "looks up (`= $n`, `IN ($n, …)`), so likely not an "
+                                             "N+1");
     }
     Diagnosis d = about(
         s, q, "repeated_query",
-        fmt::format("{} ran {} times per cold run ({} in all, {} repeated_threshold {}){} — an "
-                    "N+1: load all of them with one query (a join, `= ANY($1)` with an array of "
-                    "the keys, or the ORM's eager loading); that saves about {} of server time "
-                    "per run, plus {} round trips",
+        fmt::format("{} ran {} times per cold run ({} in all, {} repeated_threshold {}){} — {}; "
+                    "that saves about {} of server time per run, plus {} round trips",
                     statement(q), count(q.calls), ms(q.time_ms()),
-                    q.calls >= threshold ? "≥" : "<", threshold, growth, ms(saving),
+                    q.calls >= threshold ? "≥" : "<", threshold, growth, verdict, ms(saving),
                     count(q.calls - 1)),
         std::move(data));
+    d.facts["shape"] = shape;
     if (g && !g->calls.growth.empty()) d.facts["growth"] = g->calls.growth;
     out.push_back(std::move(d));
   }

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "measure/trial.hpp"
 #include "report/remedies.hpp"
 #include "results/growth.hpp"
@@ -106,6 +108,46 @@ TEST(Diagnose, RepeatedQueryFromTheStageThreshold) {
   s.repeated_threshold = 60;
   loose.stages.push_back(s);
   EXPECT_TRUE(diagnose(r, loose).empty());
+}
+
+// A count per page request and a paging query repeat too, but a per-row fix (a join, eager
+// loading) does not apply to them: only the lookup by a key is called an N+1.
+TEST(Diagnose, RepeatedQueryTellsAnNPlusOneFromOtherRepetition) {
+  Results r;
+  r.stages.push_back(stage(
+      "pages", StageKind::command,
+      {statement("1", "SELECT COUNT(*) AS \"__count\" FROM \"catalog_book\"", 30, 3),
+       statement("2", "SELECT * FROM \"catalog_book\" ORDER BY title LIMIT $1 OFFSET $2", 30, 6),
+       statement("3", "SELECT * FROM \"catalog_language\" WHERE \"catalog_language\".\"id\" = $1",
+                 300, 15),
+       statement("4", "SELECT * FROM author WHERE id IN ($1, $2, $3)", 30, 3)}));
+  auto d = diagnose(r, analyzed());
+  ASSERT_EQ(d.size(), 4u);
+  std::map<std::string, std::string> shape;
+  for (const auto& x : d) {
+    ASSERT_EQ(x.kind, "repeated_query");
+    shape[x.queryid] = x.facts.at("shape");
+  }
+  EXPECT_EQ(shape, (std::map<std::string, std::string>{
+                       {"1", "same_text"}, {"2", "fixed_loop"}, {"3", "per_row"}, {"4", "per_row"}}));
+  EXPECT_EQ(d[0].message,
+            "statement 1 `SELECT COUNT(*) AS \"__count\" FROM \"catalog_book\"` ran 30 times per "
+            "cold run (3.00 ms in all, ≥ repeated_threshold 20) — repeated with the same text, so "
+            "not an N+1: each call reads what the first read unless the data changed between "
+            "them — run it once and reuse the result (when the stage makes one request per "
+            "call, this is once per request: raise this stage's `repeated_threshold`); that "
+            "saves about 2.90 ms of server time per run, plus 29 round trips");
+  EXPECT_EQ(d[1].message,
+            "statement 2 `SELECT * FROM \"catalog_book\" ORDER BY title LIMIT $1 OFFSET $2` ran 30 "
+            "times per cold run (6.00 ms in all, ≥ repeated_threshold 20) — repeated, but none of "
+            "its parameters is a key it looks up (`= $n`, `IN ($n, …)`), so likely not an N+1: "
+            "batch the calls into one query, or raise this stage's `repeated_threshold` when the "
+            "loop is the stage's own (one request per call); that saves about 5.80 ms of server "
+            "time per run, plus 29 round trips");
+  EXPECT_NE(d[2].message.find("ran 300 times per cold run (15.0 ms in all, ≥ repeated_threshold "
+                              "20) — an N+1: load all of them with one query"),
+            std::string::npos)
+      << d[2].message;
 }
 
 TEST(Diagnose, NeverAnalyzedOnlyWhenSetupDoesNotAnalyze) {
@@ -620,6 +662,37 @@ TEST(Diagnose, TheIndexRemedyShowsBlocksPerCallAndIsRecommendedWhenFasterAndIden
   // Faster but not the same rows: never recommended.
   trial[1] = variant(index, {21, 20, 22}, 4, false);
   EXPECT_EQ(report::recommendation(trial, StageKind::command).rfind("No remedy", 0), 0u);
+}
+
+// Data scales decide over the text: calls that follow the data are one per row, calls that do
+// not are a fixed loop, whatever the statement looks like.
+TEST(Diagnose, RepeatedQueryShapeFollowsTheCallsGrowthWhenScalesMeasuredIt) {
+  Results r;
+  r.stages.push_back(stage("app", StageKind::command,
+                           {statement("1", "SELECT * FROM tag WHERE article_id = $1", 25, 2.5),
+                            statement("2", "SELECT COUNT(*) FROM tag", 24, 2.4)}));
+  const std::vector<double> scales{1, 4, 16};
+  StatementGrowth constant;
+  constant.query = r.stages[0].queries[0].query;
+  constant.calls = fit_growth(scales, {25, 25, 25}, std::nullopt);
+  StatementGrowth linear;
+  linear.query = r.stages[0].queries[1].query;
+  linear.calls = fit_growth(scales, {24, 96, 384}, std::nullopt);
+  r.stages[0].growth = StageGrowth{};
+  r.stages[0].growth->scales = scales;
+  r.stages[0].growth->statements = {constant, linear};
+  auto d = of_kind(diagnose(r, analyzed()), "repeated_query");
+  ASSERT_EQ(d.size(), 2u);
+  EXPECT_EQ(d[0].facts.at("shape"), "fixed_loop");
+  EXPECT_NE(d[0].message.find("its calls stay constant with the data (25 → 25 → 25 per run) — "
+                              "repeated in a fixed loop, so not an N+1 over rows: batch the calls"),
+            std::string::npos)
+      << d[0].message;
+  EXPECT_EQ(d[1].facts.at("shape"), "per_row");
+  EXPECT_NE(d[1].message.find("its calls grow linearly with the data (24 → 96 → 384 per run): an "
+                              "N+1 that grows — load all of them with one query"),
+            std::string::npos)
+      << d[1].message;
 }
 
 }  // namespace
