@@ -433,7 +433,7 @@ void AbRun::finish() {
                                           gate::Thresholds::from(m_head.config));
       m_head_results.gate->base_source =
           m_measure_base ? results::BaseSource::interleaved : results::BaseSource::cache;
-      gate::mark_diagnoses(m_head_results, *m_outcome.base);
+      gate::mark_diagnoses(m_head_results, *m_outcome.base, gate::Thresholds::from(m_head.config));
     } catch (const Error& e) {
       m_outcome.gate_error = e;
     }

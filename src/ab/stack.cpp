@@ -466,7 +466,7 @@ void StackRun::finish() {
     try {
       results(k).gate = gate::compare(results(k), base, m_outcome.commits[k - 1].baseline,
                                       gate::Thresholds::from(m_sides[k].config));
-      gate::mark_diagnoses(results(k), base);
+      gate::mark_diagnoses(results(k), base, gate::Thresholds::from(m_sides[k].config));
       // Each side says where it came from: the base (commit k−1) from the cache, or measured
       // in this run; the head (commit k) from the cache, or measured (head_cached).
       results(k).gate->base_source = m_outcome.commits[k - 1].cached

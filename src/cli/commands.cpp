@@ -356,7 +356,7 @@ int run_compare(const CompareArgs& args) {
   if (auto cfg = optional_config(args.config)) thresholds = gate::Thresholds::from(*cfg);
   if (head.git.base.empty()) head.git.base = base.git.commit;
   head.gate = gate::compare(head, base, args.base, thresholds);
-  gate::mark_diagnoses(head, base);
+  gate::mark_diagnoses(head, base, thresholds);
 
   ::signal(SIGPIPE, SIG_IGN);
   std::filesystem::path out = args.out;

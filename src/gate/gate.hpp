@@ -84,10 +84,13 @@ std::string plan_change(const std::vector<results::PlanNode>& base,
                         const std::vector<results::PlanNode>& head);
 
 /// Marks head's diagnoses against base's (results.json `diagnoses[].change`): "new" (this pull
-/// request added it), "also_in_base", and appends base's that head lost in a stage it measured
-/// as "gone" (fixed). Matched by stage, kind and the statement's text. Idempotent; base's own
-/// "gone" entries are ignored (a stack's base was marked against its own base).
-void mark_diagnoses(results::Results& head, const results::Results& base);
+/// request added it), "worse" (base had it too, but its `calls` grew as the stage's gate calls
+/// a count regression: ≥ max_query_ratio × and ≥ min_query_delta more), "also_in_base", and
+/// appends base's that head lost in a stage it measured as "gone" (fixed). Matched by stage,
+/// kind and the statement's text. Idempotent; base's own "gone" entries are ignored (a stack's
+/// base was marked against its own base).
+void mark_diagnoses(results::Results& head, const results::Results& base,
+                    const Thresholds& thresholds = {});
 
 /// True when the run passes: no failed stage, every snapshot `match` (or `updated`), and no
 /// `regression` in results.gate (metrics and statements).

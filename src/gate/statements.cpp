@@ -483,12 +483,23 @@ std::vector<StatementVerdict> compare_statements(const StageResult& head, const 
   return out;
 }
 
-void mark_diagnoses(Results& head, const Results& base) {
+void mark_diagnoses(Results& head, const Results& base, const Thresholds& thresholds) {
   std::erase_if(head.diagnoses, [](const Diagnosis& d) { return d.change == "gone"; });
-  std::set<std::string> in_base, in_head;
+  std::set<std::string> in_head;
+  std::map<std::string, const Diagnosis*> in_base;
   for (const auto& d : base.diagnoses) {
-    if (d.change != "gone") in_base.insert(diagnosis_key(d, base));
+    if (d.change != "gone") in_base.emplace(diagnosis_key(d, base), &d);
   }
+  // An N+1 base had at 20 calls and head at 320 is this pull request's regression as much as a
+  // new one: folded under "also in base", it would hide behind base's.
+  auto grew = [&](const Diagnosis& h, const Diagnosis& b) {
+    auto hc = h.data.find("calls");
+    auto bc = b.data.find("calls");
+    if (hc == h.data.end() || bc == b.data.end()) return false;
+    const config::Gate& g = thresholds.for_stage(h.stage);
+    return hc->second - bc->second >= g.min_query_delta &&
+           (bc->second <= 0 || hc->second / bc->second >= g.max_query_ratio);
+  };
   std::set<std::string> head_stages;
   for (const auto& s : head.stages) {
     if (!s.failed()) head_stages.insert(s.name);
@@ -496,7 +507,9 @@ void mark_diagnoses(Results& head, const Results& base) {
   for (auto& d : head.diagnoses) {
     std::string key = diagnosis_key(d, head);
     in_head.insert(key);
-    d.change = in_base.count(key) ? "also_in_base" : "new";
+    auto b = in_base.find(key);
+    d.change = b == in_base.end() ? "new" : grew(d, *b->second) ? "worse" : "also_in_base";
+    if (d.change == "worse") d.data["base_calls"] = b->second->data.at("calls");
   }
   // What base had and head lost, in a stage head measured: the pull request fixed it.
   for (const auto& d : base.diagnoses) {

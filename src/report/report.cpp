@@ -278,7 +278,8 @@ Section diffs_section(const Results& r) {
   return s;
 }
 
-// Against a baseline, the diagnoses this pull request added come first, then those it fixed;
+// Against a baseline, the diagnoses this pull request added or made worse come first, then those
+// it fixed;
 // those base had too are folded into one block. Without change marks (an older baseline's
 // results), only the changed stages' diagnoses: the others were there before the change.
 Section diagnoses_section(const Comparison& c) {
@@ -290,6 +291,17 @@ Section diagnoses_section(const Comparison& c) {
   };
   for (const auto& d : c.results().diagnoses) {
     if (d.change == "new") s.items.push_back({line(d, "🆕 new in this pull request · "), 1});
+  }
+  for (const auto& d : c.results().diagnoses) {
+    if (d.change != "worse") continue;
+    auto base_calls = d.data.find("base_calls");
+    auto calls = d.data.find("calls");
+    std::string mark = "📈 worse in this pull request";
+    if (base_calls != d.data.end() && calls != d.data.end()) {
+      mark += fmt::format(" ({} → {} calls per run)", format_value(base_calls->second, "count"),
+                          format_value(calls->second, "count"));
+    }
+    s.items.push_back({line(d, mark + " · "), 1});
   }
   for (const auto& d : c.results().diagnoses) {
     if (d.change == "gone") s.items.push_back({line(d, "✅ gone (fixed) · "), 2});

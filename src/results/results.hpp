@@ -296,8 +296,9 @@ struct Diagnosis {
   std::map<std::string, double> data;  // the figures behind it (db_jit_ms, db_exec_ms, …)
   std::string queryid;  // the statement's pg_stat_statements.queryid; "" for a whole stage
   std::string query;    // its normalized text (shortened), or ""
-  /// Against the baseline (gate::mark_diagnoses): "new" (this pull request added it),
-  /// "gone" (base had it, head does not: fixed), "also_in_base"; "" without a baseline.
+  /// Against the baseline (gate::mark_diagnoses): "new" (this pull request added it), "worse"
+  /// (base had it with far fewer calls; data "base_calls"), "gone" (base had it, head does not:
+  /// fixed), "also_in_base"; "" without a baseline.
   std::string change;
   /// Named facts that are text (missing_index: "table", "columns", "index" — the CREATE INDEX
   /// to try; misestimate: "table", "columns", "statistics" — the CREATE STATISTICS to try);

@@ -240,7 +240,7 @@ RunOutcome run(const config::Config& cfg, const JobOptions& options, Baseline ba
     if (results.git.base.empty()) results.git.base = base->git.commit;
     try {
       results.gate = gate::compare(results, *base, baseline.name, gate::Thresholds::from(cfg));
-      gate::mark_diagnoses(results, *base);
+      gate::mark_diagnoses(results, *base, gate::Thresholds::from(cfg));
     } catch (const Error& e) {
       outcome.gate_error = e;
     }

@@ -249,6 +249,40 @@ TEST(DiagnosisMarks, NewGoneAndAlsoInBaseByTextNotQueryid) {
   EXPECT_EQ(next.diagnoses[1].change, "also_in_base");
 }
 
+// An N+1 base had at 20 calls per run and head at 320: the pull request made it worse, and
+// folding it under "also in base" would hide it. Growth under the stage's count thresholds
+// (max_query_ratio, min_query_delta) is not "worse".
+TEST(DiagnosisMarks, WorseWhenItsCallsGrewPastTheStagesCountThresholds) {
+  Results base, head;
+  base.stages.push_back(stage({stmt("1", "select a from t where id = $1", 20, 3),
+                               stmt("2", "select b from u where id = $1", 20, 3),
+                               stmt("3", "select c from v where id = $1", 30, 3)}));
+  head.stages.push_back(stage({stmt("1", "select a from t where id = $1", 320, 3),
+                               stmt("2", "select b from u where id = $1", 39, 3),
+                               stmt("3", "select c from v where id = $1", 39, 3)}));
+  auto diagnosis = [](const std::string& id, const std::string& text, double calls) {
+    return Diagnosis{"page", "repeated_query", "m", {{"calls", calls}}, id, text, ""};
+  };
+  base.diagnoses = {diagnosis("1", "select a from t where id = $1", 20),
+                    diagnosis("2", "select b from u where id = $1", 20),
+                    diagnosis("3", "select c from v where id = $1", 30)};
+  head.diagnoses = {diagnosis("1", "select a from t where id = $1", 320),
+                    diagnosis("2", "select b from u where id = $1", 39),
+                    diagnosis("3", "select c from v where id = $1", 39)};
+  mark_diagnoses(head, base);
+  ASSERT_EQ(head.diagnoses.size(), 3u);
+  EXPECT_EQ(head.diagnoses[0].change, "worse");
+  EXPECT_EQ(head.diagnoses[0].data.at("base_calls"), 20);
+  EXPECT_EQ(head.diagnoses[1].change, "also_in_base") << "39 / 20 is under max_query_ratio 2";
+  EXPECT_EQ(head.diagnoses[2].change, "also_in_base") << "9 more is under min_query_delta 10";
+  EXPECT_EQ(head.diagnoses[1].data.count("base_calls"), 0u);
+  // The stage's own gate decides: a looser ratio for this stage folds the 16× growth too.
+  Thresholds loose;
+  loose.stages["page"].max_query_ratio = 20;
+  mark_diagnoses(head, base, loose);
+  EXPECT_EQ(head.diagnoses[0].change, "also_in_base");
+}
+
 // --- plan changes ---------------------------------------------------------------------------
 
 // A captured plan from tests/gate/fixtures/plans/<name>.json.

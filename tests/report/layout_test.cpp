@@ -258,6 +258,20 @@ TEST(ReportLayout, DiagnosesThePullRequestAddedFirstThenFixedThenTheRestFolded) 
       << "without a gate every diagnosis";
 }
 
+TEST(ReportLayout, ADiagnosisThePullRequestMadeWorseIsListedWithTheNewOnesNotFolded) {
+  Results base = failing_base();
+  Results head = failing();
+  head.diagnoses[1].change = "worse";
+  head.diagnoses[1].data = {{"calls", 320}, {"base_calls", 20}};
+  std::string md = report(head, &base);
+  std::size_t worse = md.find("- 📈 worse in this pull request (20 → 320 calls per run) · **"
+                              + head.diagnoses[1].stage + "**: ");
+  std::size_t gone = md.find("- ✅ gone (fixed) · ");
+  ASSERT_NE(worse, std::string::npos) << md;
+  EXPECT_LT(worse, gone);
+  EXPECT_EQ(md.find("also in base</summary>"), std::string::npos) << md;
+}
+
 TEST(ReportLayout, StatementsThatChangedPerStageWithTheirFiguresAndQueryidsFolded) {
   Results base = failing_base();
   std::string md = report(failing(), &base);
