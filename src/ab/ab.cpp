@@ -29,7 +29,8 @@ namespace {
 
 // The commits to measure, checked: a base that was named but cannot be had leaves
 // commits.base empty with base_error saying why (head is then measured alone and reported);
-// no base named at all is an error unless allow_no_baseline.
+// no base named at all is an error unless allow_no_baseline, and so is (outside CI mode) a
+// --base that names no commit.
 // `dirty` gets the checkout's uncommitted changes when head is its HEAD (an error in CI mode).
 Commits commits_to_measure(const fs::path& dir, const Options& options, const fs::path& out,
                            std::vector<std::string>& dirty) {
@@ -38,6 +39,13 @@ Commits commits_to_measure(const fs::path& dir, const Options& options, const fs
   refs.want_base = !options.record;
   Commits commits = resolve_commits(dir, refs);
   if (refs.want_base && commits.base.empty() && commits.base_source.empty() &&
+      !options.allow_no_baseline) {
+    throw Error(ExitCode::infrastructure, "--base", commits.base_error);
+  }
+  // At a terminal, a --base that names no commit is most likely a typo: said at once, not
+  // after measuring head alone. CI measures and reports head (the pull request's comment says
+  // "no baseline"), since there the ref came from the forge and was not fetched.
+  if (commits.base_is_no_commit && commits.base_source == "--base" && !options.ci &&
       !options.allow_no_baseline) {
     throw Error(ExitCode::infrastructure, "--base", commits.base_error);
   }

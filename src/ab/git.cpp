@@ -12,6 +12,7 @@
 #include "db/cluster_registry.hpp"
 #include "util/error.hpp"
 #include "util/process.hpp"
+#include "util/suggest.hpp"
 
 namespace coldgate::ab {
 namespace fs = std::filesystem;
@@ -151,13 +152,28 @@ void resolve_base(Commits& c, const BaseRequest& request) {
                 "fetch-depth: 0, GitLab GIT_DEPTH: 0, or git fetch --unshallow)"
               : "";
   if (!base_tip) {
+    c.base_is_no_commit = true;
     std::string tried;
     for (const auto& ref : candidates) tried += (tried.empty() ? "" : ", ") + ref;
+    // A ref typed by hand is more often misspelt than not fetched.
+    std::string suggestion;
+    if (c.base_source == "--base") {
+      std::vector<std::string> refs;
+      std::istringstream names(
+          git(c.repo, {"for-each-ref", "--format=%(refname:short)", "refs/heads", "refs/remotes",
+                       "refs/tags"})
+              .value_or(""));
+      for (std::string name; std::getline(names, name);) {
+        if (!name.empty()) refs.push_back(name);
+      }
+      suggestion = util::did_you_mean(candidates.back(), refs);
+    }
     throw Error(ExitCode::infrastructure, c.base_source,
-                fmt::format("base '{}' is not a commit of this checkout (tried {}); fetch it "
+                fmt::format("base '{}' is not a commit of this checkout{} (tried {}); fetch it "
                             "(git fetch origin {}){} or pass --allow-no-baseline to measure head "
                             "alone",
-                            candidates.back(), tried, remote_name(candidates.back()), fetch_hint));
+                            candidates.back(), suggestion, tried, remote_name(candidates.back()),
+                            fetch_hint));
   }
   auto merge_base = git(c.repo, {"merge-base", c.head, *base_tip}, &err);
   if (!merge_base) {

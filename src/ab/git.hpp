@@ -31,6 +31,7 @@ struct Commits {
   std::string base_branch;     // base_ref without a leading "origin/"
   std::string base_source;  // "--base", "GITHUB_BASE_REF" or "CI_MERGE_REQUEST_TARGET_BRANCH_NAME"
   std::string base_error;   // why there is no base (allow_missing_base); base is then ""
+  bool base_is_no_commit = false;  // the base ref names no commit here (a typo, or not fetched)
   bool head_is_checkout = false;  // head is the checkout's HEAD: its uncommitted edits matter
 };
 

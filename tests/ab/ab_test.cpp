@@ -307,10 +307,21 @@ TEST_F(AbTest, ScriptsThatMakeTheirOwnDatabaseAreMeasuredOnEachSide) {
   EXPECT_EQ(base.stages[0].find("rows")->cold, std::vector<double>{3});
 }
 
-// A base that was named but cannot be had is no silent pass: head is measured and reported with
-// "no baseline" first, and the run exits 3 unless --allow-no-baseline.
+// A base that was named but cannot be had is no silent pass. At a terminal a --base that names
+// no commit is most likely a typo: said at once, with the likely ref, before anything is
+// measured. In CI head is measured and reported with "no baseline" first, and the run exits 3
+// unless --allow-no-baseline.
 TEST_F(AbTest, AnUnknownBaseIsReportedAsNoBaselineAndExits3UnlessAllowed) {
-  auto unknown = ab({"--base", "no-such-branch"});
+  auto typo = ab({"--base", "feature-l"});
+  EXPECT_EQ(typo.exit_code, 3) << typo.err;
+  EXPECT_NE(typo.err.find("coldgate: error: --base: base 'feature-l' is not a commit of this "
+                          "checkout (did you mean 'feature-1'?) (tried feature-l)"),
+            std::string::npos)
+      << typo.err;
+  EXPECT_EQ(typo.err.find("setup head"), std::string::npos) << "head measured for nothing";
+  EXPECT_FALSE(fs::exists(dir / "coldgate-out/results.json"));
+
+  auto unknown = ab({"--base", "no-such-branch", "--ci"});
   EXPECT_EQ(unknown.exit_code, 3) << unknown.err;
   EXPECT_NE(unknown.err.find("coldgate: no baseline: nothing was compared — measured head only "
                              "(base 'no-such-branch' is not a commit"),
