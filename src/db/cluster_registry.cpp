@@ -383,7 +383,8 @@ std::string work_dir_prefix(const std::string& prefix) {
   return fmt::format("{}{}-", prefix, ::getpid());
 }
 
-int remove_stale_work_dirs(const fs::path& parent, const std::string& prefix) {
+int remove_stale_work_dirs(const fs::path& parent, const std::string& prefix,
+                           int* processes_killed) {
   int removed = 0;
   std::error_code ec;
   std::vector<fs::path> doomed;  // not while iterating: removal may invalidate the iterator
@@ -403,7 +404,8 @@ int remove_stale_work_dirs(const fs::path& parent, const std::string& prefix) {
       if (owner <= 0 || kv["pid_ns"] != pid_namespace()) continue;  // unreadable, or not ours to judge
       if (process_start_time(owner) == start) continue;                // still running
       // What it had started and left running when it was killed: before its folders go.
-      util::kill_recorded_groups(e.path() / "children");
+      const int killed = util::kill_recorded_groups(e.path() / "children");
+      if (processes_killed) *processes_killed += killed;
       doomed.push_back(e.path());
     } catch (const std::exception&) {
       // Best effort, as remove_stale_clusters: the run itself must not fail here.

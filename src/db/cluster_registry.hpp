@@ -103,8 +103,10 @@ std::string work_dir_prefix(const std::string& prefix);
 /// it recorded in its `children/` (util::kill_recorded_groups). A folder without an owner file
 /// is removed only when it holds nothing but empty folders and its name (work_dir_prefix) names
 /// a process that is gone; folders marked in another PID namespace are left alone. Returns how
-/// many it removed; never throws.
-int remove_stale_work_dirs(const std::filesystem::path& parent, const std::string& prefix);
+/// many it removed, and adds the processes it ended to `*processes_killed` when given; never
+/// throws.
+int remove_stale_work_dirs(const std::filesystem::path& parent, const std::string& prefix,
+                           int* processes_killed = nullptr);
 
 /// This process as one line for what it leaves where no marker file can go (a database copy on
 /// an external server): "boot=<kernel boot id> pid_ns=<pid_namespace()> pid=<PID> start=<start

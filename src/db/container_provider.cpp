@@ -192,7 +192,7 @@ void ContainerProvider::start() {
     return util::run(engine_options(m_engine, std::move(args), env), timeout);
   };
   try {
-    remove_stale_containers(m_engine, env);
+    m_stale_removed = remove_stale_containers(m_engine, env);
 
     // The image: local, else pulled once (`run` would pull too, but mixes the pull's errors
     // with its own).

@@ -65,6 +65,8 @@ class ContainerProvider : public Provider {
   void stop() noexcept override;
   /// TCP 127.0.0.1:<published port>, user postgres with the run's random password.
   const ConnectionInfo& connection_info() const override { return m_info; }
+  /// Containers of this host whose coldgate run is gone, removed by start().
+  int stale_servers_removed() const override { return m_stale_removed; }
 
   /// The engine program in use (valid after start()).
   const std::filesystem::path& engine() const { return m_engine; }
@@ -89,6 +91,7 @@ class ContainerProvider : public Provider {
   std::filesystem::path m_engine;  // resolved program; empty before start()
   std::string m_image;
   std::string m_run_id;
+  int m_stale_removed = 0;  // remove_stale_containers() at start()
   bool m_created = false;  // a container named container_name() may exist: stop() removes it
   ConnectionInfo m_info;
 };

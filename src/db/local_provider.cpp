@@ -119,7 +119,7 @@ ConnectionInfo LocalProvider::socket_info(const std::string& dbname) const {
 void LocalProvider::start() {
   try {
     m_cache_dir = m_options.cache_dir.empty() ? default_cache_dir() : m_options.cache_dir;
-    remove_stale_clusters(m_cache_dir, &m_left_behind);
+    m_stale_removed = remove_stale_clusters(m_cache_dir, &m_left_behind);
     m_binaries = m_options.bindir.empty()
                      ? find_server_binaries(m_options.version, m_options.where)
                      : server_binaries_in(m_options.bindir, m_options.version, m_options.where);

@@ -62,6 +62,7 @@ class LocalProvider : public Provider {
   /// What start()'s clean-up of killed runs (remove_stale_clusters), stop() and restart() kept
   /// so far: /dev/shm segments, each with the processes that still mapped it.
   std::vector<std::string> left_behind() const override { return m_left_behind; }
+  int stale_servers_removed() const override { return m_stale_removed; }
   /// server.log (the postgres process's stderr, across restarts) from byte `from` on.
   std::optional<std::string> read_log(std::uint64_t from) const override;
 
@@ -95,6 +96,7 @@ class LocalProvider : public Provider {
   std::vector<std::string> m_left_behind;   // what the clean-ups had to keep (left_behind())
   ConnectionInfo m_info;
   int m_port = 0;
+  int m_stale_removed = 0;  // remove_stale_clusters() at start()
   bool m_template_cached = false;
 };
 

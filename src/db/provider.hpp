@@ -47,6 +47,8 @@ class Provider {
   /// What start(), stop() and restart() could not remove so far, one "what (why)" each: a
   /// killed server's /dev/shm segment that a process still maps (a killed run's, at start).
   virtual std::vector<std::string> left_behind() const { return {}; }
+  /// Servers of killed coldgate runs that start() stopped and removed (their owner is gone).
+  virtual int stale_servers_removed() const { return 0; }
   /// How to reach the configured database (valid after start()).
   virtual const ConnectionInfo& connection_info() const = 0;
   /// Folder with client programs (psql, pg_restore) matching the server; nullopt: use PATH.

@@ -19,15 +19,32 @@ Session::Session(const config::Database& database, const std::string& work_prefi
   m_recorded_before = util::record_children_in(m_work.path() / "children");
   // A constructor that throws gets no destructor: the recording stops here then.
   try {
-    db::remove_stale_work_dirs(m_work.path().parent_path(), work_prefix);  // also the unmarked ones
+    int processes = 0;
+    int folders = db::remove_stale_work_dirs(m_work.path().parent_path(), work_prefix,
+                                             &processes);  // also the unmarked ones
     // The marked work folders of every other kind of command (a killed `explain`'s, before a `run`).
-    db::remove_stale_work_dirs(m_work.path().parent_path(), "coldgate-");
+    folders += db::remove_stale_work_dirs(m_work.path().parent_path(), "coldgate-", &processes);
     db::remove_stale_cache_temp_files(db::default_cache_dir());
     m_provider = db::make_provider(database);
     m_environment = measure::host_environment();
     m_environment.provider = m_provider->name();
     auto t0 = std::chrono::steady_clock::now();
     m_provider->start();
+    // A clean-up that happens unsaid looks like nothing was wrong: a killed run is worth
+    // knowing of (a CI job cancelled mid-run, an OOM kill).
+    if (const int servers = m_provider->stale_servers_removed(); servers + folders > 0) {
+      std::vector<std::string> what;
+      if (servers > 0) what.push_back(fmt::format("{} server{}", servers, servers == 1 ? "" : "s"));
+      if (processes > 0)
+        what.push_back(fmt::format("{} command{} it had started (ended)", processes,
+                                   processes == 1 ? "" : "s"));
+      if (folders > 0)
+        what.push_back(fmt::format("{} work folder{}", folders, folders == 1 ? "" : "s"));
+      std::string list;
+      for (std::size_t i = 0; i < what.size(); ++i)
+        list += (i == 0 ? "" : i + 1 == what.size() ? " and " : ", ") + what[i];
+      m_say(fmt::format("removed what a killed coldgate run left: {}", list));
+    }
     say_left_behind();  // a killed run's leftovers that start() could not remove
     util::add_secret(m_provider->connection_info().password);  // the local/container random one too
     db::ServerInfo server = m_provider->server_info();
