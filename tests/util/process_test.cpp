@@ -9,6 +9,9 @@
 #include <filesystem>
 #include <fstream>
 #include <thread>
+#include <vector>
+#include <sstream>
+#include <iterator>
 
 #include "support/faults.hpp"
 #include "support/support.hpp"
@@ -208,6 +211,31 @@ TEST(RecordedChildren, WhatNoRecordNamesIsKilledByItsInheritedTag) {
   EXPECT_TRUE(testing::wait_for([&] { return process_start_time(daemon) < 0; }, 60s))
       << "the setsid daemon lives";
   EXPECT_GT(process_start_time(untagged.pid()), 0) << "a process without the tag was killed";
+}
+
+// /proc/<pid>/stat puts the command name in parentheses, and a name may hold ") (" and
+// spaces itself: the fields after it are read from the last ')'.
+TEST(RecordedChildren, ACommandWhoseNameHoldsParenthesesIsReadAndKilled) {
+  TempDir dir;
+  const std::filesystem::path odd = dir / "z) S 1 (2";
+  std::filesystem::copy_file(find_program("sleep").value(), odd);
+  std::filesystem::permissions(odd, std::filesystem::perms::owner_exec,
+                               std::filesystem::perm_options::add);
+  const std::filesystem::path records = dir / "children";
+  const std::filesystem::path before = record_children_in(records);
+  Process child({.argv = {odd.string(), "60"}});
+  record_children_in(before);
+  std::ifstream stat("/proc/" + std::to_string(child.pid()) + "/stat");
+  std::string line;
+  ASSERT_TRUE(bool(std::getline(stat, line)));
+  ASSERT_NE(line.find("(z) S 1 (2)"), std::string::npos) << line;
+  // proc(5): starttime is field 22, the 20th after the name's closing parenthesis.
+  std::istringstream after(line.substr(line.rfind(')') + 2));
+  std::vector<std::string> fields{std::istream_iterator<std::string>(after), {}};
+  ASSERT_GE(fields.size(), 20u) << line;
+  EXPECT_EQ(process_start_time(child.pid()), std::stoll(fields[19])) << line;
+  EXPECT_EQ(kill_recorded_groups(records), 1);
+  EXPECT_EQ(child.wait().signal, SIGKILL);
 }
 
 TEST(TailLines, KeepsTheLastLines) {
