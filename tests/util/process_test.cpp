@@ -8,10 +8,10 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <sstream>
 #include <thread>
 #include <vector>
-#include <sstream>
-#include <iterator>
 
 #include "support/faults.hpp"
 #include "support/support.hpp"
