@@ -192,7 +192,10 @@ Section errors_section(const Results& r) {
   if (r.stopped) {
     // Why the run stopped, whole (a psql stderr tail), and what it left unmeasured.
     const Stopped& x = *r.stopped;
-    std::string what = x.step.empty() ? "the run stopped" : "setup step " + x.step + " failed";
+    // An interrupt stopped the step; it did not fail (exit 130, not 1).
+    std::string what = x.step.empty()       ? "the run stopped"
+                       : x.exit_code == 130 ? "setup step " + x.step + " was interrupted"
+                                            : "setup step " + x.step + " failed";
     if (!x.where.empty()) what += " at " + x.where;
     std::string after = "\n";
     if (!x.not_run.empty()) {

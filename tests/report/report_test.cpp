@@ -126,6 +126,22 @@ TEST(ReportGolden, SetupFailed) {
   expect_outputs("setup_failed", setup_failed());
 }
 
+// Ctrl-C during a setup step: the step was interrupted, it did not fail.
+TEST(ReportLayout, AnInterruptedSetupStepIsNotCalledFailed) {
+  Results r = setup_failed();
+  r.stopped->exit_code = 130;
+  r.stopped->where.clear();
+  r.stopped->error = "interrupted by SIGINT";
+  const std::string md = markdown(r, nullptr).report;
+  EXPECT_NE(md.find("<details open><summary>setup step psql db/seed.sql was interrupted</summary>"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("Stages not run: interrupted: `config-load`, `orders-report`"),
+            std::string::npos)
+      << md;
+  EXPECT_EQ(md.find(" failed"), std::string::npos) << md;
+}
+
 // --- properties ----------------------------------------------------------------------------
 
 std::vector<std::string> lines_of(const std::string& text) {
