@@ -281,10 +281,10 @@ Section diffs_section(const Results& r) {
   return s;
 }
 
-// Against a baseline, the diagnoses this pull request added or made worse come first, then those
-// it fixed;
-// those base had too are folded into one block. Without change marks (an older baseline's
-// results), only the changed stages' diagnoses: the others were there before the change.
+// Against a baseline, the diagnoses this pull request added or made worse come first, then
+// those it fixed; those base had too are folded into one block. Without change marks (an older
+// baseline's results), only the changed stages' diagnoses: the others were there before the
+// change.
 Section diagnoses_section(const Comparison& c) {
   Section s{"\n### Diagnoses\n\n", {}, "", "diagnosis", "diagnoses"};
   std::string also;
