@@ -374,13 +374,17 @@ StatementVerdict pair(const std::string& stage, const StatementSum* b, const Sta
   const bool has_stats_blocks = v.base->blocks_per_call && v.head->blocks_per_call;
   if (plans_have_blocks) {
     judge_blocks(b_exec, h_exec, g, j, " in its plan's execution");
-    // The table's cells show pg_stat_statements' figures: a reason with other figures says
-    // which is which, or a reader sees "8 → 254 blocks/call" beside "253 instead of 3".
+    // The table's cells show pg_stat_statements' figures: a reason that quotes other figures
+    // says which is which, or a reader sees "8 → 254 blocks/call" beside "253 instead of 3".
+    // A statement with nothing to say keeps its one-line "on both sides".
+    const bool quotes_other_figures =
+        !j.why.empty() && has_stats_blocks &&
+        (std::round(*v.base->blocks_per_call) != std::round(b_exec) ||
+         std::round(*v.head->blocks_per_call) != std::round(h_exec));
     if (has_stats_blocks &&
         (blocks_verdict(*v.base->blocks_per_call, *v.head->blocks_per_call, g) !=
              blocks_verdict(b_exec, h_exec, g) ||
-         std::round(*v.base->blocks_per_call) != std::round(b_exec) ||
-         std::round(*v.head->blocks_per_call) != std::round(h_exec))) {
+         quotes_other_figures)) {
       j.why.push_back(fmt::format(
           "pg_stat_statements' blocks per call {} → {} count planning's catalog reads too (a "
           "fresh backend's first plan over a table), so the plans' execution is judged",

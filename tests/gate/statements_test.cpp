@@ -378,6 +378,20 @@ TEST(PlanChange, BlocksAreJudgedOnThePlansExecutionNotOnPlanningsCatalogReads) {
   ASSERT_EQ(quiet.size(), 1u);
   EXPECT_EQ(quiet[0].reason, "1 call per run, 6 blocks per call in its plan's execution, on both sides");
 
+  // A regression judged on the plans' figures (6 → 956) while the table shows
+  // pg_stat_statements' (8 → 958): the reason names both, so the reader can tell them apart.
+  auto lost_index =
+      compare_statements(stage({with_plan(stmt("2", k_comments, 1, 958), "comments_seq_scan")}),
+                         stage({with_plan(stmt("1", k_comments, 1, 8), "comments_index_scan")}), g);
+  ASSERT_EQ(lost_index.size(), 1u);
+  EXPECT_EQ(lost_index[0].verdict, Verdict::regression) << lost_index[0].reason;
+  EXPECT_NE(lost_index[0].reason.find(" in its plan's execution"), std::string::npos)
+      << lost_index[0].reason;
+  EXPECT_NE(lost_index[0].reason.find("; pg_stat_statements' blocks per call 8 → 958 count "
+                                      "planning's catalog reads too"),
+            std::string::npos)
+      << lost_index[0].reason;
+
   // A plan without buffer figures (EXPLAIN without BUFFERS) leaves pg_stat_statements' to judge.
   StatementPlan bare;
   bare.json = R"({"Node Type": "Index Scan", "Relation Name": "Comments"})";
