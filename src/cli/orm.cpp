@@ -141,6 +141,18 @@ std::optional<std::string> typeorm_data_source(const fs::path& folder) {
   return std::nullopt;
 }
 
+// True when a package.json version range asks for TypeORM before 0.3 ("^0.2.25", "~0.2.0",
+// "0.2.x"): those CLIs have no `-d` and read ormconfig or the TYPEORM_* variables (TypeORM's
+// 0.3.0 changelog). A range that does not parse is taken for a current one.
+bool typeorm_before_0_3(const std::string& range) {
+  std::size_t at = range.find_first_not_of("^~=<>v ");
+  if (at == std::string::npos || range.compare(at, 2, "0.") != 0) return false;
+  at += 2;
+  std::size_t end = range.find_first_not_of("0123456789", at);
+  if (end == at) return false;
+  return std::stoi(range.substr(at, std::min<std::size_t>(end, at + 6) - at)) < 3;
+}
+
 std::optional<OrmRecipe> node(const fs::path& folder) {
   if (!is_file(folder / "package.json")) return std::nullopt;
   auto doc = nlohmann::json::parse(head_of(folder / "package.json"), nullptr, false);
@@ -160,6 +172,27 @@ std::optional<OrmRecipe> node(const fs::path& folder) {
     if (prisma != doc.end() && prisma->is_object() && prisma->contains("seed")) {
       r.setup.push_back("npx prisma db seed");
     }
+    return r;
+  }
+  auto range_of = [&](const char* dependency) -> std::string {
+    for (const char* section : {"dependencies", "devDependencies"}) {
+      auto it = doc.find(section);
+      if (it == doc.end() || !it->is_object()) continue;
+      auto dep = it->find(dependency);
+      if (dep != it->end() && dep->is_string()) return dep->get<std::string>();
+    }
+    return "";
+  };
+  if (has("typeorm") && typeorm_before_0_3(range_of("typeorm"))) {
+    // TypeScript entities and migrations need ts-node in front of the CLI, as 0.2's docs show.
+    const bool typescript = is_file(folder / "tsconfig.json") || is_file(folder / "ormconfig.ts");
+    OrmRecipe r{"TypeORM 0.2", evidence("typeorm") + " " + range_of("typeorm"),
+                {typescript ? "npx ts-node ./node_modules/typeorm/cli.js migration:run"
+                            : "npx typeorm migration:run"},
+                {"migrations"}, ""};
+    r.note = "TypeORM 0.2 reads its connection from ormconfig, or from the TYPEORM_* variables "
+             "when TYPEORM_URL is set: TYPEORM_CONNECTION=postgres, TYPEORM_URL=$DATABASE_URL, "
+             "with TYPEORM_ENTITIES and TYPEORM_MIGRATIONS";
     return r;
   }
   if (has("typeorm")) {

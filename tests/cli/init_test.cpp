@@ -486,6 +486,22 @@ TEST_F(Init, AnOrmsFolderGetsTheInitSetupLineToRunAndNothingWritten) {
        "  coldgate init --setup 'npx typeorm-ts-node-commonjs migration:run -d "
        "src/data-source.ts'\n",
        "note: the data source must read DATABASE_URL\n"},
+      // TypeORM 0.2's CLI has no -d: ormconfig or TYPEORM_* (a NestJS app of 2020).
+      {{{"package.json", R"({"dependencies": {"typeorm": "^0.2.25", "pg": "^8"}})"},
+        {"tsconfig.json", "{}"}},
+       "recognised TypeORM 0.2 (package.json: typeorm ^0.2.25): its migrations and seeds make "
+       "the database; run them through init:\n"
+       "  coldgate init --setup 'npx ts-node ./node_modules/typeorm/cli.js migration:run'\n",
+       "note: TypeORM 0.2 reads its connection from ormconfig, or from the TYPEORM_* variables "
+       "when TYPEORM_URL is set: TYPEORM_CONNECTION=postgres, TYPEORM_URL=$DATABASE_URL, with "
+       "TYPEORM_ENTITIES and TYPEORM_MIGRATIONS\n"},
+      {{{"package.json", R"({"devDependencies": {"typeorm": "~0.2.45"}})"}},
+       "recognised TypeORM 0.2 (package.json: typeorm ~0.2.45): its migrations and seeds make "
+       "the database; run them through init:\n"
+       "  coldgate init --setup 'npx typeorm migration:run'\n",
+       "note: TypeORM 0.2 reads its connection from ormconfig, or from the TYPEORM_* variables "
+       "when TYPEORM_URL is set: TYPEORM_CONNECTION=postgres, TYPEORM_URL=$DATABASE_URL, with "
+       "TYPEORM_ENTITIES and TYPEORM_MIGRATIONS\n"},
       {{{"package.json", R"({"dependencies": {"knex": "^3.1.0", "pg": "^8"}})"},
         {"seeds/01_users.js", ""}},
        "recognised Knex (package.json: knex): its migrations and seeds make the database; run "
