@@ -31,8 +31,9 @@ std::string replaced(std::string text, const std::string& from, const std::strin
   return text;
 }
 
-// ", ends: <line> | <line> | <line>": a build log's last lines for a one-line message; "" when
-// the log is empty or gone.
+// ", ends: <line> | <line> | <line>": a build log's last lines for a one-line message, after
+// ", says: <line>" when the line that says why comes before them (npm prints its usage text
+// after its error); "" when the log is empty or gone.
 std::string log_ending(const fs::path& log) {
   std::error_code ec;
   std::string text;
@@ -49,7 +50,9 @@ std::string log_ending(const fs::path& log) {
     if (!line.empty()) joined += (joined.empty() ? "" : " | ") + line;
     start = nl + 1;
   }
-  return joined.empty() ? "" : ", ends: " + joined;
+  if (joined.empty()) return "";
+  const std::string cause = util::build_log_cause(text, 3);
+  return (cause.empty() ? std::string(", ends: ") : ", says: " + cause + "; ends: ") + joined;
 }
 
 }  // namespace

@@ -4,7 +4,10 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cctype>
+#include <optional>
+#include <vector>
 
 namespace coldgate::util {
 
@@ -111,6 +114,24 @@ bool ruby_heading(std::string_view line) {
   return true;
 }
 
+// npm's message on an error line ("npm ERR! …" up to npm 9, "npm error …" from npm 10), or
+// nullopt for another line; "" for one that says nothing of why (its code, paths, the log's
+// place, the generic "command failed" of a script).
+std::optional<std::string_view> npm_error_message(std::string_view line) {
+  for (std::string_view prefix : {"npm ERR!", "npm error"}) {
+    if (!line.starts_with(prefix)) continue;
+    std::string_view m = trim(line.substr(prefix.size()));
+    for (std::string_view noise : {"code ", "errno ", "syscall ", "path ", "dest ", "signal ",
+                                   "command ", "Error: command failed", "Lifecycle script ",
+                                   "A complete log ", "Log files were not written", "in workspace",
+                                   "at location"}) {
+      if (m.starts_with(noise)) return std::string_view();
+    }
+    return m;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 bool cause_line(std::string_view line) {
@@ -160,6 +181,35 @@ std::string stderr_excerpt(const std::string& err, std::size_t max_lines) {
 
 bool omission_line(std::string_view line) {
   return line.starts_with("[… ") && line.ends_with(" lines …]");
+}
+
+std::string build_log_cause(std::string_view log, std::size_t tail) {
+  std::vector<std::string_view> lines;
+  for (std::size_t at = 0; at < log.size();) {
+    std::size_t nl = std::min(log.find('\n', at), log.size());
+    std::string_view line = log.substr(at, nl - at);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    lines.push_back(line);
+    at = nl + 1;
+  }
+  while (!lines.empty() && trim(lines.back()).empty()) lines.pop_back();
+  const std::size_t before = lines.size() > tail ? lines.size() - tail : 0;
+  std::string_view cause;
+  for (std::size_t i = 0; i < before; ++i) {
+    const std::string_view line = lines[i];
+    if (cause_line(line) || line.find(": error: ") != std::string_view::npos ||
+        line.find(": error TS") != std::string_view::npos) {
+      cause = line;
+    }
+  }
+  if (cause.empty()) {
+    for (std::size_t i = 0; i < before && cause.empty(); ++i) {
+      if (auto m = npm_error_message(lines[i]); m && !m->empty()) cause = lines[i];
+    }
+  }
+  cause = trim(cause);
+  std::string_view kept = utf8_prefix(cause, 240);
+  return kept.size() < cause.size() ? std::string(kept) + "…" : std::string(kept);
 }
 
 }  // namespace coldgate::util

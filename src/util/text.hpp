@@ -42,6 +42,13 @@ bool cause_line(std::string_view line);
 /// keeps its heading. "" for an empty `err`.
 std::string stderr_excerpt(const std::string& err, std::size_t max_lines);
 
+/// The line of a failed build's log that says why, when it comes before the log's last
+/// `tail` lines (which a message quotes anyway): its last cause_line or compiler error ("file:
+/// line: error: …", TypeScript's "file(l,c): error TS…"), else npm's own message — the first
+/// "npm ERR! …"/"npm error …" line after its code lines, not the usage text npm prints after
+/// it. Trimmed, cut to 240 bytes of whole UTF-8 characters (then "…"); "" when there is none.
+std::string build_log_cause(std::string_view log, std::size_t tail);
+
 /// Whether `line` is the "[… N lines …]" that stderr_excerpt puts after the cause it kept.
 bool omission_line(std::string_view line);
 

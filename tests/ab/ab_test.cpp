@@ -277,6 +277,45 @@ TEST_F(AbTest, AHeadThatDoesNotBuildWhileBaseDoesFailsTheGate) {
   EXPECT_EQ(res.stopped->exit_code, 1);
 }
 
+// The pull request adds a dependency to package.json but not to package-lock.json, the usual
+// way `npm ci` breaks. npm prints its usage text after its error, so the log's last lines say
+// nothing of why: the message quotes npm's own line too. A real npm, offline (a `file:`
+// dependency needs no registry).
+TEST_F(AbTest, ABuildThatNpmRefusesSaysNpmsErrorNotJustItsUsageText) {
+  const std::string npm_ci = "npm ci --offline --no-audit --no-fund --cache '" +
+                             (dir / ".npm-cache").string() + "'";
+  std::string config = slurp(dir / "coldgate.yaml");
+  config.replace(config.find("build: ["), config.find("defaults:") - config.find("build: ["),
+                 "build: [ \"" + npm_ci + "\" ]\n");
+  run_git(dir.path(), {"checkout", "-q", "feature-2"});
+  commit_files(*this, "npm-base",
+               {{"coldgate.yaml", config},
+                {".gitignore", "coldgate-out/\nnode_modules/\n.npm-cache/\n"},
+                {"package.json", R"({"name": "app", "version": "1.0.0"})"},
+                {"package-lock.json",
+                 R"({"name": "app", "version": "1.0.0", "lockfileVersion": 3, "requires": true,
+                     "packages": {"": {"name": "app", "version": "1.0.0"}}})"},
+                {"dep/package.json", R"({"name": "dep", "version": "1.0.0"})"}});
+  const std::string head = commit_files(
+      *this, "npm-head",
+      {{"package.json",
+        R"({"name": "app", "version": "1.0.0", "dependencies": {"dep": "file:./dep"}})"}});
+  auto r = ab({"--base", "npm-base", "--no-cache"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  const std::string failed = "build of head " + head.substr(0, 12) + ": `" + npm_ci +
+                             "` failed (exit status 1); log coldgate-out/ab/head-build.log, says: ";
+  const std::size_t at = r.err.find("\ncoldgate: error: " + failed);
+  ASSERT_NE(at, std::string::npos) << r.err;
+  const std::string line = r.err.substr(at + 1, r.err.find('\n', at + 1) - at - 1);
+  // npm 9 prints "npm ERR! …", npm 10 and 11 "npm error …"; the message is the same.
+  EXPECT_NE(line.find(" `npm ci` can only install packages when your package.json and "
+                      "package-lock.json or npm-shrinkwrap.json are in sync. Please update your "
+                      "lock file with `npm install` before continuing.; ends: "),
+            std::string::npos)
+      << line;
+  EXPECT_NE(line.find(" builds, so the pull request breaks the build"), std::string::npos) << line;
+}
+
 // A dump that drops and creates the stages' database itself (psql: {database: postgres}) on both
 // sides: base's is loaded first and renamed to <name>_base, so each side measures its own data.
 TEST_F(AbTest, ScriptsThatMakeTheirOwnDatabaseAreMeasuredOnEachSide) {

@@ -155,5 +155,62 @@ TEST(OmissionLine, OnlyTheExcerptsOwnMarker) {
   EXPECT_FALSE(omission_line("… 12 lines …"));
 }
 
+// A build log's cause for ab's one-line message: npm prints its usage text after the error,
+// so the log's last lines say nothing of why. This is npm 11's `npm ci` on a package.json that
+// gained a dependency its lock file lacks (cut in the middle; npm 9 prints "npm ERR!").
+TEST(BuildLogCause, NpmsOwnMessageNotTheUsageTextAfterIt) {
+  const std::string npm11 =
+      "npm error code EUSAGE\n"
+      "npm error\n"
+      "npm error `npm ci` can only install packages when your package.json and package-lock.json "
+      "or npm-shrinkwrap.json are in sync. Please update your lock file with `npm install` "
+      "before continuing.\n"
+      "npm error\n"
+      "npm error Missing: dep@1.0.0 from lock file\n"
+      "npm error\n"
+      "npm error Clean install a project\n"
+      "npm error\n"
+      "npm error aliases: clean-install, ic, install-clean, isntall-clean\n"
+      "npm error\n"
+      "npm error Run \"npm help ci\" for more info\n"
+      "npm error A complete log of this run can be found in: /root/.npm/_logs/x-debug-0.log\n";
+  EXPECT_EQ(build_log_cause(npm11, 3),
+            "npm error `npm ci` can only install packages when your package.json and "
+            "package-lock.json or npm-shrinkwrap.json are in sync. Please update your lock file "
+            "with `npm install` before continuing.");
+  const std::string npm9 =
+      "npm ERR! code ENOTCACHED\n"
+      "npm ERR! request to https://registry.npmjs.org/left-pad failed: cache mode is "
+      "'only-if-cached' but no cached response is available.\n"
+      "\n"
+      "npm ERR! A complete log of this run can be found in:\n"
+      "npm ERR!     /root/.npm/_logs/x-debug-0.log\n";
+  EXPECT_EQ(build_log_cause(npm9, 2),
+            "npm ERR! request to https://registry.npmjs.org/left-pad failed: cache mode is "
+            "'only-if-cached' but no cached response is available.");
+  // Inside the tail the message quotes it already.
+  EXPECT_EQ(build_log_cause(npm9, 4), "");
+}
+
+TEST(BuildLogCause, ACompilerErrorBeforeNpmsLinesWinsOverThem) {
+  const std::string tsc =
+      "> app@1.0.0 build\n> tsc\n\n"
+      "src/app.ts(3,7): error TS2322: Type 'string' is not assignable to type 'number'.\n"
+      "npm error code 2\n"
+      "npm error path /srv/app\n"
+      "npm error command failed\n"
+      "npm error command sh -c tsc\n"
+      "npm error A complete log of this run can be found in: /root/.npm/_logs/x-debug-0.log\n";
+  EXPECT_EQ(build_log_cause(tsc, 3),
+            "src/app.ts(3,7): error TS2322: Type 'string' is not assignable to type 'number'.");
+  EXPECT_EQ(build_log_cause("main.c:3:5: error: unknown type name 'x'\n1\n2\n3\n", 3),
+            "main.c:3:5: error: unknown type name 'x'");
+  // npm's generic lines alone say nothing: no cause.
+  EXPECT_EQ(build_log_cause("npm error code 2\nnpm error command failed\na\nb\nc\n", 3), "");
+  EXPECT_EQ(build_log_cause("installing\ncompiling\n", 3), "");
+  EXPECT_EQ(build_log_cause(std::string("Error: ") + std::string(300, 'x') + "\n1\n", 1),
+            "Error: " + std::string(233, 'x') + "…");
+}
+
 }  // namespace
 }  // namespace coldgate::util
