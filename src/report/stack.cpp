@@ -115,7 +115,8 @@ std::string rows_of(const StackEntry& e) {
   // Statements that regressed (gate.statements) fail the gate like a metric does.
   auto side = [](const std::optional<results::StatementSide>& x) {
     if (!x) return std::string("—");
-    std::string text = md_text(results::format_value(x->calls, "count")) + " calls";
+    std::string text =
+        md_text(results::format_value(x->calls, "count")) + (x->calls == 1 ? " call" : " calls");
     if (x->blocks_per_call)
       text += " · " + md_text(results::format_value(std::round(*x->blocks_per_call), "count")) +
               " blocks/call";

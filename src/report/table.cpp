@@ -142,14 +142,16 @@ std::string statement_cell(const std::string& query) {
 ChangeRow statement_row(const StatementVerdict& v) {
   std::string before, after;
   if (v.base) {
-    before = fmt::format("{} calls", format_value(v.base->calls, "count"));
+    before = fmt::format("{} call{}", format_value(v.base->calls, "count"),
+                         v.base->calls == 1 ? "" : "s");
     if (v.base->blocks_per_call)
       before += fmt::format(" · {} blocks/call", format_value(std::round(*v.base->blocks_per_call), "count"));
   } else {
     before = "—";
   }
   if (v.head) {
-    after = fmt::format("{} calls", format_value(v.head->calls, "count"));
+    after = fmt::format("{} call{}", format_value(v.head->calls, "count"),
+                         v.head->calls == 1 ? "" : "s");
     if (v.head->blocks_per_call)
       after += fmt::format(" · {} blocks/call", format_value(std::round(*v.head->blocks_per_call), "count"));
   } else {

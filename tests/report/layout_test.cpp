@@ -135,7 +135,7 @@ TEST(ReportLayout, ChangesComeMostUrgentFirstEachWithWhy) {
   EXPECT_EQ(column(md, 1)[1], "statement `select count(*) from tag where article_id = $1`");
   EXPECT_EQ(column(md, 2)[1], "—");
   EXPECT_EQ(column(md, 3)[1], "40 calls · 3 blocks/call");
-  EXPECT_EQ(column(md, 3)[2], "1 calls · 1,937 blocks/call");
+  EXPECT_EQ(column(md, 3)[2], "1 call · 1,937 blocks/call");
   std::vector<std::string> why = column(md, 5);
   EXPECT_EQ(why[0], "3.10× ≥ max_ratio 1.5, +504 ms ≥ min_delta 20 ms, ranges apart");
   // The error's first line announces the stderr tail; its last line names the cause.
