@@ -62,7 +62,8 @@ std::string elide_statement_lists(const std::string& text) {
   const std::vector<bool> top = top_level(text);
   if (starts_with_word(text, "SELECT")) {
     std::size_t from = top_keyword(text, top, "FROM", 6);
-    if (from != std::string::npos && from > 8) return text.substr(0, 7) + "…" + text.substr(from);
+    if (from != std::string::npos && from > 7 + k_short_select_list)
+      return text.substr(0, 7) + "…" + text.substr(from);
     return text;
   }
   if (starts_with_word(text, "INSERT")) {

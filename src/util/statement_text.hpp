@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>
 #include <string>
 
 namespace coldgate::util {
@@ -10,7 +11,12 @@ namespace coldgate::util {
 /// ORM's statements on one table share a select list of every column, so two of them cut to
 /// a width look alike; what tells them apart is FROM, WHERE and ORDER BY. Quoted names,
 /// literals and parenthesised subqueries are skipped when looking for FROM; text without a
-/// top-level FROM is returned as it is.
+/// top-level FROM is returned as it is. A select list of at most k_short_select_list bytes
+/// stays: it is what tells `SELECT COUNT(*) AS "__count" FROM t …` from the page's `SELECT …
+/// FROM t …` over the same joins.
 std::string elide_statement_lists(const std::string& text);
+
+/// The longest select list elide_statement_lists() keeps, in bytes: an aggregate with its alias.
+inline constexpr std::size_t k_short_select_list = 40;
 
 }  // namespace coldgate::util

@@ -182,6 +182,16 @@ TEST(Table, AStatementLineElidesTheListsThatMakeAnOrmsStatementsLookAlike) {
                            R"("boards_topic"."starter_id" FROM "boards_topic" )";
   EXPECT_EQ(statement_line(list + R"(WHERE "boards_topic"."board_id" = $1 ORDER BY "boards_topic"."id")", 100),
             R"(SELECT … FROM "boards_topic" WHERE "boards_topic"."board_id" = $1 ORDER BY "boards_topic"."id")");
+  // A short select list stays: a page's count and its rows read the same joins, and only the
+  // select list tells them apart.
+  const std::string joins = R"( FROM "articles_article" INNER JOIN "profiles_profile" ON )"
+                            R"(("articles_article"."author_id" = "profiles_profile"."id") WHERE )"
+                            R"("profiles_profile"."user_id" = $1)";
+  EXPECT_EQ(statement_line(R"(SELECT COUNT(*) AS "__count")" + joins, 60),
+            R"(SELECT COUNT(*) AS "__count" FROM "articles_article" INNER J …)");
+  EXPECT_EQ(statement_line(R"(SELECT "articles_article"."id", "articles_article"."slug", )"
+                           R"("articles_article"."title", "articles_article"."body")" + joins, 60),
+            R"(SELECT … FROM "articles_article" INNER JOIN "profiles_prof …)");
   // A FROM inside a subquery or a quoted name is not the select list's end.
   EXPECT_EQ(statement_line(R"(SELECT (SELECT count(*) FROM post p WHERE p.topic_id = t.id) AS n, "from x", t.subject, )"
                            R"(t.board_id, t.starter_id, t.views FROM topic t WHERE t.board_id = $1)", 100),
