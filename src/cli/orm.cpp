@@ -157,13 +157,16 @@ std::optional<OrmRecipe> node(const fs::path& folder) {
   if (!is_file(folder / "package.json")) return std::nullopt;
   auto doc = nlohmann::json::parse(head_of(folder / "package.json"), nullptr, false);
   if (!doc.is_object()) return std::nullopt;
-  auto has = [&](const char* dependency) {
+  // The dependency's entry in either section (its version range), or null.
+  auto entry = [&](const char* dependency) -> const nlohmann::json* {
     for (const char* section : {"dependencies", "devDependencies"}) {
       auto it = doc.find(section);
-      if (it != doc.end() && it->is_object() && it->contains(dependency)) return true;
+      if (it == doc.end() || !it->is_object()) continue;
+      if (auto dep = it->find(dependency); dep != it->end()) return &*dep;
     }
-    return false;
+    return nullptr;
   };
+  auto has = [&](const char* dependency) { return entry(dependency) != nullptr; };
   auto evidence = [](const char* dependency) { return std::string("package.json: ") + dependency; };
   if (has("prisma") || has("@prisma/client")) {
     OrmRecipe r{"Prisma", evidence(has("prisma") ? "prisma" : "@prisma/client"),
@@ -174,19 +177,13 @@ std::optional<OrmRecipe> node(const fs::path& folder) {
     }
     return r;
   }
-  auto range_of = [&](const char* dependency) -> std::string {
-    for (const char* section : {"dependencies", "devDependencies"}) {
-      auto it = doc.find(section);
-      if (it == doc.end() || !it->is_object()) continue;
-      auto dep = it->find(dependency);
-      if (dep != it->end() && dep->is_string()) return dep->get<std::string>();
-    }
-    return "";
-  };
-  if (has("typeorm") && typeorm_before_0_3(range_of("typeorm"))) {
+  const nlohmann::json* typeorm = entry("typeorm");
+  const std::string typeorm_range =
+      typeorm && typeorm->is_string() ? typeorm->get<std::string>() : std::string();
+  if (typeorm && typeorm_before_0_3(typeorm_range)) {
     // TypeScript entities and migrations need ts-node in front of the CLI, as 0.2's docs show.
     const bool typescript = is_file(folder / "tsconfig.json") || is_file(folder / "ormconfig.ts");
-    OrmRecipe r{"TypeORM 0.2", evidence("typeorm") + " " + range_of("typeorm"),
+    OrmRecipe r{"TypeORM 0.2", evidence("typeorm") + " " + typeorm_range,
                 {typescript ? "npx ts-node ./node_modules/typeorm/cli.js migration:run"
                             : "npx typeorm migration:run"},
                 {"migrations"}, ""};
@@ -195,7 +192,7 @@ std::optional<OrmRecipe> node(const fs::path& folder) {
              "with TYPEORM_ENTITIES and TYPEORM_MIGRATIONS";
     return r;
   }
-  if (has("typeorm")) {
+  if (typeorm) {
     auto source = typeorm_data_source(folder);
     std::string file = source.value_or("src/data-source.ts");
     // A TypeScript data source needs TypeORM's ts-node entry point; a built one the plain CLI.

@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <optional>
 #include <vector>
 
 namespace coldgate::util {
@@ -114,10 +113,10 @@ bool ruby_heading(std::string_view line) {
   return true;
 }
 
-// npm's message on an error line ("npm ERR! …" up to npm 9, "npm error …" from npm 10), or
-// nullopt for another line; "" for one that says nothing of why (its code, paths, the log's
-// place, the generic "command failed" of a script).
-std::optional<std::string_view> npm_error_message(std::string_view line) {
+// npm's message on an error line ("npm ERR! …" up to npm 9, "npm error …" from npm 10); ""
+// for another line and for one that says nothing of why (its code, paths, the log's place,
+// the generic "command failed" of a script).
+std::string_view npm_error_message(std::string_view line) {
   for (std::string_view prefix : {"npm ERR!", "npm error"}) {
     if (!line.starts_with(prefix)) continue;
     std::string_view m = trim(line.substr(prefix.size()));
@@ -129,7 +128,7 @@ std::optional<std::string_view> npm_error_message(std::string_view line) {
     }
     return m;
   }
-  return std::nullopt;
+  return {};
 }
 
 }  // namespace
@@ -204,7 +203,7 @@ std::string build_log_cause(std::string_view log, std::size_t tail) {
   }
   if (cause.empty()) {
     for (std::size_t i = 0; i < before && cause.empty(); ++i) {
-      if (auto m = npm_error_message(lines[i]); m && !m->empty()) cause = lines[i];
+      if (!npm_error_message(lines[i]).empty()) cause = lines[i];
     }
   }
   cause = trim(cause);
