@@ -11,6 +11,7 @@
 #include <cctype>
 #include <cerrno>
 #include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -206,6 +207,60 @@ std::map<pid_t, std::set<std::string>> segment_mappers(const std::set<std::strin
   return mappers;
 }
 
+// PG_DYNSHMEM_CONTROL_MAGIC (src/backend/storage/ipc/dsm.c).
+constexpr std::uint32_t k_dsm_control_magic = 0x9a503d32;
+
+// The segments in use (refcnt > 0) that the dynamic shared memory control segment
+// `/dev/shm/<name>` lists, when it is one: every segment its server's processes made with
+// dsm_create, also those that no process maps at the moment (a dsa area's segments are pinned:
+// the statistics' outlive the backend that made them), which a reading of /proc/*/maps misses.
+// PostgreSQL reads the same list to remove a crashed server's segments
+// (dsm_cleanup_using_control_segment). Its layout: uint32 magic, nitems, maxitems, then
+// maxitems items (aligned to 8 since 10: 24 bytes, 40 since 14; 8 bytes from offset 12 before)
+// that start with uint32 handle and refcnt; the item size follows from the file's size, which
+// is exactly what the postmaster asked for. Empty for any other file.
+std::vector<std::string> segments_listed_in(const std::string& name) {
+  std::vector<std::string> out;
+  if (!is_shared_memory_segment_name(name)) return out;
+  const int fd = ::open((std::string(k_shm_dir) + name).c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) return out;
+  std::string data;
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= 16 &&
+      st.st_size <= (64 << 20)) {
+    data.resize(static_cast<std::size_t>(st.st_size));
+    std::size_t done = 0;
+    while (done < data.size()) {
+      const ssize_t n = ::pread(fd, data.data() + done, data.size() - done,
+                                static_cast<off_t>(done));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      done += static_cast<std::size_t>(n);
+    }
+    data.resize(done);
+  }
+  ::close(fd);
+  auto u32 = [&](std::size_t at) {
+    std::uint32_t v = 0;
+    std::memcpy(&v, data.data() + at, sizeof v);
+    return v;
+  };
+  if (data.size() < 16 || u32(0) != k_dsm_control_magic) return out;
+  const std::uint32_t nitems = u32(4), maxitems = u32(8);
+  if (maxitems == 0 || nitems > maxitems) return out;
+  for (const std::size_t header : {std::size_t{16}, std::size_t{12}}) {
+    const std::size_t body = data.size() - header;
+    if (body % maxitems != 0 || body / maxitems < 8) continue;
+    const std::size_t stride = body / maxitems;
+    for (std::size_t i = 0; i < nitems; ++i) {
+      const std::uint32_t handle = u32(header + i * stride), refcnt = u32(header + i * stride + 4);
+      if (handle != 0 && refcnt != 0) out.push_back(fmt::format("{}{}", k_segment_prefix, handle));
+    }
+    break;
+  }
+  return out;
+}
+
 // A server process by its command line: PostgreSQL sets a backend's to "postgres: <cluster
 // name>: …", the postmaster's starts with its path (…/bin/postgres).
 bool is_postgres_process(pid_t pid) {
@@ -264,6 +319,15 @@ int remove_orphaned_segments(const std::vector<std::string>& names, std::chrono:
       }
     }
     if (left.empty()) return 0;
+    // A control segment among them names the others its server made after it was recorded
+    // (parallel queries', the statistics'): a server killed by SIGKILL leaves them all.
+    for (const auto& control : std::vector<std::string>(left.begin(), left.end())) {
+      for (const auto& name : segments_listed_in(control)) {
+        struct stat st {};
+        if (::lstat((std::string(k_shm_dir) + name).c_str(), &st) == 0 && S_ISREG(st.st_mode))
+          left.insert(name);
+      }
+    }
     // The killed server's own processes may still map them: backends notice the postmaster's
     // death only at their next wait, later the busier the machine is. They are ended rather than
     // waited for, so that no fixed wait decides whether the segments go; a process that is not

@@ -57,7 +57,9 @@ std::vector<std::string> shared_memory_segments_of(pid_t pid);
 std::vector<std::string> shared_memory_segments_of_cluster(const std::filesystem::path& data_dir);
 
 /// Unlinks each `/dev/shm/<name>` of `names` (only is_shared_memory_segment_name ones, regular
-/// files) that still exists: what a postgres server ended by SIGKILL leaves. Its processes that
+/// files) that still exists: what a postgres server ended by SIGKILL leaves. A server's control
+/// segment among them (the one its postmaster maps) adds every segment it lists as in use: those
+/// its processes made after the names were recorded, mapped or not. Its processes that
 /// still map one (/proc/<pid>/maps, scanned only when one exists; a server's backends outlive a
 /// killed postmaster until their next wait) get SIGKILL and are waited for, up to `limit`; a
 /// segment that another process maps stays, and is added to `*kept` (when given) as

@@ -5,7 +5,9 @@
 // run's process group, SIGKILL), and a server SIGKILLed under a waiting `db up`. The segments
 // its postmaster mapped, read from /proc/<postmaster>/maps before the kill, must be gone once
 // the next command (or the `db up` itself, stopped with Ctrl-C) has run; a clean stop leaves
-// none either.
+// none either. And those its other processes made later (the statistics', a parallel query's),
+// read from the maps of all of them just before the kill, once coldgate alone or its whole
+// process group was SIGKILLed with the server up.
 //
 // Each signal is sent the moment the test sees its state (the URL printed, the postmaster a
 // zombie, a backend running its statement), never after a delay.
@@ -21,6 +23,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <set>
 #include <sstream>
 #include <string>
@@ -158,6 +161,75 @@ struct SharedMemoryFaults : ::testing::Test {
     ASSERT_TRUE(wait_for([&] { return util::process_start_time(pm) == -1; }, 600s));
   }
 
+  // Every /dev/shm/PostgreSQL.* a process of the server of postmaster `pm` maps now: the
+  // postmaster's control segment and what its children map (background processes, backends,
+  // parallel workers), the segments made since the marker recorded the postmaster's among them.
+  static std::vector<std::string> server_segments(pid_t pm) {
+    std::set<std::string> out;
+    for (pid_t p : children_of(pm)) {
+      for (auto& s : segments_mapped_by(p)) out.insert(std::move(s));
+    }
+    for (auto& s : segments_mapped_by(pm)) out.insert(std::move(s));
+    return {out.begin(), out.end()};
+  }
+
+  // A psql on `url` (not coldgate's: no clean-up ends it) whose statement holds a parallel
+  // query's segment, made by its backend after the marker was written; returned once a process
+  // of the server of `pm` maps a segment that `before` does not hold.
+  static std::unique_ptr<util::Process> parallel_query(const std::string& url, pid_t pm,
+                                                       const std::vector<std::string>& before) {
+    util::SpawnOptions o;
+    o.argv = {"psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", url,
+              "-c", "create table held as select g from generate_series(1, 10000) g",
+              "-c", "create function hold() returns int language plpgsql parallel safe as "
+                    "$$ begin perform pg_sleep(600); return 1; end $$",
+              "-c", "set max_parallel_workers_per_gather = 2; set parallel_setup_cost = 0; "
+                    "set parallel_tuple_cost = 0; set min_parallel_table_scan_size = 0; "
+                    "select count(*) from held where hold() = 1"};
+    auto client = std::make_unique<util::Process>(o);
+    std::vector<std::string> now;
+    const bool made = wait_for(
+        [&] {
+          now = server_segments(pm);
+          for (const auto& s : now) {
+            if (std::find(before.begin(), before.end(), s) == before.end()) return true;
+          }
+          return client->wait_exited(0ms);
+        },
+        120s);
+    EXPECT_TRUE(made && !client->wait_exited(0ms))
+        << "no new segment of the parallel query; the server's:" << list(now);
+    return client;
+  }
+
+  // A `db up` SIGKILLed (alone, or with its whole process group) while its server runs a
+  // parallel query of a client of its own; then `next`, which must end what it left. Every
+  // segment the killed server's processes mapped just before the kill must be gone after it.
+  void killed_with_later_segments(bool whole_group, const std::vector<std::string>& next) {
+    pid_t pm = 0;
+    std::vector<std::string> recorded;
+    Running first = up(&pm, &recorded);
+    ASSERT_FALSE(HasFailure());
+    auto client = parallel_query(url_of(first), pm, server_segments(pm));
+    ASSERT_FALSE(HasFailure());
+    const std::vector<std::string> killed = server_segments(pm);
+    std::cout << "[ shm      ] the server's processes map" << list(killed) << std::endl;
+    ASSERT_EQ(::kill(whole_group ? -first.process->pid() : first.process->pid(), SIGKILL), 0);
+    std::string err;
+    EXPECT_EQ(first.finish(&err), 128 + SIGKILL) << err;
+    EXPECT_GT(util::process_start_time(pm), 0) << "the killed db up's server went with it";
+
+    Running r = f.start(next);
+    EXPECT_EQ(r.finish(&err), 0) << err;
+    EXPECT_EQ(util::process_start_time(pm), -1) << "the killed db up's server still runs";
+    EXPECT_EQ(list(existing(killed)), " none")
+        << "the SIGKILLed server's segments, after " << joined(next) << ":" << who_maps(killed)
+        << "\nit said:\n" << err;
+    client->signal_group(SIGKILL);
+    client->wait();
+    f.expect_nothing_left("after " + joined(next));
+  }
+
   FaultFolder f;
 };
 
@@ -288,6 +360,18 @@ TEST_F(SharedMemoryFaults, AKilledServersStoppedBackendDoesNotKeepItsSegments) {
       << "the killed server's segments, after Ctrl-C:" << who_maps(mapped) << "\ndb up said:\n" << err;
   client.signal_group(SIGKILL);
   f.expect_nothing_left("after Ctrl-C");
+}
+
+// Only coldgate SIGKILLed, its server left up with a parallel query running: `db down` ends the
+// server and removes every segment its processes had, not only the postmaster's control segment
+// the marker recorded (the statistics' 1 MiB segment, the parallel query's).
+TEST_F(SharedMemoryFaults, SigkilledDbUpsLaterSegmentsGoWithTheNextCommand) {
+  killed_with_later_segments(false, {"db", "down"});
+}
+
+// The same with coldgate's whole process group SIGKILLed (a CI job cancelled), and `run` next.
+TEST_F(SharedMemoryFaults, GroupKilledDbUpsLaterSegmentsGoWithTheNextRun) {
+  killed_with_later_segments(true, {"run"});
 }
 
 }  // namespace
