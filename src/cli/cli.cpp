@@ -21,6 +21,7 @@
 #include "cli/init_command.hpp"
 #include "cli/review_command.hpp"
 #include "cli/stack_command.hpp"
+#include "db/cluster_registry.hpp"
 #include "measure/probe.hpp"
 #include "util/error.hpp"
 #include "util/secrets.hpp"
@@ -409,7 +410,12 @@ int main(int argc, char** argv) {
   }
   auto parsed = app.get_subcommands();
   if (parsed.empty()) throw usage_error("", "no command given; see coldgate --help");
-  return actions.at(parsed.front()->get_name())();
+  const std::string command = parsed.front()->get_name();
+  // What a killed coldgate left half-written in the cache (a template copy: 30 MB and more) is
+  // the next command's to remove, whichever it is: most never start a server. A probe is a
+  // child of a run, which did this at its start.
+  if (command != "probe") db::remove_stale_cache_temp_files(db::default_cache_dir());
+  return actions.at(command)();
 }
 
 }  // namespace coldgate::cli
