@@ -25,7 +25,7 @@ COPY CMakeLists.txt ./
 COPY src ./src
 RUN cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCOLDGATE_BUILD_TESTS=OFF >/dev/null \
  && cmake --build build --target coldgate \
- && strip build/coldgate
+ && strip build/coldgate build/coldgate-exec
 
 FROM debian:bookworm-slim AS runtime
 ARG PG_MAJOR=15
@@ -51,6 +51,7 @@ RUN set -eux; \
     git config --system --add safe.directory '*'; \
     useradd --create-home --uid "$COLDGATE_UID" --shell /bin/sh coldgate
 COPY --from=build /src/build/coldgate /usr/local/bin/coldgate
+COPY --from=build /src/build/coldgate-exec /usr/local/libexec/coldgate/coldgate-exec
 ENV PATH=/usr/lib/postgresql/${PG_MAJOR}/bin:$PATH
 USER coldgate
 WORKDIR /work

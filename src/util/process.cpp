@@ -1,13 +1,12 @@
-// POSIX process handling: posix_spawn (fork/exec where it cannot) into a new process group, pidfd + poll to wait without
-// busy-looping, wait4 for rusage, group kills on timeout or interrupt, and (kill_escaped) a
-// child-subreaper window that catches what escapes the group.
+// POSIX process handling once a child runs (spawn.cpp starts it): pidfd + poll to wait without
+// busy-looping, wait4 for rusage, group kills on timeout or interrupt, (kill_escaped) a
+// child-subreaper window that catches what escapes the group, the children's records and the
+// interrupt handlers.
 #include "util/process.hpp"
 
 #include <fcntl.h>
-#include <grp.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -18,10 +17,8 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <map>
 #include <mutex>
 #include <utility>
 #include <set>
@@ -32,10 +29,13 @@
 #include <fmt/core.h>
 
 #include "util/error.hpp"
-
-extern char** environ;
+#include "util/process_detail.hpp"
 
 namespace coldgate::util {
+
+using detail::close_fd;
+using detail::track;
+using detail::untrack;
 
 namespace {
 
@@ -67,16 +67,6 @@ void write_record(const std::filesystem::path& dir, pid_t pid) {
   ::close(fd);
 }
 
-void track(pid_t pid) {
-  std::lock_guard lock(g_tracked_mutex);
-  g_tracked.insert(pid);
-  if (!g_record_dir.empty()) write_record(g_record_dir, pid);
-}
-void untrack(pid_t pid) {
-  std::lock_guard lock(g_tracked_mutex);
-  g_tracked.erase(pid);
-  if (!g_record_dir.empty()) ::unlink((g_record_dir / std::to_string(pid)).c_str());
-}
 
 // The fields of /proc/<pid>/stat that process handling reads (proc(5): 3 state, 4 ppid, 5 pgrp,
 // 22 starttime in clock ticks since boot).
@@ -152,38 +142,11 @@ std::vector<pid_t> untracked_children() {
   return out;
 }
 
-void close_fd(int& fd) {
-  if (fd >= 0) ::close(fd);
-  fd = -1;
-}
-
 double to_ms(const timeval& tv) { return tv.tv_sec * 1000.0 + tv.tv_usec / 1000.0; }
 
 std::string signal_name(int sig) {
   const char* abbrev = ::sigabbrev_np(sig);
   return abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(sig);
-}
-
-// Builds "K=V" strings: our environment with `unset` removed and `add` applied on top.
-std::vector<std::string> build_env(const std::vector<std::string>& add,
-                                   const std::vector<std::string>& unset) {
-  std::map<std::string, std::string> vars;
-  for (char** e = environ; *e; ++e) {
-    std::string_view kv(*e);
-    auto eq = kv.find('=');
-    if (eq == std::string_view::npos) continue;
-    vars[std::string(kv.substr(0, eq))] = std::string(kv.substr(eq + 1));
-  }
-  for (const auto& name : unset) vars.erase(name);
-  for (const auto& kv : add) {
-    auto eq = kv.find('=');
-    if (eq == std::string::npos) continue;
-    vars[kv.substr(0, eq)] = kv.substr(eq + 1);
-  }
-  std::vector<std::string> out;
-  out.reserve(vars.size());
-  for (auto& [k, v] : vars) out.push_back(k + "=" + v);
-  return out;
 }
 
 // Reads what is available from `fd` into `sink` (up to `cap` bytes kept); closes it at EOF.
@@ -205,249 +168,36 @@ void drain(int& fd, std::string& sink, std::size_t cap) {
 
 }  // namespace
 
+namespace detail {
+
+void track(pid_t pid) {
+  std::lock_guard lock(g_tracked_mutex);
+  g_tracked.insert(pid);
+  if (!g_record_dir.empty()) write_record(g_record_dir, pid);
+}
+
+void untrack(pid_t pid) {
+  std::lock_guard lock(g_tracked_mutex);
+  g_tracked.erase(pid);
+  if (!g_record_dir.empty()) ::unlink((g_record_dir / std::to_string(pid)).c_str());
+}
+
+std::string recorded_in_entry() {
+  std::lock_guard lock(g_tracked_mutex);
+  return g_record_dir.empty() ? "" : std::string(k_recorded_in_env) + "=" + g_record_dir.string();
+}
+
+void close_fd(int& fd) {
+  if (fd >= 0) ::close(fd);
+  fd = -1;
+}
+
+}  // namespace detail
+
 std::string ExitStatus::describe() const {
   if (timed_out) return fmt::format("timed out after {:.0f} ms", timeout_ms);
   if (signal != 0) return "killed by " + signal_name(signal);
   return fmt::format("exit status {}", exit_code);
-}
-
-std::optional<std::filesystem::path> find_program(const std::string& name) {
-  if (name.empty()) return std::nullopt;
-  if (name.find('/') != std::string::npos) {
-    if (::access(name.c_str(), X_OK) == 0) return std::filesystem::path(name);
-    return std::nullopt;
-  }
-  const char* path = std::getenv("PATH");
-  std::string_view dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
-  while (true) {
-    auto colon = dirs.find(':');
-    std::string dir(dirs.substr(0, colon));
-    auto candidate = std::filesystem::path(dir.empty() ? "." : dir) / name;
-    std::error_code ec;
-    if (::access(candidate.c_str(), X_OK) == 0 && !std::filesystem::is_directory(candidate, ec)) {
-      return candidate;
-    }
-    if (colon == std::string_view::npos) break;
-    dirs.remove_prefix(colon + 1);
-  }
-  return std::nullopt;
-}
-
-Process::Process(const SpawnOptions& options)
-    : m_max_capture(options.max_capture_bytes),
-      m_finish_when_interrupted(options.finish_when_interrupted) {
-  if (options.argv.empty()) throw Error(ExitCode::infrastructure, "spawn", "empty command");
-  if (options.kill_escaped) {
-    // Before the child exists, so none of its descendants can be orphaned to init first.
-    m_kill_escaped = ::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0;
-  }
-  try {
-    start(options);
-  } catch (...) {
-    if (m_kill_escaped) ::prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0);
-    throw;
-  }
-}
-
-// Everything a child needs, prepared before fork: only async-signal-safe calls after it.
-struct Launch {
-  const SpawnOptions& options;
-  std::string program;
-  std::string exe;
-  std::vector<std::string> env_s;
-  std::vector<char*> envp;
-  std::vector<std::string> argv_s;
-  std::vector<char*> argv;
-  std::string stdin_path;
-  std::string stdout_path;
-  std::string stderr_path;
-  std::string cwd;
-  int out_pipe[2] = {-1, -1};
-  int err_pipe[2] = {-1, -1};
-  int exec_pipe[2] = {-1, -1};  // the fork path's child reports a failed step through it
-
-  explicit Launch(const SpawnOptions& o) : options(o) {}
-  Launch(const Launch&) = delete;
-  Launch& operator=(const Launch&) = delete;
-  ~Launch() {
-    for (int* p : {out_pipe, err_pipe, exec_pipe}) {
-      close_fd(p[0]);
-      close_fd(p[1]);
-    }
-  }
-  [[noreturn]] void fail(const char* what) const {
-    throw Error(ExitCode::infrastructure, program, fmt::format("{}: {}", what, std::strerror(errno)));
-  }
-};
-
-namespace {
-
-void prepare(Launch& l) {
-  const SpawnOptions& o = l.options;
-  l.program = o.argv.front();
-  auto exe = find_program(l.program);
-  if (!exe) {
-    throw Error(ExitCode::infrastructure, l.program,
-                l.program.find('/') == std::string::npos ? "command not found in PATH"
-                                                         : "not found or not executable");
-  }
-  l.exe = exe->string();
-  std::vector<std::string> add = o.env;
-  {
-    // Every descendant inherits the tag, so a child started just before a SIGKILL of ours — its
-    // record not yet written — or one that left its group is still found (kill_recorded_groups).
-    std::lock_guard lock(g_tracked_mutex);
-    if (!g_record_dir.empty()) add.push_back(std::string(k_recorded_in_env) + "=" + g_record_dir.string());
-  }
-  l.env_s = build_env(add, o.env_unset);
-  for (auto& e : l.env_s) l.envp.push_back(e.data());
-  l.envp.push_back(nullptr);
-  l.argv_s = o.argv;
-  for (auto& a : l.argv_s) l.argv.push_back(a.data());
-  l.argv.push_back(nullptr);
-  l.stdin_path = o.stdin_path.empty() ? "/dev/null" : o.stdin_path.string();
-  l.stdout_path = o.stdout_path.string();
-  l.stderr_path = o.stderr_path.string();
-  l.cwd = o.cwd.string();
-  if (o.capture_stdout && ::pipe2(l.out_pipe, O_CLOEXEC) != 0) l.fail("pipe");
-  if (o.capture_stderr && ::pipe2(l.err_pipe, O_CLOEXEC) != 0) l.fail("pipe");
-  if (::pipe2(l.exec_pipe, O_CLOEXEC) != 0) l.fail("pipe");
-}
-
-// The forked child: each step as posix_spawn's file actions do it, then execve. A failing step
-// reports its number and errno through exec_pipe and exits 127.
-[[noreturn]] void exec_child(const Launch& l) {
-  const SpawnOptions& o = l.options;
-  auto die = [&](int step) {
-    int payload[2] = {step, errno};
-    [[maybe_unused]] ssize_t n = ::write(l.exec_pipe[1], payload, sizeof payload);
-    ::_exit(127);
-  };
-  ::setpgid(0, 0);
-  sigset_t none;
-  sigemptyset(&none);
-  ::sigprocmask(SIG_SETMASK, &none, nullptr);
-  ::signal(SIGINT, SIG_DFL);
-  ::signal(SIGTERM, SIG_DFL);
-  ::signal(SIGPIPE, SIG_DFL);
-  int in = ::open(l.stdin_path.c_str(), O_RDONLY);
-  if (in < 0 || ::dup2(in, 0) < 0) die(1);
-  if (o.capture_stdout) {
-    if (::dup2(l.out_pipe[1], 1) < 0) die(2);
-  } else if (!l.stdout_path.empty()) {
-    int fd = ::open(l.stdout_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    if (fd < 0 || ::dup2(fd, 1) < 0) die(2);
-  }
-  if (o.capture_stderr) {
-    if (::dup2(l.err_pipe[1], 2) < 0) die(3);
-  } else if (!l.stderr_path.empty()) {
-    int fd = ::open(l.stderr_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    if (fd < 0 || ::dup2(fd, 2) < 0) die(3);
-  }
-  if (o.gid) {
-    if (::setgroups(0, nullptr) != 0 || ::setgid(*o.gid) != 0) die(4);
-  }
-  if (o.uid && ::setuid(*o.uid) != 0) die(4);
-  if (!l.cwd.empty() && ::chdir(l.cwd.c_str()) != 0) die(5);
-  ::execve(l.exe.c_str(), l.argv.data(), l.envp.data());
-  die(6);
-  ::_exit(127);  // die() does not return; the compiler cannot see it through the lambda
-}
-
-}  // namespace
-
-void Process::start(const SpawnOptions& options) {
-  Launch launch(options);
-  prepare(launch);
-  // Fast path, as ninja's subprocess-posix: posix_spawn, which glibc runs with
-  // CLONE_VM|CLONE_VFORK, so starting a child does not copy our page tables (it shows in the
-  // wall time of short stages). It cannot switch users; when it fails, the fork path repeats
-  // the same steps to name the one that failed.
-  if (!options.uid && !options.gid && start_spawned(launch)) return;
-  start_forked(launch);
-}
-
-bool Process::start_spawned(Launch& l) {
-  const SpawnOptions& o = l.options;
-  posix_spawn_file_actions_t actions;
-  posix_spawnattr_t attr;
-  ::posix_spawn_file_actions_init(&actions);
-  ::posix_spawnattr_init(&attr);
-  ::posix_spawn_file_actions_addopen(&actions, 0, l.stdin_path.c_str(), O_RDONLY, 0);
-  if (o.capture_stdout) {
-    ::posix_spawn_file_actions_adddup2(&actions, l.out_pipe[1], 1);
-  } else if (!l.stdout_path.empty()) {
-    ::posix_spawn_file_actions_addopen(&actions, 1, l.stdout_path.c_str(),
-                                       O_WRONLY | O_CREAT | O_APPEND, 0644);
-  }
-  if (o.capture_stderr) {
-    ::posix_spawn_file_actions_adddup2(&actions, l.err_pipe[1], 2);
-  } else if (!l.stderr_path.empty()) {
-    ::posix_spawn_file_actions_addopen(&actions, 2, l.stderr_path.c_str(),
-                                       O_WRONLY | O_CREAT | O_APPEND, 0644);
-  }
-  if (!l.cwd.empty()) ::posix_spawn_file_actions_addchdir_np(&actions, l.cwd.c_str());
-  sigset_t none, defaults;
-  sigemptyset(&none);
-  sigemptyset(&defaults);
-  for (int sig : {SIGINT, SIGTERM, SIGPIPE}) sigaddset(&defaults, sig);
-  ::posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
-                                        POSIX_SPAWN_SETSIGDEF);
-  ::posix_spawnattr_setpgroup(&attr, 0);
-  ::posix_spawnattr_setsigmask(&attr, &none);
-  ::posix_spawnattr_setsigdefault(&attr, &defaults);
-  m_start = std::chrono::steady_clock::now();
-  pid_t spawned = -1;
-  int rc = ::posix_spawn(&spawned, l.exe.c_str(), &actions, &attr, l.argv.data(), l.envp.data());
-  ::posix_spawn_file_actions_destroy(&actions);
-  ::posix_spawnattr_destroy(&attr);
-  if (rc != 0) return false;
-  ::setpgid(spawned, spawned);  // as in the fork path: no race with an early killpg
-  m_pid = spawned;
-  track(m_pid);
-  adopt_pipes(l.out_pipe, l.err_pipe);
-  return true;
-}
-
-void Process::start_forked(Launch& l) {
-  m_start = std::chrono::steady_clock::now();
-  pid_t pid = ::fork();
-  if (pid < 0) l.fail("fork");
-  if (pid == 0) exec_child(l);
-  ::setpgid(pid, pid);  // also in the parent: no race with an early killpg
-  m_pid = pid;
-  track(m_pid);
-  close_fd(l.exec_pipe[1]);
-  int payload[2] = {0, 0};
-  ssize_t n;
-  do {
-    n = ::read(l.exec_pipe[0], payload, sizeof payload);
-  } while (n < 0 && errno == EINTR);
-  if (n != static_cast<ssize_t>(sizeof payload)) {  // exec succeeded: the pipe closed empty
-    adopt_pipes(l.out_pipe, l.err_pipe);
-    return;
-  }
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  untrack(pid);
-  m_pid = -1;
-  static constexpr const char* k_steps[] = {"", "stdin", "stdout", "stderr", "switch user",
-                                            "working folder", "exec"};
-  std::string what = k_steps[payload[0] >= 1 && payload[0] <= 6 ? payload[0] : 6];
-  if (payload[0] == 5) what += " " + l.cwd;
-  throw Error(ExitCode::infrastructure, l.program,
-              fmt::format("cannot start ({}): {}", what, std::strerror(payload[1])));
-}
-
-void Process::adopt_pipes(int out_pipe[2], int err_pipe[2]) {
-  close_fd(out_pipe[1]);  // the child's ends: it has its own copies now
-  close_fd(err_pipe[1]);
-  m_out_fd = std::exchange(out_pipe[0], -1);  // ours now, not the launch's to close
-  m_err_fd = std::exchange(err_pipe[0], -1);
-  for (int fd : {m_out_fd, m_err_fd}) {
-    if (fd >= 0) ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
-  }
 }
 
 Process::Process(Process&& other) noexcept { *this = std::move(other); }
@@ -458,6 +208,8 @@ Process& Process::operator=(Process&& other) noexcept {
     m_pid = std::exchange(other.m_pid, -1);
     m_out_fd = std::exchange(other.m_out_fd, -1);
     m_err_fd = std::exchange(other.m_err_fd, -1);
+    m_report_fd = std::exchange(other.m_report_fd, -1);
+    m_report = std::move(other.m_report);
     m_max_capture = other.m_max_capture;
     m_finish_when_interrupted = other.m_finish_when_interrupted;
     m_kill_escaped = std::exchange(other.m_kill_escaped, false);
@@ -482,6 +234,7 @@ void Process::reset() {
   sweep_escaped();
   close_fd(m_out_fd);
   close_fd(m_err_fd);
+  close_fd(m_report_fd);
 }
 
 void Process::sweep_escaped() {
@@ -609,6 +362,7 @@ ExitStatus Process::wait(std::optional<std::chrono::milliseconds> timeout,
       result.peak_rss_bytes = static_cast<std::int64_t>(ru.ru_maxrss) * 1024;
       if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
       if (WIFSIGNALED(status)) result.signal = WTERMSIG(status);
+      take_report(result);  // a child started through coldgate-exec: its own status and peak
       // Anything the child left in its group (a daemon that ignored SIGTERM, say) goes too.
       ::kill(-m_pid, SIGKILL);
       untrack(m_pid);

@@ -11,7 +11,7 @@
 
 namespace coldgate::util {
 
-struct Launch;  // what a start needs, prepared before fork (process.cpp)
+struct Launch;  // what a start needs, prepared before fork (spawn.cpp)
 
 /// What to start and how. POSIX-only (Linux): the child runs in its own process group so a
 /// timeout or an interrupt can kill everything it started.
@@ -37,6 +37,11 @@ struct SpawnOptions {
   /// re-parented to us instead of init; when it ends (exit, timeout, interrupt) they get SIGKILL
   /// and are reaped. Only one such child at a time (the subreaper flag is process-wide).
   bool kill_escaped = false;
+  /// For measured children (stage commands, the probe): started through coldgate-exec, which
+  /// forks and execs them, so that their peak RSS (ExitStatus::peak_rss_bytes, and their own
+  /// getrusage) is their process tree's and not ours — a child we start ourselves begins with
+  /// our peak. Without coldgate-exec (not found: said once on stderr) they start as others do.
+  bool own_peak_rss = false;
 };
 
 /// How a child ended and what it cost, from wait4(2)'s rusage.
@@ -48,7 +53,8 @@ struct ExitStatus {
   double wall_ms = 0;          // spawn to reap, milliseconds (steady clock)
   double user_ms = 0;          // user CPU time of the child and its reaped descendants
   double sys_ms = 0;           // system CPU time likewise
-  std::int64_t peak_rss_bytes = 0;  // ru_maxrss × 1024 (Linux reports KiB)
+  std::int64_t peak_rss_bytes = 0;  // ru_maxrss × 1024 (Linux reports KiB); own_peak_rss: the
+                                    // program's, 0 when coldgate-exec was killed before it said
   /// True when the child exited with status 0 and was not killed.
   bool ok() const { return exit_code == 0 && signal == 0 && !timed_out; }
   /// "exit status 3", "killed by SIGKILL", "timed out after 2000 ms" (the limit, not the wall time).
@@ -94,8 +100,13 @@ class Process {
   void reset();
   // The constructor's body: spawns the child (posix_spawn, else fork/exec).
   void start(const SpawnOptions& options);
-  // posix_spawn of a prepared launch; false when it could not (the fork path then names why).
-  bool start_spawned(struct Launch& launch);
+  // posix_spawn of a prepared launch, through `helper` (coldgate-exec) unless it is empty; false
+  // when it could not (the fork path then names why).
+  bool start_spawned(struct Launch& launch, const std::string& helper);
+  // After coldgate-exec started: waits for its child's exec; throws naming why it failed.
+  void await_helper_exec(struct Launch& launch);
+  // Once coldgate-exec is reaped: its child's status and peak RSS from its report, into `result`.
+  void take_report(ExitStatus& result);
   // fork/exec of a prepared launch, switching users when asked; throws naming the failed step.
   void start_forked(struct Launch& launch);
   // For kill_escaped: kills and reaps the orphans left, then stops being a subreaper.
@@ -105,6 +116,8 @@ class Process {
   pid_t m_pid = -1;       // child PID; -1 when reaped or moved from
   int m_out_fd = -1;      // read end of the stdout pipe; -1 when not captured or closed
   int m_err_fd = -1;      // read end of the stderr pipe; -1 when not captured or closed
+  int m_report_fd = -1;   // read end of coldgate-exec's report; -1 without it
+  std::string m_report;   // what it reported so far
   std::size_t m_max_capture = 0;
   bool m_finish_when_interrupted = false;  // SpawnOptions::finish_when_interrupted
   bool m_kill_escaped = false;             // SpawnOptions::kill_escaped, until swept
