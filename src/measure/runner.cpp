@@ -229,6 +229,7 @@ RunOutcome sql_run(const config::Stage& stage, const RunContext& ctx, int run,
   opts.cwd = ctx.base_dir;
   opts.env_unset = db::ConnectionInfo::env_names();
   opts.max_capture_bytes = 1u << 20;
+  opts.own_peak_rss = true;  // its getrusage() is the stage's peak_rss_bytes, not ours
   if (profile) reset_before_run(ctx, *profile, stage.name);
   auto spawned = std::chrono::steady_clock::now();
   auto out = util::run(opts, stage.timeout);
@@ -350,6 +351,7 @@ RunOutcome command_run(const config::Stage& stage, const RunContext& ctx, int ru
   opts.max_capture_bytes =
       from_stdout ? static_cast<std::size_t>(stage.max_result_bytes) + 1 : std::size_t{16} << 20;
   opts.kill_escaped = true;  // a daemon it starts (setsid, double fork) dies with the run
+  opts.own_peak_rss = true;  // its peak_rss_bytes is its tree's, not ours
   util::RunOutput out;
   // PGOPTIONS, or the role's settings until after the profile is read: its statements stay out.
   std::optional<CommandSettings> settings;

@@ -140,6 +140,10 @@ bool has_probe_child(pid_t coldgate) {
   for (pid_t c : children_of(coldgate)) {
     auto argv = argv_of(c);
     if (argv.size() > 1 && argv[1] == "probe") return true;
+    // Started through coldgate-exec (util::SpawnOptions::own_peak_rss): the probe is its child.
+    if (!argv.empty() && fs::path(argv[0]).filename() == "coldgate-exec" && has_probe_child(c)) {
+      return true;
+    }
   }
   return false;
 }

@@ -58,7 +58,8 @@ bool wait_for(const std::function<bool()>& done, std::chrono::milliseconds limit
 /// The postmaster `coldgate` runs as its child (local provider), or 0.
 pid_t server_of(pid_t coldgate);
 
-/// True when `coldgate` has a `coldgate probe` child: a cold run is being measured.
+/// True when `coldgate` has a `coldgate probe` child (or grandchild under coldgate-exec): a cold
+/// run is being measured.
 bool has_probe_child(pid_t coldgate);
 
 /// True when a backend of the server whose postmaster is `postmaster` runs a statement whose
