@@ -107,7 +107,9 @@ TEST_F(PeakRssFaults, AStageAfterOneThatMadeColdgateGrowReadsItsOwnPeak) {
     ASSERT_GT(t, 0);
     EXPECT_LT(t, 1.5 * a);
     EXPECT_LT(a, 1.5 * t);
-    if (stage != "tiny-sql") EXPECT_LT(t, 100 * k_mib);  // the probe is coldgate, sanitized here
+    if (stage != "tiny-sql") {  // the probe is coldgate itself, sanitized in this build
+      EXPECT_LT(t, 100 * k_mib);
+    }
     EXPECT_LT(t, coldgate_peak / 4);
   }
   // The gate against the alone run: the same peak, no regression, no warning.
