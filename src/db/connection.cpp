@@ -4,9 +4,14 @@
 #include <fmt/core.h>
 #include <libpq-fe.h>
 #include <poll.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
+#include <exception>
+#include <mutex>
+#include <optional>
 
 #include "db/pqxx_compat.hpp"
 #include "util/process.hpp"
@@ -46,6 +51,77 @@ std::string server_text(const std::string& full, int* line) {
   return trim(out);
 }
 
+// How long a connect made after a SIGINT/SIGTERM (the clean-up of a run that was stopped) may
+// take: a healthy server answers in milliseconds, a stopped one never, and the user is waiting.
+constexpr std::chrono::milliseconds k_connect_after_interrupt{2000};
+
+// Runs `connect` on a thread of its own and waits for it, or for a SIGINT/SIGTERM, whichever
+// comes first: libpq's connect waits for a server that accepts the socket but never answers (a
+// stopped postmaster, a hung host) until connect_timeout, and no signal ends that wait. A thread
+// left waiting finishes on its own and frees what it made; the command ends meanwhile.
+template <typename T>
+T connect_interruptibly(std::function<T()> connect, const std::string& display) {
+  const int interrupt = util::interrupt_fd();
+  if (interrupt < 0) return connect();  // no handlers: nothing would end the wait anyway
+  struct State {
+    std::mutex mutex;
+    std::optional<T> value;
+    std::exception_ptr error;
+    bool abandoned = false;
+    int done[2] = {-1, -1};
+    ~State() {
+      for (int fd : done)
+        if (fd >= 0) ::close(fd);
+    }
+  };
+  auto state = std::make_shared<State>();
+  if (::pipe2(state->done, O_CLOEXEC) != 0) return connect();
+  std::thread([state, connect = std::move(connect)] {
+    std::optional<T> value;
+    std::exception_ptr error;
+    try {
+      value.emplace(connect());
+    } catch (...) {
+      error = std::current_exception();
+    }
+    std::lock_guard lock(state->mutex);
+    if (state->abandoned) return;  // `value` closes the connection as the thread ends
+    state->value = std::move(value);
+    state->error = error;
+    char c = 0;
+    [[maybe_unused]] ssize_t n = ::write(state->done[1], &c, 1);
+  }).detach();
+  // After an interrupt, the clean-up's connects still run, but none may hold the exit up.
+  const bool cleaning_up = util::interrupted() != 0;
+  pollfd fds[2] = {{state->done[0], POLLIN, 0}, {interrupt, POLLIN, 0}};
+  int ready;
+  do {
+    ready = ::poll(fds, cleaning_up ? 1 : 2,
+                   cleaning_up ? static_cast<int>(k_connect_after_interrupt.count()) : -1);
+  } while (ready < 0 && errno == EINTR);
+  std::lock_guard lock(state->mutex);
+  if (fds[0].revents == 0) {
+    state->abandoned = true;
+    if (!cleaning_up) util::throw_if_interrupted();
+    throw Error(ExitCode::infrastructure, "database",
+                fmt::format("cannot connect to {}: no answer within {} ms after the interrupt",
+                            display, k_connect_after_interrupt.count()));
+  }
+  if (state->error) std::rethrow_exception(state->error);
+  return std::move(*state->value);
+}
+
+using PgConn = std::unique_ptr<PGconn, void (*)(PGconn*)>;
+
+// A libpq connection (check PQstatus), made as connect_interruptibly makes one.
+PgConn connect_libpq(const ConnectionInfo& info) {
+  return connect_interruptibly<PgConn>(
+      [conninfo = with_client_defaults(info).conninfo()] {
+        return PgConn(PQconnectdb(conninfo.c_str()), PQfinish);
+      },
+      info.display());
+}
+
 }  // namespace
 
 ConnectionInfo with_client_defaults(ConnectionInfo info) {
@@ -57,7 +133,13 @@ ConnectionInfo with_client_defaults(ConnectionInfo info) {
 
 Connection::Connection(const ConnectionInfo& info) : m_info(info) {
   try {
-    m_conn = std::make_unique<pqxx::connection>(with_client_defaults(info).conninfo());
+    m_conn = connect_interruptibly<std::unique_ptr<pqxx::connection>>(
+        [conninfo = with_client_defaults(info).conninfo()] {
+          return std::make_unique<pqxx::connection>(conninfo);
+        },
+        info.display());
+  } catch (const Error&) {
+    throw;
   } catch (const std::exception& e) {
     throw Error(ExitCode::infrastructure, "database",
                 fmt::format("cannot connect to {}: {}", info.display(), trim(e.what())));
@@ -69,13 +151,31 @@ Connection::~Connection() {
   m_quiet.reset();  // unregisters from the connection, so it must go first
 }
 
+bool Connection::closed_by_server() const {
+  const int fd = m_conn->sock();
+  if (fd < 0) return true;
+  char c;
+  const ssize_t n = ::recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+  return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+}
+
+void Connection::check_open(const std::string& where) const {
+  if (closed_by_server()) {
+    throw Error(ExitCode::infrastructure, where,
+                fmt::format("lost connection to {}: the server closed it", m_info.display()));
+  }
+}
+
 pqxx::result Connection::exec(const std::string& sql, const std::string& where) {
+  check_open(where);
   try {
     pqxx::nontransaction tx(*m_conn);
     return tx.exec(sql);
   } catch (const pqxx::sql_error& e) {
     throw translate(e, where);
-  } catch (const pqxx::broken_connection& e) {
+  } catch (const pqxx::failure& e) {
+    // broken_connection, or what libpqxx 6.4 says of a connection its server dropped during
+    // the call ("Could not obtain client encoding").
     throw Error(ExitCode::infrastructure, where,
                 fmt::format("lost connection to {}: {}", m_info.display(), trim(e.what())));
   }
@@ -84,12 +184,15 @@ pqxx::result Connection::exec(const std::string& sql, const std::string& where) 
 pqxx::result Connection::exec_params(const std::string& sql,
                                      const std::vector<std::optional<std::string>>& params,
                                      const std::string& where) {
+  check_open(where);
   try {
     pqxx::nontransaction tx(*m_conn);
     return db::exec_params(tx, sql, params);
   } catch (const pqxx::sql_error& e) {
     throw translate(e, where);
-  } catch (const pqxx::broken_connection& e) {
+  } catch (const pqxx::failure& e) {
+    // broken_connection, or what libpqxx 6.4 says of a connection its server dropped during
+    // the call ("Could not obtain client encoding").
     throw Error(ExitCode::infrastructure, where,
                 fmt::format("lost connection to {}: {}", m_info.display(), trim(e.what())));
   }
@@ -152,8 +255,7 @@ CancelOnInterrupt::~CancelOnInterrupt() {
 
 void run_script(const ConnectionInfo& info, const std::string& sql,
                 const std::string& display_name) {
-  std::unique_ptr<PGconn, void (*)(PGconn*)> conn(
-      PQconnectdb(with_client_defaults(info).conninfo().c_str()), PQfinish);
+  PgConn conn = connect_libpq(info);
   if (!conn || PQstatus(conn.get()) != CONNECTION_OK) {
     std::string msg = conn ? trim(PQerrorMessage(conn.get())) : "out of memory";
     throw Error(ExitCode::infrastructure, display_name,
@@ -201,8 +303,12 @@ void run_script(const ConnectionInfo& info, const std::string& sql,
 
 std::optional<std::pair<int, int>> locate_error(const ConnectionInfo& info, const std::string& sql,
                                                 int param_count) {
-  std::unique_ptr<PGconn, void (*)(PGconn*)> conn(
-      PQconnectdb(with_client_defaults(info).conninfo().c_str()), PQfinish);
+  PgConn conn(nullptr, PQfinish);
+  try {
+    conn = connect_libpq(info);
+  } catch (const Error&) {
+    return std::nullopt;  // interrupted, or no answer after an interrupt: no position to add
+  }
   if (!conn || PQstatus(conn.get()) != CONNECTION_OK) return std::nullopt;
   PQsetNoticeProcessor(conn.get(), discard_notice, nullptr);
   std::unique_ptr<PGresult, void (*)(PGresult*)> res(

@@ -34,6 +34,13 @@ class Connection {
   pqxx::result exec_params(const std::string& sql,
                            const std::vector<std::optional<std::string>>& params,
                            const std::string& where = "database");
+  /// True when the server has closed this idle connection (it stopped, crashed or ended our
+  /// backend): a peek at the socket, no round trip. libpqxx 6.4 leaks the PGresult of a call
+  /// made on such a connection, and says "Could not obtain client encoding" of it.
+  bool closed_by_server() const;
+  /// Throws Error(infrastructure) "lost connection to …: the server closed it" at `where` when
+  /// closed_by_server().
+  void check_open(const std::string& where) const;
   /// The libpqxx connection, for callers that need transactions of their own.
   pqxx::connection& raw() { return *m_conn; }
   /// What we connected to.

@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -35,6 +36,13 @@ namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
 namespace {
+
+// Free space for unprivileged writers on `dir`'s filesystem; -1 when it cannot be read.
+std::int64_t free_bytes(const fs::path& dir) {
+  struct statvfs fs_stat {};
+  if (::statvfs(dir.c_str(), &fs_stat) != 0) return -1;
+  return static_cast<std::int64_t>(fs_stat.f_bavail) * static_cast<std::int64_t>(fs_stat.f_frsize);
+}
 
 constexpr auto k_ready_timeout = 60s;     // start to accepting connections
 constexpr auto k_shutdown_timeout = 15s;  // signal to exit, before SIGKILL
@@ -125,6 +133,7 @@ void LocalProvider::start() {
                      : server_binaries_in(m_options.bindir, m_options.version, m_options.where);
     m_account = server_account();
     m_run_dir = make_run_dir(m_account);
+    m_free_before_bytes = free_bytes(m_run_dir);
     m_marker = std::make_unique<RunMarker>(m_cache_dir, m_run_dir, data_dir());
     m_template_cached =
         materialize_cluster(m_binaries, m_cache_dir, m_account, m_run_dir, data_dir());
@@ -251,10 +260,32 @@ bool LocalProvider::try_launch(int port, bool fixed) {
   }
 }
 
+std::string LocalProvider::storage() const {
+  if (m_run_dir.empty()) return "";
+  struct statvfs fs_stat {};
+  if (::statvfs(m_run_dir.c_str(), &fs_stat) != 0) return "";
+  std::int64_t used = 0;
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(data_dir(), ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->is_regular_file(ec)) used += static_cast<std::int64_t>(it->file_size(ec));
+  }
+  auto mib = [](double bytes) { return fmt::format("{:.1f} MiB", bytes / (1 << 20)); };
+  std::string text = fmt::format(
+      "the cluster {}, {}, on a filesystem of {} with {} free",
+      util::display_path(data_dir()), mib(static_cast<double>(used)),
+      mib(static_cast<double>(fs_stat.f_blocks) * fs_stat.f_frsize),
+      mib(static_cast<double>(fs_stat.f_bavail) * fs_stat.f_frsize));
+  if (m_free_before_bytes >= 0) {
+    text += fmt::format(" ({} before the cluster was made)", mib(static_cast<double>(m_free_before_bytes)));
+  }
+  return text;
+}
+
 void LocalProvider::restart() {
   if (!m_server)
     throw Error(ExitCode::infrastructure, "database", "restart: server is not running");
   ::kill(m_server->pid(), SIGINT);  // fast shutdown: clients disconnected, checkpoint, exit
+  ::kill(m_server->pid(), SIGCONT);  // a stopped postmaster obeys too
   if (!m_server->wait_exited(k_shutdown_timeout)) m_server->signal_group(SIGKILL);
   m_server->wait();  // reaps; throws Error(interrupted) on SIGINT/SIGTERM to us (stop() then)
   m_server.reset();
@@ -280,6 +311,7 @@ void LocalProvider::shutdown(int sig) noexcept {
           m_segments.push_back(std::move(name));
       }
       ::kill(m_server->pid(), sig);
+      ::kill(m_server->pid(), SIGCONT);  // a stopped postmaster (SIGSTOP, a debugger) obeys too
       if (!m_server->wait_exited(k_shutdown_timeout)) m_server->signal_group(SIGKILL);
       m_server->wait();
     }

@@ -63,6 +63,8 @@ class LocalProvider : public Provider {
   /// so far: /dev/shm segments, each with the processes that still mapped it.
   std::vector<std::string> left_behind() const override { return m_left_behind; }
   int stale_servers_removed() const override { return m_stale_removed; }
+  /// The data folder's size and its filesystem's room now and before the cluster was made.
+  std::string storage() const override;
   /// server.log (the postgres process's stderr, across restarts) from byte `from` on.
   std::optional<std::string> read_log(std::uint64_t from) const override;
 
@@ -96,6 +98,7 @@ class LocalProvider : public Provider {
   std::vector<std::string> m_left_behind;   // what the clean-ups had to keep (left_behind())
   ConnectionInfo m_info;
   int m_port = 0;
+  std::int64_t m_free_before_bytes = -1;  // free space where the cluster went, before it was made
   int m_stale_removed = 0;  // remove_stale_clusters() at start()
   bool m_template_cached = false;
 };

@@ -105,4 +105,17 @@ std::unique_ptr<Provider> make_provider(const config::Database& database) {
   throw usage_error(database.where.str(), "database.provider: unknown provider");
 }
 
+Error disk_full(const Error& cause, const db::Provider& provider) {
+  const std::string storage = provider.storage();
+  std::string what = std::string(cause.what()) + "\n";
+  what += storage.empty()
+              ? "The disk filled (the server's, or where the step wrote): free space there; a full "
+                "disk is the machine's fault, not the change's."
+              : fmt::format("The disk filled: {}. Give it more room (coldgate makes its throwaway "
+                            "cluster under $TMPDIR) or load less data; a full disk is the "
+                            "machine's fault, not the change's.",
+                            storage);
+  return Error(ExitCode::infrastructure, cause.where(), what);
+}
+
 }  // namespace coldgate::db

@@ -49,6 +49,10 @@ class Provider {
   virtual std::vector<std::string> left_behind() const { return {}; }
   /// Servers of killed coldgate runs that start() stopped and removed (their owner is gone).
   virtual int stale_servers_removed() const { return 0; }
+  /// Where the server keeps its data and the room there, for a full disk's message: "the
+  /// cluster /tmp/coldgate-pg-x/data, 141.2 MiB, on a filesystem of 150.0 MiB with 0.0 MiB
+  /// free (9.5 MiB when it was made)"; "" when this provider cannot see the server's disk.
+  virtual std::string storage() const { return ""; }
   /// How to reach the configured database (valid after start()).
   virtual const ConnectionInfo& connection_info() const = 0;
   /// Folder with client programs (psql, pg_restore) matching the server; nullopt: use PATH.
@@ -62,6 +66,11 @@ class Provider {
   /// Server version and non-default settings, read over a fresh connection. Throws Error.
   ServerInfo server_info() const;
 };
+
+/// `cause` (a step or stage that met a full disk: util::says_disk_full) as Error(infrastructure)
+/// at the same place, its text followed by the room the server had (db::Provider::storage) and
+/// what to do: a full disk is never the change's fault.
+Error disk_full(const Error& cause, const db::Provider& provider);
 
 /// Why a server that did not start refused one of the config's `database.settings`, from its
 /// log's FATAL line that names the parameter ("invalid value for parameter \"max_connections\":

@@ -10,6 +10,7 @@
 #include "setup/setup.hpp"
 #include "util/process.hpp"
 #include "util/secrets.hpp"
+#include "util/text.hpp"
 
 namespace coldgate::session {
 
@@ -98,6 +99,9 @@ void Session::setup(const config::Config& cfg, const std::string& who,
       if (into) into->setup.push_back({s.kind, at + s.label, s.wall_ms});
     });
   } catch (const setup::StepFailure& e) {
+    if (util::says_disk_full(e.what())) {
+      throw setup::StepFailure(db::disk_full(e, *m_provider), at + e.label());
+    }
     if (at.empty()) throw;
     throw setup::StepFailure(e, at + e.label());
   }

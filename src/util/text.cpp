@@ -211,4 +211,12 @@ std::string build_log_cause(std::string_view log, std::size_t tail) {
   return kept.size() < cause.size() ? std::string(kept) + "…" : std::string(kept);
 }
 
+bool says_disk_full(std::string_view text) {
+  for (std::string_view s : {"No space left on device", "Disk quota exceeded", "SQLSTATE 53100",
+                             "53100:"}) {
+    if (text.find(s) != std::string_view::npos) return true;
+  }
+  return false;
+}
+
 }  // namespace coldgate::util

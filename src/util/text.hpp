@@ -49,6 +49,12 @@ std::string stderr_excerpt(const std::string& err, std::size_t max_lines);
 /// it. Trimmed, cut to 240 bytes of whole UTF-8 characters (then "…"); "" when there is none.
 std::string build_log_cause(std::string_view log, std::size_t tail);
 
+/// Whether a failure's text says that a disk filled: strerror(ENOSPC) or (EDQUOT) as C's
+/// messages spell them ("No space left on device", "Disk quota exceeded"), or SQLSTATE 53100
+/// (disk_full, PostgreSQL's "Appendix A. Error Codes") as coldgate and psql's verbose form
+/// write it ("SQLSTATE 53100", "53100:"). A full disk is the machine's fault, never the change's.
+bool says_disk_full(std::string_view text);
+
 /// Whether `line` is the "[… N lines …]" that stderr_excerpt puts after the cause it kept.
 bool omission_line(std::string_view line);
 
