@@ -327,12 +327,14 @@ void AbRun::measure_interleaved() {
   head_ctx.snapshots.label_root = config::label_root(m_head.config);
   head_ctx.progress = m_progress.get();
   if (m_measure_base) head_ctx.label = "head: ";
+  head_ctx.side = "head";
   measure::RunContext base_ctx = head_ctx;
   base_ctx.base_dir = m_base.config.base_dir;
   base_ctx.work_dir = m_session->work_dir() / "base";
   base_ctx.out_dir = m_out / "base";
   base_ctx.check_snapshots = false;
   base_ctx.label = "base: ";
+  base_ctx.side = "base";
   if (m_base_db) base_ctx.database = m_base_db->info();
   fs::create_directories(head_ctx.work_dir);
   fs::create_directories(base_ctx.work_dir);
@@ -364,26 +366,44 @@ void AbRun::measure_interleaved() {
     std::optional<measure::StageMeasurer> base_m;
     if (base_stage[i]) base_m.emplace(*base_stage[i], base_ctx);
     const std::vector<measure::StageMeasurer*> sides{base_m ? &*base_m : nullptr, &head_m};
-    interleave(sides);
-    if (base_m) {
-      // A time verdict near its threshold: both sides again, interleaved (gate.max_extra_runs).
-      ExtraRuns extra =
-          decide(sides, {StagePair{0, 1, &stages[i].gate, ""}}, stages[i].name, *m_progress)[0];
-      if (!extra.metrics.empty()) m_extra[stages[i].name] = std::move(extra);
+    bool base_done = false;
+    try {
+      interleave(sides);
+      if (base_m) {
+        // A time verdict near its threshold: both sides again, interleaved (gate.max_extra_runs).
+        ExtraRuns extra =
+            decide(sides, {StagePair{0, 1, &stages[i].gate, ""}}, stages[i].name, *m_progress)[0];
+        if (!extra.metrics.empty()) m_extra[stages[i].name] = std::move(extra);
+      }
+      // A stage error may quote a command's stderr or a server message: no password in results
+      // and none printed.
+      if (base_m) {
+        auto& b = m_base_results.stages.emplace_back(base_m->finish());
+        base_done = true;
+        b.error = util::mask_secrets(b.error);
+        if (b.failed()) m_progress->line(fmt::format("base: stage {} failed: {}", b.name, b.error));
+      }
+      m_head_results.stages.emplace_back(head_m.finish());
+    } catch (const Error&) {
+      // A lost server or an interrupt stops the run: each side keeps the cold runs it made.
+      if (auto kept = base_m && !base_done ? base_m->kept() : std::nullopt) {
+        m_base_results.stages.push_back(std::move(*kept));
+        m_base_results.stages.back().error = util::mask_secrets(m_base_results.stages.back().error);
+      }
+      if (auto kept = head_m.kept()) {
+        m_head_results.stages.push_back(std::move(*kept));
+        m_head_results.stages.back().error = util::mask_secrets(m_head_results.stages.back().error);
+        m_not_run.erase(m_not_run.begin());
+      }
+      throw;
     }
-    // A stage error may quote a command's stderr or a server message: no password in results
-    // and none printed.
-    if (base_m) {
-      auto& b = m_base_results.stages.emplace_back(base_m->finish());
-      b.error = util::mask_secrets(b.error);
-      if (b.failed()) m_progress->line(fmt::format("base: stage {} failed: {}", b.name, b.error));
-    }
-    auto& h = m_head_results.stages.emplace_back(head_m.finish());
+    auto& h = m_head_results.stages.back();
     m_not_run.erase(m_not_run.begin());
     h.error = util::mask_secrets(h.error);
     m_progress->stage_end(h);
   }
   measure_at_scales(head_ctx, base_ctx, base_stage);
+  m_phase = "teardown";  // an interrupt now is not "during scales"
   head_ctx.isolation.reset();  // the templates are dropped while the server is there
   base_ctx.isolation.reset();
   m_base_db.reset();

@@ -375,6 +375,7 @@ void StackRun::measure_round_robin() {
     c.progress = m_progress.get();
     c.check_snapshots = k > 0;
     c.label = side.name + ": ";
+    c.side = side.name;
     if (m_dbs[k]) c.database = m_dbs[k]->info();
     fs::create_directories(c.work_dir);
     results(k).profile_note = measure::enable_profile(c, side.config.database);
@@ -407,31 +408,48 @@ void StackRun::measure_round_robin() {
       if (measured(k) && stages[k][i]) m[k].emplace(*stages[k][i], ctx[k]);
       order.push_back(m[k] ? &*m[k] : nullptr);
     }
-    interleave(order);
-    // A time verdict near its threshold: both sides of that pull request again, interleaved.
-    std::vector<StagePair> pairs;
-    for (std::size_t k = 1; k < m_sides.size(); ++k) {
-      pairs.push_back({k - 1, k, &thresholds[k].for_stage(top_cfg.stages[i].name),
-                       fmt::format(" ({} on {})", m_sides[k].name, m_sides[k - 1].name)});
-    }
-    std::vector<ExtraRuns> extra = decide(order, pairs, top_cfg.stages[i].name, *m_progress);
-    for (std::size_t j = 0; j < pairs.size(); ++j) {
-      if (!extra[j].metrics.empty()) m_extra[pairs[j].head][top_cfg.stages[i].name] = extra[j];
-    }
-    for (std::size_t k = 0; k < m_sides.size(); ++k) {
-      if (!measured(k)) continue;
-      auto& not_run = m_not_run[k];
-      not_run.erase(std::remove(not_run.begin(), not_run.end(), top_cfg.stages[i].name),
-                    not_run.end());
-      if (!m[k]) continue;
-      // A stage error may quote a command's stderr or a server message: no password in results.
-      auto& r = results(k).stages.emplace_back(m[k]->finish());
-      r.error = util::mask_secrets(r.error);
-      if (k == last) {
-        m_progress->stage_end(r);
-      } else if (r.failed()) {
-        m_progress->line(fmt::format("{}: stage {} failed: {}", m_sides[k].name, r.name, r.error));
+    std::vector<bool> finished(m_sides.size(), false);
+    try {
+      interleave(order);
+      // A time verdict near its threshold: both sides of that pull request again, interleaved.
+      std::vector<StagePair> pairs;
+      for (std::size_t k = 1; k < m_sides.size(); ++k) {
+        pairs.push_back({k - 1, k, &thresholds[k].for_stage(top_cfg.stages[i].name),
+                         fmt::format(" ({} on {})", m_sides[k].name, m_sides[k - 1].name)});
       }
+      std::vector<ExtraRuns> extra = decide(order, pairs, top_cfg.stages[i].name, *m_progress);
+      for (std::size_t j = 0; j < pairs.size(); ++j) {
+        if (!extra[j].metrics.empty()) m_extra[pairs[j].head][top_cfg.stages[i].name] = extra[j];
+      }
+      for (std::size_t k = 0; k < m_sides.size(); ++k) {
+        if (!measured(k)) continue;
+        auto& not_run = m_not_run[k];
+        not_run.erase(std::remove(not_run.begin(), not_run.end(), top_cfg.stages[i].name),
+                      not_run.end());
+        if (!m[k]) continue;
+        // A stage error may quote a command's stderr or a server message: no password in results.
+        auto& r = results(k).stages.emplace_back(m[k]->finish());
+        finished[k] = true;
+        r.error = util::mask_secrets(r.error);
+        if (k == last) {
+          m_progress->stage_end(r);
+        } else if (r.failed()) {
+          m_progress->line(
+              fmt::format("{}: stage {} failed: {}", m_sides[k].name, r.name, r.error));
+        }
+      }
+    } catch (const Error&) {
+      // A lost server or an interrupt stops the run: each commit keeps the cold runs it made.
+      for (std::size_t k = 0; k < m_sides.size(); ++k) {
+        auto kept = m[k] && !finished[k] ? m[k]->kept() : std::nullopt;
+        if (!kept) continue;
+        kept->error = util::mask_secrets(kept->error);
+        results(k).stages.push_back(std::move(*kept));
+        auto& not_run = m_not_run[k];
+        not_run.erase(std::remove(not_run.begin(), not_run.end(), top_cfg.stages[i].name),
+                      not_run.end());
+      }
+      throw;
     }
   }
   // Each commit at the other data scales (config `scales:`), one after the other: their counts
@@ -441,6 +459,7 @@ void StackRun::measure_round_robin() {
     session::measure_present_at_scales(*m_session, m_sides[k].config, stages[k], ctx[k], results(k),
                                        m_sides[k].name);
   }
+  m_phase = "teardown";  // an interrupt now is not "during scales"
   for (auto& c : ctx) c.isolation.reset();  // the templates are dropped while the server is there
   m_dbs.clear();
   m_session->stop();

@@ -361,6 +361,7 @@ std::vector<CapturedPlan> capture_plans(const config::Stage& stage, const RunCon
   plan_ctx.isolation.reset();  // a copy now would drop the auto_explain setting made above
   plan_ctx.check_snapshots = false;
   plan_ctx.label = ctx.label + "plan run: ";
+  plan_ctx.measured = false;
   std::vector<db::StatementStats> statements;
   try {
     db::reset_profile(admin.raw());

@@ -97,6 +97,12 @@ void Progress::run_done(int run, int runs, double wall_ms, std::string_view labe
         << std::flush;
 }
 
+void Progress::unmeasured_run_done(double wall_ms, std::string_view label) {
+  if (m_style == ProgressStyle::tty) return;
+  m_out << fmt::format("coldgate: {}: {}{:.1f} ms (not measured)\n", prefix(), label, wall_ms)
+        << std::flush;
+}
+
 void Progress::stage_end(const StageResult& result) {
   std::string outcome;
   if (result.failed()) {

@@ -43,6 +43,9 @@ class Progress {
   /// A cold run finished after `wall_ms` milliseconds; `label` names the side ("base: "). A
   /// run past the stage's `runs` (an extra run of ab or stack) is "cold run 4 (extra 1)".
   void run_done(int run, int runs, double wall_ms, std::string_view label = {});
+  /// A run that is no sample (the plan run, under auto_explain) finished after `wall_ms`
+  /// milliseconds: "<label><wall> ms (not measured)".
+  void unmeasured_run_done(double wall_ms, std::string_view label);
   /// The current stage ended with `result`.
   void stage_end(const results::StageResult& result);
 

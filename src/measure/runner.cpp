@@ -17,6 +17,7 @@
 #include "diff/diff.hpp"
 #include "measure/backends.hpp"
 #include "measure/command_metrics.hpp"
+#include "measure/cold_run.hpp"
 #include "measure/command_settings.hpp"
 #include "measure/explain.hpp"
 #include "measure/plans.hpp"
@@ -36,32 +37,8 @@ using namespace coldgate::results;
 namespace fs = std::filesystem;
 namespace {
 
-// The snapshot module's verdict as results record it (obsolete files are listed apart).
-SnapshotStatus recorded(snapshot::Status status) {
-  switch (status) {
-    case snapshot::Status::match:
-      return SnapshotStatus::match;
-    case snapshot::Status::changed:
-      return SnapshotStatus::changed;
-    case snapshot::Status::malformed:
-      return SnapshotStatus::malformed;
-    case snapshot::Status::nondeterministic:
-      return SnapshotStatus::nondeterministic;
-    case snapshot::Status::rearranged:
-      return SnapshotStatus::rearranged;
-    case snapshot::Status::missing:
-    case snapshot::Status::obsolete:
-      break;
-  }
-  return SnapshotStatus::missing;
-}
 
 
-// What one cold run left behind besides its metrics.
-struct RunOutcome {
-  std::string error;      // "" when the run succeeded
-  std::string document;   // the raw snapshot document (when the stage has a snapshot)
-};
 
 std::string shown(const fs::path& p) { return util::display_path(p); }
 
@@ -96,19 +73,6 @@ std::string failure_text(const util::ExitStatus& status, const std::string& err,
   return text;
 }
 
-// `line` for a message: at most 80 characters ("…" when cut), a byte that is not UTF-8 as U+FFFD.
-std::string quoted_line(std::string_view line) {
-  constexpr std::size_t k_chars = 80;
-  std::string out;
-  std::size_t chars = 0;
-  for (std::size_t i = 0; i < line.size(); ++chars) {
-    if (chars == k_chars) return out + "…";
-    std::size_t n = util::utf8_sequence_length(line, i);
-    out += n == 0 ? std::string("\xEF\xBF\xBD") : std::string(line.substr(i, n));
-    i += n == 0 ? 1 : n;
-  }
-  return out;
-}
 
 // A value of JSON can start with this line (trimmed): a document, not a log line.
 bool starts_json(std::string_view line) {
@@ -120,36 +84,6 @@ bool starts_json(std::string_view line) {
   return false;
 }
 
-// For a command's stdout that is no JSON document: the first line (1-based number, text) when
-// lines stand before the document — an ORM that logs its SQL to stdout first — i.e. the first
-// non-blank line cannot start JSON, or the output parses from a later line on. nullopt when the
-// output is not of that shape (the document itself is broken).
-std::optional<std::pair<std::size_t, std::string_view>> line_before_document(
-    std::string_view out, const canon::Options& options) {
-  std::optional<std::pair<std::size_t, std::string_view>> first;
-  int tries = 0;  // parses from a later line; a long log is not parsed again for every line
-  std::size_t number = 0;
-  for (std::size_t pos = 0; pos < out.size();) {
-    std::size_t end = std::min(out.find('\n', pos), out.size());
-    std::string_view line = out.substr(pos, end - pos);
-    ++number;
-    std::string_view text = util::trim(line);
-    if (!text.empty()) {
-      if (!first) {
-        first.emplace(number, text);
-        if (!starts_json(text)) return first;
-      } else if ((text.front() == '{' || text.front() == '[') && tries++ < 20) {
-        try {
-          canon::canonicalize(out.substr(pos), options, "stdout");
-          return first;
-        } catch (const Error&) {
-        }
-      }
-    }
-    pos = end + 1;
-  }
-  return std::nullopt;
-}
 
 std::vector<std::optional<std::string>> stage_params(const config::Stage& stage) {
   std::vector<std::optional<std::string>> out;
@@ -199,6 +133,127 @@ void reset_before_run(const RunContext& ctx, std::unique_ptr<db::Connection>& ad
     db::reset_profile(c);
     return 0;
   });
+}
+
+
+// Two runs of one config in one checkout at once (each with its --out) share a command stage's
+// `snapshot.from` file. Each cold run holds an flock named after that file — in the cache
+// folder, not beside it — from removing the old document to reading the new one, so that no run
+// removes or reads another's; the other waits (outside what is measured, interruptibly) and says
+// so once. Without a usable cache folder it goes unlocked, as before.
+std::optional<util::FileLock> lock_document(const fs::path& from_file, const RunContext& ctx,
+                                            const std::string& stage) {
+  std::error_code ec;
+  fs::path abs = fs::weakly_canonical(fs::absolute(from_file), ec);
+  if (ec) abs = fs::absolute(from_file);
+  const fs::path file = db::default_cache_dir() / "locks" /
+                        ("from-" + util::sha256_hex(abs.string()).substr(0, 16) + ".lock");
+  bool said = false;
+  for (;;) {
+    try {
+      if (auto lock = util::FileLock::try_lock(file)) return lock;
+    } catch (const Error&) {
+      return std::nullopt;
+    }
+    util::throw_if_interrupted();
+    if (!said && ctx.progress) {
+      ctx.progress->line(
+          fmt::format("{}{}: waiting for another coldgate to finish a run that "
+                      "writes {} (snapshot.from)",
+                      ctx.label, stage, shown(from_file)));
+      said = true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+
+
+// The highest $n in a normalized statement: how many parameters its generic plan has.
+int parameter_count(const std::string& text) {
+  int most = 0;
+  for (std::size_t i = 0; i + 1 < text.size(); ++i) {
+    if (text[i] != '$' || !std::isdigit(static_cast<unsigned char>(text[i + 1]))) continue;
+    int n = 0;
+    std::size_t j = i + 1;
+    for (; j < text.size() && std::isdigit(static_cast<unsigned char>(text[j])) && n < 100000; ++j)
+      n = n * 10 + (text[j] - '0');
+    most = std::max(most, n);
+    i = j - 1;
+  }
+  return most;
+}
+
+// Statements of a command stage the plan-only EXPLAIN looks at: the costliest ones.
+constexpr std::size_t k_planned_statements = 10;
+
+
+}  // namespace
+
+// The snapshot module's verdict as results record it (obsolete files are listed apart).
+SnapshotStatus recorded(snapshot::Status status) {
+  switch (status) {
+    case snapshot::Status::match:
+      return SnapshotStatus::match;
+    case snapshot::Status::changed:
+      return SnapshotStatus::changed;
+    case snapshot::Status::malformed:
+      return SnapshotStatus::malformed;
+    case snapshot::Status::nondeterministic:
+      return SnapshotStatus::nondeterministic;
+    case snapshot::Status::rearranged:
+      return SnapshotStatus::rearranged;
+    case snapshot::Status::missing:
+    case snapshot::Status::obsolete:
+      break;
+  }
+  return SnapshotStatus::missing;
+}
+
+
+// `line` for a message: at most 80 characters ("…" when cut), a byte that is not UTF-8 as U+FFFD.
+std::string quoted_line(std::string_view line) {
+  constexpr std::size_t k_chars = 80;
+  std::string out;
+  std::size_t chars = 0;
+  for (std::size_t i = 0; i < line.size(); ++chars) {
+    if (chars == k_chars) return out + "…";
+    std::size_t n = util::utf8_sequence_length(line, i);
+    out += n == 0 ? std::string("\xEF\xBF\xBD") : std::string(line.substr(i, n));
+    i += n == 0 ? 1 : n;
+  }
+  return out;
+}
+
+// For a command's stdout that is no JSON document: the first line (1-based number, text) when
+// lines stand before the document — an ORM that logs its SQL to stdout first — i.e. the first
+// non-blank line cannot start JSON, or the output parses from a later line on. nullopt when the
+// output is not of that shape (the document itself is broken).
+std::optional<std::pair<std::size_t, std::string_view>> line_before_document(
+    std::string_view out, const canon::Options& options) {
+  std::optional<std::pair<std::size_t, std::string_view>> first;
+  int tries = 0;  // parses from a later line; a long log is not parsed again for every line
+  std::size_t number = 0;
+  for (std::size_t pos = 0; pos < out.size();) {
+    std::size_t end = std::min(out.find('\n', pos), out.size());
+    std::string_view line = out.substr(pos, end - pos);
+    ++number;
+    std::string_view text = util::trim(line);
+    if (!text.empty()) {
+      if (!first) {
+        first.emplace(number, text);
+        if (!starts_json(text)) return first;
+      } else if ((text.front() == '{' || text.front() == '[') && tries++ < 20) {
+        try {
+          canon::canonicalize(out.substr(pos), options, "stdout");
+          return first;
+        } catch (const Error&) {
+        }
+      }
+    }
+    pos = end + 1;
+  }
+  return std::nullopt;
 }
 
 RunOutcome sql_run(const config::Stage& stage, const RunContext& ctx, int run,
@@ -274,37 +329,6 @@ RunOutcome sql_run(const config::Stage& stage, const RunContext& ctx, int run,
   }
   fs::remove(req.result_path);
   return outcome;
-}
-
-// Two runs of one config in one checkout at once (each with its --out) share a command stage's
-// `snapshot.from` file. Each cold run holds an flock named after that file — in the cache
-// folder, not beside it — from removing the old document to reading the new one, so that no run
-// removes or reads another's; the other waits (outside what is measured, interruptibly) and says
-// so once. Without a usable cache folder it goes unlocked, as before.
-std::optional<util::FileLock> lock_document(const fs::path& from_file, const RunContext& ctx,
-                                            const std::string& stage) {
-  std::error_code ec;
-  fs::path abs = fs::weakly_canonical(fs::absolute(from_file), ec);
-  if (ec) abs = fs::absolute(from_file);
-  const fs::path file = db::default_cache_dir() / "locks" /
-                        ("from-" + util::sha256_hex(abs.string()).substr(0, 16) + ".lock");
-  bool said = false;
-  for (;;) {
-    try {
-      if (auto lock = util::FileLock::try_lock(file)) return lock;
-    } catch (const Error&) {
-      return std::nullopt;
-    }
-    util::throw_if_interrupted();
-    if (!said && ctx.progress) {
-      ctx.progress->line(
-          fmt::format("{}{}: waiting for another coldgate to finish a run that "
-                      "writes {} (snapshot.from)",
-                      ctx.label, stage, shown(from_file)));
-      said = true;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
 }
 
 RunOutcome command_run(const config::Stage& stage, const RunContext& ctx, int run,
@@ -447,24 +471,6 @@ void plan_sql_stage(const config::Stage& stage, const RunContext& ctx, StageResu
   result.explain = e;
 }
 
-// The highest $n in a normalized statement: how many parameters its generic plan has.
-int parameter_count(const std::string& text) {
-  int most = 0;
-  for (std::size_t i = 0; i + 1 < text.size(); ++i) {
-    if (text[i] != '$' || !std::isdigit(static_cast<unsigned char>(text[i + 1]))) continue;
-    int n = 0;
-    std::size_t j = i + 1;
-    for (; j < text.size() && std::isdigit(static_cast<unsigned char>(text[j])) && n < 100000; ++j)
-      n = n * 10 + (text[j] - '0');
-    most = std::max(most, n);
-    i = j - 1;
-  }
-  return most;
-}
-
-// Statements of a command stage the plan-only EXPLAIN looks at: the costliest ones.
-constexpr std::size_t k_planned_statements = 10;
-
 // A command stage's statements, each planned but not executed: the generic plan of its
 // normalized text (PREPARE with untyped parameters, then EXPLAIN EXECUTE with NULLs under
 // plan_cache_mode = force_generic_plan — PostgreSQL 15 has no EXPLAIN (GENERIC_PLAN)), in a
@@ -524,9 +530,19 @@ void plan_command_stage(const std::map<std::int64_t, std::string>& full_text,
   result.explain = e;
 }
 
-// True when the server no longer answers at all (PQping: no response). While it says it is
-// shutting down or recovering (PQPING_REJECT), asks again for up to 5 s: `pg_ctl stop -m
-// immediate` ends the backends a moment before the postmaster.
+// Puts the built-in metrics in report order, a command's own after them.
+void order_metrics(StageResult& r) {
+  const auto& order = known_metric_order();
+  auto rank = [&](const std::string& name) {
+    auto it = std::find(order.begin(), order.end(), name);
+    return static_cast<std::size_t>(it - order.begin());
+  };
+  std::stable_sort(r.metrics.begin(), r.metrics.end(),
+                   [&](const auto& a, const auto& b) { return rank(a.first) < rank(b.first); });
+}
+
+// While the server says it is shutting down or recovering (PQPING_REJECT), asks again for up
+// to 5 s: `pg_ctl stop -m immediate` ends the backends a moment before the postmaster.
 bool server_gone(const RunContext& ctx) {
   db::ConnectionInfo info = db::with_client_defaults(ctx.provider->connection_info());
   info.options["connect_timeout"] = "2";
@@ -540,19 +556,6 @@ bool server_gone(const RunContext& ctx) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
 }
-
-// Puts the built-in metrics in report order, a command's own after them.
-void order_metrics(StageResult& r) {
-  const auto& order = known_metric_order();
-  auto rank = [&](const std::string& name) {
-    auto it = std::find(order.begin(), order.end(), name);
-    return static_cast<std::size_t>(it - order.begin());
-  };
-  std::stable_sort(r.metrics.begin(), r.metrics.end(),
-                   [&](const auto& a, const auto& b) { return rank(a.first) < rank(b.first); });
-}
-
-}  // namespace
 
 const db::ConnectionInfo& stages_database(const RunContext& ctx) {
   return ctx.database ? *ctx.database : ctx.provider->connection_info();
@@ -667,178 +670,6 @@ StagePlan explain_stage(const config::Stage& stage, const db::ConnectionInfo& da
   std::vector<std::string> relations = plan_relations(plan.json);
   if (!relations.empty()) plan.explain.never_analyzed = db::never_analyzed_tables(conn, relations);
   return plan;
-}
-
-StageMeasurer::StageMeasurer(const config::Stage& stage, const RunContext& context)
-    : m_stage(stage), m_ctx(context) {
-  m_result.name = stage.name;
-  m_result.kind = stage.is_command() ? StageKind::command : StageKind::sql;
-  m_result.cold_mode = stage.cold == config::ColdMode::restart ? ColdMode::restart : ColdMode::process;
-  m_result.runs = stage.runs;
-  m_result.warm = stage.warm;
-  m_result.isolation = !fresh_copy_before(stage, context, 1) ? "none"
-                       : stage.isolation == config::Isolation::run ? "run"
-                                                                   : "stage";
-  m_result.settings = stage.settings;
-  m_profile = context.profile && stage.profile;
-  if (!stage.is_command()) m_query = stage_query(stage);
-}
-
-void StageMeasurer::run_once() {
-  if (done()) return;
-  const config::Stage& stage = m_stage;
-  const RunContext& ctx = m_ctx;
-  StageResult& result = m_result;
-  const int run = ++m_run;
-  // "2/3"; a run past the stage's `runs`: "4 (extra 1)".
-  const std::string which = run <= stage.runs
-                                ? fmt::format("{}/{}", run, stage.runs)
-                                : fmt::format("{} (extra {})", run, run - stage.runs);
-  util::throw_if_interrupted();
-  // Before a restart, so that the restart finds the server as the copy left it; outside the
-  // run's clock and its profile (reset after it).
-  if (fresh_copy_before(stage, ctx, run)) {
-    ctx.progress->step(fmt::format("{}fresh copy of the database for cold run {}", ctx.label, which));
-    const auto t0 = std::chrono::steady_clock::now();
-    if (ctx.isolation->restore()) {
-      m_admin.reset();  // its backend went with the database
-      // Said once per copy: what isolation costs is seen, and a stage that only reads has none.
-      ctx.progress->line(fmt::format(
-          "{}{}: fresh copy of the database for cold run {} ({:.0f} ms)", ctx.label, stage.name,
-          which,
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count()));
-    }
-  }
-  if (stage.cold == config::ColdMode::restart) {
-    ctx.progress->step(
-        fmt::format("{}restarting the server for cold run {}", ctx.label, which));
-    m_admin.reset();  // the restart would end its backend: a new one after it
-    if (ctx.isolation) ctx.isolation->disconnect();  // the same
-    ctx.provider->restart();
-  }
-  ctx.progress->step(fmt::format("{}cold run {}", ctx.label, which));
-  std::vector<db::StatementStats> statements;
-  RunOutcome outcome =
-      stage.is_command()
-          ? command_run(stage, ctx, run, result, m_profile ? &m_admin : nullptr, statements,
-                        m_full_text)
-          : sql_run(stage, ctx, run, m_query, result, m_profile ? &m_admin : nullptr, statements);
-  if (m_profile && outcome.error.empty()) m_cold_statements.push_back(std::move(statements));
-  if (!outcome.error.empty()) {
-    result.error = fmt::format("cold run {}: {}", which, outcome.error);
-    // A lost server fails every later stage too: stop the run as an infrastructure error.
-    if (server_gone(ctx)) {
-      throw Error(ExitCode::infrastructure, "stage " + stage.name,
-                  fmt::format("the PostgreSQL server stopped answering; the run stops ({})",
-                              result.error.substr(0, result.error.find('\n'))));
-    }
-    return;
-  }
-  if (const Metric* wall = result.find("wall_ms"); wall && !wall->cold.empty()) {
-    ctx.progress->run_done(run, stage.runs, wall->cold.back(), ctx.label);
-  }
-  if (!stage.snapshot) return;
-  std::string canonical;
-  // The document is stored (candidates, diffs): a password the program printed must not be,
-  // and a random one per run would make every document differ.
-  outcome.document = util::mask_secrets(outcome.document);
-  try {
-    canonical = canon::canonicalize(outcome.document, stage.snapshot->canon,
-                                    fmt::format("cold run {} document", run));
-  } catch (const Error& e) {
-    const auto before = stage.is_command() && stage.snapshot->from == "stdout"
-                            ? line_before_document(outcome.document, stage.snapshot->canon)
-                            : std::nullopt;
-    if (before) {
-      result.error = fmt::format(
-          "cold run {}: stage '{}': stdout is not JSON: line {} \"{}\" comes before the document "
-          "— send the ORM's log to stderr (Sequelize: logging: console.error; Django: LOGGING "
-          "handlers to stderr) or write the snapshot to a file (snapshot.from)",
-          which, stage.name, before->first, quoted_line(before->second));
-    } else {
-      result.error =
-          fmt::format("cold run {}: the snapshot document is not valid: {}", which, e.message());
-    }
-    return;
-  }
-  if (run == 1) {
-    m_first_candidate = std::move(canonical);
-  } else if (m_differing_run == 0 && canonical != m_first_candidate) {
-    m_differing_run = run;
-    m_differing = std::move(canonical);
-  }
-}
-
-StageResult StageMeasurer::finish() {
-  const config::Stage& stage = m_stage;
-  const RunContext& ctx = m_ctx;
-  StageResult result = std::move(m_result);
-  m_admin.reset();
-  if (!result.failed()) {
-    util::throw_if_interrupted();
-    if (m_profile) result.queries = statement_table(m_cold_statements);
-    if (m_profile && ctx.plans && !result.queries.empty()) {
-      // After the measured runs, so that auto_explain's instrumentation and log writes are in
-      // none of them (docs/BENCHMARKS.md, "plan capture").
-      ctx.progress->step(ctx.label + "plan run (auto_explain, not measured)");
-      try {
-        attach_plans(result.queries, capture_plans(stage, ctx));
-      } catch (const Error& e) {
-        if (e.code() == ExitCode::interrupted || e.code() == ExitCode::infrastructure) throw;
-        ctx.progress->line(fmt::format("{}{}: no plans: {}", ctx.label, stage.name, e.message()));
-      }
-    }
-    ctx.progress->step(ctx.label + "EXPLAIN (plan only)");
-    try {
-      if (stage.is_command()) {
-        if (m_profile) plan_command_stage(m_full_text, ctx, result);
-      } else {
-        plan_sql_stage(stage, ctx, result);
-      }
-    } catch (const Error& e) {
-      if (e.code() == ExitCode::interrupted || e.code() == ExitCode::infrastructure) throw;
-      result.error = e.message();
-    }
-  }
-  order_metrics(result);
-  if (result.failed() || !stage.snapshot || !ctx.check_snapshots) return result;
-
-  SnapshotResult snap;
-  snap.path = shown(stage.snapshot->path);
-  snap.sha256 = util::sha256_hex(m_first_candidate);
-  if (m_differing_run != 0) {
-    auto summary = diff::summarize(m_first_candidate, m_differing, 1);
-    std::size_t paths = summary.changed + summary.added + summary.removed;
-    snap.status = SnapshotStatus::nondeterministic;
-    snap.message = fmt::format("cold runs 1 and {} loaded different documents: first difference at "
-                               "{} ({} {})",
-                               m_differing_run, summary.first_path(), paths,
-                               paths == 1 ? "path differs" : "paths differ");
-    diff::Options o;
-    o.arrangement = stage.snapshot->canon;
-    o.label_a = "cold run 1";
-    o.label_b = fmt::format("cold run {}", m_differing_run);
-    snap.diff = diff::render(m_first_candidate, m_differing, o);
-  } else {
-    snapshot::Verdict v = snapshot::check({stage.name, stage.snapshot->path, stage.snapshot->canon},
-                                          m_first_candidate, ctx.snapshots);
-    snap.status = recorded(v.status);
-    // --update-snapshots wrote the candidate over the snapshot: nothing is left to review.
-    if (ctx.snapshots.update && v.status != snapshot::Status::match && v.pending.empty()) {
-      snap.status = SnapshotStatus::updated;
-    }
-    snap.pending = v.pending.empty() ? "" : shown(v.pending);
-    snap.message = v.message;
-    snap.diff = v.diff;
-  }
-  result.snapshot = std::move(snap);
-  return result;
-}
-
-StageResult run_stage(const config::Stage& stage, const RunContext& ctx) {
-  StageMeasurer measurer(stage, ctx);
-  while (!measurer.done()) measurer.run_once();
-  return measurer.finish();
 }
 
 }  // namespace coldgate::measure

@@ -34,6 +34,8 @@ struct RunContext {
   std::optional<db::ConnectionInfo> database;     // stages' database; nullopt: the provider's
   bool check_snapshots = true;                    // false: no snapshot check (ab's base side)
   std::string label;                              // progress prefix, e.g. "base: " (coldgate ab)
+  std::string side;  // whose commit is measured ("base", "head", a stack's pull request) or ""
+  bool measured = true;  // false for the plan run: its runs are no samples, and say so
   double scale = 1;  // the data scale of the stages' database: a command's $COLDGATE_SCALE
   /// The stages' database can be profiled (enable_profile() said so): each stage with
   /// `profile: true` gets pg_stat_statements read around every run.
@@ -100,6 +102,10 @@ results::StageResult run_stage(const config::Stage& stage, const RunContext& con
 /// run_stage() one cold run at a time, so that `coldgate ab` can interleave the cold runs of two
 /// commits: `while (!m.done()) m.run_once(); return m.finish();` is run_stage(). Keeps copies of
 /// `stage` and `context` (the provider and progress pointers must outlive it).
+/// True when the run's server no longer answers at all (PQping: no response, ≤ 2 s per try).
+/// For telling a lost server from a stage's own failure; never throws.
+bool server_gone(const RunContext& ctx);
+
 class StageMeasurer {
  public:
   StageMeasurer(const config::Stage& stage, const RunContext& context);
@@ -124,6 +130,10 @@ class StageMeasurer {
   /// context.check_snapshots is false); returns the stage's result. Call once, after done().
   /// Throws as run_stage() does.
   results::StageResult finish();
+  /// What a run that stops while measuring this stage keeps of it: the samples of the cold runs
+  /// made, with the error of the one that failed (its statement table, plans and snapshot check
+  /// are not made); nullopt before the first cold run has finished.
+  std::optional<results::StageResult> kept() const;
 
  private:
   config::Stage m_stage;

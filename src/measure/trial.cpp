@@ -15,6 +15,7 @@
 #include "db/connection.hpp"
 #include "db/database_template.hpp"
 #include "db/provider.hpp"
+#include "measure/runner.hpp"
 #include "diff/diff.hpp"
 #include "results/format.hpp"
 #include "util/error.hpp"
@@ -238,7 +239,21 @@ std::vector<Remedy> try_remedies(const config::Stage& stage, const StageResult& 
                                  "is)",
                                  stage.name, variants.size(), variants.size() == 1 ? "y" : "ies",
                                  stage.try_runs));
-  auto trial = run_trial(stage, variants, ctx, statements);
+  std::vector<Remedy> trial;
+  try {
+    trial = run_trial(stage, variants, ctx, statements);
+  } catch (const pqxx::failure& e) {
+    // A connection whose server died fails on its next call with whatever libpqxx says
+    // ("Could not obtain client encoding"): say what happened instead.
+    util::throw_if_interrupted();
+    throw Error(ExitCode::infrastructure, "stage " + stage.name + " (--try)",
+                server_gone(ctx)
+                    ? fmt::format("the PostgreSQL server stopped answering while trying remedies; "
+                                  "the run stops ({})",
+                                  util::trim(e.what()))
+                    : fmt::format("lost connection to the server while trying remedies: {}",
+                                  util::trim(e.what())));
+  }
   for (auto& r : trial) r.error = util::mask_secrets(r.error);
   return trial;
 }

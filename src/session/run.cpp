@@ -144,7 +144,19 @@ void run_job(const config::Config& cfg, const JobOptions& options,
   int index = 0;
   for (const auto& stage : stages) {
     progress.stage_start(++index, stage.name);
-    results.stages.push_back(run_stage(stage, ctx));
+    measure::StageMeasurer measurer(stage, ctx);
+    try {
+      while (!measurer.done()) measurer.run_once();
+      results.stages.push_back(measurer.finish());
+    } catch (const Error&) {
+      // A lost server or an interrupt stops the run: the cold runs made are kept, not "not run".
+      if (auto kept = measurer.kept()) {
+        results.stages.push_back(std::move(*kept));
+        results.stages.back().error = util::mask_secrets(results.stages.back().error);
+        at.not_run.erase(at.not_run.begin());
+      }
+      throw;
+    }
     at.not_run.erase(at.not_run.begin());
     // A stage error may quote a command's stderr or a server message: no password in results.
     results.stages.back().error = util::mask_secrets(results.stages.back().error);
@@ -166,6 +178,7 @@ void run_job(const config::Config& cfg, const JobOptions& options,
       results.remedies.insert(results.remedies.end(), trial.begin(), trial.end());
     }
   }
+  at.phase = "teardown";  // an interrupt now is not "during scales"
   ctx.isolation.reset();  // the template is dropped while the server is there to drop it
   session.stop();
 

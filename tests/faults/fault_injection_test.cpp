@@ -322,8 +322,8 @@ TEST_F(FaultTest, ServerStoppedImmediatelyUnderAStageEndsTheRunWithExit3) {
 
   std::string err;
   EXPECT_EQ(finish(r, &err), 3) << err;
-  EXPECT_NE(err.find("coldgate: error: stage sleepy: the PostgreSQL server stopped answering; the "
-                     "run stops (cold run 1/2: "),
+  EXPECT_NE(err.find("coldgate: error: stage sleepy: the PostgreSQL server stopped answering "
+                     "during cold run 1/2; the run stops. The stage's own error: "),
             std::string::npos)
       << err;
   EXPECT_FALSE(fs::exists(dir / "after.ran")) << "a stage ran after the server was lost";
@@ -336,7 +336,7 @@ TEST_F(FaultTest, ServerStoppedImmediatelyUnderAStageEndsTheRunWithExit3) {
   EXPECT_EQ(res.stopped->not_run, (std::vector<std::string>{"sleepy", "after"}));
   EXPECT_NE(slurp(dir / "coldgate-out/report.md")
                 .find("\n❌ **infrastructure error at stage sleepy: the PostgreSQL server stopped "
-                      "answering; the run stops (cold run 1/2: "),
+                      "answering during cold run 1/2; the run stops. "),
             std::string::npos);
   expect_nothing_left("after the lost server");
   expect_no_partial_files(false, "after the lost server");

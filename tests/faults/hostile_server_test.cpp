@@ -410,8 +410,8 @@ TEST_F(HostileServer, ServerStoppedDuringARunTryTrialEndsWithExit3NamingTheRemed
   config("provider: local", k_waiting_variant);
   Finished f = stop_server_in_variant(*this, {"run", "--try"});
   EXPECT_EQ(f.code, 3) << f.err;
-  const std::string error = "remedy `no JIT`: the PostgreSQL server stopped answering; the run "
-                            "stops (cold run 1/1: ";
+  const std::string error = "remedy `no JIT`: the PostgreSQL server stopped answering during "
+                            "cold run 1/1; the run stops. The stage's own error: ";
   EXPECT_NE(f.err.find("coldgate: error: stage waits: " + error), std::string::npos) << f.err;
   // The reports say so; the stage itself was measured.
   results::Results res = results();
@@ -426,7 +426,7 @@ TEST_F(HostileServer, ServerStoppedDuringARunTryTrialEndsWithExit3NamingTheRemed
   const std::string report = slurp(dir / "coldgate-out/report.md");
   // Markdown: the backticks of the remedy's name escaped in the verdict, whole in the error block.
   EXPECT_NE(report.find("\n❌ **infrastructure error at stage waits: remedy \\`no JIT\\`: the "
-                        "PostgreSQL server stopped answering; the run stops (cold run 1/1: "),
+                        "PostgreSQL server stopped answering during cold run 1/1; the run stops. "),
             std::string::npos)
       << report;
   EXPECT_NE(report.find("\n" + error), std::string::npos) << report;
@@ -438,7 +438,7 @@ TEST_F(HostileServer, ServerStoppedDuringAnExplainTryTrialEndsWithExit3NamingThe
   Finished f = stop_server_in_variant(*this, {"explain", "waits", "--try"});
   EXPECT_EQ(f.code, 3) << f.err;
   EXPECT_NE(f.err.find("coldgate: error: stage waits: remedy `no JIT`: the PostgreSQL server "
-                       "stopped answering; the run stops (cold run 1/1: "),
+                       "stopped answering during cold run 1/1; the run stops. The stage's own error: "),
             std::string::npos)
       << f.err;
   EXPECT_EQ(f.out, "");  // no table of a trial that did not end
@@ -466,7 +466,7 @@ TEST_F(HostileServer, ExternalServerStoppedDuringTheAnalyzeTrialLeavesNoCopyAfte
   Finished f = stop_server_in_variant(*this, {"run", "--try"}, server->postmaster_pid());
   EXPECT_EQ(f.code, 3) << f.err;
   EXPECT_NE(f.err.find("coldgate: error: stage pricey: remedy `ANALYZE`: the PostgreSQL server "
-                       "stopped answering; the run stops (cold run 1/1: "),
+                       "stopped answering during cold run 1/1; the run stops. The stage's own error: "),
             std::string::npos)
       << f.err;
   auto res = results();
