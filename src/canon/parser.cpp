@@ -239,8 +239,10 @@ class Builder {
 
   bool open(Kind kind) {
     if (m_open.size() >= m_options.max_depth) {
-      fail_here(offset() - 1, "nesting deeper than " + std::to_string(m_options.max_depth) +
-                                           " levels (limit max_depth)");
+      const std::string where = std::string(m_source) + ": byte " + std::to_string(offset() - 1);
+      throw DepthError(ExitCode::usage, where,
+                       "nesting deeper than " + std::to_string(m_options.max_depth) +
+                           " levels (limit max_depth)");
     }
     const Node node = make(kind);
     m_open.push_back(static_cast<std::uint32_t>(m_pending.size()));

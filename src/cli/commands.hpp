@@ -41,7 +41,7 @@ struct CanonArgs {
   std::vector<std::string> redact;        // paths replaced by "[redacted]"
   bool redact_ids = false;                // stable counters for redacted values
   bool check = false;                     // exit 1 when the input is not already canonical
-  std::size_t max_depth = 100000;         // nesting limit
+  std::size_t max_depth = canon::Options{}.max_depth;  // nesting limit
 };
 /// Prints (or writes) the canonical form; returns the exit code. Throws Error on bad input.
 int run_canon(const CanonArgs& args);

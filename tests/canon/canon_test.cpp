@@ -234,15 +234,17 @@ TEST(CanonFormat, StreamedTextEqualsReturnedText) {
   big += "\", \"deep\": " + std::string(1000, '[') + "1" + std::string(1000, ']') + ", \"many\": [";
   for (int i = 0; i < 50000; ++i) big += std::to_string(i * 7919 % 50000) + (i + 1 < 50000 ? "," : "");
   big += "]}";
+  Options deep;  // "deep" is 1,001 levels down
+  deep.max_depth = 2000;
   for (const std::string& json : {big, std::string("1"), std::string("[]"), std::string("{\"a\":\"\\n\"}")}) {
     std::string streamed;
     std::size_t pieces = 0;
-    canonicalize_to(json, {}, "input", [&](std::string_view piece) {
+    canonicalize_to(json, deep, "input", [&](std::string_view piece) {
       EXPECT_FALSE(piece.empty());
       streamed += piece;
       ++pieces;
     });
-    EXPECT_EQ(streamed, canonicalize(json));
+    EXPECT_EQ(streamed, canonicalize(json, deep));
     if (json.size() > 1000) {
       EXPECT_GT(pieces, 10u);
     }
@@ -385,6 +387,71 @@ TEST(CanonErrors, NulByteAnywhereIsRefusedWithItsOffset) {
                                  "inside a string)");
     }
   }
+}
+
+// `{"a":` nested `depth` levels around 1: 6 bytes a level, as the campaign of issue 50 printed
+// it at 30,000 levels (180,001 bytes).
+std::string nested_objects(std::size_t depth) {
+  std::string out;
+  for (std::size_t i = 0; i < depth; ++i) out += "{\"a\":";
+  out += "1";
+  out.append(depth, '}');
+  return out;
+}
+
+// The DepthError canonicalize throws for `json` from "doc.json", as "<where>: <what>".
+std::string depth_error_of(const std::string& json, const Options& options = {}) {
+  try {
+    canonicalize(json, options, "doc.json");
+  } catch (const DepthError& e) {
+    EXPECT_EQ(e.code(), ExitCode::usage);
+    return e.message();
+  }
+  return "(no depth error)";
+}
+
+TEST(CanonDepth, TheDefaultLimitIs128LevelsRefusedAtTheByteThatOpensThe129th) {
+  EXPECT_EQ(Options{}.max_depth, 128u);
+  // At the limit: accepted, and its canonical text is 2D² + 9D + 2 bytes (each level's line
+  // and its closing line indented 2 bytes a level): 33,922 from 769.
+  const std::string at_limit = nested_objects(128);
+  const std::string out = canonicalize(at_limit);
+  EXPECT_EQ(out.size(), 2u * 128 * 128 + 9 * 128 + 2);
+  EXPECT_TRUE(is_canonical(out));
+  EXPECT_EQ(out.substr(out.size() - 6), "  }\n}\n");
+  EXPECT_EQ(canonicalize(std::string(128, '[') + std::string(128, ']')).size(),
+            2u * 128 * 128 + 1);
+  // One level more: refused at the byte that opens it (the 129th `{` at 128 × 5, the 129th `[`
+  // at 128, under an array the 128th `{` at 1 + 127 × 5), whatever follows: the campaign's
+  // 30,000 levels stop there too.
+  EXPECT_EQ(depth_error_of(nested_objects(129)),
+            "doc.json: byte 640: nesting deeper than 128 levels (limit max_depth)");
+  EXPECT_EQ(depth_error_of(nested_objects(30'000)),
+            "doc.json: byte 640: nesting deeper than 128 levels (limit max_depth)");
+  EXPECT_EQ(depth_error_of(std::string(129, '[') + std::string(129, ']')),
+            "doc.json: byte 128: nesting deeper than 128 levels (limit max_depth)");
+  EXPECT_EQ(depth_error_of("[" + nested_objects(128) + "]"),
+            "doc.json: byte 636: nesting deeper than 128 levels (limit max_depth)");
+  // Canonical text one level too deep is not canonical under the default, as the committed
+  // snapshot of a stage is read.
+  Options raised;
+  raised.max_depth = 129;
+  const std::string too_deep = canonicalize(nested_objects(129), raised);
+  EXPECT_TRUE(is_canonical(too_deep, raised));
+  EXPECT_FALSE(is_canonical(too_deep));
+  EXPECT_THROW(text_sorted_arrays(nested_objects(129), {}), DepthError);
+}
+
+TEST(CanonDepth, ARaisedLimitHoldsAtItsBoundary) {
+  Options raised;
+  raised.max_depth = 1000;
+  EXPECT_EQ(canonicalize(nested_objects(1000), raised).size(), 2u * 1000 * 1000 + 9 * 1000 + 2);
+  EXPECT_EQ(depth_error_of(nested_objects(1001), raised),
+            "doc.json: byte 5000: nesting deeper than 1000 levels (limit max_depth)");
+  raised.max_depth = 1;
+  EXPECT_EQ(canonicalize("[1,2]", raised), "[\n  1,\n  2\n]\n");
+  EXPECT_EQ(depth_error_of("[1,{\"a\":2}]", raised),
+            "doc.json: byte 3: nesting deeper than 1 levels (limit max_depth)");
 }
 
 TEST(CanonTextSorted, FindsArraysOfObjectsWithoutIdentityAndAMemberThatWouldPairThem) {

@@ -413,22 +413,28 @@ TEST(CanonFastParser, AgreesWithReferenceOnEveryTwoByteInput) {
 }
 
 TEST(CanonFastParser, AgreesWithReferenceOnDeepNesting) {
+  // At the default limit (128 levels) and at a raised one far past it.
   Options options;
+  options.max_depth = 100000;
   Tally tally;
-  for (const std::size_t depth : {std::size_t{99999}, std::size_t{100000}, std::size_t{100001}}) {
-    ASSERT_NO_FATAL_FAILURE(expect_agree(std::string(depth, '[') + std::string(depth, ']'), options, tally));
-    std::string objects;
-    for (std::size_t i = 0; i < depth; ++i) objects += "{\"a\":";
-    objects += "1";
-    objects.append(depth, '}');
-    ASSERT_NO_FATAL_FAILURE(expect_agree(objects, options, tally));
+  for (const auto& [limit, depths] :
+       {std::pair{Options{}, std::vector<std::size_t>{127, 128, 129}},
+        std::pair{options, std::vector<std::size_t>{99999, 100000, 100001}}}) {
+    for (const std::size_t depth : depths) {
+      ASSERT_NO_FATAL_FAILURE(expect_agree(std::string(depth, '[') + std::string(depth, ']'), limit, tally));
+      std::string objects;
+      for (std::size_t i = 0; i < depth; ++i) objects += "{\"a\":";
+      objects += "1";
+      objects.append(depth, '}');
+      ASSERT_NO_FATAL_FAILURE(expect_agree(objects, limit, tally));
+    }
   }
   // Cut short, or closed with the wrong bracket, at depth.
   ASSERT_NO_FATAL_FAILURE(expect_agree(std::string(5000, '[') + std::string(4999, ']'), options, tally));
   ASSERT_NO_FATAL_FAILURE(
       expect_agree(std::string(5000, '[') + "}" + std::string(4999, ']'), options, tally));
-  EXPECT_EQ(tally.accepted, 4u);
-  EXPECT_EQ(tally.rejected, 4u);
+  EXPECT_EQ(tally.accepted, 8u);
+  EXPECT_EQ(tally.rejected, 6u);
 }
 
 }  // namespace

@@ -11,6 +11,15 @@
 namespace coldgate::canon {
 namespace {
 
+// Depths far past the default limit (128 levels), as `coldgate canon --max-depth` and a stage's
+// `snapshot.max_depth` may allow: the parsers and the writer must still neither recurse nor
+// slow down.
+Options deep() {
+  Options options;
+  options.max_depth = 100'000;
+  return options;
+}
+
 std::string nested_arrays(std::size_t depth) {
   std::string s(depth, '[');
   s.append("1").append(depth, ']');
@@ -64,7 +73,7 @@ void expect_nested_arrays(Lines& lines, std::size_t indent, std::size_t depth,
 
 TEST(CanonScale, Depth10000Canonicalizes) {
   const std::size_t depth = 10'000;
-  const std::string out = canonicalize(nested_arrays(depth));
+  const std::string out = canonicalize(nested_arrays(depth), deep());
   // Line d (0-based) opens level d+1 with 2d spaces; the innermost "1" sits at 2*depth spaces.
   std::size_t expected_size = 0;
   for (std::size_t d = 0; d < depth; ++d) expected_size += 2 * (2 * d + 2);
@@ -82,7 +91,7 @@ TEST(CanonScale, Depth10000ObjectsWithSortingAndComparison) {
   for (std::size_t d = 0; d < depth; ++d) in += "]}";
   {
     // Level d at 4d spaces, "a" sorted before "b"; the innermost "a" is empty.
-    const std::string out = canonicalize(in);
+    const std::string out = canonicalize(in, deep());
     Lines lines(out);
     for (std::size_t d = 0; d + 1 < depth; ++d) {
       lines.expect(4 * d, "{");
@@ -102,7 +111,7 @@ TEST(CanonScale, Depth10000ObjectsWithSortingAndComparison) {
   }
   std::string twins = "[";
   twins.append(nested_arrays(5000)).append(",").append(nested_arrays(5000)).append("]");
-  const std::string out = canonicalize(twins);
+  const std::string out = canonicalize(twins, deep());
   Lines lines(out);
   lines.expect(0, "[");
   expect_nested_arrays(lines, 2, 5000, ",");
@@ -114,11 +123,11 @@ TEST(CanonScale, Depth10000ObjectsWithSortingAndComparison) {
 TEST(CanonScale, Depth100000ParsesSortsAndIsRefusedForPrintingOnlyBySize) {
   const std::size_t depth = 100'000;
   const std::string in = nested_arrays(depth);
-  const Options options;
+  const Options options = deep();
   Document document = parse_document(in, options, "deep");
   arrange_document(document, options, in, "deep");
   EXPECT_GT(canonical_size(document), std::size_t{20'000'000'000});
-  EXPECT_FALSE(is_canonical(in));
+  EXPECT_FALSE(is_canonical(in, options));
   try {
     canonicalize(in, options, "deep");
     FAIL();
@@ -128,11 +137,11 @@ TEST(CanonScale, Depth100000ParsesSortsAndIsRefusedForPrintingOnlyBySize) {
               "is the nesting unreasonably deep?");
   }
   // One level more than max_depth is refused while parsing.
-  EXPECT_THROW(canonicalize(nested_arrays(depth + 1)), Error);
+  EXPECT_THROW(canonicalize(nested_arrays(depth + 1), options), DepthError);
   try {
     std::string deeper = "[";
     deeper.append(in).append("]");
-    canonicalize(deeper);
+    canonicalize(deeper, options);
     FAIL();
   } catch (const Error& e) {
     EXPECT_EQ(e.message(), "input: byte 100000: nesting deeper than 100000 levels (limit max_depth)");
