@@ -98,11 +98,15 @@ struct SetupStep {
   std::string key;       // its key path, "setup[0].sql", "setup[1].psql.file", "setup[2].command"
 };
 
+/// The most `snapshot.max_depth` may raise the nesting limit to (Go's encoding/json limit): a
+/// document of 10,000 levels prints as ~200 MB of canonical text from 60 KB, 30,000 as 1.8 GB.
+inline constexpr std::size_t k_max_snapshot_depth = 10000;
+
 /// `snapshot:` of a stage.
 struct Snapshot {
   std::filesystem::path path;  // committed snapshot, absolute (resolved against the config's folder)
   std::string from;            // command stages: file the program writes (absolute) or "stdout"; "" for SQL
-  canon::Options canon;        // ordered / identity / redact / redact_ids
+  canon::Options canon;        // ordered / identity / redact / redact_ids / max_depth
   Location where;
   Location path_where;         // of the `path:` value; `where` when the path is the default
 };

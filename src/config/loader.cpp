@@ -566,7 +566,7 @@ class Loader {
       if (!node.IsScalar())
         m_r.fail(node, path,
                  "expected true (snapshot at snapshots/<stage>.json) or a mapping (path, from, "
-                 "ordered, identity, redact, redact_ids), got " +
+                 "ordered, identity, redact, redact_ids, max_depth), got " +
                      detail::describe(node));
       if (!m_r.boolean(node, path)) return std::nullopt;
       return snap;
@@ -594,6 +594,15 @@ class Loader {
     }
     if (auto* e = f.find("redact_ids"))
       snap.canon.redact_ids = m_r.boolean(e->value, f.path("redact_ids"));
+    if (auto* e = f.find("max_depth")) {
+      const int depth = m_r.integer(e->value, f.path("max_depth"), 1);
+      if (static_cast<std::size_t>(depth) > k_max_snapshot_depth)
+        m_r.fail(e->value, f.path("max_depth"),
+                 "at most " + std::to_string(k_max_snapshot_depth) +
+                     " levels: the canonical text grows with the square of the nesting (30,000 "
+                     "levels print as 1.8 GB); flatten the document instead");
+      snap.canon.max_depth = static_cast<std::size_t>(depth);
+    }
     return snap;
   }
 

@@ -640,7 +640,16 @@ stages:
   EXPECT_CONFIG_ERROR("version: 1\nstages:\n  - name: a\n    query: x\n    snapshot: [a]\n",
                       "coldgate.yaml:5:15",
                       "stages[0].snapshot: expected true (snapshot at snapshots/<stage>.json) or a "
-                      "mapping (path, from, ordered, identity, redact, redact_ids), got a list");
+                      "mapping (path, from, ordered, identity, redact, redact_ids, max_depth), "
+                      "got a list");
+  EXPECT_CONFIG_ERROR("version: 1\nstages:\n  - name: a\n    query: x\n    snapshot: { max_depth: 0 }\n",
+                      "coldgate.yaml:5:28",
+                      "stages[0].snapshot.max_depth: expected a positive integer, got '0'");
+  EXPECT_CONFIG_ERROR(
+      "version: 1\nstages:\n  - name: a\n    query: x\n    snapshot: { max_depth: 10001 }\n",
+      "coldgate.yaml:5:28",
+      "stages[0].snapshot.max_depth: at most 10000 levels: the canonical text grows with the "
+      "square of the nesting (30,000 levels print as 1.8 GB); flatten the document instead");
   EXPECT_CONFIG_ERROR("version: 1\nstages:\n  - name: a\n    query: x\n    snapshot: always\n",
                       "coldgate.yaml:5:15",
                       "stages[0].snapshot: expected true or false, got 'always'");

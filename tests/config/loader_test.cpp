@@ -192,6 +192,7 @@ stages:
       identity: [key]
       redact: [/**/updated_at]
       redact_ids: true
+      max_depth: 10000
 )",
                    "/w/coldgate.yaml");
   ASSERT_TRUE(c.stages[0].snapshot);
@@ -199,6 +200,7 @@ stages:
   EXPECT_EQ(c.stages[0].snapshot->from, "");
   EXPECT_EQ(c.stages[0].snapshot->where.str(), "/w/coldgate.yaml:5:15");
   EXPECT_EQ(c.stages[0].snapshot->canon.identity, (std::vector<std::string>{"$id", "id"}));
+  EXPECT_EQ(c.stages[0].snapshot->canon.max_depth, 128u);
   ASSERT_TRUE(c.stages[1].snapshot);
   EXPECT_EQ(c.stages[1].snapshot->path, fs::path("/w/snapshots/cmd-true.json"));
   EXPECT_EQ(c.stages[1].snapshot->from, "stdout");
@@ -209,6 +211,7 @@ stages:
   EXPECT_EQ(m.canon.identity, (std::vector<std::string>{"key"}));
   EXPECT_EQ(m.canon.redact, (std::vector<std::string>{"/**/updated_at"}));
   EXPECT_TRUE(m.canon.redact_ids);
+  EXPECT_EQ(m.canon.max_depth, 10000u);
 }
 
 // `ordered: [""]` is the root (RFC 6901's empty pointer), as `coldgate canon --ordered ''` takes

@@ -85,8 +85,9 @@ TEST_F(Bounds, AMillionLevelsFromTheServerAreADepthErrorNotACrash) {
                "    snapshot: { path: snapshots/deep.json }\n");
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_EQ(error_of("deep"),
-            "cold run 1/1: the snapshot document is not valid: cold run 1 document: byte 100000: "
-            "nesting deeper than 100000 levels (limit max_depth)");
+            "cold run 1/1: the snapshot document is not valid: cold run 1 document: byte 128: "
+            "nesting deeper than 128 levels (limit max_depth); if it really is that deep, raise "
+            "snapshot.max_depth for this stage (at most 10000)");
 }
 
 TEST(BoundsDefaults, MaxResultBytesDefaultsTo256MiBAndIsChecked) {
@@ -110,12 +111,12 @@ TEST(BoundsDefaults, MaxResultBytesDefaultsTo256MiBAndIsChecked) {
 }
 
 TEST(BoundsDeep, AMillionLevelsAreAClearErrorInEveryJsonReader) {
-  // canon: the max_depth limit (default 100,000).
+  // canon: the max_depth limit (default 128).
   try {
     canon::canonicalize(k_deep, {}, "deep.json");
     ADD_FAILURE();
   } catch (const Error& e) {
-    EXPECT_EQ(e.message(), "deep.json: byte 100000: nesting deeper than 100000 levels (limit max_depth)");
+    EXPECT_EQ(e.message(), "deep.json: byte 128: nesting deeper than 128 levels (limit max_depth)");
   }
   // The results reader and the EXPLAIN reader parse with nlohmann, whose parser and
   // destructor do not recurse: the shape is wrong, and said so.
