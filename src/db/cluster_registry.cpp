@@ -16,6 +16,8 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <mutex>
+#include <random>
 #include <set>
 #include <sstream>
 #include <string_view>
@@ -404,6 +406,68 @@ bool owner_tag_gone(const std::string& tag) {
     return false;
   }
   return process_start_time(pid) != std::atoll(kv["start"].c_str());
+}
+
+namespace {
+
+// The boot and PID namespace of owner_tag() in 6 hex digits (FNV-1a, stable across builds):
+// enough to tell this machine's names from another's that shares the server.
+std::string node_code() {
+  std::uint32_t h = 2166136261u;
+  for (char c : boot_id() + "\n" + pid_namespace()) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 16777619u;
+  }
+  return fmt::format("{:06x}", h & 0xFFFFFFu);
+}
+
+std::string base36(unsigned long long v) {
+  std::string out;
+  do {
+    out.insert(out.begin(), "0123456789abcdefghijklmnopqrstuvwxyz"[v % 36]);
+    v /= 36;
+  } while (v > 0);
+  return out;
+}
+
+bool all_of_chars(const std::string& s, std::string_view allowed) {
+  return !s.empty() && s.find_first_not_of(allowed) == std::string::npos;
+}
+
+}  // namespace
+
+std::string owner_name_suffix() {
+  static std::mt19937 random{std::random_device{}()};
+  static std::mutex random_mutex;
+  std::uint32_t r;
+  {
+    std::lock_guard lock(random_mutex);
+    r = random() & 0xFFFFFFu;
+  }
+  pid_t self = ::getpid();
+  return fmt::format("_cg_{}_{}_{}_{:06x}", self,
+                     base36(static_cast<unsigned long long>(process_start_time(self))),
+                     node_code(), r);
+}
+
+bool owner_name_gone(const std::string& name) {
+  const auto at = name.rfind("_cg_");
+  if (at == std::string::npos) return false;
+  std::vector<std::string> parts;
+  std::istringstream in(name.substr(at + 4));
+  for (std::string part; std::getline(in, part, '_');) parts.push_back(part);
+  constexpr std::string_view digits = "0123456789", hex = "0123456789abcdef",
+                             b36 = "0123456789abcdefghijklmnopqrstuvwxyz";
+  if (parts.size() != 4 || !all_of_chars(parts[0], digits) || parts[0].size() > 9 ||
+      !all_of_chars(parts[1], b36) || parts[1].size() > 12 || parts[2].size() != 6 ||
+      !all_of_chars(parts[2], hex) || parts[3].size() != 6 || !all_of_chars(parts[3], hex) ||
+      parts[2] != node_code()) {
+    return false;
+  }
+  const pid_t pid = to_pid(parts[0]);
+  if (pid <= 0 || boot_id().empty() || pid_namespace().empty()) return false;
+  const long long start = process_start_time(pid);
+  return start < 0 || base36(static_cast<unsigned long long>(start)) != parts[1];
 }
 
 int remove_stale_cache_temp_files(const fs::path& cache_dir) noexcept {

@@ -120,6 +120,16 @@ std::string owner_tag();
 /// another machine, boot or namespace (not ours to judge), and for text that is no owner tag.
 bool owner_tag_gone(const std::string& tag);
 
+/// The end of a database name that names this process as its owner, for what coldgate makes on
+/// a server before it can comment on it (CREATE DATABASE takes no COMMENT):
+/// "_cg_<PID>_<start time, base 36>_<boot id and PID namespace, 6 hex>_<6 random hex>", at
+/// most 36 bytes; the random part keeps apart the names one process makes.
+std::string owner_name_suffix();
+
+/// True when `name` ends in an owner_name_suffix() of a process of this boot and PID namespace
+/// that no longer runs (as owner_tag_gone); false for any other name.
+bool owner_name_gone(const std::string& name);
+
 /// util::process_start_time, for the owners of markers.
 using util::process_start_time;
 

@@ -4,10 +4,8 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <mutex>
-#include <random>
-
-#include <unistd.h>
 
 #include "db/cluster_registry.hpp"
 #include "db/connection.hpp"
@@ -20,22 +18,6 @@ namespace coldgate::db {
 namespace {
 
 constexpr std::string_view k_owner_mark = "\nowner: ";
-
-// "<name>_cg_<pid>_<random>" within PostgreSQL's 63 bytes (a longer name is cut by the server,
-// so two runs' names could meet): the name is cut at a character boundary instead; the random
-// part keeps apart runs of one PID on other machines that share the server.
-std::string new_template_name(const std::string& name) {
-  std::random_device device;
-  const std::string suffix = fmt::format("_cg_{}_{:06x}", ::getpid(), device() & 0xFFFFFFu);
-  const std::size_t room = 63 - suffix.size();
-  std::size_t cut = 0;
-  while (cut < name.size()) {
-    std::size_t len = std::max<std::size_t>(1, util::utf8_sequence_length(name, cut));
-    if (cut + len > room) break;
-    cut += len;
-  }
-  return name.substr(0, cut) + suffix;
-}
 
 Error failed(const std::string& name, const std::string& what) {
   return Error(ExitCode::infrastructure, fmt::format("database {}: isolation", name), what);
@@ -53,40 +35,6 @@ Error failed(const std::string& name, const std::string& what) {
   } catch (const Error& e) {
     if (e.code() == ExitCode::interrupted) throw;
     throw failed(name, doing + e.message());
-  }
-}
-
-// Templates that runs on this server left when they could not drop them (SIGKILL, the server
-// lost under them): those whose owner is gone. A template whose database is missing (killed
-// between its drop and its copy) becomes that database again; any other is dropped. What
-// cannot be done here (no privilege, another run at it) is left for the next run.
-void tidy_left_templates(Connection& admin) {
-  auto rows = admin.exec_params(
-      "SELECT datname, shobj_description(oid, 'pg_database') FROM pg_database WHERE "
-      "starts_with(shobj_description(oid, 'pg_database'), $1)",
-      {std::string(k_template_comment)}, "isolation: templates left by killed runs");
-  for (const auto& row : rows) {
-    const std::string tmpl = row[0].c_str();
-    const std::string comment = row[1].c_str();
-    const auto mark = comment.rfind(k_owner_mark);
-    if (mark == std::string::npos) continue;
-    if (!owner_tag_gone(comment.substr(mark + k_owner_mark.size()))) continue;
-    const std::string name = comment.substr(k_template_comment.size(),
-                                            mark - k_template_comment.size());
-    try {
-      const std::string q = admin.raw().quote_name(tmpl);
-      auto there = admin.exec_params("SELECT 1 FROM pg_database WHERE datname = $1", {name});
-      if (there.empty()) {
-        admin.exec("ALTER DATABASE " + q + " RENAME TO " + admin.raw().quote_name(name));
-        const std::string n = admin.raw().quote_name(name);
-        admin.exec("ALTER DATABASE " + n + " WITH ALLOW_CONNECTIONS true");
-        admin.exec("COMMENT ON DATABASE " + n + " IS NULL");
-      } else {
-        admin.exec("DROP DATABASE IF EXISTS " + q + " WITH (FORCE)");
-      }
-    } catch (const Error& e) {
-      if (e.code() == ExitCode::interrupted) throw;
-    }
   }
 }
 
@@ -112,6 +60,102 @@ long long next_xid(Connection& conn) {
 }
 
 }  // namespace
+
+std::string owned_database_name(const std::string& base) {
+  const std::string suffix = owner_name_suffix();
+  const std::size_t room = 63 - suffix.size();
+  std::size_t cut = 0;
+  while (cut < base.size()) {
+    std::size_t len = std::max<std::size_t>(1, util::utf8_sequence_length(base, cut));
+    if (cut + len > room) break;
+    cut += len;
+  }
+  return base.substr(0, cut) + suffix;
+}
+
+std::string owned_comment(const std::string& what) {
+  return std::string(k_owned_comment) + what + std::string(k_owner_mark) + owner_tag();
+}
+
+std::vector<std::string> tidy_left_databases(Connection& admin) {
+  // Whose owner is gone: a template's or owned_comment()'s tag, else an owned name's.
+  auto rows = admin.exec(
+      "SELECT datname, coalesce(shobj_description(oid, 'pg_database'), '') FROM pg_database "
+      "ORDER BY datname",
+      "databases left by killed coldgate runs");
+  std::vector<std::string> done;
+  std::vector<std::string> doomed;
+  for (const auto& row : rows) {
+    const std::string datname = row[0].c_str();
+    const std::string comment = row[1].c_str();
+    const auto mark = comment.rfind(k_owner_mark);
+    const bool tagged = mark != std::string::npos && (comment.starts_with(k_template_comment) ||
+                                                      comment.starts_with(k_owned_comment));
+    if (tagged ? !owner_tag_gone(comment.substr(mark + k_owner_mark.size()))
+               : !owner_name_gone(datname)) {
+      continue;
+    }
+    if (tagged && comment.starts_with(k_template_comment)) {
+      // A template whose database is missing is that database as setup left it.
+      const std::string name = comment.substr(k_template_comment.size(),
+                                              mark - k_template_comment.size());
+      try {
+        auto there = admin.exec_params("SELECT 1 FROM pg_database WHERE datname = $1", {name},
+                                       "databases left by killed coldgate runs");
+        if (there.empty()) {
+          const std::string n = admin.raw().quote_name(name);
+          admin.exec("ALTER DATABASE " + admin.raw().quote_name(datname) + " RENAME TO " + n);
+          admin.exec("ALTER DATABASE " + n + " WITH ALLOW_CONNECTIONS true");
+          admin.exec("COMMENT ON DATABASE " + n + " IS NULL");
+          done.push_back(fmt::format("database {} renamed back from {}, connections allowed again",
+                                     name, datname));
+          continue;
+        }
+      } catch (const Error& e) {
+        if (e.code() == ExitCode::interrupted) throw;
+        continue;
+      }
+    }
+    doomed.push_back(datname);
+  }
+  std::vector<std::string> dropped;
+  for (const auto& datname : doomed) {
+    try {
+      admin.exec("DROP DATABASE IF EXISTS " + admin.raw().quote_name(datname) + " WITH (FORCE)",
+                 "databases left by killed coldgate runs");
+      dropped.push_back(datname);
+    } catch (const Error& e) {
+      if (e.code() == ExitCode::interrupted) throw;
+    }
+  }
+  if (!dropped.empty()) {
+    std::string list;
+    for (const auto& d : dropped) list += (list.empty() ? "" : ", ") + d;
+    done.push_back(fmt::format("dropped database{} {}", dropped.size() == 1 ? "" : "s", list));
+  }
+  return done;
+}
+
+std::vector<std::string> tidy_left_databases(const ConnectionInfo& server) {
+  for (const char* maintenance : {"postgres", "template1"}) {
+    ConnectionInfo info = server;
+    info.dbname = maintenance;
+    std::unique_ptr<Connection> admin;
+    try {
+      admin = std::make_unique<Connection>(with_client_defaults(info));
+    } catch (const Error& e) {
+      if (e.code() == ExitCode::interrupted) throw;
+      continue;
+    }
+    try {
+      return tidy_left_databases(*admin);
+    } catch (const Error& e) {
+      if (e.code() == ExitCode::interrupted) throw;
+      return {};  // a server that refuses the catalog query: nothing of ours to find there
+    }
+  }
+  return {};
+}
 
 void own_transactions(Connection& conn, const std::function<void()>& fn) {
   if (conn.raw().server_version() < 130000) {  // no template there (why_not), nothing to count
@@ -170,11 +214,11 @@ std::string DatabaseTemplate::why_not(const ConnectionInfo& database) {
 }
 
 DatabaseTemplate::DatabaseTemplate(const ConnectionInfo& database)
-    : m_admin(database), m_name(database.dbname), m_template(new_template_name(database.dbname)) {
+    : m_admin(database), m_name(database.dbname), m_template(owned_database_name(database.dbname)) {
   m_admin.dbname = "postgres";
   try {
     Connection admin(with_client_defaults(m_admin));
-    tidy_left_templates(admin);
+    tidy_left_databases(admin);
     if (admin.raw().server_version() >= 150000) {
       // FILE_COPY, what 13 and 14 always do: a checkpoint, then the files copied. WAL_LOG,
       // 15's default, writes every page of the copy to the WAL and through shared buffers, so
@@ -294,20 +338,51 @@ bool DatabaseTemplate::restore() {
     Connection admin(with_client_defaults(m_admin));
     own_transactions(admin, [&] {
       const std::string q = admin.raw().quote_name(m_name);
-      admin.exec("DROP DATABASE IF EXISTS " + q + " WITH (FORCE)", "isolation");
-      admin.exec(fmt::format("CREATE DATABASE {} TEMPLATE {} OWNER {}{}", q,
+      // The copy and the old database both carry owned names: a SIGKILL at any step leaves
+      // `m_name` in place and at most one of them, which the next run drops.
+      const std::string fresh = owned_database_name(m_name);
+      const std::string qf = admin.raw().quote_name(fresh);
+      admin.exec(fmt::format("CREATE DATABASE {} TEMPLATE {} OWNER {}{}", qf,
                              admin.raw().quote_name(m_template), admin.raw().quote_name(m_owner),
                              m_strategy),
                  "isolation");
-      // TEMPLATE copies no pg_db_role_setting row. set_config() takes the value as the setting
-      // parses it (a list such as search_path stays a list), FROM CURRENT stores it so.
-      for (const auto& s : m_settings) {
-        pqxx::work tx(admin.raw());
-        exec_params(tx, "SELECT set_config($1, $2, true)", {s.name, s.value});
-        tx.exec(fmt::format("ALTER {}DATABASE {} SET {} FROM CURRENT",
-                            s.role.empty() ? "" : "ROLE " + tx.quote_name(s.role) + " IN ", q,
-                            tx.quote_name(s.name)));
-        tx.commit();
+      try {
+        // TEMPLATE copies no pg_db_role_setting row. set_config() takes the value as the
+        // setting parses it (a list such as search_path stays a list), FROM CURRENT stores it so.
+        for (const auto& s : m_settings) {
+          pqxx::work tx(admin.raw());
+          exec_params(tx, "SELECT set_config($1, $2, true)", {s.name, s.value});
+          tx.exec(fmt::format("ALTER {}DATABASE {} SET {} FROM CURRENT",
+                              s.role.empty() ? "" : "ROLE " + tx.quote_name(s.role) + " IN ", qf,
+                              tx.quote_name(s.name)));
+          tx.commit();
+        }
+        const std::string old = owned_database_name(m_name);
+        // RENAME waits (5 s) for the sessions on the database to end, and fails when one is
+        // left: those that connected after they were ended, tried again.
+        for (int attempt = 1;; ++attempt) {
+          admin.exec_params(
+              "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+              "WHERE datname = $1 AND pid <> pg_backend_pid()",
+              {m_name}, "isolation");
+          try {
+            pqxx::work tx(admin.raw());
+            tx.exec("ALTER DATABASE " + q + " RENAME TO " + tx.quote_name(old));
+            tx.exec("ALTER DATABASE " + qf + " RENAME TO " + q);
+            tx.commit();
+            break;
+          } catch (const pqxx::sql_error& e) {
+            if (e.sqlstate() != "55006" || attempt >= 3) throw;  // object_in_use
+          }
+        }
+        admin.exec("DROP DATABASE IF EXISTS " + admin.raw().quote_name(old) + " WITH (FORCE)",
+                   "isolation");
+      } catch (...) {
+        try {
+          admin.exec("DROP DATABASE IF EXISTS " + qf + " WITH (FORCE)");
+        } catch (...) {  // the server is lost: the next run drops it (an owned name)
+        }
+        throw;
       }
     });
     m_state = state();

@@ -12,22 +12,57 @@ namespace coldgate::db {
 
 /// The comment on a database template before its owner's owner_tag(): a later run on that
 /// server drops the templates whose owner is gone (a SIGKILLed coldgate, a lost server), and
-/// first renames one back to its database when that database is missing.
+/// first renames one back to its database when that database is missing (what an older
+/// coldgate, which dropped the database before it made it again, could leave).
 inline constexpr std::string_view k_template_comment =
     "coldgate isolation template, dropped when its run ends; database: ";
 
+/// The comment on another database coldgate makes for the length of a run (a data scale's),
+/// before what it is and its owner (owned_comment): a later run on that server drops it once
+/// its owner is gone.
+inline constexpr std::string_view k_owned_comment =
+    "coldgate database, dropped when its run ends: ";
+
 /// The stages' database as setup left it, kept as a template so that each cold run (or stage)
 /// can start from it again under the same name (`isolation: run | stage`): made once by
-/// `CREATE DATABASE <tmpl> TEMPLATE <name>`, with no connections allowed to it; restore() drops
-/// `<name>` (WITH (FORCE): its sessions are ended) and makes it again from the template, with
-/// the owner and the per-database settings (pg_db_role_setting: `ALTER DATABASE … SET`, `ALTER
-/// ROLE … IN DATABASE … SET`) it had, which TEMPLATE does not copy — unless nothing changed it
+/// `CREATE DATABASE <tmpl> TEMPLATE <name>`, with no connections allowed to it; restore() makes
+/// a copy from the template under an owned_database_name(), with the owner and the
+/// per-database settings (pg_db_role_setting: `ALTER DATABASE … SET`, `ALTER ROLE … IN
+/// DATABASE … SET`) it had, which TEMPLATE does not copy, then swaps the names in one
+/// transaction (the sessions on `<name>` ended first) and drops the old one: `<name>` is there
+/// at every moment, so a SIGKILL leaves at most an owned copy that the next run drops
+/// (tidy_left_databases) — unless nothing changed it
 /// since it was last made: no transaction on the server took a transaction id since then
 /// (every write of a row, logged or not, and of the catalog takes one; a read does not) and no
 /// sequence moved (nextval takes none within the 32 values it logs ahead). The template is dropped on
-/// every exit path with a server to drop it on; one a killed run left is dropped (or renamed
-/// back to its missing database) by the next template made on that server.
+/// every exit path with a server to drop it on; one a killed run left is dropped by the next
+/// session on that server (ExternalProvider::start) or template made there.
 class Connection;
+
+/// `base` cut at a character boundary so that it and an owner_name_suffix() fit PostgreSQL's
+/// 63 bytes, then that suffix: a database made under this name names its owner from the moment
+/// it exists, before any COMMENT can.
+std::string owned_database_name(const std::string& base);
+
+/// k_owned_comment, `what` ("scale 4 of shop"), then this process's owner_tag().
+std::string owned_comment(const std::string& what);
+
+/// Puts right what killed coldgate runs left on the server `admin` is connected to (a
+/// maintenance database: none of the ones it touches), of owners that are gone: a template
+/// whose database is missing becomes that database again (connections allowed, comment
+/// removed); other templates, databases named by owned_database_name() and those commented by
+/// owned_comment() are dropped. Returns what it did, one item each ("database shop renamed
+/// back from shop_cg_…, connections allowed again", "dropped database shop_scale4"); what it
+/// cannot do now (no privilege, another session at it) is left for a later run. Throws
+/// Error(interrupted), Error(infrastructure) when the server is lost.
+std::vector<std::string> tidy_left_databases(Connection& admin);
+
+/// tidy_left_databases on the server of `server`, over its maintenance database (`postgres`,
+/// else `template1`), before anything connects to the database `server` names (a killed run
+/// may have left it missing). Returns {} when neither maintenance database takes the
+/// connection: the caller's own connection then says what is wrong. Throws
+/// Error(interrupted).
+std::vector<std::string> tidy_left_databases(const ConnectionInfo& server);
 
 /// Runs `fn`, a change coldgate itself makes on the server `conn` is connected to (a copy made
 /// again, a template made, a setting it puts back), and counts the transaction ids taken
@@ -55,11 +90,12 @@ class DatabaseTemplate {
 
   /// The database the template keeps (the stages' database name).
   const std::string& database() const { return m_name; }
-  /// The template's own name, `<name>_cg_<pid>_<hex>` within 63 bytes.
+  /// The template's own name, an owned_database_name() of `<name>`.
   const std::string& template_name() const { return m_template; }
-  /// Drops the database and makes it again from the template, with its owner and settings,
-  /// unless unchanged(); returns whether it did. Any session on it is ended. Throws
-  /// Error(infrastructure) when the server refuses or is lost, Error(interrupted).
+  /// Makes the database again from the template, with its owner and settings, in its place
+  /// (the class comment), unless unchanged(); returns whether it did. Any session on it is
+  /// ended. Throws Error(infrastructure) when the server refuses or is lost,
+  /// Error(interrupted).
   bool restore();
   /// True when the database is still as it was last made: the server's next
   /// transaction id and its sequences' values are the same. Throws Error(infrastructure) when

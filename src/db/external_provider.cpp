@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "db/connection.hpp"
+#include "db/database_template.hpp"
 #include "util/error.hpp"
 #include "util/process.hpp"
 
@@ -22,6 +23,9 @@ ExternalProvider::ExternalProvider(const config::Database& database)
 }
 
 void ExternalProvider::start() {
+  // Before the first connection to the configured database: a killed run may have left it
+  // under another name.
+  m_repaired = tidy_left_databases(m_info);
   Connection probe(m_info);
 }
 

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <string>
+#include <vector>
 
 #include "config/config.hpp"
 #include "db/provider.hpp"
@@ -16,7 +17,10 @@ class ExternalProvider : public Provider {
   explicit ExternalProvider(const config::Database& database);
 
   std::string name() const override { return "external"; }
-  /// Connects once; throws Error(infrastructure) "cannot connect to <url, password masked>: …".
+  /// Puts right what killed runs left on the server first, over its maintenance database
+  /// (db::tidy_left_databases: their database copies; the configured database itself when one
+  /// left it under another name), then connects once to the configured database; throws
+  /// Error(infrastructure) "cannot connect to <url, password masked>: …".
   void start() override;
   /// Runs restart_command with /bin/sh -c (PG* env set), then waits up to 60 s until the server
   /// accepts connections. Throws Error(usage) when no restart_command is configured,
@@ -25,9 +29,11 @@ class ExternalProvider : public Provider {
   /// Nothing to stop: the server is not ours.
   void stop() noexcept override {}
   const ConnectionInfo& connection_info() const override { return m_info; }
+  std::vector<std::string> repaired() const override { return m_repaired; }
 
  private:
   ConnectionInfo m_info;
+  std::vector<std::string> m_repaired;
   std::string m_restart_command;
   std::string m_where;
 };

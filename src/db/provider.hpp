@@ -49,6 +49,9 @@ class Provider {
   virtual std::vector<std::string> left_behind() const { return {}; }
   /// Servers of killed coldgate runs that start() stopped and removed (their owner is gone).
   virtual int stale_servers_removed() const { return 0; }
+  /// What start() put right on a server that outlives its runs, of killed coldgate runs: one
+  /// item each ("database shop renamed back from …", "dropped database shop_scale4").
+  virtual std::vector<std::string> repaired() const { return {}; }
   /// Where the server keeps its data and the room there, for a full disk's message: "the
   /// cluster /tmp/coldgate-pg-x/data, 141.2 MiB, on a filesystem of 150.0 MiB with 0.0 MiB
   /// free (9.5 MiB when it was made)"; "" when this provider cannot see the server's disk.

@@ -46,6 +46,11 @@ Session::Session(const config::Database& database, const std::string& work_prefi
         list += (i == 0 ? "" : i + 1 == what.size() ? " and " : ", ") + what[i];
       m_say(fmt::format("removed what a killed coldgate run left: {}", list));
     }
+    if (const auto repaired = m_provider->repaired(); !repaired.empty()) {
+      std::string list;
+      for (const auto& item : repaired) list += (list.empty() ? "" : "; ") + item;
+      m_say("repaired what a killed coldgate run left on the server: " + list);
+    }
     say_left_behind();  // a killed run's leftovers that start() could not remove
     util::add_secret(m_provider->connection_info().password);  // the local/container random one too
     db::ServerInfo server = m_provider->server_info();
