@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "db/connection.hpp"
+#include "db/database_template.hpp"
 #include "results/growth.hpp"
 #include "session/session.hpp"
 #include "setup/setup.hpp"
@@ -45,7 +46,24 @@ ScaleDatabase::ScaleDatabase(const db::Provider& provider, const db::ConnectionI
     db::Connection admin(admin_info(provider));
     const std::string quoted = admin.raw().quote_name(m_info.dbname);
     admin.exec("DROP DATABASE IF EXISTS " + quoted);
-    admin.exec("CREATE DATABASE " + quoted);
+    // Owned from the moment it exists, so that the next run on a server that outlives this one
+    // drops it when this run is SIGKILLed (db::tidy_left_databases): made under an owned name,
+    // given the owner's comment, then renamed.
+    const std::string owned = db::owned_database_name(m_info.dbname);
+    const std::string quoted_owned = admin.raw().quote_name(owned);
+    admin.exec("CREATE DATABASE " + quoted_owned);
+    try {
+      admin.exec("COMMENT ON DATABASE " + quoted_owned + " IS " +
+                 admin.raw().quote(db::owned_comment(fmt::format(
+                     "scale {} of {}", setup::scale_text(scale), stages.dbname))));
+      admin.exec("ALTER DATABASE " + quoted_owned + " RENAME TO " + quoted);
+    } catch (...) {
+      try {
+        admin.exec("DROP DATABASE IF EXISTS " + quoted_owned);
+      } catch (...) {  // the server is lost: the next run drops it (an owned name)
+      }
+      throw;
+    }
     m_created = true;
   } catch (const Error& e) {
     if (e.code() == ExitCode::interrupted) throw;

@@ -16,7 +16,8 @@ class Session;
 
 /// The database of one extra data scale: `<stages database>_scale<s>` ("coldgate_scale4",
 /// "coldgate_scale0_5"), made empty (one a killed run left is dropped first) and dropped again
-/// when this ends. Throws Error(infrastructure) naming the database when the role may not
+/// when this ends; owned (db::owned_database_name, then db::owned_comment) from the moment it
+/// exists, so that a killed run's is dropped by the next session on its server. Throws Error(infrastructure) naming the database when the role may not
 /// create it, Error(interrupted).
 class ScaleDatabase {
  public:
