@@ -69,7 +69,14 @@ void StageMeasurer::run_once() {
   if (fresh_copy_before(stage, ctx, run)) {
     ctx.progress->step(fmt::format("{}fresh copy of the database for cold run {}", ctx.label, which));
     const auto t0 = std::chrono::steady_clock::now();
-    if (ctx.isolation->restore()) {
+    bool copied = false;
+    try {
+      copied = ctx.isolation->restore();
+    } catch (const Error& e) {
+      if (util::says_disk_full(e.message())) throw db::disk_full(e, *ctx.provider);
+      throw;
+    }
+    if (copied) {
       m_admin.reset();  // its backend went with the database
       // Said once per copy: what isolation costs is seen, and a stage that only reads has none.
       ctx.progress->line(fmt::format(
