@@ -10,7 +10,7 @@
 // "exec <errno>\n" (0 once PROGRAM runs) and, after PROGRAM's tree ended, "exit <wait status>
 // <ru_maxrss KiB>\n" from wait4: PROGRAM's peak and its reaped descendants'. It then exits as
 // PROGRAM did, a signal re-raised without a core dump. Plain C and libc only, never built with
-// the sanitizers, so that it adds ~1 ms and ~1 MB.
+// the sanitizers, so that it adds no more than a small program's start and ~1 MB of RSS.
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
