@@ -505,6 +505,27 @@ pid_t pid_in_name(const std::string& name, const std::string& prefix) {
   return to_pid(name.substr(prefix.size(), end - prefix.size()));
 }
 
+// The /dev/shm segments that the processes of the servers of the registry markers owned by
+// `owner` (started at `start`) map now (shared_memory_segments_of_cluster). Read before what
+// that owner left running is killed: its marker names a server's control segment only once the
+// server is ready, and nothing can be read from a server's processes once they are killed.
+std::vector<std::string> segments_of_servers_owned_by(pid_t owner, long long start) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& m : fs::directory_iterator(default_cache_dir() / "runs", ec)) {
+    if (m.path().extension() != ".run") continue;
+    auto kv = read_kv(m.path());
+    if (to_pid(kv["owner_pid"]) != owner || std::atoll(kv["owner_start"].c_str()) != start)
+      continue;
+    const fs::path run_dir = kv["run_dir"], data_dir = kv["data_dir"];
+    if (run_dir.filename().string().rfind("coldgate-pg-", 0) != 0 ||
+        data_dir.parent_path() != run_dir)
+      continue;
+    for (auto& name : shared_memory_segments_of_cluster(data_dir)) out.push_back(std::move(name));
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string work_dir_prefix(const std::string& prefix) {
@@ -531,9 +552,12 @@ int remove_stale_work_dirs(const fs::path& parent, const std::string& prefix,
       long long start = std::atoll(kv["owner_start"].c_str());
       if (owner <= 0 || kv["pid_ns"] != pid_namespace()) continue;  // unreadable, or not ours to judge
       if (process_start_time(owner) == start) continue;                // still running
-      // What it had started and left running when it was killed: before its folders go.
+      // What it had started and left running when it was killed: before its folders go. A server
+      // among it leaves its segments; those it maps are read while it lives.
+      const std::vector<std::string> segments = segments_of_servers_owned_by(owner, start);
       const int killed = util::kill_recorded_groups(e.path() / "children");
       if (processes_killed) *processes_killed += killed;
+      if (!segments.empty()) remove_orphaned_segments(segments);
       doomed.push_back(e.path());
     } catch (const std::exception&) {
       // Best effort, as remove_stale_clusters: the run itself must not fail here.

@@ -102,7 +102,9 @@ std::string work_dir_prefix(const std::string& prefix);
 
 /// Removes each folder `<parent>/<prefix>*` whose `owner` file (mark_owner) names a process that
 /// no longer runs: the temp folder of a run killed by SIGKILL, after ending the process groups
-/// it recorded in its `children/` (util::kill_recorded_groups). A folder without an owner file
+/// it recorded in its `children/` (util::kill_recorded_groups), and the /dev/shm segments that
+/// the servers it left (its registry markers in default_cache_dir()) mapped just before that
+/// (remove_orphaned_segments), which its markers may not name yet. A folder without an owner file
 /// is removed only when it holds nothing but empty folders and its name (work_dir_prefix) names
 /// a process that is gone; folders marked in another PID namespace are left alone. Returns how
 /// many it removed, and adds the processes it ended to `*processes_killed` when given; never

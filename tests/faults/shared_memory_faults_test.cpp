@@ -374,5 +374,36 @@ TEST_F(SharedMemoryFaults, GroupKilledDbUpsLaterSegmentsGoWithTheNextRun) {
   killed_with_later_segments(true, {"run"});
 }
 
+// coldgate SIGKILLed while its server starts, before the marker records the server's segments
+// (it does once the server accepts connections): the next `run` reads them from the server's
+// processes before it ends them, and removes them. coldgate is held (SIGSTOP) from the moment
+// its postmaster runs, so that it cannot record them first, until the server is ready.
+TEST_F(SharedMemoryFaults, SegmentsOfAServerNotYetRecordedGoWithTheNextRun) {
+  Running first = f.start({"db", "up"});
+  ASSERT_TRUE(wait_for(
+      [&] { return f.postmaster_starting(first) || first.process->wait_exited(0ms); }, 120s));
+  ASSERT_EQ(::kill(first.process->pid(), SIGSTOP), 0) << read_all(first.err);
+  ASSERT_EQ(recorded_segments(), "") << "coldgate recorded the segments before it was held";
+  const pid_t pm = server_of(first.process->pid());
+  ASSERT_GT(pm, 0) << "no postmaster under the held db up";
+  // Until it accepts connections (postmaster.pid's status line): all its start made is there.
+  const fs::path pid_file = fs::path(option_of(pm, "-D")) / "postmaster.pid";
+  ASSERT_TRUE(wait_for(
+      [&] { return read_all(pid_file).find("\nready") != std::string::npos; }, 120s))
+      << pid_file << ":\n" << read_all(pid_file);
+  const std::vector<std::string> killed = server_segments(pm);
+  std::cout << "[ shm      ] the server's processes map" << list(killed) << std::endl;
+  ASSERT_EQ(::kill(first.process->pid(), SIGKILL), 0);
+  std::string err;
+  EXPECT_EQ(first.finish(&err), 128 + SIGKILL) << err;
+
+  Running r = f.start({"run"});
+  EXPECT_EQ(r.finish(&err), 0) << err;
+  EXPECT_EQ(util::process_start_time(pm), -1) << "the killed db up's server still runs";
+  EXPECT_EQ(list(existing(killed)), " none")
+      << "the SIGKILLed server's segments, after run:" << who_maps(killed) << "\nit said:\n" << err;
+  f.expect_nothing_left("after run");
+}
+
 }  // namespace
 }  // namespace coldgate
