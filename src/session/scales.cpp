@@ -13,6 +13,7 @@
 #include "util/error.hpp"
 #include "util/process.hpp"
 #include "util/secrets.hpp"
+#include "util/text.hpp"
 
 namespace coldgate::session {
 namespace {
@@ -67,6 +68,13 @@ ScaleDatabase::ScaleDatabase(const db::Provider& provider, const db::ConnectionI
     m_created = true;
   } catch (const Error& e) {
     if (e.code() == ExitCode::interrupted) throw;
+    // A full disk is not a role without CREATE DATABASE: say the room there was instead.
+    if (util::says_disk_full(e.message())) {
+      throw db::disk_full(Error(ExitCode::infrastructure, "scales",
+                                fmt::format("cannot create the database {} for scale {}: {}",
+                                            m_info.dbname, setup::scale_text(scale), e.message())),
+                          provider);
+    }
     throw Error(ExitCode::infrastructure, "scales",
                 fmt::format("cannot create the database {} for scale {} ({}); each data scale "
                             "gets a database of its own: use a role that may CREATE DATABASE, "

@@ -44,12 +44,12 @@ Session::Session(const config::Database& database, const std::string& work_prefi
       std::string list;
       for (std::size_t i = 0; i < what.size(); ++i)
         list += (i == 0 ? "" : i + 1 == what.size() ? " and " : ", ") + what[i];
-      m_say(fmt::format("removed what a killed coldgate run left: {}", list));
+      m_say(fmt::format("removed what a killed coldgate command left: {}", list));
     }
     if (const auto repaired = m_provider->repaired(); !repaired.empty()) {
       std::string list;
       for (const auto& item : repaired) list += (list.empty() ? "" : "; ") + item;
-      m_say("repaired what a killed coldgate run left on the server: " + list);
+      m_say("repaired what a killed coldgate command left on the server: " + list);
     }
     say_left_behind();  // a killed run's leftovers that start() could not remove
     util::add_secret(m_provider->connection_info().password);  // the local/container random one too

@@ -324,7 +324,7 @@ TEST_F(ExplainFaults, AChildStartedJustBeforeASigkillEndsWithTheNextCommand) {
   std::string err;
   EXPECT_EQ(next.finish(&err), 0) << err;
   // The clean-up is said, so that a killed run does not pass unnoticed.
-  EXPECT_NE(err.find("removed what a killed coldgate run left: 1 server, "), std::string::npos)
+  EXPECT_NE(err.find("removed what a killed coldgate command left: 1 server, "), std::string::npos)
       << err;
   EXPECT_NE(err.find(" it had started (ended)"), std::string::npos) << err;
   f.expect_nothing_left("after the next command");

@@ -143,7 +143,7 @@ TEST_F(ExternalIsolationFaults, ASigkillWhileTheDatabaseIsMadeAgainLeavesItUnder
 
   std::string err;
   EXPECT_EQ(run({"run", "-c", "kill.yaml"}, &err), 0) << err;  // the role is free: no wait
-  EXPECT_NE(err.find("coldgate: repaired what a killed coldgate run left on the server: dropped "
+  EXPECT_NE(err.find("coldgate: repaired what a killed coldgate command left on the server: dropped "
                      "database"),
             std::string::npos)
       << err;
@@ -179,7 +179,7 @@ TEST_F(ExternalIsolationFaults, ADatabaseLeftUnderItsTemplatesNameIsRenamedBackB
   write("quick.yaml", "stages: [ { name: q, query: 'select 1' } ]\n");
   std::string err;
   EXPECT_EQ(run({"run", "-c", "quick.yaml"}, &err), 0) << err;
-  EXPECT_NE(err.find("coldgate: repaired what a killed coldgate run left on the server: database " +
+  EXPECT_NE(err.find("coldgate: repaired what a killed coldgate command left on the server: database " +
                      db + " renamed back from " + tmpl + ", connections allowed again"),
             std::string::npos)
       << err;
@@ -216,7 +216,7 @@ TEST_F(ExternalIsolationFaults, AScaleDatabaseLeftByASigkilledRunIsDroppedByTheN
 
   std::string err;
   EXPECT_EQ(run({"run", "-c", "quick.yaml"}, &err), 0) << err;
-  const auto said = err.find("coldgate: repaired what a killed coldgate run left on the server: "
+  const auto said = err.find("coldgate: repaired what a killed coldgate command left on the server: "
                              "dropped database");
   ASSERT_NE(said, std::string::npos) << err;
   EXPECT_NE(err.substr(said, err.find('\n', said) - said).find(scale_db), std::string::npos) << err;
