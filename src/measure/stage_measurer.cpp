@@ -4,6 +4,7 @@
 #include <fmt/core.h>
 
 #include <chrono>
+#include <new>
 
 #include "db/database_template.hpp"
 #include "db/provider.hpp"

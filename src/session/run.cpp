@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <iostream>
+#include <new>
 #include <set>
 
 #include "gate/gate.hpp"
@@ -240,6 +241,14 @@ RunOutcome run(const config::Config& cfg, const JobOptions& options, Baseline ba
     results.stopped = stopped_by(e, at.phase, at.not_run);
     outcome.stop_error = e;
     base.reset();  // nothing to compare: the report is about why the run stopped
+  } catch (const std::bad_alloc&) {
+    // The machine's limit, not the change's: said as the run's stop, with the reports written
+    // (what ran out is freed by the unwinding that brought us here).
+    Error e(ExitCode::infrastructure, at.phase,
+            "out of memory; the run stops (a memory limit of the machine or the job's cgroup)");
+    results.stopped = stopped_by(e, at.phase, at.not_run);
+    outcome.stop_error = e;
+    base.reset();
   }
   results.finished_at = utc_now();
   if (base) {
