@@ -405,5 +405,48 @@ TEST_F(SharedMemoryFaults, SegmentsOfAServerNotYetRecordedGoWithTheNextRun) {
   f.expect_nothing_left("after run");
 }
 
+// The same once the server was restarted (`cold: restart`): coldgate SIGKILLed while cold run
+// 2's command waits against the server it was restarted into, whose segments (read from all its
+// processes) the next `run` removes. Each cold run's command says it waits and takes `go`.
+TEST_F(SharedMemoryFaults, SigkilledRunsRestartedServersSegmentsGoWithTheNextRun) {
+  f.dir.write("restart.yaml",
+              "version: 1\ndatabase: { provider: local }\ndefaults: { runs: 2, warm: 0 }\n"
+              "stages: [ { name: bounce, cold: restart, command: [sh, -c, "
+              "'touch bounce.waiting; while [ ! -e go ] && kill -0 $PPID; "
+              "do sleep 0.01; done; rm -f go bounce.waiting'] } ]\n");
+  Running first = f.start({"run", "-c", "restart.yaml"});
+  pid_t before = 0, pm = 0;
+  ASSERT_TRUE(wait_for(
+      [&] {
+        const pid_t now = server_of(first.process->pid());
+        if (before == 0) {
+          if (now == 0 || !fs::exists(f.dir / "bounce.waiting")) return false;
+          before = now;
+          f.dir.write("go", "");
+          return false;
+        }
+        pm = now;
+        return (now != before && now != 0 && fs::exists(f.dir / "bounce.waiting") &&
+                !fs::exists(f.dir / "go")) ||
+               first.process->wait_exited(0ms);
+      },
+      300s));
+  ASSERT_FALSE(first.process->wait_exited(0ms)) << read_all(first.err);
+  ASSERT_NE(pm, before);
+  const std::vector<std::string> killed = server_segments(pm);
+  std::cout << "[ shm      ] the restarted server's processes map" << list(killed) << std::endl;
+  ASSERT_FALSE(killed.empty());
+  ASSERT_EQ(::kill(first.process->pid(), SIGKILL), 0);
+  std::string err;
+  EXPECT_EQ(first.finish(&err), 128 + SIGKILL) << err;
+
+  Running r = f.start({"run"});
+  EXPECT_EQ(r.finish(&err), 0) << err;
+  EXPECT_EQ(util::process_start_time(pm), -1) << "the killed run's server still runs";
+  EXPECT_EQ(list(existing(killed)), " none")
+      << "the SIGKILLed server's segments, after run:" << who_maps(killed) << "\nit said:\n" << err;
+  f.expect_nothing_left("after run");
+}
+
 }  // namespace
 }  // namespace coldgate
