@@ -231,8 +231,8 @@ session::Baseline history_baseline(const config::Config& cfg, const RunArgs& arg
     r.history = history::trend(used, r, store, n);
     // Records keep no diagnoses: nothing says which of head's the base had, so none is marked
     // new and none gone.
-    std::erase_if(r.diagnoses, [](const results::Diagnosis& d) { return d.change == "gone"; });
-    for (auto& d : r.diagnoses) d.change.clear();
+    std::erase_if(r.diagnoses, [](const results::Diagnosis& d) { return d.change == results::DiagnosisChange::gone; });
+    for (auto& d : r.diagnoses) d.change = results::DiagnosisChange::none;
   };
   return b;
 }

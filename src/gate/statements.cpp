@@ -492,11 +492,11 @@ std::vector<StatementVerdict> compare_statements(const StageResult& head, const 
 }
 
 void mark_diagnoses(Results& head, const Results& base, const Thresholds& thresholds) {
-  std::erase_if(head.diagnoses, [](const Diagnosis& d) { return d.change == "gone"; });
+  std::erase_if(head.diagnoses, [](const Diagnosis& d) { return d.change == DiagnosisChange::gone; });
   std::set<std::string> in_head;
   std::map<std::string, const Diagnosis*> in_base;
   for (const auto& d : base.diagnoses) {
-    if (d.change != "gone") in_base.emplace(diagnosis_key(d, base), &d);
+    if (d.change != DiagnosisChange::gone) in_base.emplace(diagnosis_key(d, base), &d);
   }
   // An N+1 base had at 20 calls and head at 320 is this pull request's regression as much as a
   // new one: folded under "also in base", it would hide behind base's.
@@ -516,15 +516,17 @@ void mark_diagnoses(Results& head, const Results& base, const Thresholds& thresh
     std::string key = diagnosis_key(d, head);
     in_head.insert(key);
     auto b = in_base.find(key);
-    d.change = b == in_base.end() ? "new" : grew(d, *b->second) ? "worse" : "also_in_base";
-    if (d.change == "worse") d.data["base_calls"] = b->second->data.at("calls");
+    d.change = b == in_base.end()           ? DiagnosisChange::added
+               : grew(d, *b->second) ? DiagnosisChange::worse
+                                     : DiagnosisChange::also_in_base;
+    if (d.change == DiagnosisChange::worse) d.data["base_calls"] = b->second->data.at("calls");
   }
   // What base had and head lost, in a stage head measured: the pull request fixed it.
   for (const auto& d : base.diagnoses) {
-    if (d.change == "gone" || !head_stages.count(d.stage)) continue;
+    if (d.change == DiagnosisChange::gone || !head_stages.count(d.stage)) continue;
     if (in_head.count(diagnosis_key(d, base))) continue;
     Diagnosis gone = d;
-    gone.change = "gone";
+    gone.change = DiagnosisChange::gone;
     head.diagnoses.push_back(std::move(gone));
   }
 }

@@ -293,10 +293,10 @@ Section diagnoses_section(const Comparison& c) {
     return fmt::format("- {}**{}**: {}\n", mark, md_text(d.stage), md_with_code(d.message));
   };
   for (const auto& d : c.results().diagnoses) {
-    if (d.change == "new") s.items.push_back({line(d, "🆕 new in this pull request · "), 1});
+    if (d.change == DiagnosisChange::added) s.items.push_back({line(d, "🆕 new in this pull request · "), 1});
   }
   for (const auto& d : c.results().diagnoses) {
-    if (d.change != "worse") continue;
+    if (d.change != DiagnosisChange::worse) continue;
     auto base_calls = d.data.find("base_calls");
     auto calls = d.data.find("calls");
     std::string mark = "📈 worse in this pull request";
@@ -307,13 +307,13 @@ Section diagnoses_section(const Comparison& c) {
     s.items.push_back({line(d, mark + " · "), 1});
   }
   for (const auto& d : c.results().diagnoses) {
-    if (d.change == "gone") s.items.push_back({line(d, "✅ gone (fixed) · "), 2});
+    if (d.change == DiagnosisChange::gone) s.items.push_back({line(d, "✅ gone (fixed) · "), 2});
   }
   for (const auto& d : c.results().diagnoses) {
-    if (d.change == "also_in_base") {
+    if (d.change == DiagnosisChange::also_in_base) {
       also += line(d, "");
       ++also_count;
-    } else if (d.change.empty()) {
+    } else if (d.change == DiagnosisChange::none) {
       if (c.gated() && !c.changed(d.stage)) continue;
       s.items.push_back({line(d, ""), 2});
     }

@@ -177,7 +177,7 @@ ordered_json diagnoses_json(const std::vector<Diagnosis>& diagnoses) {
                    {"kind", d.kind},
                    {"message", d.message},
                    {"data", data},
-                   {"change", or_null(d.change)}});
+                   {"change", or_null(std::string(to_string(d.change)))}});
   }
   return out;
 }
@@ -770,8 +770,9 @@ Results from_json(std::string_view text, const std::string& source) {
             x.data[k] = v.get<double>();
           }
         }
-        if (d.contains("change") && !d["change"].is_null())
-          x.change = d["change"].get<std::string>();
+        x.change = named(d, "change", diagnosis_change_from, DiagnosisChange::none,
+                         "diagnosis of stage '" + x.stage + "'",
+                         "\"new\", \"worse\", \"gone\" or \"also_in_base\"", source);
         r.diagnoses.push_back(std::move(x));
       }
     }

@@ -85,6 +85,12 @@ constexpr std::pair<StageKind, std::string_view> k_stage_kinds[] = {
     {StageKind::sql, "sql"}, {StageKind::command, "command"}};
 constexpr std::pair<ColdMode, std::string_view> k_cold_modes[] = {{ColdMode::process, "process"},
                                                                   {ColdMode::restart, "restart"}};
+constexpr std::pair<DiagnosisChange, std::string_view> k_diagnosis_changes[] = {
+    {DiagnosisChange::none, ""},
+    {DiagnosisChange::added, "new"},
+    {DiagnosisChange::worse, "worse"},
+    {DiagnosisChange::gone, "gone"},
+    {DiagnosisChange::also_in_base, "also_in_base"}};
 constexpr std::pair<BaseSource, std::string_view> k_base_sources[] = {
     {BaseSource::file, "file"},
     {BaseSource::interleaved, "interleaved"},
@@ -106,6 +112,10 @@ std::string_view to_string(ColdMode mode) {
   return name_of(mode, k_cold_modes);
 }
 
+std::string_view to_string(DiagnosisChange change) {
+  return name_of(change, k_diagnosis_changes);
+}
+
 std::optional<SnapshotStatus> snapshot_status_from(std::string_view text) {
   return value_of(text, k_snapshot_statuses);
 }
@@ -117,6 +127,9 @@ std::optional<StageKind> stage_kind_from(std::string_view text) {
 }
 std::optional<ColdMode> cold_mode_from(std::string_view text) {
   return value_of(text, k_cold_modes);
+}
+std::optional<DiagnosisChange> diagnosis_change_from(std::string_view text) {
+  return text.empty() ? std::nullopt : value_of(text, k_diagnosis_changes);
 }
 
 bool passes(SnapshotStatus status) {

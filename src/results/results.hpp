@@ -31,17 +31,25 @@ enum class StageKind { sql, command };
 /// How each cold run is made cold: a fresh process, or a server restart before it as well.
 enum class ColdMode { process, restart };
 
+/// A diagnosis against the baseline (gate::mark_diagnoses): none without a baseline; added
+/// (this pull request added it: "new"), worse (base had it with far fewer calls; data
+/// "base_calls"), gone (base had it, head does not: fixed), also_in_base.
+enum class DiagnosisChange { none, added, worse, gone, also_in_base };
+
 /// The names results.json and the reports use: "match", "regression", "new", "sql", "restart".
 std::string_view to_string(SnapshotStatus status);
 std::string_view to_string(Verdict verdict);
 std::string_view to_string(StageKind kind);
 std::string_view to_string(ColdMode mode);
+/// "new", "worse", "gone", "also_in_base"; "" for none (results.json writes null).
+std::string_view to_string(DiagnosisChange change);
 
 /// The value named `text` (as to_string writes it); nullopt for any other text.
 std::optional<SnapshotStatus> snapshot_status_from(std::string_view text);
 std::optional<Verdict> verdict_from(std::string_view text);
 std::optional<StageKind> stage_kind_from(std::string_view text);
 std::optional<ColdMode> cold_mode_from(std::string_view text);
+std::optional<DiagnosisChange> diagnosis_change_from(std::string_view text);
 
 /// True for the snapshot statuses that pass the gate: match, and updated (written locally).
 bool passes(SnapshotStatus status);
@@ -296,10 +304,8 @@ struct Diagnosis {
   std::map<std::string, double> data;  // the figures behind it (db_jit_ms, db_exec_ms, …)
   std::string queryid;  // the statement's pg_stat_statements.queryid; "" for a whole stage
   std::string query;    // its normalized text (shortened), or ""
-  /// Against the baseline (gate::mark_diagnoses): "new" (this pull request added it), "worse"
-  /// (base had it with far fewer calls; data "base_calls"), "gone" (base had it, head does not:
-  /// fixed), "also_in_base"; "" without a baseline.
-  std::string change;
+  /// Against the baseline (gate::mark_diagnoses); none without a baseline.
+  DiagnosisChange change = DiagnosisChange::none;
   /// Named facts that are text (missing_index: "table", "columns", "index" — the CREATE INDEX
   /// to try; misestimate: "table", "columns", "statistics" — the CREATE STATISTICS to try);
   /// written into results.json's data beside the figures.

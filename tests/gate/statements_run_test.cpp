@@ -119,7 +119,7 @@ const results::StatementVerdict* find(const results::Results& r, const std::stri
 std::string change_of(const results::Results& r, const std::string& kind,
                       const std::string& query) {
   for (const auto& d : r.diagnoses) {
-    if (d.kind == kind && d.query == query) return d.change;
+    if (d.kind == kind && d.query == query) return std::string(results::to_string(d.change));
   }
   return "(none)";
 }
@@ -226,7 +226,7 @@ void expect_same(const results::Results& r, const std::string& how) {
     EXPECT_FALSE(s->head->plan_shape_id.empty()) << text;
     EXPECT_EQ(s->base->plan_shape_id, s->head->plan_shape_id) << text;
   }
-  for (const auto& d : r.diagnoses) EXPECT_EQ(d.change, "also_in_base") << d.message;
+  for (const auto& d : r.diagnoses) EXPECT_EQ(d.change, results::DiagnosisChange::also_in_base) << d.message;
 }
 
 TEST_F(StatementGateTest, TheSameVerdictsThroughStackAbAndRunBaseline) {

@@ -227,26 +227,26 @@ TEST(DiagnosisMarks, NewGoneAndAlsoInBaseByTextNotQueryid) {
   base.stages.push_back(stage({}));
   base.stages.back().name = "fixed";
   head.stages.push_back(base.stages.back());
-  base.diagnoses = {{"page", "repeated_query", "a", {}, "1", "select a from t where id = $1", ""},
-                    {"fixed", "never_analyzed", "n", {}, "", "", ""}};
-  head.diagnoses = {{"page", "repeated_query", "a", {}, "9", "select a from t where id = $1", ""},
-                    {"page", "repeated_query", "b", {}, "8", "select b from u where id = $1", ""}};
+  base.diagnoses = {{"page", "repeated_query", "a", {}, "1", "select a from t where id = $1", DiagnosisChange::none},
+                    {"fixed", "never_analyzed", "n", {}, "", "", DiagnosisChange::none}};
+  head.diagnoses = {{"page", "repeated_query", "a", {}, "9", "select a from t where id = $1", DiagnosisChange::none},
+                    {"page", "repeated_query", "b", {}, "8", "select b from u where id = $1", DiagnosisChange::none}};
   mark_diagnoses(head, base);
   ASSERT_EQ(head.diagnoses.size(), 3u);
-  EXPECT_EQ(head.diagnoses[0].change, "also_in_base");
-  EXPECT_EQ(head.diagnoses[1].change, "new");
-  EXPECT_EQ(head.diagnoses[2].change, "gone");
+  EXPECT_EQ(head.diagnoses[0].change, DiagnosisChange::also_in_base);
+  EXPECT_EQ(head.diagnoses[1].change, DiagnosisChange::added);
+  EXPECT_EQ(head.diagnoses[2].change, DiagnosisChange::gone);
   EXPECT_EQ(head.diagnoses[2].stage, "fixed");
   // Idempotent, and a base's own "gone" entries are not carried on.
   mark_diagnoses(head, base);
   EXPECT_EQ(head.diagnoses.size(), 3u);
   Results next = head;
   next.diagnoses.pop_back();
-  next.diagnoses[0].change.clear();
+  next.diagnoses[0].change = DiagnosisChange::none;
   mark_diagnoses(next, head);
   ASSERT_EQ(next.diagnoses.size(), 2u);
-  EXPECT_EQ(next.diagnoses[0].change, "also_in_base");
-  EXPECT_EQ(next.diagnoses[1].change, "also_in_base");
+  EXPECT_EQ(next.diagnoses[0].change, DiagnosisChange::also_in_base);
+  EXPECT_EQ(next.diagnoses[1].change, DiagnosisChange::also_in_base);
 }
 
 // An N+1 base had at 20 calls per run and head at 320: the pull request made it worse, and
@@ -261,7 +261,7 @@ TEST(DiagnosisMarks, WorseWhenItsCallsGrewPastTheStagesCountThresholds) {
                                stmt("2", "select b from u where id = $1", 39, 3),
                                stmt("3", "select c from v where id = $1", 39, 3)}));
   auto diagnosis = [](const std::string& id, const std::string& text, double calls) {
-    return Diagnosis{"page", "repeated_query", "m", {{"calls", calls}}, id, text, ""};
+    return Diagnosis{"page", "repeated_query", "m", {{"calls", calls}}, id, text, DiagnosisChange::none};
   };
   base.diagnoses = {diagnosis("1", "select a from t where id = $1", 20),
                     diagnosis("2", "select b from u where id = $1", 20),
@@ -271,16 +271,16 @@ TEST(DiagnosisMarks, WorseWhenItsCallsGrewPastTheStagesCountThresholds) {
                     diagnosis("3", "select c from v where id = $1", 39)};
   mark_diagnoses(head, base);
   ASSERT_EQ(head.diagnoses.size(), 3u);
-  EXPECT_EQ(head.diagnoses[0].change, "worse");
+  EXPECT_EQ(head.diagnoses[0].change, DiagnosisChange::worse);
   EXPECT_EQ(head.diagnoses[0].data.at("base_calls"), 20);
-  EXPECT_EQ(head.diagnoses[1].change, "also_in_base") << "39 / 20 is under max_query_ratio 2";
-  EXPECT_EQ(head.diagnoses[2].change, "also_in_base") << "9 more is under min_query_delta 10";
+  EXPECT_EQ(head.diagnoses[1].change, DiagnosisChange::also_in_base) << "39 / 20 is under max_query_ratio 2";
+  EXPECT_EQ(head.diagnoses[2].change, DiagnosisChange::also_in_base) << "9 more is under min_query_delta 10";
   EXPECT_EQ(head.diagnoses[1].data.count("base_calls"), 0u);
   // The stage's own gate decides: a looser ratio for this stage folds the 16× growth too.
   Thresholds loose;
   loose.stages["page"].max_query_ratio = 20;
   mark_diagnoses(head, base, loose);
-  EXPECT_EQ(head.diagnoses[0].change, "also_in_base");
+  EXPECT_EQ(head.diagnoses[0].change, DiagnosisChange::also_in_base);
 }
 
 // --- plan changes ---------------------------------------------------------------------------

@@ -249,7 +249,7 @@ TEST(ReportLayout, DiagnosesThePullRequestAddedFirstThenFixedThenTheRestFolded) 
   ASSERT_NE(orders, std::string::npos);
   // Results of an older coldgate carry no marks: only the changed stages' diagnoses then.
   Results old = failing();
-  for (auto& d : old.diagnoses) d.change.clear();
+  for (auto& d : old.diagnoses) d.change = results::DiagnosisChange::none;
   md = report(old, &base);
   EXPECT_EQ(md.find("public.orders"), std::string::npos) << "orders-report did not change";
   Results pass = passing_base();
@@ -261,7 +261,7 @@ TEST(ReportLayout, DiagnosesThePullRequestAddedFirstThenFixedThenTheRestFolded) 
 TEST(ReportLayout, ADiagnosisThePullRequestMadeWorseIsListedWithTheNewOnesNotFolded) {
   Results base = failing_base();
   Results head = failing();
-  head.diagnoses[1].change = "worse";
+  head.diagnoses[1].change = results::DiagnosisChange::worse;
   head.diagnoses[1].data = {{"calls", 320}, {"base_calls", 20}};
   std::string md = report(head, &base);
   std::size_t worse = md.find("- 📈 worse in this pull request (20 → 320 calls per run) · **"

@@ -332,11 +332,11 @@ inline Results failing() {
                          "statement 77 `select count(*) from tag where article_id = $1` ran 40 "
                          "times per cold run — an N+1",
                          {{"calls", 40}}, "77", "select count(*) from tag where article_id = $1",
-                         "new"});
+                         DiagnosisChange::added});
   r.diagnoses.push_back({"config-load", "jit_dominates", "JIT compiled 12 functions — jit = off",
-                         {}, "5", "select * from config", "gone"});
-  r.diagnoses[0].change = "new";
-  r.diagnoses[1].change = "also_in_base";
+                         {}, "5", "select * from config", DiagnosisChange::gone});
+  r.diagnoses[0].change = DiagnosisChange::added;
+  r.diagnoses[1].change = DiagnosisChange::also_in_base;
   GateResult g;
   g.statements = {
       {"config-load", "select count(*) from tag where article_id = $1", std::nullopt,
