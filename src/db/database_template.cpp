@@ -342,10 +342,17 @@ bool DatabaseTemplate::restore() {
       // `m_name` in place and at most one of them, which the next run drops.
       const std::string fresh = owned_database_name(m_name);
       const std::string qf = admin.raw().quote_name(fresh);
-      admin.exec(fmt::format("CREATE DATABASE {} TEMPLATE {} OWNER {}{}", qf,
-                             admin.raw().quote_name(m_template), admin.raw().quote_name(m_owner),
-                             m_strategy),
-                 "isolation");
+      try {
+        // A large database takes a while to copy: a SIGINT/SIGTERM cancels the copy at once.
+        CancelOnInterrupt cancel(admin);
+        admin.exec(fmt::format("CREATE DATABASE {} TEMPLATE {} OWNER {}{}", qf,
+                               admin.raw().quote_name(m_template),
+                               admin.raw().quote_name(m_owner), m_strategy),
+                   "isolation");
+      } catch (const Error&) {
+        util::throw_if_interrupted();  // cancelled by us: an interrupt, not a failed copy
+        throw;
+      }
       try {
         // TEMPLATE copies no pg_db_role_setting row. set_config() takes the value as the
         // setting parses it (a list such as search_path stays a list), FROM CURRENT stores it so.

@@ -105,6 +105,23 @@ std::unique_ptr<Provider> make_provider(const config::Database& database) {
   throw usage_error(database.where.str(), "database.provider: unknown provider");
 }
 
+std::string disk_full_in_log(const Provider& provider, std::uint64_t from) noexcept {
+  try {
+    const auto log = provider.read_log(from);
+    if (!log) return "";
+    for (std::size_t pos = 0; pos < log->size();) {
+      std::size_t end = log->find('\n', pos);
+      if (end == std::string::npos) end = log->size();
+      const std::string_view line(log->data() + pos, end - pos);
+      if (util::says_disk_full(line)) return std::string(util::trim(line));
+      pos = end + 1;
+    }
+  } catch (...) {
+    // No log to read: the client's own text decides.
+  }
+  return "";
+}
+
 Error disk_full(const Error& cause, const db::Provider& provider) {
   const std::string storage = provider.storage();
   std::string what = std::string(cause.what()) + "\n";

@@ -75,6 +75,12 @@ class Provider {
 /// what to do: a full disk is never the change's fault.
 Error disk_full(const Error& cause, const db::Provider& provider);
 
+/// The server's own line about a full disk in its log from byte `from` on (a PANIC on a WAL
+/// write, an ERROR extending a table: util::says_disk_full), for a failure whose client saw only
+/// the aftermath ("the database system is not yet accepting connections"); "" when there is
+/// none or the provider cannot read its log (external). Never throws.
+std::string disk_full_in_log(const Provider& provider, std::uint64_t from = 0) noexcept;
+
 /// Why a server that did not start refused one of the config's `database.settings`, from its
 /// log's FATAL line that names the parameter ("invalid value for parameter \"max_connections\":
 /// \"abc\"", "unrecognized configuration parameter \"foo\"", and its DETAIL), or a library of

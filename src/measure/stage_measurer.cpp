@@ -113,6 +113,12 @@ void StageMeasurer::run_once() {
     // A lost server fails every later stage too: stop the run as an infrastructure error.
     // The stage's own error is kept whole: its stderr often says why the server went (an OOM
     // kill, a PANIC); the label says whose cold run it was (`ab`'s "head: ", a remedy's).
+    if (const std::string line = db::disk_full_in_log(*ctx.provider); !line.empty()) {
+      // The server crashed on a full disk (or refused a write): the machine's fault.
+      throw db::disk_full(Error(ExitCode::infrastructure, "stage " + stage.name,
+                                whose(ctx) + result.error + "\nThe server's log says: " + line),
+                          *ctx.provider);
+    }
     if (server_gone(ctx)) {
       throw Error(ExitCode::infrastructure, "stage " + stage.name,
                   fmt::format("the PostgreSQL server stopped answering during {}cold run {}; the "

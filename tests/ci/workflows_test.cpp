@@ -548,16 +548,24 @@ TEST(Dockerfile, TwoBookwormStagesNonRootUserEntrypointAndWorkdir) {
   auto instructions = dockerfile();
   std::vector<std::string> from;
   std::map<std::string, std::string> last;  // in the final stage
+  std::vector<std::string> copies;          // likewise, every one
   for (const auto& [op, args] : instructions) {
     if (op == "FROM") {
       from.push_back(args);
       last.clear();
+      copies.clear();
     }
     last[op] = args;
+    if (op == "COPY") copies.push_back(args);
   }
   EXPECT_EQ(from, (std::vector<std::string>{"debian:bookworm-slim AS build",
                                             "debian:bookworm-slim AS runtime"}));
-  EXPECT_EQ(last["COPY"], "--from=build /src/build/coldgate /usr/local/bin/coldgate");
+  // The binary and, where it looks for it (../libexec/coldgate/ beside bin/), the helper that
+  // starts measured children.
+  EXPECT_EQ(copies, (std::vector<std::string>{
+                        "--from=build /src/build/coldgate /usr/local/bin/coldgate",
+                        "--from=build /src/build/coldgate-exec "
+                        "/usr/local/libexec/coldgate/coldgate-exec"}));
   ASSERT_TRUE(last.count("USER"));
   EXPECT_NE(last["USER"], "root");
   EXPECT_NE(last["USER"], "0");

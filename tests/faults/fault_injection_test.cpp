@@ -11,12 +11,10 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <sys/mount.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
-#include <cstring>
 #include <fstream>
 #include <functional>
 #include <optional>
@@ -344,31 +342,6 @@ TEST_F(FaultTest, ServerStoppedImmediatelyUnderAStageEndsTheRunWithExit3) {
 
 // ---------------------------------------------------------------------------------------------
 // A full disk
-
-// A tmpfs of 64 KiB mounted on `where` while alive (needs root, as the suite in CI).
-class SmallTmpfs {
- public:
-  explicit SmallTmpfs(const fs::path& where) : m_where(where) {
-    fs::create_directories(where);
-    if (::mount("tmpfs", where.c_str(), "tmpfs", 0, "size=64k,mode=0755") == 0) {
-      m_mounted = true;
-    } else {
-      m_error = std::strerror(errno);
-    }
-  }
-  ~SmallTmpfs() {
-    if (m_mounted) ::umount2(m_where.c_str(), MNT_DETACH);
-  }
-  SmallTmpfs(const SmallTmpfs&) = delete;
-  SmallTmpfs& operator=(const SmallTmpfs&) = delete;
-  bool mounted() const { return m_mounted; }
-  const std::string& error() const { return m_error; }
-
- private:
-  fs::path m_where;
-  bool m_mounted = false;
-  std::string m_error;
-};
 
 std::vector<std::string> files_in(const fs::path& dir) {
   std::vector<std::string> out;

@@ -8,12 +8,9 @@
 // connection waiting in the stopped postmaster's accept queue), never by a delay.
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <sys/mount.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <chrono>
-#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -189,35 +186,9 @@ TEST_F(LostServer, SigtermWhileConnectingToAStoppedPostmasterEndsTheRunWith130) 
   expect_nothing_left(dir.path(), tmp, "after the SIGTERM at a stopped postmaster");
 }
 
-// A tmpfs of `size` mounted on `where` while alive (needs root, as the suite in CI), open to
-// every user as a TMPDIR is.
-class SmallTmpfs {
- public:
-  SmallTmpfs(const fs::path& where, const std::string& size) : m_where(where) {
-    fs::create_directories(where);
-    if (::mount("tmpfs", where.c_str(), "tmpfs", 0, ("size=" + size + ",mode=1777").c_str()) == 0) {
-      m_mounted = true;
-    } else {
-      m_error = std::strerror(errno);
-    }
-  }
-  ~SmallTmpfs() {
-    if (m_mounted) ::umount2(m_where.c_str(), MNT_DETACH);
-  }
-  SmallTmpfs(const SmallTmpfs&) = delete;
-  SmallTmpfs& operator=(const SmallTmpfs&) = delete;
-  bool mounted() const { return m_mounted; }
-  const std::string& error() const { return m_error; }
-
- private:
-  fs::path m_where;
-  bool m_mounted = false;
-  std::string m_error;
-};
-
 TEST_F(LostServer, ADiskThatFillsDuringTheLoadIsTheMachinesFaultExit3NamingTheRoomThereWas) {
   // The cluster (~40 MB) fits in TMPDIR; 200 MB of rows do not.
-  SmallTmpfs small(tmp, "120m");
+  SmallTmpfs small(tmp, "120m", "1777");
   ASSERT_TRUE(small.mounted()) << "mount tmpfs: " << small.error() << " (run the suite as root)";
   dir.write("load.sql", "create table big (n int, pad text);\n"
                         "insert into big select g, repeat('x', 1000) from generate_series(1, 200000) g;\n");
@@ -238,6 +209,32 @@ TEST_F(LostServer, ADiskThatFillsDuringTheLoadIsTheMachinesFaultExit3NamingTheRo
   EXPECT_EQ(res.stopped->phase, "setup");
   EXPECT_EQ(res.stopped->not_run, std::vector<std::string>{"quick"});
   expect_nothing_left(dir.path(), tmp, "after the full disk");
+}
+
+TEST_F(LostServer, ADiskFullThatOnlyTheServersLogSaysIsTheMachinesFaultToo) {
+  // An application's seed command sees only the aftermath (a dropped connection, "not yet
+  // accepting connections" after a PANIC on a WAL write) and says nothing of the disk: the
+  // server's log does.
+  SmallTmpfs small(tmp, "120m", "1777");
+  ASSERT_TRUE(small.mounted()) << "mount tmpfs: " << small.error() << " (run the suite as root)";
+  dir.write("load.sql", "create table big (n int, pad text);\n"
+                        "insert into big select g, repeat('x', 1000) from generate_series(1, 200000) g;\n");
+  dir.write("seed.sh", "psql -v ON_ERROR_STOP=1 -f load.sql >/dev/null 2>&1 && exit 0\n"
+                       "echo 'seed: lost the database, giving up' >&2\n"
+                       "exit 1\n");
+  dir.write("seed.yaml", head + "setup: [ { command: [sh, seed.sh] } ]\n"
+                                "stages: [ { name: quick, command: [\"true\"], runs: 1 } ]\n");
+  Running r = start("seed.yaml");
+  std::string err;
+  EXPECT_EQ(r.finish(&err), 3) << err;
+  EXPECT_NE(err.find("seed: lost the database, giving up"), std::string::npos) << err;
+  EXPECT_NE(err.find("The server's log says: "), std::string::npos) << err;
+  EXPECT_NE(err.find("No space left on device"), std::string::npos) << err;
+  EXPECT_NE(err.find("The disk filled: the cluster "), std::string::npos) << err;
+  auto res = results();
+  ASSERT_TRUE(res.stopped);
+  EXPECT_EQ(res.stopped->exit_code, 3);
+  expect_nothing_left(dir.path(), tmp, "after the full disk the seed command met");
 }
 
 }  // namespace

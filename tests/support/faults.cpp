@@ -4,11 +4,13 @@
 #include <gtest/gtest.h>
 #include <pwd.h>
 #include <signal.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <set>
@@ -365,6 +367,22 @@ void FaultFolder::expect_nothing_left(const std::string& why) const {
   testing::expect_nothing_left(dir.path(), tmp, why);
   SCOPED_TRACE(why + " (the cache)");
   expect_whole_files(cache);
+}
+
+SmallTmpfs::SmallTmpfs(const std::filesystem::path& where, const std::string& size,
+                       const std::string& mode)
+    : m_where(where) {
+  std::filesystem::create_directories(where);
+  const std::string options = "size=" + size + ",mode=" + mode;
+  if (::mount("tmpfs", where.c_str(), "tmpfs", 0, options.c_str()) == 0) {
+    m_mounted = true;
+  } else {
+    m_error = std::strerror(errno);
+  }
+}
+
+SmallTmpfs::~SmallTmpfs() {
+  if (m_mounted) ::umount2(m_where.c_str(), MNT_DETACH);
 }
 
 }  // namespace coldgate::testing

@@ -176,4 +176,24 @@ struct FaultFolder {
   void expect_nothing_left(const std::string& why) const;
 };
 
+/// A tmpfs of `size` ("64k", "120m") mounted on `where` while alive, its root of `mode`
+/// ("0755"; "1777" for a TMPDIR every user writes in): a full disk for the fault tests (needs
+/// root, as the suite in CI). Unmounted (lazily) by the destructor.
+class SmallTmpfs {
+ public:
+  SmallTmpfs(const std::filesystem::path& where, const std::string& size = "64k",
+             const std::string& mode = "0755");
+  ~SmallTmpfs();
+  SmallTmpfs(const SmallTmpfs&) = delete;
+  SmallTmpfs& operator=(const SmallTmpfs&) = delete;
+  /// True when the mount succeeded; else error() says why.
+  bool mounted() const { return m_mounted; }
+  const std::string& error() const { return m_error; }
+
+ private:
+  std::filesystem::path m_where;
+  bool m_mounted = false;
+  std::string m_error;
+};
+
 }  // namespace coldgate::testing
