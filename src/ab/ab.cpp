@@ -388,11 +388,9 @@ void AbRun::measure_interleaved() {
       // A lost server or an interrupt stops the run: each side keeps the cold runs it made.
       if (auto kept = base_m && !base_done ? base_m->kept() : std::nullopt) {
         m_base_results.stages.push_back(std::move(*kept));
-        m_base_results.stages.back().error = util::mask_secrets(m_base_results.stages.back().error);
       }
       if (auto kept = head_m.kept()) {
         m_head_results.stages.push_back(std::move(*kept));
-        m_head_results.stages.back().error = util::mask_secrets(m_head_results.stages.back().error);
         m_not_run.erase(m_not_run.begin());
       }
       throw;

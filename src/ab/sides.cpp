@@ -145,7 +145,7 @@ BaseDatabase::BaseDatabase(const db::Provider& provider, const std::string& name
     m_created = create;
   } catch (const Error& e) {
     if (e.code() == ExitCode::interrupted) throw;
-    if (util::says_disk_full(e.message())) throw db::disk_full(e, provider);
+    if (auto full = db::disk_full(e, provider)) throw *full;
     throw Error(ExitCode::infrastructure, "database",
                 fmt::format("cannot create the base side's database {} ({}); coldgate ab needs "
                             "a role that may CREATE DATABASE",
@@ -173,7 +173,7 @@ void BaseDatabase::take_over(const std::string& from) {
     admin.exec("CREATE DATABASE " + quoted);
   } catch (const Error& e) {
     if (e.code() == ExitCode::interrupted) throw;
-    if (util::says_disk_full(e.message())) throw db::disk_full(e, m_provider);
+    if (auto full = db::disk_full(e, m_provider)) throw *full;
     throw Error(ExitCode::infrastructure, "database",
                 fmt::format("cannot rename base's database {} to {} ({}); coldgate ab needs a "
                             "role that may CREATE DATABASE",

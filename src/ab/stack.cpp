@@ -443,7 +443,6 @@ void StackRun::measure_round_robin() {
       for (std::size_t k = 0; k < m_sides.size(); ++k) {
         auto kept = m[k] && !finished[k] ? m[k]->kept() : std::nullopt;
         if (!kept) continue;
-        kept->error = util::mask_secrets(kept->error);
         results(k).stages.push_back(std::move(*kept));
         auto& not_run = m_not_run[k];
         not_run.erase(std::remove(not_run.begin(), not_run.end(), top_cfg.stages[i].name),

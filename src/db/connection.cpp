@@ -166,11 +166,12 @@ void Connection::check_open(const std::string& where) const {
   }
 }
 
-pqxx::result Connection::exec(const std::string& sql, const std::string& where) {
+template <typename Call>
+pqxx::result Connection::autocommit(const std::string& where, Call&& call) {
   check_open(where);
   try {
     pqxx::nontransaction tx(*m_conn);
-    return tx.exec(sql);
+    return call(tx);
   } catch (const pqxx::sql_error& e) {
     throw translate(e, where);
   } catch (const pqxx::failure& e) {
@@ -181,21 +182,15 @@ pqxx::result Connection::exec(const std::string& sql, const std::string& where) 
   }
 }
 
+pqxx::result Connection::exec(const std::string& sql, const std::string& where) {
+  return autocommit(where, [&](pqxx::nontransaction& tx) { return tx.exec(sql); });
+}
+
 pqxx::result Connection::exec_params(const std::string& sql,
                                      const std::vector<std::optional<std::string>>& params,
                                      const std::string& where) {
-  check_open(where);
-  try {
-    pqxx::nontransaction tx(*m_conn);
-    return db::exec_params(tx, sql, params);
-  } catch (const pqxx::sql_error& e) {
-    throw translate(e, where);
-  } catch (const pqxx::failure& e) {
-    // broken_connection, or what libpqxx 6.4 says of a connection its server dropped during
-    // the call ("Could not obtain client encoding").
-    throw Error(ExitCode::infrastructure, where,
-                fmt::format("lost connection to {}: {}", m_info.display(), trim(e.what())));
-  }
+  return autocommit(where,
+                    [&](pqxx::nontransaction& tx) { return db::exec_params(tx, sql, params); });
 }
 
 Error translate(const pqxx::sql_error& e, const std::string& where) {

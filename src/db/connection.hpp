@@ -47,6 +47,9 @@ class Connection {
   const ConnectionInfo& info() const { return m_info; }
 
  private:
+  // `call` on a nontransaction (autocommit) after check_open(); every error a coldgate::Error.
+  template <typename Call>
+  pqxx::result autocommit(const std::string& where, Call&& call);
   ConnectionInfo m_info;
   std::unique_ptr<pqxx::connection> m_conn;
   std::shared_ptr<void> m_quiet;  // silence_notices(): drops NOTICEs instead of printing them

@@ -105,9 +105,12 @@ std::unique_ptr<Provider> make_provider(const config::Database& database) {
   throw usage_error(database.where.str(), "database.provider: unknown provider");
 }
 
-std::string disk_full_in_log(const Provider& provider, std::uint64_t from) noexcept {
+namespace {
+
+// The server's own line about a full disk in its log; "" when there is none or no log to read.
+std::string disk_full_in_log(const Provider& provider) noexcept {
   try {
-    const auto log = provider.read_log(from);
+    const auto log = provider.read_log(0);
     if (!log) return "";
     for (std::size_t pos = 0; pos < log->size();) {
       std::size_t end = log->find('\n', pos);
@@ -122,17 +125,28 @@ std::string disk_full_in_log(const Provider& provider, std::uint64_t from) noexc
   return "";
 }
 
-Error disk_full(const Error& cause, const db::Provider& provider) {
-  const std::string storage = provider.storage();
-  std::string what = std::string(cause.what()) + "\n";
-  what += storage.empty()
-              ? "The disk filled (the server's, or where the step wrote): free space there; a full "
-                "disk is the machine's fault, not the change's."
-              : fmt::format("The disk filled: {}. Give it more room (coldgate makes its throwaway "
-                            "cluster under $TMPDIR) or load less data; a full disk is the "
-                            "machine's fault, not the change's.",
-                            storage);
-  return Error(ExitCode::infrastructure, cause.where(), what);
+}  // namespace
+
+std::optional<Error> disk_full(const Error& cause, const Provider& provider) noexcept {
+  try {
+    std::string what = cause.what();
+    if (!util::says_disk_full(what)) {
+      const std::string line = disk_full_in_log(provider);
+      if (line.empty()) return std::nullopt;
+      what += "\nThe server's log says: " + line;
+    }
+    const std::string storage = provider.storage();
+    what += storage.empty()
+                ? "\nThe disk filled (the server's, or where the step wrote): free space there; a "
+                  "full disk is the machine's fault, not the change's."
+                : fmt::format("\nThe disk filled: {}. Give it more room (coldgate makes its "
+                              "throwaway cluster under $TMPDIR) or load less data; a full disk "
+                              "is the machine's fault, not the change's.",
+                              storage);
+    return Error(ExitCode::infrastructure, cause.where(), what);
+  } catch (...) {
+    return std::nullopt;  // out of memory making the message: the cause stands as it is
+  }
 }
 
 }  // namespace coldgate::db

@@ -70,16 +70,13 @@ class Provider {
   ServerInfo server_info() const;
 };
 
-/// `cause` (a step or stage that met a full disk: util::says_disk_full) as Error(infrastructure)
-/// at the same place, its text followed by the room the server had (db::Provider::storage) and
-/// what to do: a full disk is never the change's fault.
-Error disk_full(const Error& cause, const db::Provider& provider);
-
-/// The server's own line about a full disk in its log from byte `from` on (a PANIC on a WAL
-/// write, an ERROR extending a table: util::says_disk_full), for a failure whose client saw only
-/// the aftermath ("the database system is not yet accepting connections"); "" when there is
-/// none or the provider cannot read its log (external). Never throws.
-std::string disk_full_in_log(const Provider& provider, std::uint64_t from = 0) noexcept;
+/// `cause` as the full disk it is, when its text says a disk filled (util::says_disk_full) or,
+/// failing that, the server's log does (a PANIC on a WAL write, whose client saw only the
+/// aftermath: "not yet accepting connections"; local and container providers): Error
+/// (infrastructure) at the same place, its text followed by the log's line when that decided,
+/// the room the server had (Provider::storage) and what to do — a full disk is never the
+/// change's fault. nullopt when neither says so. Never throws.
+std::optional<Error> disk_full(const Error& cause, const Provider& provider) noexcept;
 
 /// Why a server that did not start refused one of the config's `database.settings`, from its
 /// log's FATAL line that names the parameter ("invalid value for parameter \"max_connections\":

@@ -132,7 +132,7 @@ class StageMeasurer {
   results::StageResult finish();
   /// What a run that stops while measuring this stage keeps of it: the samples of the cold runs
   /// made, with the error of the one that failed (its statement table, plans and snapshot check
-  /// are not made); nullopt before the first cold run has finished.
+  /// are not made), its error masked of secrets; nullopt before the first cold run has finished.
   std::optional<results::StageResult> kept() const;
 
  private:

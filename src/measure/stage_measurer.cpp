@@ -17,7 +17,6 @@
 #include "util/fs.hpp"
 #include "util/process.hpp"
 #include "util/secrets.hpp"
-#include "util/text.hpp"
 
 namespace coldgate::measure {
 using namespace coldgate::results;
@@ -74,7 +73,7 @@ void StageMeasurer::run_once() {
     try {
       copied = ctx.isolation->restore();
     } catch (const Error& e) {
-      if (util::says_disk_full(e.message())) throw db::disk_full(e, *ctx.provider);
+      if (auto full = db::disk_full(e, *ctx.provider)) throw *full;
       throw;
     }
     if (copied) {
@@ -110,25 +109,20 @@ void StageMeasurer::run_once() {
   if (m_profile && outcome.error.empty()) m_cold_statements.push_back(std::move(statements));
   if (!outcome.error.empty()) {
     result.error = fmt::format("cold run {}: {}", which, outcome.error);
-    // A lost server fails every later stage too: stop the run as an infrastructure error.
-    // The stage's own error is kept whole: its stderr often says why the server went (an OOM
-    // kill, a PANIC); the label says whose cold run it was (`ab`'s "head: ", a remedy's).
-    if (const std::string line = db::disk_full_in_log(*ctx.provider); !line.empty()) {
-      // The server crashed on a full disk (or refused a write): the machine's fault.
-      throw db::disk_full(Error(ExitCode::infrastructure, "stage " + stage.name,
-                                whose(ctx) + result.error + "\nThe server's log says: " + line),
-                          *ctx.provider);
+    // A full disk (the stage's text or the server's log says so) and a lost server fail every
+    // later stage too: stop the run as an infrastructure error. The stage's own error is kept
+    // whole: its stderr often says why the server went (an OOM kill, a PANIC), and whose(ctx)
+    // says in `ab` and `stack` whose cold run it was.
+    if (auto full = db::disk_full(
+            Error(ExitCode::infrastructure, "stage " + stage.name, whose(ctx) + result.error),
+            *ctx.provider)) {
+      throw *full;
     }
     if (server_gone(ctx)) {
       throw Error(ExitCode::infrastructure, "stage " + stage.name,
                   fmt::format("the PostgreSQL server stopped answering during {}cold run {}; the "
                               "run stops. The stage's own error: {}",
                               whose(ctx), which, outcome.error));
-    }
-    if (util::says_disk_full(outcome.error)) {
-      throw db::disk_full(Error(ExitCode::infrastructure, "stage " + stage.name,
-                                whose(ctx) + result.error),
-                          *ctx.provider);
     }
     return;
   }
@@ -269,6 +263,7 @@ std::optional<StageResult> StageMeasurer::kept() const {
   if (!wall || wall->cold.empty()) return std::nullopt;  // no cold run finished
   StageResult r = m_result;
   order_metrics(r);
+  r.error = util::mask_secrets(r.error);  // it may quote a command's stderr or the server
   return r;
 }
 

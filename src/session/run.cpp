@@ -153,7 +153,6 @@ void run_job(const config::Config& cfg, const JobOptions& options,
       // A lost server or an interrupt stops the run: the cold runs made are kept, not "not run".
       if (auto kept = measurer.kept()) {
         results.stages.push_back(std::move(*kept));
-        results.stages.back().error = util::mask_secrets(results.stages.back().error);
         at.not_run.erase(at.not_run.begin());
       }
       throw;

@@ -13,7 +13,6 @@
 #include "util/error.hpp"
 #include "util/process.hpp"
 #include "util/secrets.hpp"
-#include "util/text.hpp"
 
 namespace coldgate::session {
 namespace {
@@ -69,11 +68,12 @@ ScaleDatabase::ScaleDatabase(const db::Provider& provider, const db::ConnectionI
   } catch (const Error& e) {
     if (e.code() == ExitCode::interrupted) throw;
     // A full disk is not a role without CREATE DATABASE: say the room there was instead.
-    if (util::says_disk_full(e.message())) {
-      throw db::disk_full(Error(ExitCode::infrastructure, "scales",
-                                fmt::format("cannot create the database {} for scale {}: {}",
-                                            m_info.dbname, setup::scale_text(scale), e.message())),
-                          provider);
+    if (auto full = db::disk_full(
+            Error(ExitCode::infrastructure, "scales",
+                  fmt::format("cannot create the database {} for scale {}: {}", m_info.dbname,
+                              setup::scale_text(scale), e.message())),
+            provider)) {
+      throw *full;
     }
     throw Error(ExitCode::infrastructure, "scales",
                 fmt::format("cannot create the database {} for scale {} ({}); each data scale "

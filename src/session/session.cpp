@@ -10,7 +10,6 @@
 #include "setup/setup.hpp"
 #include "util/process.hpp"
 #include "util/secrets.hpp"
-#include "util/text.hpp"
 
 namespace coldgate::session {
 
@@ -98,27 +97,13 @@ void Session::setup(const config::Config& cfg, const std::string& who,
                          scale.value_or(cfg.load_scale())};
   const std::string prefix = who.empty() ? "" : who + ": ";
   const std::string at = scale ? "scale " + setup::scale_text(*scale) + ": " : "";
-  // Where the server's log stands: a step whose server crashed on a full disk (a PANIC on a WAL
-  // write) shows its client only the aftermath, the log says why.
-  std::uint64_t log_from = 0;
-  try {
-    if (auto log = m_provider->read_log(0)) log_from = log->size();
-  } catch (const Error&) {
-  }
   try {
     setup::run_setup(cfg.setup, context, [&](const setup::StepResult& s) {
       m_say(fmt::format("setup {}{}{} ({:.0f} ms)", prefix, at, s.label, s.wall_ms));
       if (into) into->setup.push_back({s.kind, at + s.label, s.wall_ms});
     });
   } catch (const setup::StepFailure& e) {
-    if (util::says_disk_full(e.what())) {
-      throw setup::StepFailure(db::disk_full(e, *m_provider), at + e.label());
-    }
-    if (const std::string line = db::disk_full_in_log(*m_provider, log_from); !line.empty()) {
-      const Error cause(e.code(), e.where(),
-                        std::string(e.what()) + "\nThe server's log says: " + line);
-      throw setup::StepFailure(db::disk_full(cause, *m_provider), at + e.label());
-    }
+    if (auto full = db::disk_full(e, *m_provider)) throw setup::StepFailure(*full, at + e.label());
     if (at.empty()) throw;
     throw setup::StepFailure(e, at + e.label());
   }
