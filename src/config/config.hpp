@@ -79,9 +79,25 @@ struct Database {
   Location where;
 };
 
+/// How a commit reaches its schema on an existing database (top-level `migrate:`): the
+/// application's migrate command, or a folder of `*.sql` files applied in name order (the
+/// Flyway/dbmate/golang-migrate convention), each as `psql -f` applies it (no wrapping
+/// transaction, so CREATE INDEX CONCURRENTLY works).
+struct Migrate {
+  std::vector<std::string> argv;  // command given as a list: run without a shell
+  std::string shell;              // command given as a string: run with /bin/sh -c
+  std::filesystem::path sql_dir;  // absolute; "" for a command
+  std::string sql_dir_given;      // as the config wrote it, for messages
+  Location where;                 // the `migrate:` value
+  std::string key;                // "migrate.command", "migrate.sql_dir"
+  /// True when neither a command nor a folder is set (no `migrate:` key).
+  bool empty() const { return argv.empty() && shell.empty() && sql_dir.empty(); }
+};
+
 /// One `setup:` step, run in order before the stages.
 struct SetupStep {
-  enum class Kind { sql, psql, restore, command, analyze };
+  /// `migrate` is the plain step `- migrate`: the config's `migrate:` run at that point.
+  enum class Kind { sql, psql, restore, command, analyze, migrate };
   Kind kind = Kind::sql;
   std::filesystem::path file;     // sql / psql / restore: absolute path (resolved against the config's folder)
   std::string file_given;         // that path as the config wrote it, for messages
@@ -92,7 +108,8 @@ struct SetupStep {
   std::string database;
   /// psql: `psql -v name=value` for each (`psql: {file, variables}`), read as :name / :'name'.
   std::map<std::string, std::string> variables;
-  EnvMap env;            // command: the top-level `env:`
+  EnvMap env;            // command, migrate: the top-level `env:`
+  Migrate migrate;       // migrate: the config's `migrate:`
   Location where;        // the list item
   Location value_where;  // the file's or the command's value, where check_setup() points
   std::string key;       // its key path, "setup[0].sql", "setup[1].psql.file", "setup[2].command"
@@ -135,6 +152,23 @@ struct Gate {
   /// baseline's over the scales (constant → linear: an index lost; a new linear calls term: a
   /// new N+1) fails the gate, warns, or is not judged. Only with `scales:`.
   GrowthGate growth = GrowthGate::fail;
+};
+
+/// `gate.migration`: how head's migration, measured on base's data, is judged (`ab`, `stack`).
+struct MigrationGate {
+  /// A pre-existing table of at least this many rows (at the largest scale) rewritten, or given
+  /// an index built without CONCURRENTLY, is a regression whatever the machine's speed: both
+  /// hold a lock that blocks writes (a rewrite: reads too) for time linear in the rows, and
+  /// 10,000 rows is where Squawk's and strong_migrations' examples stop being toy tables.
+  std::uint64_t max_rewrite_rows = 10000;
+  /// The longest a probe reading or writing a pre-existing table may wait on the migration: 1 s,
+  /// where a web request's budget (hundreds of ms) is spent several times over.
+  Duration max_stall{1000};
+  /// How long a strong lock request may wait behind an open transaction before it counts as
+  /// "without lock_timeout": 10 s, the lock_timeout strong_migrations' initializer sets.
+  Duration max_lock_wait{10000};
+  /// A strong lock requested without lock_timeout: fail, warn (default) or not judged.
+  GrowthGate lock_timeout = GrowthGate::warn;
 };
 
 /// Cold runs per variant of a remedy trial (`--try`) unless `try_runs` says otherwise.
@@ -234,6 +268,8 @@ struct Config {
   std::optional<double> production_scale;
   std::vector<Stage> stages;
   Gate gate;
+  MigrationGate migration_gate;  // `gate.migration`
+  Migrate migrate;               // `migrate:`; empty() when absent
   Report report;
   History history;
   /// The scale the stages' database is loaded at: the first of the scales' lists, else 1.

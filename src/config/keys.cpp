@@ -9,9 +9,15 @@ const std::map<std::string, std::vector<std::string>>& known_keys() {
                                                   "max_query_ratio", "min_query_delta",
                                                   "max_blocks_ratio", "min_blocks_delta",
                                                   "statements", "max_extra_runs", "growth"};
+  static const std::vector<std::string> k_top_gate = [] {
+    std::vector<std::string> keys = k_gate;
+    keys.push_back("migration");
+    return keys;
+  }();
   static const std::map<std::string, std::vector<std::string>> k_keys = {
       {"", {"version", "database", "setup", "build", "defaults", "stages", "gate", "report",
-            "history", "env", "scales", "production_scale"}},
+            "history", "env", "scales", "production_scale", "migrate"}},
+      {"migrate", {"command", "sql_dir"}},
       {"database",
        {"provider", "version", "bindir", "image", "engine", "run_args", "url", "restart_command", "name",
         "settings", "profile", "plans"}},
@@ -27,7 +33,8 @@ const std::map<std::string, std::vector<std::string>>& known_keys() {
        {"path", "from", "ordered", "identity", "redact", "redact_ids", "max_depth"}},
       {"stages[].gate", k_gate},
       {"stages[].remedies[]", {"name", "settings"}},
-      {"gate", k_gate},
+      {"gate", k_top_gate},
+      {"gate.migration", {"max_rewrite_rows", "max_stall", "max_lock_wait", "lock_timeout"}},
       {"report", {"title", "comment"}},
       {"history", {"store"}},
   };

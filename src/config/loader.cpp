@@ -9,6 +9,7 @@
 
 #include "config/config.hpp"
 #include "config/env.hpp"
+#include "config/migrate_keys.hpp"
 #include "config/reader.hpp"
 #include "config/values.hpp"
 #include "util/error.hpp"
@@ -54,6 +55,7 @@ class Loader {
     else
       m_c.database.where = m_r.location(root);
     if (auto* e = top.find("env")) m_c.env = read_env(e->value, "env");
+    if (auto* e = top.find("migrate")) m_c.migrate = detail::read_migrate(m_r, e->value);
     if (auto* e = top.find("setup")) read_setup(e->value);
     if (auto* e = top.find("build")) {
       if (e->value.IsScalar())
@@ -62,7 +64,12 @@ class Loader {
         m_c.build = m_r.text_list(e->value, "build");
     }
     if (auto* e = top.find("defaults")) read_defaults(m_r.fields(e->value, "defaults", "defaults"));
-    if (auto* e = top.find("gate")) read_gate(m_r.fields(e->value, "gate", "gate"), m_c.gate);
+    if (auto* e = top.find("gate")) {
+      Fields gate = m_r.fields(e->value, "gate", "gate");
+      read_gate(gate, m_c.gate);
+      if (auto* m = gate.find("migration"))
+        m_c.migration_gate = detail::read_migration_gate(m_r, m->value);
+    }
     if (auto* e = top.find("report")) read_report(m_r.fields(e->value, "report", "report"));
     m_c.history.where = m_r.location(root);
     if (auto* e = top.find("history")) read_history(m_r.fields(e->value, "history", "history"));
@@ -133,6 +140,25 @@ class Loader {
     m_r.require_list(node, "setup");
     for (std::size_t i = 0; i < node.size(); ++i) {
       const std::string path = index("setup", i);
+      if (node[i].IsScalar() && node[i].Scalar() == "migrate") {
+        // `- migrate`: the config's own way to its schema, at this point of setup.
+        if (m_c.migrate.empty()) {
+          m_r.fail(node[i], path,
+                   "'migrate' runs the config's migrate: command, and there is none; add "
+                   "migrate: {command: [ARGV…]} or migrate: {sql_dir: DIR} at the top level");
+        }
+        SetupStep s;
+        s.kind = SetupStep::Kind::migrate;
+        s.where = m_r.location(node[i]);
+        s.value_where = m_c.migrate.where;
+        s.key = path;
+        s.env = m_c.env;
+        s.migrate = m_c.migrate;
+        s.argv = m_c.migrate.argv;
+        s.shell = m_c.migrate.shell;
+        m_c.setup.push_back(std::move(s));
+        continue;
+      }
       Fields f = m_r.fields(node[i], path, "setup[]");
       static const std::vector<std::string> k_kinds = {"sql", "psql", "restore", "command",
                                                        "analyze"};

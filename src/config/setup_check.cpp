@@ -132,6 +132,24 @@ void fail(const SetupStep& step, const std::string& what) {
   throw usage_error(step.value_where.str(), step.key + ": " + what);
 }
 
+// `migrate:`'s command program, or its folder of SQL files.
+void check_migrate(const Config& config) {
+  const Migrate& m = config.migrate;
+  if (m.empty()) return;
+  if (m.sql_dir.empty()) {
+    std::string problem = command_problem(config, m.argv, m.shell, "migrate command");
+    if (!problem.empty()) throw usage_error(m.where.str(), m.key + ": " + problem);
+    return;
+  }
+  std::error_code ec;
+  if (!fs::is_directory(m.sql_dir, ec)) {
+    throw usage_error(m.where.str(),
+                      fmt::format("{}: {} is not a folder; name the folder of the *.sql "
+                                  "migrations (relative to the config's folder {})",
+                                  m.key, m.sql_dir_given, config.base_dir.string()));
+  }
+}
+
 }  // namespace
 
 void check_setup(const Config& config) {
@@ -161,9 +179,11 @@ void check_setup(const Config& config) {
         break;
       }
       case Kind::analyze:
+      case Kind::migrate:  // check_migrate()
         break;
     }
   }
+  check_migrate(config);
 }
 
 void check_stages(const Config& config, const std::vector<Stage>& stages) {
