@@ -56,6 +56,9 @@ std::string label_of(const config::SetupStep& step, const fs::path& base_dir) {
     case Kind::restore: return "restore " + shown(step.file, base_dir);
     case Kind::command: return "command " + command_text(step);
     case Kind::analyze: return "analyze";
+    case Kind::migrate:
+      return step.migrate.sql_dir.empty() ? "migrate " + command_text(step)
+                                          : "migrate " + shown(step.migrate.sql_dir, base_dir);
   }
   return "";
 }
@@ -349,6 +352,46 @@ std::string scale_text(double scale) {
   return fmt::format("{:g}", scale);
 }
 
+std::vector<fs::path> migration_files(const config::Migrate& migrate) {
+  std::vector<fs::path> files;
+  if (migrate.sql_dir.empty()) return files;
+  std::error_code ec;
+  for (fs::directory_iterator it(migrate.sql_dir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->path().extension() == ".sql" && it->is_regular_file(ec)) files.push_back(it->path());
+  }
+  if (ec) {
+    throw Error(ExitCode::infrastructure, migrate.where.str(),
+                fmt::format("{}: cannot read {}: {}", migrate.key, migrate.sql_dir_given,
+                            ec.message()));
+  }
+  // Byte order of the names: 0001_x.sql before 0002_y.sql, as Flyway and dbmate sort them.
+  std::sort(files.begin(), files.end(),
+            [](const fs::path& a, const fs::path& b) { return a.filename() < b.filename(); });
+  return files;
+}
+
+void run_migration(const config::Migrate& migrate, const Context& c,
+                   const std::vector<fs::path>& files, const config::EnvMap& env) {
+  config::SetupStep step;
+  step.where = migrate.where;
+  step.value_where = migrate.where;
+  step.key = migrate.key;
+  step.env = env;
+  if (migrate.sql_dir.empty()) {
+    step.kind = Kind::command;
+    step.argv = migrate.argv;
+    step.shell = migrate.shell;
+    run_step(step, c);
+    return;
+  }
+  step.kind = Kind::psql;
+  for (const auto& file : files) {
+    step.file = file;
+    step.file_given = shown(file, c.base_dir);
+    run_step(step, c);
+  }
+}
+
 StepResult run_step(const config::SetupStep& step, const Context& c) {
   util::throw_if_interrupted();
   auto t0 = std::chrono::steady_clock::now();
@@ -395,6 +438,11 @@ StepResult run_step(const config::SetupStep& step, const Context& c) {
       ToolRun run = run_tool(argv, c, c.database, where, what, ExitCode::usage,
                              "; install it, or fix the command in the config", step.env);
       if (!run.status.ok()) throw tool_failed(ExitCode::gate_failed, where, what, run);
+      break;
+    }
+    case Kind::migrate: {
+      result.kind = "migrate";
+      run_migration(step.migrate, c, migration_files(step.migrate), step.env);
       break;
     }
     case Kind::analyze: {

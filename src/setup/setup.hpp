@@ -71,6 +71,16 @@ std::vector<StepResult> run_setup(const std::vector<config::SetupStep>& steps,
                                   const Context& context,
                                   const std::function<void(const StepResult&)>& on_step = {});
 
+/// The `*.sql` files of `migrate.sql_dir` in name order (byte order, as Flyway and dbmate apply
+/// them); {} for a migrate command. Throws Error(infrastructure) when the folder cannot be read.
+std::vector<std::filesystem::path> migration_files(const config::Migrate& migrate);
+
+/// Applies `migrate` to `context.database`: its command (with `env` on top of the PG*
+/// variables), or each of `files` with `psql -f` (no wrapping transaction). Throws the plain
+/// Error of run_step() for the command or file that failed.
+void run_migration(const config::Migrate& migrate, const Context& context,
+                   const std::vector<std::filesystem::path>& files, const config::EnvMap& env);
+
 /// Runs one step; throws the plain Error of run_setup() (without the label).
 StepResult run_step(const config::SetupStep& step, const Context& context);
 
