@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "results/json_parts.hpp"
+#include "results/migration_json.hpp"
 #include "util/error.hpp"
 
 namespace coldgate::results {
@@ -708,6 +709,7 @@ std::string to_json(const Results& r) {
   if (!r.plans_note.empty()) doc["plans_note"] = r.plans_note;
   doc["gate"] = gate_json(r.gate);
   if (r.history) doc["history"] = history_json(*r.history);
+  if (r.migration) doc["migration"] = migration_json(*r.migration);
   // Written only when there is something to say: results of complete runs read as before.
   if (!r.warnings.empty()) doc["warnings"] = r.warnings;
   if (r.stopped) {
@@ -808,6 +810,8 @@ Results from_json(std::string_view text, const std::string& source) {
     if (doc.contains("gate") && !doc["gate"].is_null()) r.gate = gate_from(doc["gate"], source);
     if (doc.contains("history") && !doc["history"].is_null())
       r.history = HistoryReader(source).read(doc["history"]);
+    if (doc.contains("migration") && !doc["migration"].is_null())
+      r.migration = migration_from(doc["migration"], source);
     if (doc.contains("warnings")) r.warnings = doc["warnings"].get<std::vector<std::string>>();
     if (doc.contains("stopped") && !doc["stopped"].is_null()) {
       const auto& x = doc["stopped"];

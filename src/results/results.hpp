@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "results/migration.hpp"
+
 namespace coldgate::results {
 
 /// Schema name written into results.json (docs/architecture.md "Results JSON").
@@ -520,6 +522,9 @@ struct Results {
   /// The recorded history the gate's base came from (`--baseline history[:N]`), or `ab`'s
   /// recorded points of its base branch, for the report's trend; nullopt otherwise.
   std::optional<HistoryTrend> history;
+  /// Head's migration measured on a copy of base's data (`ab`, `stack` with `migrate:`);
+  /// nullopt when none ran or it changed nothing.
+  std::optional<Migration> migration;
 };
 
 /// Median of `samples` (mean of the middle two for an even count); 0 for none.

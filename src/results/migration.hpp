@@ -1,0 +1,98 @@
+#pragma once
+// What a pull request's migration did to base's data (`coldgate ab`, `stack`): the results
+// model's `migration` member, written by the migrate module, judged there against
+// gate.migration, read by the gate's verdict and the report.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace coldgate::results {
+
+/// One statement the migration ran, from pg_stat_statements of the upgraded copy.
+struct MigrationStatement {
+  std::string query;     // normalized text, ~200 characters
+  std::int64_t calls = 0;
+  double exec_ms = 0;    // total execution time of its calls, milliseconds
+};
+
+/// A table that existed before the migration and that it touched (its definition, its
+/// storage, a lock seen or a probe stalled).
+struct MigrationTable {
+  std::string name;             // schema.table
+  double rows = 0;              // rows before the migration (reltuples, else counted)
+  std::uint64_t bytes_before = 0;  // table, indexes and TOAST before (pg_total_relation_size)
+  std::uint64_t bytes_after = 0;
+  /// The strongest lock the migration's sessions were seen holding on it ("AccessExclusiveLock"),
+  /// "" when none was seen; sampled every few ms, so a lock held shorter may be missed.
+  std::string lock;
+  double lock_held_ms = 0;      // how long that lock was seen held (first to last sample)
+  std::string lock_statement;   // what the migration's session ran when the lock was first seen
+  /// The longest a probe reading it (`SELECT 1 … LIMIT 1`) / writing it (ROW EXCLUSIVE, rolled
+  /// back) waited while the migration ran, milliseconds; the stall the application would see.
+  double read_stall_ms = 0;
+  double write_stall_ms = 0;
+  bool probed = false;          // the probes ran on it (the largest tables first, at most 8)
+  bool rewritten = false;       // its relfilenode changed: every row written again
+};
+
+/// What a finding is about.
+enum class MigrationFindingKind {
+  rewrite,               // a pre-existing table rewritten (ALTER COLUMN TYPE, volatile default)
+  index_build,           // an index built without CONCURRENTLY on a pre-existing table
+  stall,                 // reads or writes of a pre-existing table waited past gate.migration.max_stall_ms
+  lock_without_timeout,  // a strong lock requested that waited unbounded behind a weak one
+};
+
+/// How a finding counts in the gate.
+enum class MigrationSeverity { regression, warning };
+
+/// One verdict on the migration, naming what the reviewer needs: the statement, the table, the
+/// lock, what was measured, and the fix the field uses.
+struct MigrationFinding {
+  MigrationFindingKind kind = MigrationFindingKind::rewrite;
+  MigrationSeverity severity = MigrationSeverity::regression;
+  std::string table;      // schema.table
+  std::string statement;  // the migration's statement, as pg_stat_statements has it; "" unknown
+  std::string lock;       // the lock mode involved, "" when none
+  std::string index;      // index_build: the index's name
+  double rows = 0;        // the table's rows before
+  double measured_ms = 0; // stall: the longest wait; lock_without_timeout: how long it waited
+  std::string message;    // one line: what happened, measured
+  std::string fix;        // what to do instead
+};
+
+/// The migration of head run on a copy of base's data: what ran, what it cost, what it did to
+/// the tables that were there, and the findings against gate.migration.
+struct Migration {
+  std::string source;               // "command `python3 manage.py migrate`", "sql_dir migrations/"
+  std::vector<std::string> files;   // sql_dir: the files applied (head's that base lacks)
+  double wall_ms = 0;               // the migration's wall time, probes beside it
+  std::uint64_t wal_bytes = 0;      // WAL it wrote (pg_current_wal_lsn before → after)
+  std::uint64_t size_before_bytes = 0;  // the database's size before and after
+  std::uint64_t size_after_bytes = 0;
+  std::vector<MigrationStatement> statements;  // in order of execution time, longest first
+  std::vector<MigrationTable> tables;          // pre-existing tables it touched, largest first
+  std::vector<MigrationFinding> findings;      // regressions first
+  /// Whether the lock_timeout check ran: the migration again on a second copy while a weak lock
+  /// (ROW EXCLUSIVE, an open write transaction) is held on each table it touched.
+  bool lock_check = false;
+  /// Objects whose definition differs between the upgraded database and head's fresh setup
+  /// ("table public.orders: column note"), each one line; empty when they agree or unchecked.
+  std::vector<std::string> drift;
+  bool drift_checked = false;
+};
+
+/// "rewrite", "index_build", "stall", "lock_without_timeout".
+const char* to_string(MigrationFindingKind kind);
+/// "regression", "warning".
+const char* to_string(MigrationSeverity severity);
+/// The kind named by `name`; nullopt for another name.
+std::optional<MigrationFindingKind> migration_finding_kind(const std::string& name);
+/// The severity named by `name`; nullopt for another name.
+std::optional<MigrationSeverity> migration_severity(const std::string& name);
+/// True when `m` fails the gate: a regression finding, or schema drift.
+bool migration_fails(const Migration& m);
+
+}  // namespace coldgate::results
