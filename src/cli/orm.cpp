@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "migrate/migrate.hpp"
+
 namespace coldgate::cli {
 
 namespace {
@@ -224,14 +226,7 @@ std::optional<OrmRecipe> node(const fs::path& folder) {
 
 }  // namespace
 
-const std::vector<std::string>& bookkeeping_tables() {
-  static const std::vector<std::string> k_tables = {
-      "SequelizeMeta",      "django_migrations",    "schema_migrations",
-      "ar_internal_metadata", "alembic_version",    "knex_migrations",
-      "knex_migrations_lock", "flyway_schema_history", "__EFMigrationsHistory",
-      "migrations",         "_prisma_migrations"};
-  return k_tables;
-}
+const std::vector<std::string>& bookkeeping_tables() { return migrate::bookkeeping_tables(); }
 
 std::optional<OrmRecipe> recognise_orm(const fs::path& folder) {
   for (auto recognise : {django, rails, alembic, ef_core, node}) {

@@ -1,0 +1,47 @@
+#pragma once
+// The catalog facts of a database that a migration can change, read before and after it.
+// Internal to the migrate module.
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace coldgate::db {
+class Connection;
+}
+
+namespace coldgate::migrate {
+
+/// A table, materialized view or index of a user schema.
+struct Relation {
+  std::string name;         // schema.name, each part quoted as quote_ident does
+  char kind = 'r';          // pg_class.relkind: r, p, m, i
+  std::int64_t relfilenode = 0;  // changes when the relation is written anew (a rewrite)
+  double rows = 0;          // tables: reltuples when the table has been analyzed, else counted
+  std::uint64_t bytes = 0;  // pg_total_relation_size: heap, indexes, TOAST
+  std::int64_t table = 0;   // indexes: the oid of their table; 0 otherwise
+  /// Tables: their columns (name, type, NOT NULL, default), constraints (with whether each is
+  /// validated) and indexes, one text; a change of it means the migration altered the table.
+  std::string definition;
+};
+
+/// What read_catalog() found: relations by oid, the database's size and the WAL position.
+struct Catalog {
+  std::map<std::int64_t, Relation> relations;
+  std::uint64_t database_bytes = 0;
+  std::string wal_lsn;  // pg_current_wal_lsn()
+};
+
+/// Reads the user schemas' relations (not pg_catalog, information_schema, TOAST) of the
+/// database `conn` is connected to; `count_rows` counts the rows of tables that were never
+/// analyzed (reltuples < 0). Throws Error(infrastructure) when the server is lost.
+Catalog read_catalog(db::Connection& conn, bool count_rows);
+
+/// Each object of the user schemas as "kind name" → its definition (tables: columns with their
+/// types, NOT NULL and defaults, constraints; indexes: pg_get_indexdef; views: their query;
+/// sequences; enum types with their labels), for comparing two databases' schemas. Throws
+/// Error(infrastructure) when the server is lost.
+std::map<std::string, std::string> schema_objects(db::Connection& conn);
+
+}  // namespace coldgate::migrate

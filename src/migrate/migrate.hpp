@@ -1,0 +1,59 @@
+#pragma once
+// The migration gate's measurement: head's migration run on a copy of base's data, the way
+// production meets it — its statements and time, the locks it held on the tables that were
+// there, the stall probes reading and writing them saw, rewrites and index builds, whether a
+// strong lock waits unbounded behind an open transaction, WAL and size — and the findings
+// against gate.migration (docs/architecture.md, "The migration gate").
+
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/config.hpp"
+#include "db/connection_info.hpp"
+#include "results/migration.hpp"
+
+namespace coldgate::db {
+class Provider;
+}
+
+namespace coldgate::migrate {
+
+/// Every migration tool's bookkeeping table (Sequelize, Django, Rails, Alembic, Knex, Flyway,
+/// EF Core, TypeORM, Prisma): a row added there is no change of the application's data.
+const std::vector<std::string>& bookkeeping_tables();
+
+/// What to run and how to judge it.
+struct Plan {
+  config::Migrate migrate;                  // head's `migrate:`
+  std::vector<std::filesystem::path> files; // sql_dir: the files to apply (head's that base lacks)
+  config::EnvMap env;                       // head's top-level `env:`
+  std::filesystem::path base_dir;           // head's config folder: the command's cwd
+  config::MigrationGate gate;               // head's gate.migration
+  std::chrono::milliseconds timeout{10 * 60 * 1000};  // ended past this (defaults.timeout)
+  std::string who;                          // "head 1a2b3c4d5e6f", for messages
+};
+
+/// The files of head's sql_dir that base's does not have, by name, in name order; all of
+/// head's when base has no `migrate: {sql_dir}`. Throws Error(infrastructure) when a folder
+/// cannot be read.
+std::vector<std::filesystem::path> new_sql_files(const config::Migrate& head,
+                                                 const config::Migrate& base);
+
+/// Runs `plan` on a copy of `base` (a database on `provider`'s server, as base's setup left
+/// it), measures it, and when `fresh` is given compares the upgraded schema with it (schema
+/// drift). The copies are dropped on every exit path. Returns nullopt when the migration changed
+/// nothing (no schema change, no rows written outside bookkeeping_tables()). Throws
+/// Error(gate_failed) at `migrate (<who>)` when the migration fails (its command's or file's
+/// error, stderr's last lines), Error(interrupted), Error(infrastructure) when the server is lost
+/// or the role may not CREATE DATABASE.
+std::optional<results::Migration> measure(const db::Provider& provider,
+                                          const db::ConnectionInfo& base,
+                                          const std::optional<db::ConnectionInfo>& fresh,
+                                          const Plan& plan,
+                                          const std::function<void(const std::string&)>& progress);
+
+}  // namespace coldgate::migrate
