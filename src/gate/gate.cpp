@@ -406,6 +406,7 @@ bool passed(const Results& r) {
                                             [](const StatementVerdict& s) {
                                               return s.verdict == Verdict::regression;
                                             }));
+  if (r.migration && migration_fails(*r.migration)) return false;
   return !regression && std::none_of(r.stages.begin(), r.stages.end(), [](const StageResult& s) {
     return s.failed() || (s.snapshot && !passes(s.snapshot->status));
   });
@@ -458,6 +459,21 @@ std::string verdict(const Results& r) {
     parts.push_back(fmt::format("{} stage{} failed ({})", failed_names.size(),
                                 failed_names.size() == 1 ? "" : "s", names));
   }
+  if (r.migration) {
+    std::size_t n = 0;
+    std::string names;
+    for (const auto& f : r.migration->findings) {
+      if (f.severity != MigrationSeverity::regression) continue;
+      ++n;
+      names += fmt::format("{}{} {}", names.empty() ? "" : ", ", to_string(f.kind), f.table);
+    }
+    if (n > 0) parts.push_back(fmt::format("the migration: {} ({})", plural(n, "regression"), names));
+    if (!r.migration->drift.empty()) {
+      parts.push_back(fmt::format("schema drift ({} object{} differ from head's fresh setup)",
+                                  r.migration->drift.size(),
+                                  r.migration->drift.size() == 1 ? "" : "s"));
+    }
+  }
   std::size_t slower = 0;
   if (r.gate) {
     std::string names;
@@ -495,9 +511,17 @@ std::string verdict(const Results& r) {
     std::string gate_text;
     if (r.gate)
       gate_text = slower ? fmt::format(", no regression ({} slower)", slower) : ", no regression";
-    return fmt::format("passed: {} stage{}, {} snapshot{} match{}{}", r.stages.size(),
+    std::string migration_text;
+    if (r.migration) {
+      std::size_t warnings = 0;
+      for (const auto& f : r.migration->findings) warnings += f.severity == MigrationSeverity::warning;
+      migration_text = warnings ? fmt::format(", the migration safe but {}", plural(warnings, "warning"))
+                                : ", the migration safe";
+    }
+    return fmt::format("passed: {} stage{}, {} snapshot{} match{}{}{}", r.stages.size(),
                        r.stages.size() == 1 ? "" : "s", snaps, snaps == 1 ? "" : "s",
-                       updated ? fmt::format(", {} updated", updated) : "", gate_text);
+                       updated ? fmt::format(", {} updated", updated) : "", gate_text,
+                       migration_text);
   }
   std::string text = "failed: ";
   for (std::size_t i = 0; i < parts.size(); ++i) text += (i ? ", " : "") + parts[i];

@@ -12,6 +12,7 @@
 #include "gate/gate.hpp"
 #include "results/growth.hpp"
 #include "report/escape.hpp"
+#include "report/migration.hpp"
 #include "report/remedies.hpp"
 #include "report/table.hpp"
 
@@ -1182,11 +1183,12 @@ Markdown render(const Results& r, const Results* base, const std::string& full_n
   Section history = history_section(r);
   Section trend = trend_section(c, reader);
   Section more = more_metrics_section(c);
+  Section migration{"", {}, "", "migration", "migrations"};
+  if (r.migration) migration.items.push_back({migration_section(*r.migration), 0});
   Markdown md;
   md.full = assemble(head,
-                     {changes, timings, unchanged, statements, errors, diffs, diagnoses, growth,
-                      remedies, database,
-                      chart, history, trend, more},
+                     {migration, changes, timings, unchanged, statements, errors, diffs, diagnoses,
+                      growth, remedies, database, chart, history, trend, more},
                      foot);
   if (md.full.size() <= max_bytes) {
     md.report = md.full;
@@ -1197,7 +1199,7 @@ Markdown render(const Results& r, const Results* base, const std::string& full_n
   // stages must not crowd out why the gate failed. The history's commits with the chart; its
   // trend last, the first to go: the table of changes has the base and head medians already.
   md.report = cut_report(head,
-                         {changes, statements, errors, diffs, diagnoses, growth, remedies, chart, history,
+                         {migration, changes, statements, errors, diffs, diagnoses, growth, remedies, chart, history,
                           timings,
                           unchanged, database, more, trend},
                          foot, full_name, max_bytes);

@@ -1,0 +1,92 @@
+#include "report/migration.hpp"
+
+#include <fmt/core.h>
+
+#include "report/escape.hpp"
+#include "results/format.hpp"
+
+namespace coldgate::report {
+namespace {
+
+using results::format_value;
+using results::MigrationSeverity;
+
+std::string ms(double v) { return format_value(v, "ms"); }
+std::string bytes(std::uint64_t v) { return format_value(static_cast<double>(v), "bytes"); }
+
+std::string cut(const std::string& text, std::size_t max) {
+  if (text.size() <= max) return text;
+  std::size_t end = max;
+  while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
+  return text.substr(0, end) + "…";
+}
+
+}  // namespace
+
+std::string migration_section(const results::Migration& m) {
+  std::string out = "\n### Migration\n\n";
+  std::size_t regressions = 0, warnings = 0;
+  for (const auto& f : m.findings) {
+    (f.severity == MigrationSeverity::regression ? regressions : warnings)++;
+  }
+  const std::string figures = fmt::format(
+      "{} on a copy of base's data: {}, WAL {}, database {} → {}", md_text(m.source), ms(m.wall_ms),
+      bytes(m.wal_bytes), bytes(m.size_before_bytes), bytes(m.size_after_bytes));
+  if (regressions == 0 && m.drift.empty()) {
+    out += fmt::format("✅ The migration is safe: {}{}.\n", figures,
+                       warnings ? fmt::format("; {} warning{}", warnings, warnings == 1 ? "" : "s")
+                                : "");
+  } else {
+    out += fmt::format("❌ {}{}{}. Measured: {}.\n", regressions ? fmt::format("{} regression{}",
+                                                                               regressions, regressions == 1 ? "" : "s")
+                                                             : "",
+                       regressions && !m.drift.empty() ? ", " : "",
+                       m.drift.empty() ? "" : "schema drift", figures);
+  }
+  if (!m.files.empty()) {
+    std::string files;
+    for (const auto& f : m.files) files += (files.empty() ? "" : ", ") + md_code(f);
+    out += "\nFiles applied: " + files + ".\n";
+  }
+  if (!m.drift.empty()) {
+    out += "\n**Schema drift**: the upgraded database differs from head's fresh setup (a model "
+           "changed without its migration, or a migration edited after it ran):\n\n";
+    for (const auto& d : m.drift) out += "- " + md_with_code(cut(d, 400)) + "\n";
+  }
+  for (const auto& f : m.findings) {
+    out += fmt::format("\n- {} **{}** — {}", f.severity == MigrationSeverity::regression ? "❌" : "⚠️",
+                       to_string(f.kind), md_with_code(cut(f.message, 600)));
+    if (!f.fix.empty()) out += "\n  Fix: " + md_with_code(f.fix);
+    out += "\n";
+  }
+  if (!m.tables.empty()) {
+    out += "\n| Table | Rows | Lock seen (held) | Reads waited | Writes waited | Rewrite |\n"
+           "|---|---:|---|---:|---:|---|\n";
+    for (const auto& t : m.tables) {
+      out += fmt::format(
+          "| {} | {} | {} | {} | {} | {} |\n", md_code(t.name, true), format_value(t.rows, "count"),
+          t.lock.empty() ? std::string("—") : fmt::format("{} ({})", md_text(t.lock), ms(t.lock_held_ms)),
+          t.probed ? ms(t.read_stall_ms) : "not probed", t.probed ? ms(t.write_stall_ms) : "not probed",
+          t.rewritten ? fmt::format("yes, {} → {}", bytes(t.bytes_before), bytes(t.bytes_after)) : "no");
+    }
+  }
+  if (!m.statements.empty()) {
+    out += fmt::format("\n<details><summary>{} statement{} of the migration</summary>\n\n"
+                       "| Statement | Calls | Time |\n|---|---:|---:|\n",
+                       m.statements.size(), m.statements.size() == 1 ? "" : "s");
+    std::size_t shown = 0;
+    for (const auto& s : m.statements) {
+      if (++shown > 30) break;
+      out += fmt::format("| {} | {} | {} |\n", md_code(cut(s.query, 200), true),
+                         format_value(static_cast<double>(s.calls), "count"), ms(s.exec_ms));
+    }
+    out += "\n</details>\n";
+  }
+  if (m.lock_check) {
+    out += "\nThe lock_timeout check ran the migration again on a second copy while an open "
+           "transaction held ROW EXCLUSIVE on each table above.\n";
+  }
+  return out;
+}
+
+}  // namespace coldgate::report
