@@ -16,6 +16,7 @@
 #include "measure/diagnose.hpp"
 #include "measure/environment.hpp"
 #include "measure/runner.hpp"
+#include "migrate/migrate.hpp"
 #include "session/run.hpp"
 #include "session/scales.hpp"
 #include "session/session.hpp"
@@ -93,6 +94,7 @@ class AbRun {
   void new_base_results();
   void set_up_data();
   void measure_interleaved();
+  void measure_migration();
   void measure_at_scales(const measure::RunContext& head_ctx, const measure::RunContext& base_ctx,
                          const std::vector<std::optional<config::Stage>>& base_stage);
   void finish();
@@ -192,6 +194,13 @@ void AbRun::take_base_from_cache() {
   if (!m_measure_base) return;
   m_base_cache = cache_file(m_out / "cache", m_commits.base, m_print);
   if (!m_options.use_cache) return;
+  if (!m_head.config.migrate.empty()) {
+    // Head's migration runs on base's data, which a cached result does not hold.
+    m_progress->line(fmt::format("base {} is set up and measured, not taken from the cache: "
+                                 "head's migration runs on base's data",
+                                 short_sha(m_commits.base)));
+    return;
+  }
   auto cached = load_cached(m_base_cache);
   if (!cached) return;
   m_outcome.base = std::move(*cached);
@@ -346,6 +355,8 @@ void AbRun::measure_interleaved() {
     m_base_results.plans_note = base_ctx.plans_note;
     m_base_results.profile_limit = base_ctx.profile_limit;
   }
+  measure_migration();
+  m_phase = "stages";
   // Each side's database kept as its setup left it; the stages' isolation is head's, as their
   // runs and cold mode are (base_stages).
   auto isolate = [&](measure::RunContext& c, results::Results& r) {
@@ -406,6 +417,37 @@ void AbRun::measure_interleaved() {
   base_ctx.isolation.reset();
   m_base_db.reset();
   m_session->stop();
+}
+
+// Head's migration on a copy of base's data, production's path, before any stage runs: its
+// locks, stalls and rewrites, and its schema against head's fresh setup. Head's stages then run
+// on head's fresh setup, as the snapshots were committed against it; the drift check shows the
+// upgraded schema is that one.
+void AbRun::measure_migration() {
+  if (!m_measure_base || !m_base_db || m_head.config.migrate.empty()) return;
+  m_phase = "migrate";
+  migrate::Plan plan;
+  plan.migrate = m_head.config.migrate;
+  if (!plan.migrate.sql_dir.empty()) {
+    plan.files = migrate::new_sql_files(m_head.config.migrate, m_base.config.migrate);
+  }
+  plan.env = m_head.config.env;
+  plan.base_dir = m_head.config.base_dir;
+  plan.gate = m_head.config.migration_gate;
+  plan.timeout = m_head.config.default_timeout;
+  plan.who = side_label(m_head);
+  m_head_results.migration =
+      migrate::measure(m_session->provider(), m_base_db->info(),
+                       m_session->provider().connection_info(), plan,
+                       [this](const std::string& line) { m_progress->line(line); });
+  if (!m_head_results.migration) {
+    m_progress->line("migrate: head's migration changed nothing on base's data");
+    return;
+  }
+  for (const auto& f : m_head_results.migration->findings) {
+    m_progress->line(fmt::format("migrate: {}: {}", to_string(f.severity), f.message));
+  }
+  for (const auto& d : m_head_results.migration->drift) m_progress->line("migrate: schema drift: " + d);
 }
 
 // Each side at the other data scales (config `scales:`), one after the other: their counts
