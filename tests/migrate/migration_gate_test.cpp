@@ -1,0 +1,259 @@
+// The migration gate on a real local server: `coldgate ab` runs the pull request's migration
+// (a `migrate: {sql_dir}` folder) on a copy of base's data — 300,000 orders — and judges what it
+// did to the tables that were there: rewrites, index builds without CONCURRENTLY, the stall a
+// write probe saw, a strong lock that waits unbounded behind an open transaction, schema drift.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "results/json.hpp"
+#include "support/support.hpp"
+
+namespace coldgate::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct MigrationGate : ::testing::Test {
+  // Base: the schema from 001, 300,000 orders from the seed, one stage; the lock check waits at
+  // most 1 s, so a migration that sets a lock_timeout of 100 ms gives up well inside it.
+  void SetUp() override {
+    dir.write("coldgate.yaml",
+              "version: 1\n"
+              "database: { provider: local }\n"
+              "migrate: { sql_dir: db/migrations }\n"
+              "setup:\n"
+              "  - migrate\n"
+              "  - sql: db/seed.sql\n"
+              "defaults: { runs: 1, warm: 0 }\n"
+              "gate:\n"
+              "  migration: { max_lock_wait: 1s }\n"
+              "stages:\n"
+              "  - name: orders\n"
+              "    query: SELECT count(*) AS n FROM orders WHERE amount > 90\n");
+    dir.write("db/migrations/001_schema.sql",
+              "CREATE TABLE customers (id serial PRIMARY KEY, name text);\n"
+              "CREATE TABLE orders (id bigserial PRIMARY KEY, customer int NOT NULL, amount int "
+              "NOT NULL, note text);\n");
+    dir.write("db/seed.sql",
+              "INSERT INTO customers (name) SELECT 'c' || g FROM generate_series(1, 100) g;\n"
+              "INSERT INTO orders (customer, amount) SELECT g % 100 + 1, g % 97 FROM "
+              "generate_series(1, 300000) g;\n");
+    dir.write(".gitignore", "coldgate-out/\n");
+    run_git(dir.path(), {"init", "-q"});
+    commit("base");
+    run_git(dir.path(), {"checkout", "-q", "-b", "pr"});
+  }
+  void commit(const std::string& message) {
+    run_git(dir.path(), {"add", "-A"});
+    run_git(dir.path(), {"commit", "-q", "-m", message});
+  }
+  // The pull request: `file` added to the migrations with `sql`, then `coldgate ab`.
+  RunResult pull_request(const std::string& file, const std::string& sql) {
+    dir.write("db/migrations/" + file, sql);
+    commit("pr: " + file);
+    return ab();
+  }
+  RunResult ab() {
+    return run_coldgate({"ab", "--base", "base"}, dir.path(), "",
+                        {"CI=", "GITHUB_ACTIONS=", "GITHUB_BASE_REF=", "GITHUB_HEAD_REF="});
+  }
+  results::Results results() {
+    return results::from_json(slurp(dir / "coldgate-out/results.json"), "results.json");
+  }
+  static const results::MigrationFinding* find(const results::Migration& m,
+                                               results::MigrationFindingKind kind) {
+    for (const auto& f : m.findings) {
+      if (f.kind == kind) return &f;
+    }
+    return nullptr;
+  }
+  static const results::MigrationTable* table(const results::Migration& m, const std::string& name) {
+    for (const auto& t : m.tables) {
+      if (t.name == name) return &t;
+    }
+    return nullptr;
+  }
+  TempDir dir;
+};
+
+TEST_F(MigrationGate, AnIndexBuiltWithoutConcurrentlyOnALargeTableIsARegressionNamingItsFix) {
+  auto r = pull_request("002_index.sql", "CREATE INDEX orders_amount_idx ON orders (amount);\n");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("coldgate: failed: the migration: 1 regression (index_build public.orders)"),
+            std::string::npos)
+      << r.err;
+  auto res = results();
+  ASSERT_TRUE(res.migration);
+  const auto& m = *res.migration;
+  EXPECT_EQ(m.files, std::vector<std::string>{"002_index.sql"});
+  const auto* f = find(m, results::MigrationFindingKind::index_build);
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->severity, results::MigrationSeverity::regression);
+  EXPECT_EQ(f->table, "public.orders");
+  EXPECT_EQ(f->index, "public.orders_amount_idx");
+  EXPECT_EQ(f->rows, 300000);
+  EXPECT_EQ(f->statement, "CREATE INDEX orders_amount_idx ON orders (amount)");
+  EXPECT_NE(f->fix.find("CREATE INDEX CONCURRENTLY"), std::string::npos) << f->fix;
+  // The index build asked for SHARE, which waited behind a write transaction without giving up.
+  const auto* lock = find(m, results::MigrationFindingKind::lock_without_timeout);
+  ASSERT_NE(lock, nullptr);
+  EXPECT_EQ(lock->severity, results::MigrationSeverity::warning);
+  EXPECT_EQ(lock->lock, "ShareLock");
+  EXPECT_EQ(lock->table, "public.orders");
+  const auto* t = table(m, "public.orders");
+  ASSERT_NE(t, nullptr);
+  EXPECT_TRUE(t->probed);
+  EXPECT_FALSE(t->rewritten);
+  EXPECT_TRUE(m.drift_checked);
+  EXPECT_TRUE(m.drift.empty());
+  const std::string report = slurp(dir / "coldgate-out/report.md");
+  const auto migration = report.find("### Migration");
+  ASSERT_NE(migration, std::string::npos) << report;
+  EXPECT_LT(migration, report.find("<details><summary>1 stage unchanged")) << report;
+  EXPECT_NE(report.find("**index_build** — index public.orders_amount_idx built on public.orders "
+                        "(300,000 rows) without CONCURRENTLY"),
+            std::string::npos)
+      << report;
+}
+
+TEST_F(MigrationGate, TheSameIndexBuiltConcurrentlyPassesWithItsFigures) {
+  auto r = pull_request("002_index.sql",
+                        "CREATE INDEX CONCURRENTLY orders_amount_idx ON orders (amount);\n");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("passed: 1 stage, 0 snapshots match, no regression, the migration safe;"),
+            std::string::npos)
+      << r.err;
+  auto res = results();
+  ASSERT_TRUE(res.migration);
+  EXPECT_TRUE(res.migration->findings.empty());
+  EXPECT_GT(res.migration->wal_bytes, 0u);
+  EXPECT_GT(res.migration->size_after_bytes, res.migration->size_before_bytes);
+  const std::string report = slurp(dir / "coldgate-out/report.md");
+  EXPECT_NE(report.find("✅ The migration is safe: sql_dir db/migrations on a copy of base's data:"),
+            std::string::npos)
+      << report;
+}
+
+TEST_F(MigrationGate, AColumnTypeChangeIsARewriteUnderAccessExclusive) {
+  auto r = pull_request("002_type.sql", "ALTER TABLE orders ALTER COLUMN amount TYPE bigint;\n");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  auto res = results();
+  ASSERT_TRUE(res.migration);
+  const auto* f = find(*res.migration, results::MigrationFindingKind::rewrite);
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->table, "public.orders");
+  EXPECT_EQ(f->statement, "ALTER TABLE orders ALTER COLUMN amount TYPE bigint");
+  EXPECT_NE(f->fix.find("add a new column of the new type"), std::string::npos) << f->fix;
+  const auto* t = table(*res.migration, "public.orders");
+  ASSERT_NE(t, nullptr);
+  EXPECT_TRUE(t->rewritten);
+  // The rewrite's lock, asked for behind an open write transaction: ACCESS EXCLUSIVE.
+  const auto* lock = find(*res.migration, results::MigrationFindingKind::lock_without_timeout);
+  ASSERT_NE(lock, nullptr);
+  EXPECT_EQ(lock->lock, "AccessExclusiveLock");
+}
+
+TEST_F(MigrationGate, ANotNullColumnWithAVolatileDefaultRewritesTheTable) {
+  auto r = pull_request("002_column.sql",
+                        "ALTER TABLE orders ADD COLUMN seen timestamptz NOT NULL DEFAULT "
+                        "clock_timestamp();\n");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  auto res = results();
+  ASSERT_TRUE(res.migration);
+  const auto* f = find(*res.migration, results::MigrationFindingKind::rewrite);
+  ASSERT_NE(f, nullptr);
+  EXPECT_NE(f->fix.find("add the column nullable"), std::string::npos) << f->fix;
+}
+
+// PostgreSQL 11 and newer store a constant default in the catalog: no rewrite. The brief ACCESS
+// EXCLUSIVE of ADD COLUMN still waits unbounded behind an open transaction: a warning.
+TEST_F(MigrationGate, AConstantDefaultIsMetadataOnlyAndPassesWithTheLockWarning) {
+  auto r = pull_request("002_column.sql",
+                        "ALTER TABLE orders ADD COLUMN flag int NOT NULL DEFAULT 0;\n");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  auto res = results();
+  ASSERT_TRUE(res.migration);
+  EXPECT_EQ(find(*res.migration, results::MigrationFindingKind::rewrite), nullptr);
+  const auto* t = table(*res.migration, "public.orders");
+  ASSERT_NE(t, nullptr);
+  EXPECT_FALSE(t->rewritten);
+  const auto* lock = find(*res.migration, results::MigrationFindingKind::lock_without_timeout);
+  ASSERT_NE(lock, nullptr);
+  EXPECT_EQ(lock->severity, results::MigrationSeverity::warning);
+  EXPECT_NE(lock->fix.find("SET lock_timeout"), std::string::npos) << lock->fix;
+  EXPECT_NE(r.err.find("the migration safe but 1 warning"), std::string::npos) << r.err;
+}
+
+TEST_F(MigrationGate, AMigrationThatSetsLockTimeoutIsNoQueueHazard) {
+  auto r = pull_request("002_column.sql",
+                        "SET lock_timeout = '100ms';\n"
+                        "ALTER TABLE orders ADD COLUMN flag int NOT NULL DEFAULT 0;\n");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  auto res = results();
+  ASSERT_TRUE(res.migration);
+  EXPECT_TRUE(res.migration->lock_check);
+  EXPECT_EQ(find(*res.migration, results::MigrationFindingKind::lock_without_timeout), nullptr);
+}
+
+// The lock is held for at least 1.5 s (pg_sleep): a write probe that starts meanwhile waits;
+// reads under SHARE do not.
+TEST_F(MigrationGate, TheWriteStallIsMeasuredAndJudgedAgainstMaxStall) {
+  std::string config = slurp(dir / "coldgate.yaml");
+  config.replace(config.find("max_lock_wait: 1s"), 17, "max_stall: 500ms, lock_timeout: off");
+  dir.write("coldgate.yaml", config);
+  auto r = pull_request("002_hold.sql",
+                        "BEGIN;\nLOCK TABLE orders IN SHARE MODE;\nSELECT pg_sleep(1.5);\n"
+                        "UPDATE customers SET name = name WHERE id = 1;\nCOMMIT;\n");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  auto res = results();
+  ASSERT_TRUE(res.migration);
+  const auto* t = table(*res.migration, "public.orders");
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(t->lock, "ShareLock");
+  EXPECT_GE(t->write_stall_ms, 1000) << "a write probe waited the lock out";
+  EXPECT_LT(t->read_stall_ms, t->write_stall_ms);
+  const auto* f = find(*res.migration, results::MigrationFindingKind::stall);
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->table, "public.orders");
+  EXPECT_FALSE(res.migration->lock_check);
+}
+
+TEST_F(MigrationGate, AnAaPairHasNoMigrationSection) {
+  dir.write("README", "no migration\n");
+  commit("pr: docs only");
+  auto r = ab();
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_FALSE(results().migration);
+  EXPECT_EQ(slurp(dir / "coldgate-out/report.md").find("### Migration"), std::string::npos);
+}
+
+// The seed adds a column the migrations never make: the upgraded schema is not head's fresh one.
+TEST_F(MigrationGate, SchemaDriftBetweenTheUpgradeAndAFreshSetupFailsNamingTheObject) {
+  dir.write("db/seed.sql", slurp(dir / "db/seed.sql") + "ALTER TABLE orders ADD COLUMN legacy int;\n");
+  auto r = pull_request("002_table.sql", "CREATE TABLE coupons (code text PRIMARY KEY);\n");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  auto res = results();
+  ASSERT_TRUE(res.migration);
+  ASSERT_EQ(res.migration->drift.size(), 1u);
+  EXPECT_NE(res.migration->drift[0].find("table public.orders: after the upgrade"), std::string::npos)
+      << res.migration->drift[0];
+  EXPECT_NE(res.migration->drift[0].find("legacy integer"), std::string::npos) << res.migration->drift[0];
+  EXPECT_NE(r.err.find("schema drift (1 object differ"), std::string::npos) << r.err;
+}
+
+// Head's own seed fits the new constraint; base's rows, as production's, do not.
+TEST_F(MigrationGate, AMigrationThatFailsOnBasesDataFailsTheGateWithItsError) {
+  std::string seed = slurp(dir / "db/seed.sql");
+  seed.replace(seed.find("g % 97"), 6, "g % 5");
+  dir.write("db/seed.sql", seed);
+  auto r = pull_request("002_bad.sql", "ALTER TABLE orders ADD CONSTRAINT small CHECK (amount < 5);\n");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("migrate (head "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("the migration failed on base's data"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("violated by some row"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace coldgate::testing
