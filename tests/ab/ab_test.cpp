@@ -28,7 +28,9 @@ using testing::slurp;
 using testing::TempDir;
 
 // The stack: branch base (stage sleeps 50 ms), feature-1 on it (500 ms), feature-2 on that
-// (50 ms again). Gated on query_ms, the time of the query itself.
+// (50 ms again). Gated on query_ms, the time of the query itself, with max_ratio 3: feature-1's
+// ~9.5× is then outside max_ratio/2 … 2 × max_ratio, where ab would measure both sides up to 10
+// more times (gate.max_extra_runs: ExtraRunsTest's subject).
 struct AbTest : ::testing::Test {
   void SetUp() override {
     dir.write("coldgate.yaml",
@@ -40,7 +42,7 @@ struct AbTest : ::testing::Test {
               "stages:\n"
               "  - name: load\n"
               "    sql: stage.sql\n"
-              "gate: { max_ratio: 5, warn_ratio: 2, min_delta: 100ms, metrics: [query_ms] }\n");
+              "gate: { max_ratio: 3, warn_ratio: 2, min_delta: 100ms, metrics: [query_ms] }\n");
     dir.write("schema.sql", "CREATE TABLE item (id int);\n");
     dir.write(".gitignore", "coldgate-out/\n");
     commit_stage("base", 0.05, "base: fast");

@@ -32,6 +32,8 @@ struct StackTest : ::testing::Test {
   void SetUp() override {
     // The server account (postgres) must reach its cluster folder under tmp/.
     testing::make_server_tmpdir(dir, tmp);
+    // max_ratio 3: s1's ~9.5× is outside max_ratio/2 … 2 × max_ratio, where the stack would
+    // measure main and s1 up to 10 more times each (gate.max_extra_runs: ExtraRunsTest's subject).
     dir.write("coldgate.yaml",
               "version: 1\n"
               "database: { provider: local }\n"
@@ -45,7 +47,7 @@ struct StackTest : ::testing::Test {
               "    sql: snap.sql\n"
               "    decode: json\n"
               "    snapshot: { path: snapshots/snap.json }\n"
-              "gate: { max_ratio: 5, warn_ratio: 2, min_delta: 100ms, metrics: [query_ms] }\n");
+              "gate: { max_ratio: 3, warn_ratio: 2, min_delta: 100ms, metrics: [query_ms] }\n");
     dir.write("schema.sql", "CREATE TABLE item (id int);\n");
     dir.write(".gitignore", "coldgate-out/\ntmp/\n");
     dir.write("snap.sql", "SELECT json_build_object('n', 1);\n");
