@@ -241,7 +241,7 @@ const std::vector<std::string>& bookkeeping_tables() {
       "SequelizeMeta",        "django_migrations",     "schema_migrations",
       "ar_internal_metadata", "alembic_version",       "knex_migrations",
       "knex_migrations_lock", "flyway_schema_history", "__EFMigrationsHistory",
-      "migrations",           "_prisma_migrations",    "goose_db_version"};
+      "migrations",           "_prisma_migrations"};
   return k_tables;
 }
 
@@ -474,11 +474,14 @@ std::optional<results::Migration> measure(const db::Provider& provider,
       }
     }
     if (concurrently) continue;
+    const results::MigrationTable* t = table_of(table.name);
+    // An index made again by the table's rewrite (ALTER COLUMN TYPE rebuilds its indexes) is
+    // the rewrite's cost, said by its finding; CONCURRENTLY is no fix for it.
+    if (statement.empty() && t && t->rewritten) continue;
     if (statement.empty()) {
       // An index a constraint made (UNIQUE, PRIMARY KEY): built under the table's lock too.
       statement = statement_for(m.statements, bare_name(table.name), {"alter"});
     }
-    const results::MigrationTable* t = table_of(table.name);
     MigrationFinding f;
     f.kind = MigrationFindingKind::index_build;
     f.table = table.name;
@@ -507,9 +510,14 @@ std::optional<results::Migration> measure(const db::Provider& provider,
     f.lock = t.lock;
     f.statement = t.lock_statement;
     f.measured_ms = stall;
-    f.message = fmt::format("{} of {} waited {} on the migration (gate.migration.max_stall {})",
-                            t.read_stall_ms >= t.write_stall_ms ? "a read" : "a write", t.name,
-                            ms_text(stall), ms_text(max_stall_ms));
+    std::string who;
+    if (t.read_stall_ms > max_stall_ms) who = "reads waited up to " + ms_text(t.read_stall_ms);
+    if (t.write_stall_ms > max_stall_ms) {
+      who += (who.empty() ? "" : " and ") + std::string("writes waited up to ") +
+             ms_text(t.write_stall_ms);
+    }
+    f.message = fmt::format("{}: {} on the migration{} (gate.migration.max_stall {})", t.name, who,
+                            t.lock.empty() ? "" : ", which held " + t.lock, ms_text(max_stall_ms));
     f.fix = "make the statement that holds the lock short: batches, CONCURRENTLY, NOT VALID then "
             "VALIDATE";
     m.findings.push_back(std::move(f));
@@ -548,7 +556,9 @@ std::optional<results::Migration> measure(const db::Provider& provider,
           f.statement, f.lock, f.table, ms_text(check.waited_ms),
           f.lock == "AccessExclusiveLock" ? "read and write" : "write");
       f.fix = "SET lock_timeout (e.g. '5s') before the statement and retry the migration when it "
-              "gives up (strong_migrations, django-pg-zero-downtime-migrations do so)";
+              "gives up (Django: migrations.RunSQL(\"SET LOCAL lock_timeout = '5s'\") first in "
+              "the migration; Rails: strong_migrations; Alembic: op.execute(\"SET LOCAL "
+              "lock_timeout = '5s'\"))";
       m.findings.push_back(std::move(f));
     }
   }

@@ -30,7 +30,7 @@ std::string migration_section(const results::Migration& m) {
     (f.severity == MigrationSeverity::regression ? regressions : warnings)++;
   }
   const std::string figures = fmt::format(
-      "{} on a copy of base's data: {}, WAL {}, database {} → {}", md_text(m.source), ms(m.wall_ms),
+      "{} on a copy of base's data: {}, WAL {}, database {} → {}", md_with_code(m.source), ms(m.wall_ms),
       bytes(m.wal_bytes), bytes(m.size_before_bytes), bytes(m.size_after_bytes));
   if (regressions == 0 && m.drift.empty()) {
     out += fmt::format("✅ The migration is safe: {}{}.\n", figures,
@@ -65,7 +65,9 @@ std::string migration_section(const results::Migration& m) {
     for (const auto& t : m.tables) {
       out += fmt::format(
           "| {} | {} | {} | {} | {} | {} |\n", md_code(t.name, true), format_value(t.rows, "count"),
-          t.lock.empty() ? std::string("—") : fmt::format("{} ({})", md_text(t.lock), ms(t.lock_held_ms)),
+          t.lock.empty()         ? std::string("— (none seen; sampled every ~10 ms)")
+          : t.lock_held_ms <= 0 ? fmt::format("{} (seen once: under ~10 ms)", md_text(t.lock))
+                                 : fmt::format("{} ({})", md_text(t.lock), ms(t.lock_held_ms)),
           t.probed ? ms(t.read_stall_ms) : "not probed", t.probed ? ms(t.write_stall_ms) : "not probed",
           t.rewritten ? fmt::format("yes, {} → {}", bytes(t.bytes_before), bytes(t.bytes_after)) : "no");
     }
