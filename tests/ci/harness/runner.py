@@ -18,7 +18,8 @@ machine, for ci/github/ (docs: "Workflow syntax", "Metadata syntax for GitHub Ac
   folder as the artifact github-pages) and actions/deploy-pages (that artifact of this run,
   `pages: write` and `id-token: write`; the site lands in Harness.pages), and coldgate's own
   action (ci/github), run as a composite action.
-- Each job has its own HOME, RUNNER_TEMP and token; CI=true, GITHUB_ACTIONS=true. The token
+- Each job has its own HOME (but for coldgate's cluster templates, shared by a scenario's jobs
+  so that initdb runs once), RUNNER_TEMP and token; CI=true, GITHUB_ACTIONS=true. The token
   pushes to the fake origin only with `contents: write` (Origin's pre-receive hook).
 - Jobs of one run share its run id: `needs:` (the needed jobs' `result` and `outputs:`), a
   job-level `if:` (success() by default: every needed job succeeded), `environment:` (name, and
@@ -374,6 +375,11 @@ class Harness:
         self.pages_root = self.root / "pages"   # what actions/deploy-pages published, per run
         self.pages = []                         # deployments, oldest first: run_id, sha, site, url
         self.cache.seed("coldgate-bin-", {"~/.cache/coldgate-bin/coldgate": self.coldgate})
+        # coldgate's initdb'd cluster templates, shared by the scenario's jobs (each job's
+        # ~/.cache/coldgate/templates links here): the first job runs initdb, the others copy
+        # its cluster, as the suite's other tests share theirs. ~2 s of initdb a job otherwise.
+        self.cluster_templates = self.root / "cluster-templates"
+        self.cluster_templates.mkdir(parents=True, exist_ok=True)
 
     def workflow(self, name):
         return _load_yaml(self.source_dir / "ci" / "github" / name)
@@ -480,6 +486,10 @@ class Job:
         self.temp = self.dir / "runner-temp"
         for d in (self.home, self.temp):
             d.mkdir(parents=True, exist_ok=True)
+        coldgate_cache = self.home / ".cache" / "coldgate"
+        coldgate_cache.mkdir(parents=True, exist_ok=True)
+        if not (coldgate_cache / "templates").exists():
+            (coldgate_cache / "templates").symlink_to(harness.cluster_templates)
         repo = harness.repository.split("/")[1]
         # As on a hosted runner: /home/runner/work/<repo>/<repo>, RUNNER_TEMP beside it.
         self.workspace = Path(workspace) if workspace else self.dir / "work" / repo / repo
