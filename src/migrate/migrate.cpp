@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <exception>
 #include <set>
 #include <thread>
@@ -265,6 +266,13 @@ std::optional<results::Migration> measure(const db::Provider& provider,
   const std::string where = "migrate (" + plan.who + ")";
   Copy copy(base, where);
   db::Connection conn(db::with_client_defaults(copy.info()));
+  // Base's database at a further scale was set up but not profiled: the copy gets the view
+  // the statements are read from (a throwaway database; nothing to do where it is there).
+  try {
+    conn.exec("CREATE EXTENSION IF NOT EXISTS pg_stat_statements", where);
+  } catch (const Error&) {
+    util::throw_if_interrupted();
+  }
   const Catalog before = read_catalog(conn, true);
 
   // The probes: the largest tables that were there, but the migration tools' bookkeeping.
@@ -277,6 +285,10 @@ std::optional<results::Migration> measure(const db::Provider& provider,
     return before.relations.at(a.oid).bytes > before.relations.at(b.oid).bytes;
   });
   if (probed.size() > k_probed_tables) probed.resize(k_probed_tables);
+  // COLDGATE_MIGRATION_PROBES=0 runs the migration without probes: for bench/migration_probes.sh,
+  // which measures what they cost the migration (docs/BENCHMARKS.md, "Migration probes").
+  if (const char* probes = std::getenv("COLDGATE_MIGRATION_PROBES"); probes && std::string(probes) == "0")
+    probed.clear();
   std::vector<std::unique_ptr<Probe>> readers, writers;
   for (const auto& t : probed) {
     readers.push_back(std::make_unique<Probe>(
@@ -530,7 +542,7 @@ std::optional<results::Migration> measure(const db::Provider& provider,
       if (r.name == t.name && after.relations.count(oid)) touched.push_back({oid, r.name});
     }
   }
-  if (gate.lock_timeout != config::GrowthGate::off && !touched.empty()) {
+  if (plan.lock_check && gate.lock_timeout != config::GrowthGate::off && !touched.empty()) {
     progress(fmt::format("migrate: lock_timeout check on a second copy ({} table{} held)",
                          touched.size(), touched.size() == 1 ? "" : "s"));
     Copy second(base, where);

@@ -35,6 +35,9 @@ struct Plan {
   config::MigrationGate gate;               // head's gate.migration
   std::chrono::milliseconds timeout{10 * 60 * 1000};  // ended past this (defaults.timeout)
   std::string who;                          // "head 1a2b3c4d5e6f", for messages
+  /// Run the lock_timeout check (a second copy) when gate.migration.lock_timeout is not off:
+  /// once per pull request, at the load scale; its answer does not depend on the data's size.
+  bool lock_check = true;
 };
 
 /// The files of head's sql_dir that base's does not have, by name, in name order; all of
@@ -55,5 +58,16 @@ std::optional<results::Migration> measure(const db::Provider& provider,
                                           const std::optional<db::ConnectionInfo>& fresh,
                                           const Plan& plan,
                                           const std::function<void(const std::string&)>& progress);
+
+/// Adds the data scales to `m`, the migration measured at the load scale (`scales[0]`):
+/// `at[i]` is the same migration measured on base's data at `scales[i]` (at[0] is `m` itself;
+/// nullptr where it changed nothing there). Fits how the wall time, the longest statements'
+/// times and each probed table's read and write stall grow (results::fit_growth) and projects
+/// them to `production_scale`; then judges at the largest scale: its rewrites and index builds
+/// replace the load scale's, and a stall over gate.max_stall at the largest scale — or, with
+/// `production_scale`, projected there — is a regression that says which. Never throws.
+void add_scales(results::Migration& m, const std::vector<double>& scales,
+                const std::vector<const results::Migration*>& at,
+                std::optional<double> production_scale, const config::MigrationGate& gate);
 
 }  // namespace coldgate::migrate

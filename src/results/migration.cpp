@@ -80,7 +80,23 @@ ordered_json migration_json(const Migration& m) {
                         {"message", f.message},
                         {"fix", f.fix}});
   }
+  ordered_json growth = ordered_json::array();
+  for (const auto& g : m.growth) {
+    ordered_json values = ordered_json::array();
+    for (const auto& v : g.values_ms) values.push_back(v ? json_number(*v) : ordered_json(nullptr));
+    growth.push_back({{"what", g.what},
+                      {"table", g.table},
+                      {"values_ms", std::move(values)},
+                      {"exponent", g.exponent ? json_number(*g.exponent) : ordered_json(nullptr)},
+                      {"growth", g.growth},
+                      {"projected_ms", g.projected_ms ? json_number(*g.projected_ms) : ordered_json(nullptr)}});
+  }
+  ordered_json scales = ordered_json::array();
+  for (double s : m.scales) scales.push_back(json_number(s));
   return {{"source", m.source},
+          {"scales", std::move(scales)},
+          {"production_scale", m.production_scale ? json_number(*m.production_scale) : ordered_json(nullptr)},
+          {"growth", std::move(growth)},
           {"files", m.files},
           {"wall_ms", json_number(m.wall_ms)},
           {"wal_bytes", m.wal_bytes},
@@ -129,6 +145,24 @@ Migration migration_from(const ordered_json& j, const std::string& source) {
   m.lock_check = flag_of(j, "lock_check");
   m.drift_checked = flag_of(j, "drift_checked");
   if (j.contains("drift")) m.drift = j["drift"].get<std::vector<std::string>>();
+  if (j.contains("scales")) m.scales = j["scales"].get<std::vector<double>>();
+  if (j.contains("production_scale") && !j["production_scale"].is_null())
+    m.production_scale = j["production_scale"].get<double>();
+  if (j.contains("growth")) {
+    for (const auto& g : j["growth"]) {
+      MigrationGrowth x;
+      x.what = text_of(g, "what");
+      x.table = text_of(g, "table");
+      for (const auto& v : g.at("values_ms")) {
+        x.values_ms.push_back(v.is_null() ? std::nullopt : std::optional<double>(v.get<double>()));
+      }
+      if (g.contains("exponent") && !g["exponent"].is_null()) x.exponent = g["exponent"].get<double>();
+      x.growth = text_of(g, "growth");
+      if (g.contains("projected_ms") && !g["projected_ms"].is_null())
+        x.projected_ms = g["projected_ms"].get<double>();
+      m.growth.push_back(std::move(x));
+    }
+  }
   if (j.contains("statements")) {
     for (const auto& s : j["statements"]) {
       m.statements.push_back({text_of(s, "query"), s.at("calls").get<std::int64_t>(),

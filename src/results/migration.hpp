@@ -63,6 +63,17 @@ struct MigrationFinding {
   std::string fix;        // what to do instead
 };
 
+/// One figure of the migration over the data scales (`scales:`): how it grows with the data,
+/// and where it lands at production's size.
+struct MigrationGrowth {
+  std::string what;    // "statement `CREATE INDEX …`", "writes of public.orders waited", "wall time"
+  std::string table;   // schema.table for a stall; "" otherwise
+  std::vector<std::optional<double>> values_ms;  // one per Migration::scales, nullopt where not measured
+  std::optional<double> exponent;  // value ≈ offset + a · scale^exponent (results::fit_growth)
+  std::string growth;              // results::growth_class: "constant", "linear", …
+  std::optional<double> projected_ms;  // the fit at Migration::production_scale, a projection
+};
+
 /// The migration of head run on a copy of base's data: what ran, what it cost, what it did to
 /// the tables that were there, and the findings against gate.migration.
 struct Migration {
@@ -82,6 +93,11 @@ struct Migration {
   /// ("table public.orders: column note"), each one line; empty when they agree or unchecked.
   std::vector<std::string> drift;
   bool drift_checked = false;
+  /// With `scales:`: the scales base's data was set up at and the migration run on (the load
+  /// scale first), production's scale when set, and how its time and stalls grow.
+  std::vector<double> scales;
+  std::optional<double> production_scale;
+  std::vector<MigrationGrowth> growth;
 };
 
 /// "rewrite", "index_build", "stall", "lock_without_timeout".

@@ -1,0 +1,146 @@
+// The migration over the data scales: how its time and the stalls it causes grow with the
+// data, projected to production's size, and judged at the largest scale.
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "migrate/migrate.hpp"
+#include "results/format.hpp"
+#include "results/growth.hpp"
+
+namespace coldgate::migrate {
+namespace {
+
+using results::Migration;
+using results::MigrationFinding;
+using results::MigrationFindingKind;
+using results::MigrationGrowth;
+using results::MigrationSeverity;
+
+// The longest statements at the load scale whose times are fitted.
+constexpr std::size_t k_fitted_statements = 5;
+
+std::string scale_list(const std::vector<double>& scales) {
+  std::string out;
+  for (double s : scales) out += (out.empty() ? "" : ", ") + fmt::format("{:g}", s);
+  return out;
+}
+
+std::string values_text(const MigrationGrowth& g) {
+  std::string out;
+  for (const auto& v : g.values_ms) {
+    out += (out.empty() ? "" : " → ") + (v ? results::format_value(*v, "ms") : std::string("—"));
+  }
+  return out;
+}
+
+const results::MigrationTable* table_in(const Migration* m, const std::string& name) {
+  if (!m) return nullptr;
+  for (const auto& t : m->tables) {
+    if (t.name == name) return &t;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+void add_scales(Migration& m, const std::vector<double>& scales,
+                const std::vector<const Migration*>& at, std::optional<double> production_scale,
+                const config::MigrationGate& gate) {
+  if (scales.size() < 2 || at.size() != scales.size()) return;
+  m.scales = scales;
+  m.production_scale = production_scale;
+  auto fit = [&](MigrationGrowth g) {
+    std::vector<std::optional<double>> values = g.values_ms;
+    results::GrowthFit f = results::fit_growth(scales, values, production_scale);
+    g.exponent = f.exponent;
+    g.growth = f.growth;
+    g.projected_ms = f.projected;
+    m.growth.push_back(std::move(g));
+  };
+  {
+    MigrationGrowth wall{"wall time", "", {}, {}, "", {}};
+    for (const auto* x : at) wall.values_ms.push_back(x ? std::optional<double>(x->wall_ms) : std::nullopt);
+    fit(std::move(wall));
+  }
+  std::size_t fitted = 0;
+  for (const auto& s : m.statements) {  // longest first
+    if (fitted++ >= k_fitted_statements) break;
+    MigrationGrowth g{"statement `" + s.query + "`", "", {}, {}, "", {}};
+    for (const auto* x : at) {
+      std::optional<double> v;
+      if (x) {
+        for (const auto& other : x->statements) {
+          if (other.query == s.query) v = other.exec_ms;
+        }
+      }
+      g.values_ms.push_back(v);
+    }
+    fit(std::move(g));
+  }
+  const Migration* largest = at.back();
+  std::vector<std::string> tables;
+  for (const auto& t : m.tables) {
+    if (t.probed) tables.push_back(t.name);
+  }
+  // Per table: the reads' and the writes' longest wait over the scales.
+  std::vector<std::pair<const MigrationGrowth*, std::string>> stalls;
+  for (const auto& name : tables) {
+    for (bool writes : {false, true}) {
+      MigrationGrowth g{fmt::format("{} of {} waited", writes ? "writes" : "reads", name), name, {}, {}, "", {}};
+      for (const auto* x : at) {
+        const auto* t = table_in(x, name);
+        g.values_ms.push_back(t && t->probed ? std::optional<double>(writes ? t->write_stall_ms
+                                                                            : t->read_stall_ms)
+                                             : std::nullopt);
+      }
+      fit(std::move(g));
+    }
+  }
+  // Judged at the largest scale: the deterministic findings are its own.
+  std::vector<MigrationFinding> kept;
+  for (auto& f : m.findings) {
+    if (f.kind == MigrationFindingKind::lock_without_timeout) kept.push_back(std::move(f));
+  }
+  if (largest) {
+    for (const auto& f : largest->findings) {
+      if (f.kind != MigrationFindingKind::rewrite && f.kind != MigrationFindingKind::index_build) continue;
+      MigrationFinding x = f;
+      x.message += fmt::format(" (at scale {:g}, the largest)", scales.back());
+      kept.push_back(std::move(x));
+    }
+  }
+  const double max_stall_ms = static_cast<double>(gate.max_stall.count());
+  for (const auto& g : m.growth) {
+    if (g.table.empty() || !g.values_ms.back()) continue;
+    const bool projected = production_scale && g.projected_ms;
+    const double judged = projected ? *g.projected_ms : *g.values_ms.back();
+    if (judged <= max_stall_ms) continue;
+    MigrationFinding f;
+    f.kind = MigrationFindingKind::stall;
+    f.table = g.table;
+    if (const auto* t = table_in(largest, g.table)) {
+      f.rows = t->rows;
+      f.lock = t->lock;
+      f.statement = t->lock_statement;
+    }
+    f.measured_ms = judged;
+    f.message = fmt::format(
+        "{} {} over scales {}{}{} (gate.migration.max_stall {})", g.what, values_text(g),
+        scale_list(scales), g.growth.empty() ? "" : ": " + g.growth + " in the data",
+        projected ? fmt::format("; ≈ {} at production's size (scale {:g}, a projection)",
+                                results::format_value(*g.projected_ms, "ms"), *production_scale)
+                  : "",
+        results::format_value(max_stall_ms, "ms"));
+    f.fix = "make the statement that holds the lock short: batches, CONCURRENTLY, NOT VALID then "
+            "VALIDATE";
+    kept.push_back(std::move(f));
+  }
+  m.findings = std::move(kept);
+  std::stable_sort(m.findings.begin(), m.findings.end(), [](const auto& a, const auto& b) {
+    return a.severity == MigrationSeverity::regression && b.severity != MigrationSeverity::regression;
+  });
+}
+
+}  // namespace coldgate::migrate
