@@ -426,28 +426,9 @@ void AbRun::measure_interleaved() {
 void AbRun::measure_migration() {
   if (!m_measure_base || !m_base_db || m_head.config.migrate.empty()) return;
   m_phase = "migrate";
-  migrate::Plan plan;
-  plan.migrate = m_head.config.migrate;
-  if (!plan.migrate.sql_dir.empty()) {
-    plan.files = migrate::new_sql_files(m_head.config.migrate, m_base.config.migrate);
-  }
-  plan.env = m_head.config.env;
-  plan.base_dir = m_head.config.base_dir;
-  plan.gate = m_head.config.migration_gate;
-  plan.timeout = m_head.config.default_timeout;
-  plan.who = side_label(m_head);
   m_head_results.migration =
-      migrate::measure(m_session->provider(), m_base_db->info(),
-                       m_session->provider().connection_info(), plan,
-                       [this](const std::string& line) { m_progress->line(line); });
-  if (!m_head_results.migration) {
-    m_progress->line("migrate: head's migration changed nothing on base's data");
-    return;
-  }
-  for (const auto& f : m_head_results.migration->findings) {
-    m_progress->line(fmt::format("migrate: {}: {}", to_string(f.severity), f.message));
-  }
-  for (const auto& d : m_head_results.migration->drift) m_progress->line("migrate: schema drift: " + d);
+      ab::measure_migration(*m_session, m_head, m_base, m_base_db->info(),
+                            m_session->provider().connection_info(), *m_progress);
 }
 
 // Each side at the other data scales (config `scales:`), one after the other: their counts

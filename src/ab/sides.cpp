@@ -8,6 +8,9 @@
 #include "gate/decide.hpp"
 #include "gate/gate.hpp"
 #include "measure/environment.hpp"
+#include "migrate/migrate.hpp"
+#include "session/scales.hpp"
+#include "session/session.hpp"
 #include "util/fs.hpp"
 #include "util/process.hpp"
 #include "util/text.hpp"
@@ -369,6 +372,58 @@ void note_cached(results::GateResult& gate, const results::Results& head,
         "both sides interleaved)",
         cached);
   }
+}
+
+std::optional<results::Migration> measure_migration(session::Session& session, const Side& change,
+                                                    const Side& below,
+                                                    const db::ConnectionInfo& below_db,
+                                                    const db::ConnectionInfo& change_db,
+                                                    measure::Progress& progress) {
+  const config::Config& cfg = change.config;
+  if (cfg.migrate.empty()) return std::nullopt;
+  migrate::Plan plan;
+  plan.migrate = cfg.migrate;
+  if (!plan.migrate.sql_dir.empty()) {
+    plan.files = migrate::new_sql_files(cfg.migrate, below.config.migrate);
+  }
+  plan.env = cfg.env;
+  plan.base_dir = cfg.base_dir;
+  plan.gate = cfg.migration_gate;
+  plan.timeout = cfg.default_timeout;
+  plan.who = side_label(change);
+  auto say = [&](const std::string& line) { progress.line(line); };
+  auto m = migrate::measure(session.provider(), below_db, change_db, plan, say);
+  if (!m) {
+    progress.line(fmt::format("migrate: {}'s migration changed nothing on {}'s data",
+                              side_label(change), side_label(below)));
+    return m;
+  }
+  if (cfg.scales.size() >= 2) {
+    // The same migration on below's data at each further scale: how what it costs grows.
+    std::vector<std::optional<results::Migration>> at;
+    plan.lock_check = false;
+    for (std::size_t i = 1; i < cfg.scales.size(); ++i) {
+      const double scale = cfg.scales[i];
+      session::ScaleDatabase database(session.provider(), below_db, scale);
+      try {
+        session.setup(below.config, below.name, database.info(), nullptr, scale);
+      } catch (const Error& e) {
+        if (e.code() != ExitCode::gate_failed) throw;
+        throw Error(ExitCode::infrastructure,
+                    fmt::format("setup ({}) at scale {}", side_label(below), fmt::format("{:g}", scale)),
+                    e.message() + "; the migration cannot be measured at that scale");
+      }
+      at.push_back(migrate::measure(session.provider(), database.info(), std::nullopt, plan, say));
+    }
+    std::vector<const results::Migration*> points{&*m};
+    for (const auto& x : at) points.push_back(x ? &*x : nullptr);
+    migrate::add_scales(*m, cfg.scales, points, cfg.production_scale, cfg.migration_gate);
+  }
+  for (const auto& f : m->findings) {
+    progress.line(fmt::format("migrate: {}: {}", to_string(f.severity), f.message));
+  }
+  for (const auto& d : m->drift) progress.line("migrate: schema drift: " + d);
+  return m;
 }
 
 }  // namespace coldgate::ab

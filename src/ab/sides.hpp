@@ -18,6 +18,10 @@
 #include "results/results.hpp"
 #include "util/error.hpp"
 
+namespace coldgate::session {
+class Session;
+}
+
 namespace coldgate::ab {
 
 /// The first 12 hex digits of a commit, as progress lines and messages name it.
@@ -140,6 +144,19 @@ void strip_worktree(results::Results& r, const std::filesystem::path& worktree);
 
 /// The first few uncommitted changes for a message: "M a.sql, ?? b.sql, … (7 in all)".
 std::string first_changes(const std::vector<std::string>& dirty);
+
+/// `change`'s migration (its `migrate:`) measured on a copy of `below_db`, the database `below`'s
+/// setup loaded, and its schema compared with `change_db` (the change's fresh setup); with
+/// `scales:` in the change's config, `below`'s data is set up again at each further scale (a
+/// session::ScaleDatabase each, dropped after) and the migration measured there too, then
+/// migrate::add_scales. nullopt when the change has no `migrate:` or its migration changed
+/// nothing. Throws what migrate::measure throws; a setup of `below` that fails at a scale is
+/// Error(infrastructure) at "setup (<below> …) at scale <s>".
+std::optional<results::Migration> measure_migration(session::Session& session, const Side& change,
+                                                    const Side& below,
+                                                    const db::ConnectionInfo& below_db,
+                                                    const db::ConnectionInfo& change_db,
+                                                    measure::Progress& progress);
 
 /// One stage of several commits, round-robin: run 1 of each measurer in order, then run 2 of
 /// each, … until all are done (a null entry is skipped: a commit without the stage).

@@ -14,6 +14,7 @@
 #include "measure/diagnose.hpp"
 #include "measure/environment.hpp"
 #include "measure/runner.hpp"
+#include "migrate/migrate.hpp"
 #include "session/run.hpp"
 #include "session/scales.hpp"
 #include "session/session.hpp"
@@ -68,6 +69,7 @@ class StackRun {
   void build_all();
   void check_stage_programs(bool built);
   void set_up_data();
+  void measure_migrations();
   void measure_round_robin();
   void finish();
   void note_decisions();
@@ -355,6 +357,26 @@ void StackRun::set_up_data() {
 }
 
 // REFn's stages in order; per stage, cold run 1 of each measured commit bottom-up, then run 2, …
+// Each pull request's migration on a copy of the data of the commit below it (both measured in
+// this run: a commit from the cache has no database here), before any stage runs.
+void StackRun::measure_migrations() {
+  for (std::size_t k = 1; k < m_sides.size(); ++k) {
+    if (m_sides[k].config.migrate.empty()) continue;
+    if (!measured(k) || !measured(k - 1) || !m_dbs[k - 1]) {
+      m_progress->line(fmt::format("migrate: {}'s migration not measured: {} came from the cache "
+                                   "(--no-cache measures it)",
+                                   side_label(m_sides[k]),
+                                   measured(k - 1) ? side_label(m_sides[k]) : side_label(m_sides[k - 1])));
+      continue;
+    }
+    m_phase = "migrate";
+    db::ConnectionInfo fresh = m_session->provider().connection_info();
+    if (m_dbs[k]) fresh = m_dbs[k]->info();
+    results(k).migration = ab::measure_migration(*m_session, m_sides[k], m_sides[k - 1],
+                                                 m_dbs[k - 1]->info(), fresh, *m_progress);
+  }
+}
+
 void StackRun::measure_round_robin() {
   const config::Config& top_cfg = m_sides.back().config;
   std::vector<measure::RunContext> ctx(m_sides.size());
@@ -381,14 +403,19 @@ void StackRun::measure_round_robin() {
     results(k).profile_note = measure::enable_profile(c, side.config.database);
     results(k).plans_note = c.plans_note;
     results(k).profile_limit = c.profile_limit;
-    // Each commit's database kept as its setup left it; the stages' isolation is the top's.
-    if (std::string note = measure::enable_isolation(c, top_cfg.stages); !note.empty()) {
-      m_progress->line("note: " + c.label + note);
-      results(k).warnings.push_back(note);
-    }
     stages[k] = k == top() ? std::vector<std::optional<config::Stage>>(top_cfg.stages.begin(),
                                                                         top_cfg.stages.end())
                            : base_stages(top_cfg, side.config);
+  }
+  measure_migrations();
+  m_phase = "stages";
+  for (std::size_t k = 0; k < m_sides.size(); ++k) {
+    if (!measured(k)) continue;
+    // Each commit's database kept as its setup left it; the stages' isolation is the top's.
+    if (std::string note = measure::enable_isolation(ctx[k], top_cfg.stages); !note.empty()) {
+      m_progress->line("note: " + ctx[k].label + note);
+      results(k).warnings.push_back(note);
+    }
   }
   if (m_outcome.measured == 0) {  // all from the cache
     m_session->stop();

@@ -72,6 +72,28 @@ std::string migration_section(const results::Migration& m) {
           t.rewritten ? fmt::format("yes, {} → {}", bytes(t.bytes_before), bytes(t.bytes_after)) : "no");
     }
   }
+  if (!m.growth.empty()) {
+    std::string header = "| Over the data scales |";
+    std::string rule = "|---|";
+    for (double scale : m.scales) {
+      header += fmt::format(" ×{:g} |", scale);
+      rule += "---:|";
+    }
+    header += " Growth |";
+    rule += "---|";
+    if (m.production_scale) {
+      header += fmt::format(" ×{:g} (production, projected) |", *m.production_scale);
+      rule += "---:|";
+    }
+    out += "\n" + header + "\n" + rule + "\n";
+    for (const auto& g : m.growth) {
+      std::string row = "| " + md_with_code(cut(g.what, 160)) + " |";
+      for (const auto& v : g.values_ms) row += " " + (v ? ms(*v) : std::string("—")) + " |";
+      row += " " + (g.growth.empty() ? std::string("—") : g.growth) + " |";
+      if (m.production_scale) row += " " + (g.projected_ms ? "≈ " + ms(*g.projected_ms) : std::string("—")) + " |";
+      out += row + "\n";
+    }
+  }
   if (!m.statements.empty()) {
     out += fmt::format("\n<details><summary>{} statement{} of the migration</summary>\n\n"
                        "| Statement | Calls | Time |\n|---|---:|---:|\n",
