@@ -255,5 +255,78 @@ TEST_F(MigrationGate, AMigrationThatFailsOnBasesDataFailsTheGateWithItsError) {
   EXPECT_NE(r.err.find("violated by some row"), std::string::npos) << r.err;
 }
 
+// scales: [1, 4, 16]: base's data set up at each scale (25,000 × scale orders) and the index
+// build measured on each; its server time grows with the rows, projected to production's size.
+TEST_F(MigrationGate, AtThreeScalesTheMigrationsGrowthIsFittedAndProjectedAndJudgedAtTheLargest) {
+  std::string config = slurp(dir / "coldgate.yaml");
+  config.replace(config.find("  - sql: db/seed.sql\n"), 21, "  - psql: db/seed.psql\n");
+  config += "scales: [1, 4, 16]\nproduction_scale: 400\n";
+  dir.write("coldgate.yaml", config);
+  dir.write("db/seed.psql",
+            "INSERT INTO customers (name) SELECT 'c' || g FROM generate_series(1, 100) g;\n"
+            "INSERT INTO orders (customer, amount) SELECT g % 100 + 1, g % 97 FROM "
+            "generate_series(1, 25000 * :scale) g;\n");
+  fs::remove(dir / "db/seed.sql");
+  commit("base at three scales");
+  run_git(dir.path(), {"branch", "-f", "base"});
+  auto r = pull_request("002_index.sql", "CREATE INDEX orders_amount_idx ON orders (amount);\n");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  auto res = results();
+  ASSERT_TRUE(res.migration);
+  const auto& m = *res.migration;
+  EXPECT_EQ(m.scales, (std::vector<double>{1, 4, 16}));
+  ASSERT_TRUE(m.production_scale);
+  const results::MigrationGrowth* build = nullptr;
+  for (const auto& g : m.growth) {
+    if (g.what == "statement `CREATE INDEX orders_amount_idx ON orders (amount)`") build = &g;
+  }
+  ASSERT_NE(build, nullptr);
+  ASSERT_EQ(build->values_ms.size(), 3u);
+  for (const auto& v : build->values_ms) EXPECT_TRUE(v);
+  EXPECT_EQ(build->growth, "linear");
+  ASSERT_TRUE(build->projected_ms);
+  EXPECT_GT(*build->projected_ms, *build->values_ms.back());
+  // The index build is judged where the table is largest: 400,000 rows.
+  const auto* f = find(m, results::MigrationFindingKind::index_build);
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->rows, 400000);
+  EXPECT_NE(f->message.find("(at scale 16, the largest)"), std::string::npos) << f->message;
+  const std::string report = slurp(dir / "coldgate-out/report.md");
+  EXPECT_NE(report.find("| Over the data scales | ×1 | ×4 | ×16 | Growth | ×400 (production, projected) |"),
+            std::string::npos)
+      << report;
+}
+
+// A stack base ← pr1 (an index, concurrently) ← pr2 (a type change): each pull request's
+// migration runs on the data of the commit below it.
+TEST_F(MigrationGate, InAStackEachMigrationIsMeasuredOnTheDataBelowIt) {
+  dir.write("db/migrations/002_index.sql",
+            "CREATE INDEX CONCURRENTLY orders_amount_idx ON orders (amount);\n");
+  commit("pr1: concurrent index");
+  run_git(dir.path(), {"branch", "pr1"});
+  run_git(dir.path(), {"checkout", "-q", "-b", "pr2"});
+  dir.write("db/migrations/003_type.sql", "ALTER TABLE orders ALTER COLUMN amount TYPE bigint;\n");
+  commit("pr2: type change");
+  auto r = run_coldgate({"stack", "base", "pr1", "pr2"}, dir.path(), "",
+                        {"CI=", "GITHUB_ACTIONS=", "GITHUB_BASE_REF=", "GITHUB_HEAD_REF="});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  auto pr1 = results::from_json(slurp(dir / "coldgate-out/stack/1-pr1/results.json"), "pr1");
+  auto pr2 = results::from_json(slurp(dir / "coldgate-out/stack/2-pr2/results.json"), "pr2");
+  ASSERT_TRUE(pr1.migration);
+  EXPECT_EQ(pr1.migration->files, std::vector<std::string>{"002_index.sql"});
+  EXPECT_TRUE(pr1.migration->findings.empty());
+  ASSERT_TRUE(pr2.migration);
+  EXPECT_EQ(pr2.migration->files, std::vector<std::string>{"003_type.sql"});
+  const auto* f = find(*pr2.migration, results::MigrationFindingKind::rewrite);
+  ASSERT_NE(f, nullptr);
+  // pr2's migration met pr1's data: orders with pr1's index, larger than base's orders were.
+  const auto* before_pr1 = table(*pr1.migration, "public.orders");
+  const auto* before_pr2 = table(*pr2.migration, "public.orders");
+  ASSERT_NE(before_pr1, nullptr);
+  ASSERT_NE(before_pr2, nullptr);
+  EXPECT_GT(before_pr2->bytes_before, before_pr1->bytes_before);
+  EXPECT_TRUE(pr2.migration->drift.empty());
+}
+
 }  // namespace
 }  // namespace coldgate::testing
