@@ -293,6 +293,7 @@ std::pair<std::string, std::string> without_password(const std::string& url) {
 
 struct Starter {
   std::string database;  // the `database:` section
+  std::string migrate;   // the `migrate:` section, or "" for none
   std::string setup;     // the `setup:` section (comments only when there is nothing to load)
 };
 
@@ -351,27 +352,35 @@ Starter local_starter(const DumpKind* kind, const std::string& rel) {
   return s;
 }
 
-// The `setup:` section of `--setup`: each command a `command:` step run with /bin/sh -c in the
-// config's folder (so `cd_prefix`, "cd .. && " when the config is not in the folder init ran
-// the commands in), then analyze; named after the ORM when init recognised one.
-std::string commands_setup(const std::vector<std::string>& commands, const OrmRecipe* orm,
-                           const std::string& cd_prefix) {
-  std::string s = commented("setup:", "loads the data, one step per item");
+// The `migrate:` and `setup:` sections of `--setup`: each command a `command:` step run with
+// /bin/sh -c in the config's folder (so `cd_prefix`, "cd .. && " when the config is not in the
+// folder init ran the commands in), then analyze; named after the ORM when init recognised one.
+// The first command that is the ORM's migrate command is the config's `migrate:` instead, and
+// its step `- migrate`, so that `coldgate ab` runs the pull request's migration on base's data.
+void commands_setup(Starter& s, const std::vector<std::string>& commands, const OrmRecipe* orm,
+                    const std::string& cd_prefix) {
+  constexpr std::string_view k_how = "/bin/sh -c, with PGHOST … DATABASE_URL set";
+  s.setup = commented("setup:", "loads the data, one step per item");
   if (orm) {
-    s += fmt::format("  # {} ({}): the application's own migrations and seeds build the database,\n"
-                     "  # as `coldgate init --setup` ran them.\n",
-                     orm->name, orm->evidence);
+    s.setup += fmt::format(
+        "  # {} ({}): the application's own migrations and seeds build the database,\n"
+        "  # as `coldgate init --setup` ran them.\n",
+        orm->name, orm->evidence);
   }
-  for (std::size_t i = 0; i < commands.size(); ++i) {
-    std::string line = "  - command: " + yaml_text(cd_prefix + commands[i]);
-    if (i == 0) {
-      s += commented(line, "/bin/sh -c, with PGHOST … DATABASE_URL set");
-    } else {
-      s += line + "\n";
+  bool commented_how = false;
+  for (const auto& command : commands) {
+    if (s.migrate.empty() && orm && is_migrate_command(*orm, command)) {
+      s.migrate = "# coldgate ab runs the pull request's migration on a copy of base's data.\n"
+                  "migrate:\n";
+      s.migrate += commented("  command: " + yaml_text(cd_prefix + command), k_how);
+      s.setup += commented("  - migrate", "the migrate: command above");
+      continue;
     }
+    std::string line = "  - command: " + yaml_text(cd_prefix + command);
+    s.setup += commented_how ? line + "\n" : commented(line, k_how);
+    commented_how = true;
   }
-  s += commented("  - analyze: true", "statistics for the planner");
-  return s;
+  s.setup += commented("  - analyze: true", "statistics for the planner");
 }
 
 Starter external_starter(const std::string& url, bool has_password) {
@@ -505,6 +514,7 @@ std::string starter_text(const Starter& s, const std::string& invocation) {
          "# take the snapshots, `coldgate run` again (exit 0), then commit them with this file.\n";
   out += "version: 1\n\n";
   out += s.database + "\n";
+  if (!s.migrate.empty()) out += s.migrate + "\n";
   out += s.setup + "\n";
   out += commented("# defaults:", "of every stage");
   out += commented("#   runs: 5", "cold runs, each a fresh process");
@@ -643,6 +653,13 @@ void run_setup_commands(const std::vector<std::string>& commands) {
 
 }  // namespace
 
+std::string setup_config(const std::vector<std::string>& commands, const OrmRecipe* orm,
+                         const std::string& cd_prefix) {
+  Starter starter = local_starter(nullptr, "");
+  commands_setup(starter, commands, orm, cd_prefix);
+  return starter_text(starter, init_line(commands, "coldgate.yaml"));
+}
+
 int run_init(const InitArgs& args) {
   const fs::path output = args.output;
   std::error_code ec;
@@ -665,6 +682,7 @@ int run_init(const InitArgs& args) {
   std::string invocation = "coldgate init";
   std::vector<std::string> notes;  // printed after "wrote"
   Starter starter;
+  std::string text;  // the file, when a branch writes it whole
   if (!args.from_url.empty()) {
     // Refuses a malformed URL, and masks its password in every later error.
     const db::ConnectionInfo server = db::ConnectionInfo::parse(args.from_url, "--from-url");
@@ -703,15 +721,20 @@ int run_init(const InitArgs& args) {
     // The steps run in the config's folder: from elsewhere they first go where init ran them.
     const fs::path rel = here.lexically_normal().lexically_proximate(folder);
     const std::string cd_prefix = rel == "." ? "" : "cd " + shell_word(rel.generic_string()) + " && ";
-    starter = local_starter(nullptr, "");
-    starter.setup = commands_setup(args.setup, orm ? &*orm : nullptr, cd_prefix);
-    invocation = init_line(args.setup, "coldgate.yaml");
+    text = setup_config(args.setup, orm ? &*orm : nullptr, cd_prefix);
   } else if (orm) {
     // An ORM's database comes from its migrations and seeders, which init runs with --setup:
     // a starter written now would stand in the way of that line.
     std::cout << fmt::format("recognised {} ({}): its migrations and seeds make the database; "
                              "run them through init:\n  {}\n",
                              orm->name, orm->evidence, init_line(orm->setup, args.output));
+    const bool migrates = std::any_of(orm->setup.begin(), orm->setup.end(), [&](const auto& c) {
+      return is_migrate_command(*orm, c);
+    });
+    if (migrates) {
+      std::cout << "its migrate command becomes the config's migrate:, which coldgate ab runs on "
+                   "a copy of base's data\n";
+    }
     if (!orm->note.empty()) std::cout << "note: " << orm->note << '\n';
     std::cout << "nothing written (with commands of your own, pass those as --setup)\n";
     return 0;
@@ -721,7 +744,8 @@ int run_init(const InitArgs& args) {
                     "init --from-dump FILE, or --setup 'COMMAND' for your migrations, instead)");
   }
 
-  if (!util::create_file_atomic(output, starter_text(starter, invocation))) {
+  if (text.empty()) text = starter_text(starter, invocation);
+  if (!util::create_file_atomic(output, text)) {
     throw usage_error(output.string(), "already exists, and init never overwrites a file: pass "
                                        "-o PATH for another one, or remove it");
   }

@@ -6,6 +6,8 @@
 
 namespace coldgate::cli {
 
+struct OrmRecipe;
+
 /// Arguments of `coldgate init`.
 struct InitArgs {
   std::string from_dump;                // --from-dump FILE: a pg_dump file or directory archive
@@ -41,12 +43,22 @@ DumpKind detect_dump(const std::filesystem::path& path);
 /// snapshot paths, plus a `sql:` file stage commented out) — and prints what it detected and the
 /// next command. With --setup it first runs those commands in the current folder (as setup
 /// `command:` steps, on a throwaway local cluster), says what tables they made and writes them as
-/// the setup steps; without a dump, URL or --setup in a folder whose ORM recognise_orm() knows,
-/// it writes nothing and prints the `coldgate init --setup …` line to run. Returns 0. Throws
+/// the setup steps (setup_config(): the recognised ORM's migrate command as `migrate:`); without
+/// a dump, URL or --setup in a folder whose ORM recognise_orm() knows, it writes nothing and
+/// prints the `coldgate init --setup …` line to run. Returns 0. Throws
 /// Error(usage) when args.output exists (it never overwrites), for --setup with --from-dump or
 /// --from-url and for both of those, and for what detect_dump() or the URL's parser refuses; a
 /// --setup command that fails throws its setup step's error (exit 1 when it exits non-zero),
 /// named `init --setup 'CMD'`, with nothing written.
 int run_init(const InitArgs& args);
+
+/// The config `init --setup` writes for `commands` (shell commands, in order) without running
+/// them: a local `database:`, each command a setup `command:` step prefixed with `cd_prefix`
+/// ("" or "cd DIR && ", the folder init ran them in seen from the config's), then `analyze:
+/// true`, and the starter stages. The first command that is `orm`'s migrate command
+/// (is_migrate_command) is written as the top-level `migrate: {command: …}` and its step as
+/// `- migrate`; `orm` may be null (no ORM recognised). Never throws but std::bad_alloc.
+std::string setup_config(const std::vector<std::string>& commands, const OrmRecipe* orm,
+                         const std::string& cd_prefix);
 
 }  // namespace coldgate::cli

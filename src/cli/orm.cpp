@@ -75,7 +75,8 @@ std::vector<std::string> django_seed(const fs::path& folder) {
 
 std::optional<OrmRecipe> django(const fs::path& folder) {
   if (!is_file(folder / "manage.py")) return std::nullopt;
-  OrmRecipe r{"Django", "manage.py", {"python3 manage.py migrate"}, {"django_migrations"}, ""};
+  OrmRecipe r{"Django", "manage.py", {"python3 manage.py migrate"}, "python3 manage.py migrate",
+              {"django_migrations"}, ""};
   for (auto& line : django_seed(folder)) r.setup.push_back(std::move(line));
   r.note = "settings.py's DATABASES must read DATABASE_URL (or PGHOST, PGPORT, PGUSER, "
            "PGPASSWORD, PGDATABASE)";
@@ -84,16 +85,25 @@ std::optional<OrmRecipe> django(const fs::path& folder) {
 
 std::optional<OrmRecipe> rails(const fs::path& folder) {
   if (!is_file(folder / "bin" / "rails")) return std::nullopt;
-  // A committed schema loads in one step; without one the migrations build it.
+  // A committed schema loads in one step, with the seeds; without one the migrations build it,
+  // and the seeds are a step of their own, so that the migrate command migrates only.
   bool schema = is_file(folder / "db" / "schema.rb") || is_file(folder / "db" / "structure.sql");
-  std::string line = schema ? "bin/rails db:schema:load" : "bin/rails db:migrate";
-  if (is_file(folder / "db" / "seeds.rb")) line += " db:seed";
-  return OrmRecipe{"Rails", "bin/rails", {line}, {"schema_migrations", "ar_internal_metadata"}, ""};
+  bool seeds = is_file(folder / "db" / "seeds.rb");
+  OrmRecipe r{"Rails", "bin/rails", {}, "bin/rails db:migrate",
+              {"schema_migrations", "ar_internal_metadata"}, ""};
+  if (schema) {
+    r.setup.push_back(seeds ? "bin/rails db:schema:load db:seed" : "bin/rails db:schema:load");
+  } else {
+    r.setup.push_back(r.migrate);
+    if (seeds) r.setup.push_back("bin/rails db:seed");
+  }
+  return r;
 }
 
 std::optional<OrmRecipe> alembic(const fs::path& folder) {
   if (!is_file(folder / "alembic.ini")) return std::nullopt;
-  OrmRecipe r{"Alembic", "alembic.ini", {"alembic upgrade head"}, {"alembic_version"}, ""};
+  OrmRecipe r{"Alembic", "alembic.ini", {"alembic upgrade head"}, "alembic upgrade head",
+              {"alembic_version"}, ""};
   if (is_file(folder / "seed.py")) r.setup.push_back("python3 seed.py");
   r.note = "the migrations' env.py must take its URL from DATABASE_URL";
   return r;
@@ -124,7 +134,7 @@ std::optional<OrmRecipe> ef_core(const fs::path& folder) {
   if (project->parent_path() != folder) {
     line += " --project " + project->parent_path().lexically_relative(folder).generic_string();
   }
-  return OrmRecipe{"EF Core", rel + ": Microsoft.EntityFrameworkCore", {line},
+  return OrmRecipe{"EF Core", rel + ": Microsoft.EntityFrameworkCore", {line}, line,
                    {"__EFMigrationsHistory"},
                    "the DbContext's connection string must come from the environment "
                    "(PGHOST, PGPORT, PGUSER, PGPASSWORD, PGDATABASE)"};
@@ -172,7 +182,8 @@ std::optional<OrmRecipe> node(const fs::path& folder) {
   auto evidence = [](const char* dependency) { return std::string("package.json: ") + dependency; };
   if (has("prisma") || has("@prisma/client")) {
     OrmRecipe r{"Prisma", evidence(has("prisma") ? "prisma" : "@prisma/client"),
-                {"npx prisma migrate deploy"}, {"_prisma_migrations"}, ""};
+                {"npx prisma migrate deploy"}, "npx prisma migrate deploy",
+                {"_prisma_migrations"}, ""};
     auto prisma = doc.find("prisma");
     if (prisma != doc.end() && prisma->is_object() && prisma->contains("seed")) {
       r.setup.push_back("npx prisma db seed");
@@ -185,9 +196,9 @@ std::optional<OrmRecipe> node(const fs::path& folder) {
   if (typeorm && typeorm_before_0_3(typeorm_range)) {
     // TypeScript entities and migrations need ts-node in front of the CLI, as 0.2's docs show.
     const bool typescript = is_file(folder / "tsconfig.json") || is_file(folder / "ormconfig.ts");
-    OrmRecipe r{"TypeORM 0.2", evidence("typeorm") + " " + typeorm_range,
-                {typescript ? "npx ts-node ./node_modules/typeorm/cli.js migration:run"
-                            : "npx typeorm migration:run"},
+    std::string line = typescript ? "npx ts-node ./node_modules/typeorm/cli.js migration:run"
+                                  : "npx typeorm migration:run";
+    OrmRecipe r{"TypeORM 0.2", evidence("typeorm") + " " + typeorm_range, {line}, line,
                 {"migrations"}, ""};
     r.note = "TypeORM 0.2 reads its connection from ormconfig, or from the TYPEORM_* variables "
              "when TYPEORM_URL is set: TYPEORM_CONNECTION=postgres, TYPEORM_URL=$DATABASE_URL, "
@@ -199,15 +210,16 @@ std::optional<OrmRecipe> node(const fs::path& folder) {
     std::string file = source.value_or("src/data-source.ts");
     // A TypeScript data source needs TypeORM's ts-node entry point; a built one the plain CLI.
     std::string cli = file.ends_with(".ts") ? "typeorm-ts-node-commonjs" : "typeorm";
-    OrmRecipe r{"TypeORM", evidence("typeorm"), {"npx " + cli + " migration:run -d " + file},
-                {"migrations"}, ""};
+    std::string line = "npx " + cli + " migration:run -d " + file;
+    OrmRecipe r{"TypeORM", evidence("typeorm"), {line}, line, {"migrations"}, ""};
     r.note = source ? "the data source must read DATABASE_URL"
                     : "no data source file found: put yours after -d; it must read DATABASE_URL";
     return r;
   }
   if (has("sequelize") || has("sequelize-cli")) {
     OrmRecipe r{"Sequelize", evidence(has("sequelize") ? "sequelize" : "sequelize-cli"),
-                {"npx sequelize-cli db:migrate"}, {"SequelizeMeta"}, ""};
+                {"npx sequelize-cli db:migrate"}, "npx sequelize-cli db:migrate",
+                {"SequelizeMeta"}, ""};
     if (is_folder(folder / "seeders") || is_file(folder / ".sequelizerc")) {
       r.setup.push_back("npx sequelize-cli db:seed:all");
     }
@@ -215,7 +227,7 @@ std::optional<OrmRecipe> node(const fs::path& folder) {
     return r;
   }
   if (has("knex")) {
-    OrmRecipe r{"Knex", evidence("knex"), {"npx knex migrate:latest"},
+    OrmRecipe r{"Knex", evidence("knex"), {"npx knex migrate:latest"}, "npx knex migrate:latest",
                 {"knex_migrations", "knex_migrations_lock"}, ""};
     if (is_folder(folder / "seeds")) r.setup.push_back("npx knex seed:run");
     r.note = "the knexfile's connection must read DATABASE_URL";
@@ -233,6 +245,22 @@ std::optional<OrmRecipe> recognise_orm(const fs::path& folder) {
     if (auto r = recognise(folder)) return r;
   }
   return std::nullopt;
+}
+
+bool is_migrate_command(const OrmRecipe& orm, const std::string& command) {
+  // The command's words; its program by file name.
+  auto words = [](const std::string& text) {
+    std::vector<std::string> out;
+    std::size_t at = 0;
+    while ((at = text.find_first_not_of(" \t", at)) != std::string::npos) {
+      std::size_t end = std::min(text.find_first_of(" \t", at), text.size());
+      out.push_back(text.substr(at, end - at));
+      at = end;
+    }
+    if (!out.empty()) out.front() = fs::path(out.front()).filename().string();
+    return out;
+  };
+  return !orm.migrate.empty() && words(command) == words(orm.migrate);
 }
 
 }  // namespace coldgate::cli

@@ -14,6 +14,11 @@ struct OrmRecipe {
   std::string name;                 // "Django", "Sequelize", …
   std::string evidence;             // what gave it away, for humans: "manage.py", "package.json: sequelize"
   std::vector<std::string> setup;   // shell commands, in order, run in the project's folder
+  /// The command that applies the migrations a database lacks (`python3 manage.py migrate`):
+  /// what `init --setup` writes as the config's `migrate:`, which `coldgate ab` runs on a copy
+  /// of base's data. One of `setup` (the first), but for Rails with a committed schema, whose
+  /// fresh database loads the schema instead.
+  std::string migrate;
   std::vector<std::string> tables;  // its bookkeeping tables, e.g. django_migrations
   std::string note;                 // what to check in the commands, else ""
 };
@@ -29,5 +34,10 @@ const std::vector<std::string>& bookkeeping_tables();
 /// Sequelize and Knex, in that order; nullopt when none. Never throws: a file it cannot read
 /// counts as absent.
 std::optional<OrmRecipe> recognise_orm(const std::filesystem::path& folder);
+
+/// True when the shell command `command` is `orm`'s migrate command: the same words, the
+/// program compared by its file name (`/usr/bin/python3 manage.py migrate` is Django's
+/// `python3 manage.py migrate`). False when the recipe has none.
+bool is_migrate_command(const OrmRecipe& orm, const std::string& command);
 
 }  // namespace coldgate::cli

@@ -1,6 +1,7 @@
 // `coldgate init --setup` on the example applications of tests/apps/, as a new user of an ORM
 // application goes from a clone to a passing gate: init runs the application's own migrate and
-// seed commands on a throwaway local cluster and writes them as setup steps; the first run
+// seed commands on a throwaway local cluster and writes them as setup steps (the migrate
+// command as the config's migrate: and its step `- migrate`); the first run
 // gives the snapshots (exit 1: none committed yet), accept takes them, the second run passes.
 // The starter's stages leave out the migration tools' bookkeeping tables and get no diagnosis
 // about their own catalog queries. The Django app runs on Debian's python3-django
@@ -43,7 +44,12 @@ void clone_to_passing_gate(const fs::path& app, const std::vector<std::string>& 
   config::Config cfg = config::load(app / "coldgate.yaml");
   EXPECT_EQ(cfg.database.provider, config::Provider::local);
   ASSERT_EQ(cfg.setup.size(), setup.size() + 1);
-  for (std::size_t i = 0; i < setup.size(); ++i) {
+  // The first command is the ORM's migrate command: the config's migrate:, run as `- migrate`
+  // (and by ab on a copy of base's data); the seeds stay command: steps.
+  EXPECT_EQ(cfg.migrate.shell, setup[0]);
+  EXPECT_EQ(cfg.setup[0].kind, config::SetupStep::Kind::migrate);
+  EXPECT_EQ(cfg.setup[0].shell, setup[0]);
+  for (std::size_t i = 1; i < setup.size(); ++i) {
     EXPECT_EQ(cfg.setup[i].kind, config::SetupStep::Kind::command);
     EXPECT_EQ(cfg.setup[i].shell, setup[i]);
   }
@@ -100,6 +106,11 @@ TEST(InitSetup, TheDjangoExampleFromCloneToAPassingGate) {
   const std::string yaml = slurp(app / "coldgate.yaml");
   EXPECT_NE(yaml.find("  # Django (manage.py): the application's own migrations and seeds build "
                       "the database,\n"),
+            std::string::npos)
+      << yaml;
+  EXPECT_NE(yaml.find("# coldgate ab runs the pull request's migration on a copy of base's data.\n"
+                      "migrate:\n"
+                      "  command: \"/usr/bin/python3 manage.py migrate\"  # /bin/sh -c"),
             std::string::npos)
       << yaml;
 }

@@ -6,6 +6,8 @@
 
 #include <filesystem>
 
+#include "cli/init_command.hpp"
+#include "cli/orm.hpp"
 #include "config/config.hpp"
 #include "support/golden.hpp"
 #include "support/support.hpp"
@@ -48,6 +50,14 @@ std::string setup_lines(const std::string& yaml) {
   auto start = yaml.find("\nsetup:");
   if (start == std::string::npos) return {};
   start = yaml.find('\n', start + 1) + 1;
+  return yaml.substr(start, yaml.find("\n\n", start) - start + 1);
+}
+
+// The `migrate:` section of a written config with the comment line above it, or "".
+std::string migrate_lines(const std::string& yaml) {
+  auto start = yaml.find("\nmigrate:\n");
+  if (start == std::string::npos) return {};
+  start = yaml.rfind('\n', start - 1) + 1;
   return yaml.substr(start, yaml.find("\n\n", start) - start + 1);
 }
 
@@ -522,8 +532,14 @@ TEST_F(Init, AnOrmsFolderGetsTheInitSetupLineToRunAndNothingWritten) {
     auto r = run_coldgate({"init"}, folder.path());
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(r.err, "");
-    EXPECT_EQ(r.out, c.said + c.note + "nothing written (with commands of your own, pass those as "
-                                       "--setup)\n");
+    // Each line's first command is the ORM's migrate command, but Rails' loading its schema.
+    const bool migrates = c.said.find("db:schema:load") == std::string::npos;
+    EXPECT_EQ(r.out, c.said +
+                         (migrates ? "its migrate command becomes the config's migrate:, which "
+                                     "coldgate ab runs on a copy of base's data\n"
+                                   : "") +
+                         c.note + "nothing written (with commands of your own, pass those as "
+                                  "--setup)\n");
     EXPECT_FALSE(fs::exists(folder / "coldgate.yaml")) << c.said;
   }
 }
@@ -545,6 +561,74 @@ TEST_F(Init, TheInitSetupLineKeepsTheOutputPath) {
   auto dump = init({"--from-dump", "db/dump.sql"});
   EXPECT_EQ(dump.exit_code, 0) << dump.err;
   EXPECT_TRUE(fs::exists(dir_ / "coldgate.yaml"));
+}
+
+// What init --setup writes (without running the commands, which needs a server): in a Django
+// folder the recipe's migrate command becomes the config's migrate: and its step `- migrate`,
+// also when --setup names the interpreter by its path; the seed stays a command: step; and
+// coldgate's loader reads the file back as such.
+TEST_F(Init, TheOrmsMigrateCommandIsWrittenAsMigrateAndTheFileLoads) {
+  dir_.write("manage.py", "#!/usr/bin/env python\n");
+  dir_.write("shop/fixtures/shop.json", "[]");
+  const auto orm = cli::recognise_orm(dir_.path());
+  ASSERT_TRUE(orm);
+  EXPECT_EQ(orm->migrate, "python3 manage.py migrate");
+  ASSERT_EQ(orm->setup,
+            (std::vector<std::string>{"python3 manage.py migrate", "python3 manage.py loaddata shop"}));
+
+  for (const std::string& migrate : {std::string("python3 manage.py migrate"),
+                                     std::string("/usr/bin/python3  manage.py migrate")}) {
+    const std::vector<std::string> commands{migrate, "python3 manage.py loaddata shop"};
+    const std::string yaml = cli::setup_config(commands, &*orm, "");
+    EXPECT_EQ(migrate_lines(yaml),
+              "# coldgate ab runs the pull request's migration on a copy of base's data.\n"
+              "migrate:\n"
+              "  command: \"" + migrate + "\"  # /bin/sh -c, with PGHOST … DATABASE_URL set\n");
+    EXPECT_EQ(setup_lines(yaml),
+              "  # Django (manage.py): the application's own migrations and seeds build the "
+              "database,\n"
+              "  # as `coldgate init --setup` ran them.\n"
+              "  - migrate                       # the migrate: command above\n"
+              "  - command: \"python3 manage.py loaddata shop\"  # /bin/sh -c, with PGHOST … "
+              "DATABASE_URL set\n"
+              "  - analyze: true                 # statistics for the planner\n");
+    // The migrate: section comes before setup:, whose `- migrate` needs it.
+    EXPECT_LT(yaml.find("\nmigrate:\n"), yaml.find("\nsetup:"));
+    const fs::path file = dir_ / "coldgate.yaml";
+    fs::remove(file);
+    dir_.write("coldgate.yaml", yaml);
+    const config::Config cfg = config::load(file);
+    EXPECT_EQ(cfg.migrate.shell, migrate);
+    EXPECT_EQ(cfg.migrate.key, "migrate.command");
+    ASSERT_EQ(cfg.setup.size(), 3u);
+    EXPECT_EQ(cfg.setup[0].kind, config::SetupStep::Kind::migrate);
+    EXPECT_EQ(cfg.setup[0].shell, migrate);
+    EXPECT_EQ(cfg.setup[1].kind, config::SetupStep::Kind::command);
+    EXPECT_EQ(cfg.setup[1].shell, "python3 manage.py loaddata shop");
+    EXPECT_EQ(cfg.setup[2].kind, config::SetupStep::Kind::analyze);
+    EXPECT_EQ(cfg.stages.size(), 2u);
+  }
+
+  // From another folder the migrate command goes there first, as the steps do.
+  const std::string elsewhere = cli::setup_config({"python3 manage.py migrate"}, &*orm, "cd .. && ");
+  EXPECT_NE(elsewhere.find("\n  command: \"cd .. && python3 manage.py migrate\""), std::string::npos)
+      << elsewhere;
+  // Another command (more words, or no ORM) stays a command: step and no migrate: is written.
+  for (const auto& [command, recipe] :
+       {std::pair{std::string("python3 manage.py migrate --fake"), &*orm},
+        std::pair{std::string("python3 manage.py migrate"), static_cast<const cli::OrmRecipe*>(nullptr)}}) {
+    const std::string yaml = cli::setup_config({command}, recipe, "");
+    EXPECT_EQ(migrate_lines(yaml), "") << command;
+    EXPECT_NE(setup_lines(yaml).find("  - command: \"" + command + "\""), std::string::npos) << yaml;
+  }
+  // Rails with a committed schema loads it: its migrate command is no setup step of its own.
+  TempDir rails;
+  rails.write("bin/rails", "");
+  rails.write("db/schema.rb", "");
+  const auto loads = cli::recognise_orm(rails.path());
+  ASSERT_TRUE(loads);
+  EXPECT_EQ(loads->migrate, "bin/rails db:migrate");
+  EXPECT_FALSE(cli::is_migrate_command(*loads, loads->setup.at(0)));
 }
 
 }  // namespace
