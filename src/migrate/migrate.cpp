@@ -508,13 +508,22 @@ std::optional<results::Migration> measure(const db::Provider& provider,
     f.fix = "build it with CREATE INDEX CONCURRENTLY outside a transaction (Django: "
             "AddIndexConcurrently in a migration with atomic = False; Rails: algorithm: "
             ":concurrently with disable_ddl_transaction!; Alembic: "
-            "op.create_index(…, postgresql_concurrently=True) in an autocommit block)";
+            "op.create_index(…, postgresql_concurrently=True) in an autocommit block; Knex: "
+            "exports.config = { transaction: false } and knex.raw('CREATE INDEX CONCURRENTLY …'))";
     m.findings.push_back(std::move(f));
   }
   const double max_stall_ms = static_cast<double>(gate.max_stall.count());
   for (const auto& t : m.tables) {
     const double stall = std::max(t.read_stall_ms, t.write_stall_ms);
     if (!t.probed || stall <= max_stall_ms) continue;
+    // A rewrite or index build of the table is its stall's cause, and its finding says how long
+    // reads and writes waited: one regression, not two.
+    if (std::any_of(m.findings.begin(), m.findings.end(), [&](const MigrationFinding& x) {
+          return x.table == t.name && (x.kind == MigrationFindingKind::rewrite ||
+                                       x.kind == MigrationFindingKind::index_build);
+        })) {
+      continue;
+    }
     MigrationFinding f;
     f.kind = MigrationFindingKind::stall;
     f.table = t.name;
@@ -570,7 +579,7 @@ std::optional<results::Migration> measure(const db::Provider& provider,
       f.fix = "SET lock_timeout (e.g. '5s') before the statement and retry the migration when it "
               "gives up (Django: migrations.RunSQL(\"SET LOCAL lock_timeout = '5s'\") first in "
               "the migration; Rails: strong_migrations; Alembic: op.execute(\"SET LOCAL "
-              "lock_timeout = '5s'\"))";
+              "lock_timeout = '5s'\"); Knex: knex.raw(\"SET LOCAL lock_timeout = '5s'\"))";
       m.findings.push_back(std::move(f));
     }
   }

@@ -60,6 +60,11 @@ std::string migration_section(const results::Migration& m) {
     out += "\n";
   }
   if (!m.tables.empty()) {
+    if (m.scales.size() >= 2) {
+      out += fmt::format("\nThe tables at scale ×{:g}, where setup loads the data; the verdicts "
+                         "above are made at ×{:g}, the largest:\n",
+                         m.scales.front(), m.scales.back());
+    }
     out += "\n| Table | Rows | Lock seen (held) | Reads waited | Writes waited | Rewrite |\n"
            "|---|---:|---|---:|---:|---|\n";
     for (const auto& t : m.tables) {
