@@ -247,11 +247,18 @@ void StackRun::start_session() {
 // A commit measured before in this environment with this config is not measured again. A
 // pull request's commit is taken only with its snapshot checks (not one cached as a base).
 void StackRun::take_from_cache() {
+  // Each pull request's migration runs on the data of the commit below it, which a cached
+  // result does not hold: with `migrate:`, every commit is set up and measured.
+  const bool migrations = !m_sides.back().config.migrate.empty();
+  if (migrations && m_options.use_cache) {
+    m_progress->line("the stack's commits are set up and measured, not taken from the cache: "
+                     "each pull request's migration runs on the data of the commit below it");
+  }
   for (std::size_t k = 0; k < m_sides.size(); ++k) {
     StackCommit& c = m_outcome.commits[k];
     const fs::path file = cache_file(m_out / "cache", c.commit, m_print);
     std::optional<results::Results> cached;
-    if (m_options.use_cache) cached = load_cached(file);
+    if (m_options.use_cache && !migrations) cached = load_cached(file);
     if (cached && k > 0 && !has_snapshot_checks(*cached, m_sides[k].config)) cached.reset();
     // A snapshot that does not match needs its candidate in this run's outputs, for review and
     // accept: measured again rather than pointing at a file no longer there.
@@ -363,10 +370,12 @@ void StackRun::measure_migrations() {
   for (std::size_t k = 1; k < m_sides.size(); ++k) {
     if (m_sides[k].config.migrate.empty()) continue;
     if (!measured(k) || !measured(k - 1) || !m_dbs[k - 1]) {
-      m_progress->line(fmt::format("migrate: {}'s migration not measured: {} came from the cache "
-                                   "(--no-cache measures it)",
-                                   side_label(m_sides[k]),
-                                   measured(k - 1) ? side_label(m_sides[k]) : side_label(m_sides[k - 1])));
+      // Only a commit without the config's `migrate:` below one with it gets here.
+      const std::string note = fmt::format(
+          "{}'s migration was not measured: {} has no database in this run", side_label(m_sides[k]),
+          measured(k - 1) ? side_label(m_sides[k]) : side_label(m_sides[k - 1]));
+      m_progress->line("migrate: " + note);
+      results(k).warnings.push_back(note);
       continue;
     }
     m_phase = "migrate";
