@@ -153,22 +153,32 @@ TEST(RecordedChildren, TheirGroupsAreKilledAndTheRecordsGoWhenReaped) {
   EXPECT_TRUE(std::filesystem::exists(records / std::to_string(leader.pid())));
   EXPECT_FALSE(std::filesystem::exists(records / std::to_string(reaped.pid())));
   // A group whose leader has exited, its member left running, as a killed owner recorded it.
+  // The leader waits until its start time is read (`release` closed): one that had exited by
+  // then would be recorded as no process at all.
   int pipe_fds[2];
+  int release[2];
   ASSERT_EQ(::pipe(pipe_fds), 0);
+  ASSERT_EQ(::pipe(release), 0);
   pid_t group = ::fork();
   if (group == 0) {
     ::setpgid(0, 0);
+    ::close(release[1]);
     pid_t member = ::fork();
     if (member == 0) {
       ::execlp("sleep", "sleep", "60", static_cast<char*>(nullptr));
       ::_exit(127);
     }
     [[maybe_unused]] ssize_t n = ::write(pipe_fds[1], &member, sizeof member);
+    char byte = 0;
+    [[maybe_unused]] ssize_t r = ::read(release[0], &byte, 1);  // 0 once the parent closes it
     ::_exit(0);
   }
-  const long long group_start = process_start_time(group);
+  ::close(release[0]);
   pid_t member = 0;
   ASSERT_EQ(::read(pipe_fds[0], &member, sizeof member), static_cast<ssize_t>(sizeof member));
+  const long long group_start = process_start_time(group);
+  ASSERT_GT(group_start, 0);
+  ::close(release[1]);
   ::close(pipe_fds[0]);
   ::close(pipe_fds[1]);
   ::waitpid(group, nullptr, 0);
