@@ -399,4 +399,45 @@ bool DatabaseTemplate::restore() {
   return true;
 }
 
+DatabaseCopy::DatabaseCopy(const ConnectionInfo& source, const std::string& name,
+                           const std::string& comment, const std::string& what,
+                           const std::function<void(const ConnectionInfo&)>& fill)
+    : m_admin(source), m_info(source), m_what(what) {
+  m_admin.dbname = "postgres";
+  m_info.dbname = name;
+  Connection admin(with_client_defaults(m_admin));
+  own_transactions(admin, [&] {
+    const std::string quoted = admin.raw().quote_name(name);
+    admin.exec(fmt::format("CREATE DATABASE {} TEMPLATE {}", quoted,
+                           admin.raw().quote_name(source.dbname)),
+               what);
+    m_created = true;
+    // A constructor that throws runs no destructor: the copy made so far is dropped here.
+    try {
+      admin.exec(fmt::format("COMMENT ON DATABASE {} IS {}", quoted, admin.raw().quote(comment)),
+                 what);
+      if (fill) fill(m_info);
+    } catch (...) {
+      drop();
+      throw;
+    }
+  });
+}
+
+DatabaseCopy::~DatabaseCopy() { drop(); }
+
+void DatabaseCopy::drop() noexcept {
+  if (!m_created) return;
+  m_created = false;
+  try {
+    Connection admin(with_client_defaults(m_admin));
+    own_transactions(admin, [&] {
+      admin.exec("DROP DATABASE IF EXISTS " + admin.raw().quote_name(m_info.dbname) + " WITH (FORCE)",
+                 m_what);
+    });
+  } catch (const std::exception&) {
+    // The server is gone (the next session there drops the copy by its comment) or refuses.
+  }
+}
+
 }  // namespace coldgate::db

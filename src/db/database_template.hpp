@@ -72,6 +72,31 @@ std::vector<std::string> tidy_left_databases(const ConnectionInfo& server);
 /// Throws what fn throws, or Error(infrastructure) when the server is lost.
 void own_transactions(Connection& conn, const std::function<void()>& fn);
 
+/// A copy of `source` for the length of one task (a remedy trial's variant, a pull request's
+/// migration): `CREATE DATABASE <name> TEMPLATE <source>`, then `COMMENT … IS <comment>` (the
+/// owner's tag in it, so that a killed run's copy is dropped later), then `fill` on the new
+/// database — all counted as coldgate's own transactions (own_transactions). Dropped (`WITH
+/// (FORCE)`) by the destructor, and by the constructor when a step after CREATE fails; a lost
+/// server drops nothing. Throws Error at `what` (a name taken, the role without CREATEDB).
+class DatabaseCopy {
+ public:
+  DatabaseCopy(const ConnectionInfo& source, const std::string& name, const std::string& comment,
+               const std::string& what,
+               const std::function<void(const ConnectionInfo&)>& fill = {});
+  ~DatabaseCopy();
+  DatabaseCopy(const DatabaseCopy&) = delete;
+  DatabaseCopy& operator=(const DatabaseCopy&) = delete;
+  /// How to reach the copy.
+  const ConnectionInfo& info() const { return m_info; }
+
+ private:
+  void drop() noexcept;
+  ConnectionInfo m_admin;  // the server's `postgres` database
+  ConnectionInfo m_info;
+  std::string m_what;
+  bool m_created = false;
+};
+
 class DatabaseTemplate {
  public:
   /// Why `database` cannot be kept and restored by its role, one line that says how to allow

@@ -82,70 +82,35 @@ class DatabaseCopy {
  public:
   DatabaseCopy(const db::ConnectionInfo& source, const std::string& tag, const std::string& what,
                const std::vector<std::string>& statements, const std::vector<std::string>& tables)
-      : m_admin(source) {
-    m_admin.dbname = "postgres";
-    m_info = source;
-    m_info.dbname = copy_name(source.dbname, tag);
-    db::Connection admin(db::with_client_defaults(m_admin));
-    drop_stale_copies(admin);
-    // The copy, its index or statistics and ANALYZE are coldgate's own writes: the stages'
-    // template does not read them as a run's (db::own_transactions).
-    db::own_transactions(admin, [&] {
-      const std::string name = admin.raw().quote_name(m_info.dbname);
-      admin.exec(fmt::format("CREATE DATABASE {} TEMPLATE {}", name,
-                             admin.raw().quote_name(source.dbname)),
-                 what);
-      m_created = true;
-      // A constructor that throws runs no destructor: the copy made so far is dropped here.
-      try {
-        admin.exec(fmt::format("COMMENT ON DATABASE {} IS {}", name,
-                               admin.raw().quote(std::string(k_trial_copy_comment) +
-                                                 db::owner_tag())),
-                   what);
-        db::Connection copy(db::with_client_defaults(m_info));
-        for (const auto& sql : statements) copy.exec(sql, what);
-        for (const auto& t : tables) {
-          std::string quoted;
-          for (std::size_t start = 0;;) {  // schema.name, each part quoted
-            std::size_t dot = t.find('.', start);
-            quoted += (quoted.empty() ? "" : ".") +
-                      copy.raw().quote_name(
-                          t.substr(start, dot == std::string::npos ? dot : dot - start));
-            if (dot == std::string::npos) break;
-            start = dot + 1;
-          }
-          copy.exec("ANALYZE " + quoted, what);
-        }
-      } catch (...) {
-        drop();
-        throw;
-      }
-    });
-  }
-  ~DatabaseCopy() { drop(); }
-  DatabaseCopy(const DatabaseCopy&) = delete;
-  DatabaseCopy& operator=(const DatabaseCopy&) = delete;
-  const db::ConnectionInfo& info() const { return m_info; }
+      : m_copy((drop_stale(source), source), copy_name(source.dbname, tag),
+               std::string(k_trial_copy_comment) + db::owner_tag(), what,
+               [&](const db::ConnectionInfo& info) {
+                 db::Connection copy(db::with_client_defaults(info));
+                 for (const auto& sql : statements) copy.exec(sql, what);
+                 for (const auto& t : tables) {
+                   std::string quoted;
+                   for (std::size_t start = 0;;) {  // schema.name, each part quoted
+                     std::size_t dot = t.find('.', start);
+                     quoted += (quoted.empty() ? "" : ".") +
+                               copy.raw().quote_name(
+                                   t.substr(start, dot == std::string::npos ? dot : dot - start));
+                     if (dot == std::string::npos) break;
+                     start = dot + 1;
+                   }
+                   copy.exec("ANALYZE " + quoted, what);
+                 }
+               }) {}
+  const db::ConnectionInfo& info() const { return m_copy.info(); }
 
  private:
-  void drop() noexcept {
-    if (!m_created) return;
-    m_created = false;
-    try {
-      db::Connection admin(db::with_client_defaults(m_admin));
-      db::own_transactions(admin, [&] {
-        admin.exec("DROP DATABASE IF EXISTS " + admin.raw().quote_name(m_info.dbname) +
-                       " WITH (FORCE)",
-                   "remedy trial");
-      });
-    } catch (const std::exception&) {
-      // The server is gone (the next trial there drops the copy) or refuses: nothing more here.
-    }
+  // Copies that trials of gone runs left on this server, dropped before a new one is made.
+  static void drop_stale(const db::ConnectionInfo& source) {
+    db::ConnectionInfo admin = source;
+    admin.dbname = "postgres";
+    db::Connection conn(db::with_client_defaults(admin));
+    drop_stale_copies(conn);
   }
-
-  db::ConnectionInfo m_admin;
-  db::ConnectionInfo m_info;
-  bool m_created = false;
+  db::DatabaseCopy m_copy;
 };
 
 std::optional<double> plan_cost(const config::Stage& stage, const db::ConnectionInfo& database) {
