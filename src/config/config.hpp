@@ -156,10 +156,11 @@ struct Gate {
 
 /// `gate.migration`: how head's migration, measured on base's data, is judged (`ab`, `stack`).
 struct MigrationGate {
-  /// A pre-existing table of at least this many rows (at the largest scale) rewritten, or given
-  /// an index built without CONCURRENTLY, is a regression whatever the machine's speed: both
-  /// hold a lock that blocks writes (a rewrite: reads too) for time linear in the rows, and
-  /// 10,000 rows is where Squawk's and strong_migrations' examples stop being toy tables.
+  /// A pre-existing table of at least this many rows (at the largest scale) rewritten, given an
+  /// index built without CONCURRENTLY or a constraint valid at once, is a regression whatever
+  /// the machine's speed: each holds a lock that blocks writes (a rewrite, a CHECK: reads too)
+  /// for time linear in the rows, and 10,000 rows is where Squawk's and strong_migrations'
+  /// examples stop being toy tables.
   std::uint64_t max_rewrite_rows = 10000;
   /// The longest a probe reading or writing a pre-existing table may wait on the migration: 1 s,
   /// where a web request's budget (hundreds of ms) is spent several times over.

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <map>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -26,9 +27,21 @@ struct Relation {
   std::string definition;
 };
 
+/// A CHECK or FOREIGN KEY constraint of a table.
+struct Constraint {
+  std::int64_t table = 0;  // its table's oid
+  std::string name;        // quoted as quote_ident does
+  char type = 'c';         // pg_constraint.contype: c (CHECK), f (FOREIGN KEY)
+  bool validated = true;   // false while NOT VALID
+  std::string definition;  // pg_get_constraintdef
+};
+
 /// What read_catalog() found: relations by oid, the database's size and the WAL position.
 struct Catalog {
   std::map<std::int64_t, Relation> relations;
+  std::vector<Constraint> constraints;  // CHECK and FOREIGN KEY constraints of user tables
+  /// The NOT NULL columns of user tables, as (table oid, column name quoted).
+  std::vector<std::pair<std::int64_t, std::string>> not_null;
   std::uint64_t database_bytes = 0;
   std::string wal_lsn;  // pg_current_wal_lsn()
 };

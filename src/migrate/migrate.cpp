@@ -34,56 +34,14 @@ using results::MigrationSeverity;
 // a stall is long where the table is large, and the server's connections are not ours to spend.
 constexpr std::size_t k_probed_tables = 8;
 
-// A copy of base's database for one run of the migration: CREATE DATABASE … TEMPLATE under an
-// owned name (the owner in the name and the comment), so a killed run's copy is dropped by the
-// next session on that server (db::tidy_left_databases); dropped here on every exit path.
-class Copy {
+// A copy of base's database for one run of the migration, under an owned name (the owner in the
+// name and the comment), so a killed run's copy is dropped by the next session on that server
+// (db::tidy_left_databases); dropped here on every exit path.
+class Copy : public db::DatabaseCopy {
  public:
-  Copy(const db::ConnectionInfo& base, const std::string& what) : m_admin(base) {
-    m_admin.dbname = "postgres";
-    m_info = base;
-    m_info.dbname = db::owned_database_name(base.dbname + "_migrate");
-    db::Connection admin(db::with_client_defaults(m_admin));
-    db::own_transactions(admin, [&] {
-      const std::string name = admin.raw().quote_name(m_info.dbname);
-      admin.exec(fmt::format("CREATE DATABASE {} TEMPLATE {}", name,
-                             admin.raw().quote_name(base.dbname)),
-                 what);
-      m_created = true;
-      try {
-        admin.exec(fmt::format("COMMENT ON DATABASE {} IS {}", name,
-                               admin.raw().quote(db::owned_comment("migration copy of " +
-                                                                   base.dbname))),
-                   what);
-      } catch (...) {
-        drop();
-        throw;
-      }
-    });
-  }
-  ~Copy() { drop(); }
-  Copy(const Copy&) = delete;
-  Copy& operator=(const Copy&) = delete;
-  const db::ConnectionInfo& info() const { return m_info; }
-
- private:
-  void drop() noexcept {
-    if (!m_created) return;
-    m_created = false;
-    try {
-      db::Connection admin(db::with_client_defaults(m_admin));
-      db::own_transactions(admin, [&] {
-        admin.exec("DROP DATABASE IF EXISTS " + admin.raw().quote_name(m_info.dbname) +
-                       " WITH (FORCE)",
-                   "migration");
-      });
-    } catch (...) {
-      // A lost server drops nothing; the next session on it does (owned name).
-    }
-  }
-  db::ConnectionInfo m_admin;
-  db::ConnectionInfo m_info;
-  bool m_created = false;
+  Copy(const db::ConnectionInfo& base, const std::string& what)
+      : db::DatabaseCopy(base, db::owned_database_name(base.dbname + "_migrate"),
+                         db::owned_comment("migration copy of " + base.dbname), what) {}
 };
 
 double ms_since(Clock::time_point t0) {
@@ -512,6 +470,94 @@ std::optional<results::Migration> measure(const db::Provider& provider,
             "exports.config = { transaction: false } and knex.raw('CREATE INDEX CONCURRENTLY …'))";
     m.findings.push_back(std::move(f));
   }
+  // A CHECK or FOREIGN KEY added valid scans the whole table under the lock ALTER TABLE holds
+  // (ACCESS EXCLUSIVE for a CHECK, SHARE ROW EXCLUSIVE on both tables for a FOREIGN KEY); added
+  // NOT VALID and validated later, the scan holds SHARE UPDATE EXCLUSIVE, which reads and
+  // writes pass.
+  for (const auto& c : after.constraints) {
+    if (!c.validated || !before.relations.count(c.table)) continue;
+    const bool had = std::any_of(before.constraints.begin(), before.constraints.end(),
+                                 [&](const Constraint& b) { return b.table == c.table && b.name == c.name; });
+    if (had) continue;  // existed (VALIDATE CONSTRAINT of a NOT VALID one is the safe path)
+    const Relation& table = before.relations.at(c.table);
+    if (table.rows < rows_floor) continue;
+    // Added NOT VALID and validated in the same migration: the safe path, ended valid.
+    const std::string bare_constraint = bare_name(c.name);
+    if (std::any_of(m.statements.begin(), m.statements.end(), [&](const auto& s) {
+          const std::string p = plain(s.query);
+          return names(p, bare_constraint) && p.find("not valid") != std::string::npos;
+        })) {
+      continue;
+    }
+    const results::MigrationTable* t = table_of(table.name);
+    MigrationFinding f;
+    f.kind = MigrationFindingKind::validation;
+    f.table = table.name;
+    f.index = c.name;
+    f.rows = table.rows;
+    f.lock = t ? t->lock : "";
+    f.statement = statement_for(m.statements, bare_name(table.name), {"alter"});
+    f.measured_ms = t ? std::max(t->read_stall_ms, t->write_stall_ms) : 0;
+    f.message = fmt::format("{} {} `{}` added to {} ({} rows) valid at once: every row checked "
+                            "under the table's lock{}: {}",
+                            c.type == 'f' ? "foreign key" : "check constraint", c.name,
+                            c.definition, table.name, rows_text(table.rows),
+                            f.statement.empty() ? "" : " by `" + f.statement + "`", stall_text(t));
+    f.fix = "add it NOT VALID (new rows are checked at once), then ALTER TABLE … VALIDATE "
+            "CONSTRAINT in a later transaction, which scans under SHARE UPDATE EXCLUSIVE while "
+            "reads and writes go on (Django: AddConstraintNotValid and ValidateConstraint of "
+            "django.contrib.postgres.operations)";
+    m.findings.push_back(std::move(f));
+  }
+  // SET NOT NULL on a column that was there scans every row under ACCESS EXCLUSIVE, unless a
+  // valid CHECK (col IS NOT NULL) already proves it (PostgreSQL 12 and newer then skip the scan).
+  for (const auto& [oid, column] : after.not_null) {
+    if (!before.relations.count(oid)) continue;
+    const Relation& table = before.relations.at(oid);
+    if (table.rows < rows_floor) continue;
+    const auto same = [&](const std::pair<std::int64_t, std::string>& x) {
+      return x.first == oid && x.second == column;
+    };
+    if (std::any_of(before.not_null.begin(), before.not_null.end(), same)) continue;
+    // A column the migration added (NOT NULL with a default) is no scan of existing rows.
+    if (table.definition.rfind(column + " ", 0) != 0 &&
+        table.definition.find(", " + column + " ") == std::string::npos) {
+      continue;
+    }
+    // The safe path: a CHECK (col IS NOT NULL) added NOT VALID and validated first, in this
+    // migration (maybe dropped again after SET NOT NULL) or before it.
+    const std::string proof = "CHECK ((" + column + " IS NOT NULL))";
+    const auto proves = [&](const Constraint& c) {
+      return c.table == oid && c.validated && c.definition == proof;
+    };
+    const std::string bare_column = bare_name(column);
+    if (std::any_of(before.constraints.begin(), before.constraints.end(), proves) ||
+        std::any_of(m.statements.begin(), m.statements.end(), [&](const auto& st) {
+          const std::string p = plain(st.query);
+          return names(p, bare_column) && p.find("is not null") != std::string::npos &&
+                 p.find("not valid") != std::string::npos;
+        })) {
+      continue;
+    }
+    const results::MigrationTable* t = table_of(table.name);
+    MigrationFinding f;
+    f.kind = MigrationFindingKind::validation;
+    f.table = table.name;
+    f.index = column;
+    f.rows = table.rows;
+    f.lock = t ? t->lock : "";
+    f.statement = statement_for(m.statements, bare_name(table.name), {"alter"});
+    f.measured_ms = t ? std::max(t->read_stall_ms, t->write_stall_ms) : 0;
+    f.message = fmt::format("column {} of {} ({} rows) made NOT NULL: every row checked under "
+                            "ACCESS EXCLUSIVE{}: {}",
+                            column, table.name, rows_text(table.rows),
+                            f.statement.empty() ? "" : " by `" + f.statement + "`", stall_text(t));
+    f.fix = fmt::format("add CHECK ({} IS NOT NULL) NOT VALID, VALIDATE CONSTRAINT it in a later "
+                        "transaction, then SET NOT NULL (PostgreSQL 12+ skips the scan) and drop "
+                        "the CHECK",
+                        column);
+    m.findings.push_back(std::move(f));
+  }
   const double max_stall_ms = static_cast<double>(gate.max_stall.count());
   for (const auto& t : m.tables) {
     const double stall = std::max(t.read_stall_ms, t.write_stall_ms);
@@ -520,7 +566,8 @@ std::optional<results::Migration> measure(const db::Provider& provider,
     // reads and writes waited: one regression, not two.
     if (std::any_of(m.findings.begin(), m.findings.end(), [&](const MigrationFinding& x) {
           return x.table == t.name && (x.kind == MigrationFindingKind::rewrite ||
-                                       x.kind == MigrationFindingKind::index_build);
+                                       x.kind == MigrationFindingKind::index_build ||
+                                       x.kind == MigrationFindingKind::validation);
         })) {
       continue;
     }

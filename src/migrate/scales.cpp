@@ -115,7 +115,10 @@ void add_scales(Migration& m, const std::vector<double>& scales,
   }
   if (largest) {
     for (const auto& f : largest->findings) {
-      if (f.kind != MigrationFindingKind::rewrite && f.kind != MigrationFindingKind::index_build) continue;
+      if (f.kind != MigrationFindingKind::rewrite && f.kind != MigrationFindingKind::index_build &&
+          f.kind != MigrationFindingKind::validation) {
+        continue;
+      }
       MigrationFinding x = f;
       x.message += fmt::format(" (at scale {:g}, the largest)", scales.back());
       kept.push_back(std::move(x));

@@ -112,6 +112,23 @@ std::string rows_of(const StackEntry& e) {
       }
     }
   }
+  // The migration's regressions and drift fail the pull request first: one row each.
+  if (r.migration) {
+    for (const auto& f : r.migration->findings) {
+      if (f.severity != results::MigrationSeverity::regression) continue;
+      const bool bold = !bold_done;
+      bold_done = true;
+      out += row(index, pull, "migration · " + md_text(to_string(f.kind)) + " " + md_code(f.table, true),
+                 "—", "—", "🔴 regression", "—", bold);
+    }
+    if (!r.migration->drift.empty()) {
+      out += row(index, pull, "migration · schema drift", "—", "—",
+                 fmt::format("🔴 {} object{} differ", r.migration->drift.size(),
+                             r.migration->drift.size() == 1 ? "" : "s"),
+                 "—", !bold_done);
+      bold_done = true;
+    }
+  }
   // Statements that regressed (gate.statements) fail the gate like a metric does.
   auto side = [](const std::optional<results::StatementSide>& x) {
     if (!x) return std::string("—");

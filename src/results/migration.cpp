@@ -17,6 +17,7 @@ const char* to_string(MigrationFindingKind kind) {
     case MigrationFindingKind::index_build: return "index_build";
     case MigrationFindingKind::stall: return "stall";
     case MigrationFindingKind::lock_without_timeout: return "lock_without_timeout";
+    case MigrationFindingKind::validation: return "validation";
   }
   return "rewrite";
 }
@@ -27,7 +28,8 @@ const char* to_string(MigrationSeverity severity) {
 
 std::optional<MigrationFindingKind> migration_finding_kind(const std::string& name) {
   for (auto k : {MigrationFindingKind::rewrite, MigrationFindingKind::index_build,
-                 MigrationFindingKind::stall, MigrationFindingKind::lock_without_timeout}) {
+                 MigrationFindingKind::stall, MigrationFindingKind::lock_without_timeout,
+                 MigrationFindingKind::validation}) {
     if (name == to_string(k)) return k;
   }
   return std::nullopt;
@@ -195,7 +197,7 @@ Migration migration_from(const ordered_json& j, const std::string& source) {
       auto k = migration_finding_kind(kind);
       if (!k) {
         throw usage_error(source, fmt::format("{}.kind is \"{}\" (expected rewrite, index_build, "
-                                              "stall or lock_without_timeout)",
+                                              "stall, lock_without_timeout or validation)",
                                               where, kind));
       }
       x.kind = *k;

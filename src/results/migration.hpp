@@ -43,6 +43,7 @@ enum class MigrationFindingKind {
   index_build,           // an index built without CONCURRENTLY on a pre-existing table
   stall,                 // reads or writes of a pre-existing table waited past gate.migration.max_stall_ms
   lock_without_timeout,  // a strong lock requested that waited unbounded behind a weak one
+  validation,            // a CHECK or FOREIGN KEY added valid to a pre-existing table: a scan under its lock
 };
 
 /// How a finding counts in the gate.
@@ -56,7 +57,7 @@ struct MigrationFinding {
   std::string table;      // schema.table
   std::string statement;  // the migration's statement, as pg_stat_statements has it; "" unknown
   std::string lock;       // the lock mode involved, "" when none
-  std::string index;      // index_build: the index's name
+  std::string index;      // index_build: the index's name; validation: the constraint's
   double rows = 0;        // the table's rows before
   double measured_ms = 0; // stall: the longest wait; lock_without_timeout: how long it waited
   std::string message;    // one line: what happened, measured
@@ -100,7 +101,7 @@ struct Migration {
   std::vector<MigrationGrowth> growth;
 };
 
-/// "rewrite", "index_build", "stall", "lock_without_timeout".
+/// "rewrite", "index_build", "stall", "lock_without_timeout", "validation".
 const char* to_string(MigrationFindingKind kind);
 /// "regression", "warning".
 const char* to_string(MigrationSeverity severity);
