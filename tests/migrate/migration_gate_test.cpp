@@ -1,5 +1,6 @@
 // The migration gate on a real local server: `coldgate ab` runs the pull request's migration
-// (a `migrate: {sql_dir}` folder) on a copy of base's data — 300,000 orders — and judges what it
+// (a `migrate: {sql_dir}` folder) on a copy of base's data — 100,000 orders, ten times
+// gate.migration.max_rewrite_rows — and judges what it
 // did to the tables that were there: rewrites, index builds without CONCURRENTLY, the stall a
 // write probe saw, a strong lock that waits unbounded behind an open transaction, schema drift.
 #include <gtest/gtest.h>
@@ -16,7 +17,7 @@ namespace {
 namespace fs = std::filesystem;
 
 struct MigrationGate : ::testing::Test {
-  // Base: the schema from 001, 300,000 orders from the seed, one stage; the lock check waits at
+  // Base: the schema from 001, 100,000 orders from the seed, one stage; the lock check waits at
   // most 1 s, so a migration that sets a lock_timeout of 100 ms gives up well inside it.
   void SetUp() override {
     dir.write("coldgate.yaml",
@@ -38,8 +39,8 @@ struct MigrationGate : ::testing::Test {
               "NOT NULL, note text);\n");
     dir.write("db/seed.sql",
               "INSERT INTO customers (name) SELECT 'c' || g FROM generate_series(1, 100) g;\n"
-              "INSERT INTO orders (customer, amount) SELECT g % 100 + 1, g % 97 FROM "
-              "generate_series(1, 300000) g;\n");
+              "INSERT INTO orders (customer, amount, note) SELECT g % 100 + 1, g % 97, 'n' FROM "
+              "generate_series(1, 100000) g;\n");
     dir.write(".gitignore", "coldgate-out/\n");
     run_git(dir.path(), {"init", "-q"});
     commit("base");
@@ -93,7 +94,7 @@ TEST_F(MigrationGate, AnIndexBuiltWithoutConcurrentlyOnALargeTableIsARegressionN
   EXPECT_EQ(f->severity, results::MigrationSeverity::regression);
   EXPECT_EQ(f->table, "public.orders");
   EXPECT_EQ(f->index, "public.orders_amount_idx");
-  EXPECT_EQ(f->rows, 300000);
+  EXPECT_EQ(f->rows, 100000);
   EXPECT_EQ(f->statement, "CREATE INDEX orders_amount_idx ON orders (amount)");
   EXPECT_NE(f->fix.find("CREATE INDEX CONCURRENTLY"), std::string::npos) << f->fix;
   // The index build asked for SHARE, which waited behind a write transaction without giving up.
@@ -113,7 +114,7 @@ TEST_F(MigrationGate, AnIndexBuiltWithoutConcurrentlyOnALargeTableIsARegressionN
   ASSERT_NE(migration, std::string::npos) << report;
   EXPECT_LT(migration, report.find("<details><summary>1 stage unchanged")) << report;
   EXPECT_NE(report.find("**index_build** — index public.orders_amount_idx built on public.orders "
-                        "(300,000 rows) without CONCURRENTLY"),
+                        "(100,000 rows) without CONCURRENTLY"),
             std::string::npos)
       << report;
 }
@@ -286,6 +287,16 @@ TEST_F(MigrationGate, AtThreeScalesTheMigrationsGrowthIsFittedAndProjectedAndJud
   EXPECT_EQ(build->growth, "linear");
   ASSERT_TRUE(build->projected_ms);
   EXPECT_GT(*build->projected_ms, *build->values_ms.back());
+  // The writes' wait on the index build, at each scale, with its growth and projection.
+  const results::MigrationGrowth* writes = nullptr;
+  for (const auto& g : m.growth) {
+    if (g.what == "writes of public.orders waited") writes = &g;
+  }
+  ASSERT_NE(writes, nullptr);
+  EXPECT_EQ(writes->table, "public.orders");
+  for (const auto& v : writes->values_ms) EXPECT_TRUE(v);
+  EXPECT_FALSE(writes->growth.empty());
+  EXPECT_TRUE(writes->projected_ms);
   // The index build is judged where the table is largest: 400,000 rows.
   const auto* f = find(m, results::MigrationFindingKind::index_build);
   ASSERT_NE(f, nullptr);
@@ -325,7 +336,59 @@ TEST_F(MigrationGate, InAStackEachMigrationIsMeasuredOnTheDataBelowIt) {
   ASSERT_NE(before_pr1, nullptr);
   ASSERT_NE(before_pr2, nullptr);
   EXPECT_GT(before_pr2->bytes_before, before_pr1->bytes_before);
+  // The stack's summary says why pr2 fails.
+  const std::string summary = slurp(dir / "coldgate-out/stack/summary.md");
+  EXPECT_NE(summary.find("migration · rewrite `public.orders`"), std::string::npos) << summary;
   EXPECT_TRUE(pr2.migration->drift.empty());
+}
+
+// A CHECK added valid scans 100,000 rows under ACCESS EXCLUSIVE; NOT VALID, then VALIDATE, does
+// not block (the pull request of another branch off base).
+TEST_F(MigrationGate, ACheckAddedValidIsAScanUnderTheLockAndNotValidThenValidateIsNot) {
+  auto r = pull_request("002_check.sql",
+                        "ALTER TABLE orders ADD CONSTRAINT amount_small CHECK (amount < 1000);\n");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  auto res = results();
+  ASSERT_TRUE(res.migration);
+  const auto* f = find(*res.migration, results::MigrationFindingKind::validation);
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->table, "public.orders");
+  EXPECT_EQ(f->index, "amount_small");
+  EXPECT_NE(f->fix.find("NOT VALID"), std::string::npos) << f->fix;
+
+  run_git(dir.path(), {"checkout", "-q", "-b", "pr-safe", "base"});
+  auto safe = pull_request("002_check.sql",
+                           "ALTER TABLE orders ADD CONSTRAINT amount_small CHECK (amount < 1000) "
+                           "NOT VALID;\nALTER TABLE orders VALIDATE CONSTRAINT amount_small;\n");
+  EXPECT_EQ(safe.exit_code, 0) << safe.err;
+  auto safe_res = results();
+  ASSERT_TRUE(safe_res.migration);
+  EXPECT_EQ(find(*safe_res.migration, results::MigrationFindingKind::validation), nullptr);
+}
+
+// SET NOT NULL on a column that was there checks all 100,000 rows under ACCESS EXCLUSIVE; with a
+// CHECK (note IS NOT NULL) added NOT VALID and validated first, PostgreSQL skips that scan.
+TEST_F(MigrationGate, SetNotNullOnALargeTableIsAScanAndAValidatedCheckFirstIsNot) {
+  auto r = pull_request("002_not_null.sql", "ALTER TABLE orders ALTER COLUMN note SET NOT NULL;\n");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  auto res = results();
+  ASSERT_TRUE(res.migration);
+  const auto* f = find(*res.migration, results::MigrationFindingKind::validation);
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->index, "note");
+  EXPECT_EQ(f->statement, "ALTER TABLE orders ALTER COLUMN note SET NOT NULL");
+  EXPECT_NE(f->fix.find("CHECK (note IS NOT NULL) NOT VALID"), std::string::npos) << f->fix;
+
+  run_git(dir.path(), {"checkout", "-q", "-b", "pr-safe", "base"});
+  auto safe = pull_request("002_not_null.sql",
+                           "ALTER TABLE orders ADD CONSTRAINT note_nn CHECK (note IS NOT NULL) NOT "
+                           "VALID;\nALTER TABLE orders VALIDATE CONSTRAINT note_nn;\n"
+                           "ALTER TABLE orders ALTER COLUMN note SET NOT NULL;\n"
+                           "ALTER TABLE orders DROP CONSTRAINT note_nn;\n");
+  EXPECT_EQ(safe.exit_code, 0) << safe.err;
+  auto safe_res = results();
+  ASSERT_TRUE(safe_res.migration);
+  EXPECT_EQ(find(*safe_res.migration, results::MigrationFindingKind::validation), nullptr);
 }
 
 }  // namespace
