@@ -428,7 +428,8 @@ void AbRun::measure_migration() {
   m_phase = "migrate";
   m_head_results.migration =
       ab::measure_migration(*m_session, m_head, m_base, m_base_db->info(),
-                            m_session->provider().connection_info(), *m_progress);
+                            m_session->provider().connection_info(), *m_progress,
+                            m_options.try_fixes);
 }
 
 // Each side at the other data scales (config `scales:`), one after the other: their counts

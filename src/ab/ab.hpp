@@ -21,6 +21,7 @@ struct Options {
   bool use_cache = true;           // --no-cache: always measure the base
   bool record = false;             // --record: measure head alone and store it in the cache
   bool ci = false;                 // CI mode: uncommitted changes of the checkout are an error
+  bool try_fixes = false;          // --try: measure each migration regression's fix on copies
   std::filesystem::path out_dir = "coldgate-out";
   measure::ProgressStyle progress = measure::ProgressStyle::plain;
 };

@@ -102,7 +102,14 @@ void build(const Side& side, const fs::path& log, measure::Progress& progress) {
     o.stderr_path = log;
     o.env = {"COLDGATE_AB_SIDE=" + side.name, "COLDGATE_AB_COMMIT=" + side.commit};
     auto t0 = std::chrono::steady_clock::now();
-    auto out = util::run(o);
+    util::RunOutput out;
+    try {
+      out = util::run(o);
+    } catch (const Error& e) {
+      // An interrupted build leaves no half a log behind.
+      if (e.code() == ExitCode::interrupted) fs::remove(log, ec);
+      throw;
+    }
     if (out.status.ok()) {
       progress.line(fmt::format(
           "build {} done ({:.1f} s)", side.name,
@@ -378,7 +385,7 @@ std::optional<results::Migration> measure_migration(session::Session& session, c
                                                     const Side& below,
                                                     const db::ConnectionInfo& below_db,
                                                     const db::ConnectionInfo& change_db,
-                                                    measure::Progress& progress) {
+                                                    measure::Progress& progress, bool try_fixes) {
   const config::Config& cfg = change.config;
   if (cfg.migrate.empty()) return std::nullopt;
   migrate::Plan plan;
@@ -423,6 +430,10 @@ std::optional<results::Migration> measure_migration(session::Session& session, c
     progress.line(fmt::format("migrate: {}: {}", to_string(f.severity), f.message));
   }
   for (const auto& d : m->drift) progress.line("migrate: schema drift: " + d);
+  if (try_fixes) {
+    plan.lock_check = false;
+    m->trials = migrate::try_fixes(session.provider(), below_db, *m, plan, say);
+  }
   return m;
 }
 

@@ -151,12 +151,13 @@ std::string first_changes(const std::vector<std::string>& dirty);
 /// session::ScaleDatabase each, dropped after) and the migration measured there too, then
 /// migrate::add_scales. nullopt when the change has no `migrate:` or its migration changed
 /// nothing. Throws what migrate::measure throws; a setup of `below` that fails at a scale is
-/// Error(infrastructure) at "setup (<below> …) at scale <s>".
+/// Error(infrastructure) at "setup (<below> …) at scale <s>". With `try_fixes` (`--try`), each
+/// regression's fix is then measured on copies of `below_db` (migrate::try_fixes).
 std::optional<results::Migration> measure_migration(session::Session& session, const Side& change,
                                                     const Side& below,
                                                     const db::ConnectionInfo& below_db,
                                                     const db::ConnectionInfo& change_db,
-                                                    measure::Progress& progress);
+                                                    measure::Progress& progress, bool try_fixes);
 
 /// One stage of several commits, round-robin: run 1 of each measurer in order, then run 2 of
 /// each, … until all are done (a null entry is skipped: a commit without the stage).

@@ -382,7 +382,8 @@ void StackRun::measure_migrations() {
     db::ConnectionInfo fresh = m_session->provider().connection_info();
     if (m_dbs[k]) fresh = m_dbs[k]->info();
     results(k).migration = ab::measure_migration(*m_session, m_sides[k], m_sides[k - 1],
-                                                 m_dbs[k - 1]->info(), fresh, *m_progress);
+                                                 m_dbs[k - 1]->info(), fresh, *m_progress,
+                                                 m_options.try_fixes);
   }
 }
 

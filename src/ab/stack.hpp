@@ -19,6 +19,7 @@ struct StackOptions {
   int max_commits = 20;                            // --max-commits: refs.size() at most
   bool use_cache = true;                           // --no-cache: measure every commit
   bool ci = false;  // CI mode: uncommitted changes of the checkout are an error
+  bool try_fixes = false;  // --try: measure each migration regression's fix on copies
   std::filesystem::path out_dir = "coldgate-out";
   measure::ProgressStyle progress = measure::ProgressStyle::plain;
   /// Called once the refs and the checkout passed their checks, before anything is written

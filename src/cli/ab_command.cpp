@@ -63,6 +63,7 @@ int run_ab(const AbArgs& args) {
   options.refs.head = args.head;
   options.allow_no_baseline = args.allow_no_baseline;
   options.use_cache = !args.no_cache;
+  options.try_fixes = args.try_fixes;
   options.out_dir = args.out;
   options.record = args.record;
   options.ci = ci_mode(args.ci);

@@ -14,6 +14,7 @@ struct AbArgs {
       "coldgate-out";              // --out: results.json, base/results.json, report.md, ab/, cache/
   bool allow_no_baseline = false;  // measure head alone when the base cannot be resolved
   bool no_cache = false;           // always measure the base, never read or write <out>/cache/
+  bool try_fixes = false;          // --try: each migration regression's fix measured on copies
   bool record = false;             // measure head alone and store it in <out>/cache/
   std::string store;               // --store: the history store of the trend ("" = history.store)
   bool no_trend = false;           // --no-trend: leave the history store unread

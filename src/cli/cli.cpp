@@ -263,6 +263,8 @@ std::vector<Subcommand> subcommands() {
                       "pass when the base cannot be had: head is measured alone and the report "
                       "says nothing was compared (else exit 3)");
          sub.add_flag("--no-cache", args->no_cache, "measure the base even when <out>/cache/ has it");
+         sub.add_flag("--try", args->try_fixes,
+                      "measure each migration regression's fix (CONCURRENTLY, NOT VALID + VALIDATE) on copies of base's data");
          sub.add_flag("--record", args->record,
                       "measure head alone and store it in <out>/cache/, the base of later pull "
                       "requests (a branch push in CI)");
@@ -292,6 +294,8 @@ std::vector<Subcommand> subcommands() {
          sub.add_option("--max-commits", args->max_commits, "at most this many refs (REF0 included)")
              ->capture_default_str();
          sub.add_flag("--no-cache", args->no_cache, "measure every commit even when <out>/cache/ has it");
+         sub.add_flag("--try", args->try_fixes,
+                      "measure each migration regression's fix on copies of the data below it");
          add_ci_flags(sub, args->ci);
          return [args] { return run_stack(*args); };
        }},

@@ -103,6 +103,7 @@ int run_stack(const StackArgs& args) {
   if (args.max_commits < 2) throw usage_error("--max-commits", "must be at least 2");
   options.max_commits = args.max_commits;
   options.use_cache = !args.no_cache;
+  options.try_fixes = args.try_fixes;
   options.out_dir = args.out;
   options.ci = ci_mode(args.ci);
   options.progress = measure::detect_progress_style(options.ci);

@@ -19,6 +19,7 @@ struct StackArgs {
   bool comment = false;                 // --comment: one comment per pull request
   int max_commits = 20;                 // --max-commits: REF0 … REFn at most this many
   bool no_cache = false;                // --no-cache: measure every commit again
+  bool try_fixes = false;               // --try: each migration regression's fix measured on copies
   std::optional<bool> ci;               // --ci / --no-ci
 };
 

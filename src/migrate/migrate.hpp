@@ -70,4 +70,29 @@ void add_scales(results::Migration& m, const std::vector<double>& scales,
                 const std::vector<const results::Migration*>& at,
                 std::optional<double> production_scale, const config::MigrationGate& gate);
 
+/// The statements the field runs instead of a finding's statement, or why there are none.
+struct FixStatements {
+  std::vector<std::string> statements;  // in order; empty when not_tried says why
+  std::string not_tried;
+};
+
+/// The fix of `finding` made from `statement`, the text that caused it: an index build gets
+/// CONCURRENTLY; a CHECK or FOREIGN KEY added valid becomes ADD … NOT VALID and VALIDATE
+/// CONSTRAINT; SET NOT NULL gets a CHECK (col IS NOT NULL) NOT VALID, validated, before it and
+/// dropped after (PostgreSQL 12+ then skips the scan). A rewrite, a stall and a missing
+/// lock_timeout, a statement of several sub-commands or one pg_stat_statements kept with $n
+/// constants get no statements and the reason. Never throws.
+FixStatements fix_statements(const results::MigrationFinding& finding, const std::string& statement);
+
+/// `ab --try`: for each regression finding of `measured`, the finding's statement alone and its
+/// fix_statements() each run on a fresh copy of `base` as measure() runs a migration (probes,
+/// lock samples; no lock check, no drift), the finding's table's stall and lock before → after,
+/// and `fixed` when the fix leaves no regression there and its stall is within
+/// plan.gate.max_stall. A side that fails keeps its error in the trial. Throws
+/// Error(interrupted) and Error(infrastructure) as measure() does.
+std::vector<results::MigrationTrial> try_fixes(const db::Provider& provider,
+                                               const db::ConnectionInfo& base,
+                                               const results::Migration& measured, const Plan& plan,
+                                               const std::function<void(const std::string&)>& progress);
+
 }  // namespace coldgate::migrate

@@ -59,6 +59,38 @@ std::string migration_section(const results::Migration& m) {
     if (!f.fix.empty()) out += "\n  Fix: " + md_with_code(f.fix);
     out += "\n";
   }
+  if (!m.trials.empty()) {
+    out += "\n**Fixes tried** (`--try`): the statement alone, then the fix, each on a fresh copy of "
+           "base's data with the probes beside it.\n\n"
+           "| Finding | Fix tried | Writes waited | Reads waited | Lock seen | Verdict |\n"
+           "|---|---|---:|---:|---|---|\n";
+    auto lock_of = [](const std::optional<results::MigrationTrialSide>& side) {
+      return !side ? std::string("—") : side->lock.empty() ? std::string("none seen") : md_text(side->lock);
+    };
+    for (const auto& t : m.trials) {
+      std::string fix;
+      for (const auto& s : t.fix) fix += (fix.empty() ? "" : "; ") + s;
+      const std::string finding = fmt::format("{} on {}", to_string(t.kind), md_code(t.table, true));
+      if (t.fix.empty()) {
+        out += fmt::format("| {} | — | — | — | — | not tried: {} |\n", finding, md_text(t.not_tried));
+        continue;
+      }
+      std::string verdict = !t.error.empty() ? "failed: " + md_text(cut(t.error, 200))
+                            : t.fixed        ? std::string("✅ fixed")
+                            : t.after        ? fmt::format("❌ not fixed ({} regression{} left)",
+                                                           t.after->regressions,
+                                                           t.after->regressions == 1 ? "" : "s")
+                                             : std::string("—");
+      auto pair = [&](double results::MigrationTrialSide::*field) {
+        return fmt::format("{} → {}", t.before ? ms(*t.before.*field) : std::string("—"),
+                           t.after ? ms(*t.after.*field) : std::string("—"));
+      };
+      out += fmt::format("| {} | {} | {} | {} | {} → {} | {} |\n", finding, md_code(cut(fix, 400), true),
+                         pair(&results::MigrationTrialSide::write_stall_ms),
+                         pair(&results::MigrationTrialSide::read_stall_ms), lock_of(t.before),
+                         lock_of(t.after), verdict);
+    }
+  }
   if (!m.tables.empty()) {
     if (m.scales.size() >= 2) {
       out += fmt::format("\nThe tables at scale ×{:g}, where setup loads the data; the verdicts "

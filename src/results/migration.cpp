@@ -95,6 +95,26 @@ ordered_json migration_json(const Migration& m) {
   }
   ordered_json scales = ordered_json::array();
   for (double s : m.scales) scales.push_back(json_number(s));
+  auto side_json = [](const std::optional<MigrationTrialSide>& side) {
+    if (!side) return ordered_json(nullptr);
+    return ordered_json{{"wall_ms", json_number(side->wall_ms)},
+                        {"read_stall_ms", json_number(side->read_stall_ms)},
+                        {"write_stall_ms", json_number(side->write_stall_ms)},
+                        {"lock", side->lock.empty() ? ordered_json(nullptr) : ordered_json(side->lock)},
+                        {"regressions", side->regressions}};
+  };
+  ordered_json trials = ordered_json::array();
+  for (const auto& t : m.trials) {
+    trials.push_back({{"kind", to_string(t.kind)},
+                      {"table", t.table},
+                      {"statement", t.statement},
+                      {"fix", t.fix},
+                      {"not_tried", t.not_tried.empty() ? ordered_json(nullptr) : ordered_json(t.not_tried)},
+                      {"error", t.error.empty() ? ordered_json(nullptr) : ordered_json(t.error)},
+                      {"before", side_json(t.before)},
+                      {"after", side_json(t.after)},
+                      {"fixed", t.fixed}});
+  }
   return {{"source", m.source},
           {"scales", std::move(scales)},
           {"production_scale", m.production_scale ? json_number(*m.production_scale) : ordered_json(nullptr)},
@@ -108,6 +128,7 @@ ordered_json migration_json(const Migration& m) {
           {"drift_checked", m.drift_checked},
           {"drift", m.drift},
           {"findings", std::move(findings)},
+          {"trials", std::move(trials)},
           {"tables", std::move(tables)},
           {"statements", std::move(statements)}};
 }
@@ -218,6 +239,40 @@ Migration migration_from(const ordered_json& j, const std::string& source) {
       x.message = text_of(f, "message");
       x.fix = text_of(f, "fix");
       m.findings.push_back(std::move(x));
+    }
+  }
+  if (j.contains("trials")) {
+    auto side_from = [](const ordered_json& x) -> std::optional<MigrationTrialSide> {
+      if (x.is_null()) return std::nullopt;
+      MigrationTrialSide side;
+      side.wall_ms = number_of(x, "wall_ms");
+      side.read_stall_ms = number_of(x, "read_stall_ms");
+      side.write_stall_ms = number_of(x, "write_stall_ms");
+      side.lock = text_of(x, "lock");
+      side.regressions = static_cast<std::size_t>(bytes_of(x, "regressions"));
+      return side;
+    };
+    for (std::size_t i = 0; i < j["trials"].size(); ++i) {
+      const auto& t = j["trials"][i];
+      MigrationTrial x;
+      const std::string kind = text_of(t, "kind");
+      auto k = migration_finding_kind(kind);
+      if (!k) {
+        throw usage_error(source, fmt::format("migration.trials[{}].kind is \"{}\" (expected "
+                                              "rewrite, index_build, stall, lock_without_timeout "
+                                              "or validation)",
+                                              i, kind));
+      }
+      x.kind = *k;
+      x.table = text_of(t, "table");
+      x.statement = text_of(t, "statement");
+      if (t.contains("fix")) x.fix = t["fix"].get<std::vector<std::string>>();
+      x.not_tried = text_of(t, "not_tried");
+      x.error = text_of(t, "error");
+      if (t.contains("before")) x.before = side_from(t["before"]);
+      if (t.contains("after")) x.after = side_from(t["after"]);
+      x.fixed = flag_of(t, "fixed");
+      m.trials.push_back(std::move(x));
     }
   }
   return m;

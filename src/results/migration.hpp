@@ -75,6 +75,32 @@ struct MigrationGrowth {
   std::optional<double> projected_ms;  // the fit at Migration::production_scale, a projection
 };
 
+/// One side of a fix trial (`ab --try`): what the statement, or its fix, did alone on a copy of
+/// base's data, measured as the migration is (probes, lock samples, catalog).
+struct MigrationTrialSide {
+  double wall_ms = 0;          // its wall time, probes beside it
+  double read_stall_ms = 0;    // the longest a read probe of the finding's table waited
+  double write_stall_ms = 0;   // the longest a write probe of it waited
+  std::string lock;            // the strongest lock seen on that table, "" when none was seen
+  std::size_t regressions = 0; // regression findings it gave on that table
+};
+
+/// A finding's fix measured on a copy of base's data (`coldgate ab --try`, as `explain --try`
+/// measures a stage's remedies): the finding's statement alone, then the statements the field
+/// uses instead, each on a fresh copy; judged by the regressions on the finding's table and the
+/// stall before → after.
+struct MigrationTrial {
+  MigrationFindingKind kind = MigrationFindingKind::index_build;  // the finding tried
+  std::string table;                  // schema.table
+  std::string statement;              // the finding's statement as it was run
+  std::vector<std::string> fix;       // the statements tried instead, in order; empty: not tried
+  std::string not_tried;              // why no fix was tried ("" when one was)
+  std::string error;                  // the fix, or the statement alone, failed: its error
+  std::optional<MigrationTrialSide> before;  // the statement alone
+  std::optional<MigrationTrialSide> after;   // the fix
+  bool fixed = false;  // the fix ran, gave no regression on the table, and its stall is under max_stall
+};
+
 /// The migration of head run on a copy of base's data: what ran, what it cost, what it did to
 /// the tables that were there, and the findings against gate.migration.
 struct Migration {
@@ -99,6 +125,8 @@ struct Migration {
   std::vector<double> scales;
   std::optional<double> production_scale;
   std::vector<MigrationGrowth> growth;
+  /// With `ab --try`: each regression finding's fix measured on copies of base's data.
+  std::vector<MigrationTrial> trials;
 };
 
 /// "rewrite", "index_build", "stall", "lock_without_timeout", "validation".

@@ -51,14 +51,25 @@ struct MigrationGate : ::testing::Test {
     run_git(dir.path(), {"commit", "-q", "-m", message});
   }
   // The pull request: `file` added to the migrations with `sql`, then `coldgate ab`.
-  RunResult pull_request(const std::string& file, const std::string& sql) {
+  // With `try_fixes`, `coldgate ab --try`: each regression's fix measured on copies.
+  RunResult pull_request(const std::string& file, const std::string& sql, bool try_fixes = false) {
     dir.write("db/migrations/" + file, sql);
     commit("pr: " + file);
-    return ab();
+    return ab(try_fixes);
   }
-  RunResult ab() {
-    return run_coldgate({"ab", "--base", "base"}, dir.path(), "",
+  RunResult ab(bool try_fixes = false) {
+    std::vector<std::string> args{"ab", "--base", "base"};
+    if (try_fixes) args.push_back("--try");
+    return run_coldgate(args, dir.path(), "",
                         {"CI=", "GITHUB_ACTIONS=", "GITHUB_BASE_REF=", "GITHUB_HEAD_REF="});
+  }
+  // The one trial of `m` (ab --try), of a finding of `kind`.
+  static const results::MigrationTrial* only_trial(const results::Migration& m,
+                                                   results::MigrationFindingKind kind) {
+    EXPECT_EQ(m.trials.size(), 1u);
+    if (m.trials.size() != 1 || m.trials[0].kind != kind || m.trials[0].table != "public.orders")
+      return nullptr;
+    return &m.trials[0];
   }
   results::Results results() {
     return results::from_json(slurp(dir / "coldgate-out/results.json"), "results.json");
@@ -79,8 +90,10 @@ struct MigrationGate : ::testing::Test {
   TempDir dir;
 };
 
+// With --try, the fix is measured too: the statement alone, then CONCURRENTLY, on fresh copies.
 TEST_F(MigrationGate, AnIndexBuiltWithoutConcurrentlyOnALargeTableIsARegressionNamingItsFix) {
-  auto r = pull_request("002_index.sql", "CREATE INDEX orders_amount_idx ON orders (amount);\n");
+  auto r = pull_request("002_index.sql", "CREATE INDEX orders_amount_idx ON orders (amount);\n",
+                        true);
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_NE(r.err.find("coldgate: failed: the migration: 1 regression (index_build public.orders)"),
             std::string::npos)
@@ -117,6 +130,25 @@ TEST_F(MigrationGate, AnIndexBuiltWithoutConcurrentlyOnALargeTableIsARegressionN
                         "(100,000 rows) without CONCURRENTLY"),
             std::string::npos)
       << report;
+
+  const auto* tried = only_trial(m, results::MigrationFindingKind::index_build);
+  ASSERT_NE(tried, nullptr);
+  const auto& trial = *tried;
+  EXPECT_EQ(trial.statement, "CREATE INDEX orders_amount_idx ON orders (amount)");
+  EXPECT_EQ(trial.fix, std::vector<std::string>{"CREATE INDEX CONCURRENTLY orders_amount_idx ON orders (amount)"});
+  EXPECT_TRUE(trial.error.empty()) << trial.error;
+  ASSERT_TRUE(trial.before && trial.after);
+  EXPECT_EQ(trial.before->regressions, 1u) << "the statement alone is the same regression";
+  EXPECT_EQ(trial.after->regressions, 0u);
+  EXPECT_TRUE(trial.fixed);
+  EXPECT_NE(report.find("**Fixes tried**"), std::string::npos) << report;
+  EXPECT_NE(report.find("| index_build on `public.orders` | `CREATE INDEX CONCURRENTLY "
+                        "orders_amount_idx ON orders (amount)` |"),
+            std::string::npos)
+      << report;
+  EXPECT_NE(report.find("| ✅ fixed |"), std::string::npos) << report;
+  EXPECT_NE(r.err.find("migrate --try: index_build on public.orders: writes waited "), std::string::npos)
+      << r.err;
 }
 
 TEST_F(MigrationGate, TheSameIndexBuiltConcurrentlyPassesWithItsFigures) {
@@ -138,7 +170,8 @@ TEST_F(MigrationGate, TheSameIndexBuiltConcurrentlyPassesWithItsFigures) {
 }
 
 TEST_F(MigrationGate, AColumnTypeChangeIsARewriteUnderAccessExclusive) {
-  auto r = pull_request("002_type.sql", "ALTER TABLE orders ALTER COLUMN amount TYPE bigint;\n");
+  auto r = pull_request("002_type.sql", "ALTER TABLE orders ALTER COLUMN amount TYPE bigint;\n",
+                        true);
   EXPECT_EQ(r.exit_code, 1) << r.err;
   auto res = results();
   ASSERT_TRUE(res.migration);
@@ -154,6 +187,13 @@ TEST_F(MigrationGate, AColumnTypeChangeIsARewriteUnderAccessExclusive) {
   const auto* lock = find(*res.migration, results::MigrationFindingKind::lock_without_timeout);
   ASSERT_NE(lock, nullptr);
   EXPECT_EQ(lock->lock, "AccessExclusiveLock");
+  // --try: a rewrite's fix is a design change, not a statement to run instead; said, not run.
+  const auto* tried = only_trial(*res.migration, results::MigrationFindingKind::rewrite);
+  ASSERT_NE(tried, nullptr);
+  const auto& trial = *tried;
+  EXPECT_TRUE(trial.fix.empty());
+  EXPECT_FALSE(trial.before);
+  EXPECT_NE(trial.not_tried.find("a change of the schema's design"), std::string::npos) << trial.not_tried;
 }
 
 TEST_F(MigrationGate, ANotNullColumnWithAVolatileDefaultRewritesTheTable) {
@@ -346,7 +386,8 @@ TEST_F(MigrationGate, InAStackEachMigrationIsMeasuredOnTheDataBelowIt) {
 // not block (the pull request of another branch off base).
 TEST_F(MigrationGate, ACheckAddedValidIsAScanUnderTheLockAndNotValidThenValidateIsNot) {
   auto r = pull_request("002_check.sql",
-                        "ALTER TABLE orders ADD CONSTRAINT amount_small CHECK (amount < 1000);\n");
+                        "ALTER TABLE orders ADD CONSTRAINT amount_small CHECK (amount < 1000);\n",
+                        true);
   EXPECT_EQ(r.exit_code, 1) << r.err;
   auto res = results();
   ASSERT_TRUE(res.migration);
@@ -355,6 +396,17 @@ TEST_F(MigrationGate, ACheckAddedValidIsAScanUnderTheLockAndNotValidThenValidate
   EXPECT_EQ(f->table, "public.orders");
   EXPECT_EQ(f->index, "amount_small");
   EXPECT_NE(f->fix.find("NOT VALID"), std::string::npos) << f->fix;
+  // --try: the same constraint NOT VALID and validated, measured on a copy: no regression left.
+  const auto* tried = only_trial(*res.migration, results::MigrationFindingKind::validation);
+  ASSERT_NE(tried, nullptr);
+  const auto& trial = *tried;
+  EXPECT_EQ(trial.fix, (std::vector<std::string>{
+                           "ALTER TABLE orders ADD CONSTRAINT amount_small CHECK (amount < 1000) NOT VALID",
+                           "ALTER TABLE public.orders VALIDATE CONSTRAINT amount_small"}));
+  ASSERT_TRUE(trial.before && trial.after) << trial.error;
+  EXPECT_EQ(trial.before->regressions, 1u);
+  EXPECT_EQ(trial.after->regressions, 0u);
+  EXPECT_TRUE(trial.fixed);
 
   run_git(dir.path(), {"checkout", "-q", "-b", "pr-safe", "base"});
   auto safe = pull_request("002_check.sql",
@@ -369,7 +421,8 @@ TEST_F(MigrationGate, ACheckAddedValidIsAScanUnderTheLockAndNotValidThenValidate
 // SET NOT NULL on a column that was there checks all 100,000 rows under ACCESS EXCLUSIVE; with a
 // CHECK (note IS NOT NULL) added NOT VALID and validated first, PostgreSQL skips that scan.
 TEST_F(MigrationGate, SetNotNullOnALargeTableIsAScanAndAValidatedCheckFirstIsNot) {
-  auto r = pull_request("002_not_null.sql", "ALTER TABLE orders ALTER COLUMN note SET NOT NULL;\n");
+  auto r = pull_request("002_not_null.sql", "ALTER TABLE orders ALTER COLUMN note SET NOT NULL;\n",
+                        true);
   EXPECT_EQ(r.exit_code, 1) << r.err;
   auto res = results();
   ASSERT_TRUE(res.migration);
@@ -378,6 +431,18 @@ TEST_F(MigrationGate, SetNotNullOnALargeTableIsAScanAndAValidatedCheckFirstIsNot
   EXPECT_EQ(f->index, "note");
   EXPECT_EQ(f->statement, "ALTER TABLE orders ALTER COLUMN note SET NOT NULL");
   EXPECT_NE(f->fix.find("CHECK (note IS NOT NULL) NOT VALID"), std::string::npos) << f->fix;
+  // --try: the proving CHECK first, validated, then SET NOT NULL without its scan.
+  const auto* tried = only_trial(*res.migration, results::MigrationFindingKind::validation);
+  ASSERT_NE(tried, nullptr);
+  const auto& trial = *tried;
+  ASSERT_EQ(trial.fix.size(), 4u);
+  EXPECT_EQ(trial.fix[0], "ALTER TABLE public.orders ADD CONSTRAINT \"note_not_null\" CHECK (note IS "
+                          "NOT NULL) NOT VALID");
+  EXPECT_EQ(trial.fix[2], "ALTER TABLE orders ALTER COLUMN note SET NOT NULL");
+  ASSERT_TRUE(trial.before && trial.after) << trial.error;
+  EXPECT_EQ(trial.before->regressions, 1u);
+  EXPECT_EQ(trial.after->regressions, 0u);
+  EXPECT_TRUE(trial.fixed);
 
   run_git(dir.path(), {"checkout", "-q", "-b", "pr-safe", "base"});
   auto safe = pull_request("002_not_null.sql",
