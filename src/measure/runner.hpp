@@ -121,6 +121,11 @@ class StageMeasurer {
   /// The result so far: the samples of the cold runs made (and the error of one that failed);
   /// no statement table, plan or snapshot check before finish().
   const results::StageResult& partial() const { return m_result; }
+  /// The profile's statements of each cold run made so far that succeeded, in run order; empty
+  /// when the stage is not profiled. The remedy trial reads a statement's figures per run here.
+  const std::vector<std::vector<db::StatementStats>>& cold_statements() const {
+    return m_cold_statements;
+  }
   /// The canonical snapshot candidate of cold run 1 ("" before it, or without a snapshot).
   const std::string& first_candidate() const { return m_first_candidate; }
   /// Makes the next cold run (after a server restart when `cold: restart`); a failing run sets

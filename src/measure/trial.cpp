@@ -127,6 +127,37 @@ std::string seconds(double ms) {
   return format_value(ms, "ms");
 }
 
+// Adds to `m` the figures of statement `key` (text_id, else queryid) in each cold run that
+// called it: calls, shared blocks (hit + read) per call, plan + execution ms per call, summed
+// over the queryids that `queries` (the variant's statement table) gives that text.
+void add_statement_runs(Remedy& m, const std::string& key, const std::vector<QueryStats>& queries,
+                        const std::vector<std::vector<db::StatementStats>>& runs) {
+  std::vector<std::string> ids;
+  for (const auto& q : queries) {
+    if (q.text_id == key || q.queryid == key) ids.push_back(q.queryid);
+  }
+  if (ids.empty()) return;
+  Metric calls{"count", {}, {}}, blocks{"count", {}, {}}, server{"ms", {}, {}};
+  for (const auto& run : runs) {
+    double c = 0, b = 0, ms = 0;
+    for (const auto& st : run) {
+      if (std::find(ids.begin(), ids.end(), std::to_string(st.queryid)) == ids.end()) continue;
+      c += st.calls;
+      b += st.shared_hit_blocks + st.shared_read_blocks;
+      ms += st.plan_ms + st.exec_ms;
+    }
+    if (c <= 0) continue;
+    calls.cold.push_back(c);
+    blocks.cold.push_back(b / c);
+    server.cold.push_back(ms / c);
+  }
+  m.metrics.emplace_back(statement_metric(StatementFigure::calls, key), std::move(calls));
+  m.metrics.emplace_back(statement_metric(StatementFigure::blocks_per_call, key),
+                         std::move(blocks));
+  m.metrics.emplace_back(statement_metric(StatementFigure::server_ms_per_call, key),
+                         std::move(server));
+}
+
 }  // namespace
 
 std::vector<TrialVariant> remedies_for(const config::Stage& stage,
@@ -150,6 +181,17 @@ std::vector<TrialVariant> remedies_for(const config::Stage& stage,
     }
     return list;
   };
+  // The statements (queryids) whose `kind` diagnoses give `fact` the value `value` ("" any).
+  auto aimed = [&](const char* kind, const char* fact, const std::string& value) {
+    std::vector<std::string> ids;
+    for (const auto& d : diagnoses) {
+      if (d.stage != stage.name || d.kind != kind || d.queryid.empty()) continue;
+      auto f = d.facts.find(fact);
+      if (!value.empty() && (f == d.facts.end() || f->second != value)) continue;
+      if (std::find(ids.begin(), ids.end(), d.queryid) == ids.end()) ids.push_back(d.queryid);
+    }
+    return ids;
+  };
   if (has("jit_dominates")) {
     out.push_back({"jit = off", {{"jit", "off"}}, false, {}, {}});
     out.push_back({"JIT without inlining and optimization",
@@ -164,14 +206,20 @@ std::vector<TrialVariant> remedies_for(const config::Stage& stage,
   for (const auto& [table, unused] : facts("misestimate", "table")) {
     if (std::find(analyze.begin(), analyze.end(), table) == analyze.end()) analyze.push_back(table);
   }
-  if (!analyze.empty()) out.push_back({"ANALYZE", {}, false, analyze, {}});
+  if (!analyze.empty()) {
+    // Fresh statistics of never-analyzed tables may change any statement: stage-wide then.
+    const bool stage_wide = has("never_analyzed") && !never_analyzed.empty();
+    out.push_back({"ANALYZE", {}, false, analyze, {},
+                   stage_wide ? std::vector<std::string>{} : aimed("misestimate", "table", "")});
+  }
   for (const auto& [index, table] : facts("missing_index", "index")) {
-    out.push_back({index, {}, false, {}, {index}});
+    out.push_back({index, {}, false, {}, {index}, aimed("missing_index", "index", index)});
   }
   for (const auto& [statistics, table] : facts("misestimate", "statistics")) {
     std::vector<std::string> tables;
     if (!table.empty()) tables.push_back(table);
-    out.push_back({statistics, {}, false, tables, {statistics}});
+    out.push_back({statistics, {}, false, tables, {statistics},
+                   aimed("misestimate", "statistics", statistics)});
   }
   for (const auto& r : stage.remedies) out.push_back({r.name, r.settings, false, {}, {}});
   return out;
@@ -185,19 +233,30 @@ std::vector<Remedy> try_remedies(const config::Stage& stage, const StageResult& 
       measured.explain ? measured.explain->never_analyzed : std::vector<std::string>{});
   if (variants.empty()) return {};
   // The statements the plan diagnoses name, by the text that pairs them across databases.
+  auto key_of = [&](const std::string& queryid) {
+    for (const auto& q : measured.queries) {
+      if (q.queryid == queryid && !q.text_id.empty()) return q.text_id;
+    }
+    return queryid;
+  };
   std::vector<std::string> statements;
   for (const auto& d : diagnoses) {
     if (d.stage != stage.name || d.queryid.empty() ||
         (d.kind != "missing_index" && d.kind != "misestimate")) {
       continue;
     }
-    std::string key = d.queryid;
-    for (const auto& q : measured.queries) {
-      if (q.queryid == d.queryid && !q.text_id.empty()) key = q.text_id;
-    }
+    std::string key = key_of(d.queryid);
     if (std::find(statements.begin(), statements.end(), key) == statements.end()) {
       statements.push_back(key);
     }
+  }
+  for (auto& v : variants) {
+    std::vector<std::string> keys;
+    for (const auto& id : v.statements) {
+      std::string key = key_of(id);
+      if (std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(key);
+    }
+    v.statements = std::move(keys);
   }
   if (stage_index > 0) ctx.progress->stage_start(stage_index, stage.name);
   ctx.progress->line(fmt::format("{}: trying {} remed{} ({} cold runs each, interleaved with as "
@@ -320,6 +379,40 @@ std::vector<Remedy> run_trial(const config::Stage& stage, const std::vector<Tria
       });
     }
   }
+  // Both sides start equally cold. A remedy's copy is new to the server (no page of it in the
+  // buffers, its catalog caches and relcache init file still to be built) and the work that made
+  // it (CREATE INDEX's scan, ANALYZE's sample) may have read its tables into the buffers, while
+  // the stages' database is as the stage's own runs left it. So "as is" gets a copy made the
+  // same way (nothing run in it), and one restart after all copies empties the server's buffers
+  // for every variant alike; each variant's later runs then find what its own earlier runs left,
+  // as a stage's do. With `cold: restart` every run restarts the server anyway.
+  std::string equal_start;
+  if (!copies.empty()) {
+    in_arm(arms.front(), [&] {
+      try {
+        copies.push_back(std::make_unique<DatabaseCopy>(
+            database, "asis", "remedy trial: the stage as is", std::vector<std::string>{},
+            std::vector<std::string>{}));
+        arms.front().ctx.database = copies.back()->info();
+        equal_start = "as is ran in a copy made like the remedies'";
+      } catch (const Error& e) {
+        if (e.code() == ExitCode::interrupted || e.code() == ExitCode::infrastructure) throw;
+        equal_start = "as is ran in the stages' database (no copy: " +
+                      e.message().substr(0, e.message().find('\n')) + ")";
+      }
+      if (stage.cold == config::ColdMode::restart) return;
+      if (ctx.provider->name() == "external") {
+        // Not coldgate's server: restarted only where the config asks for it (`cold: restart`).
+        equal_start += ", without a server restart (an external server's buffers may hold more "
+                       "of one copy than of another)";
+        return;
+      }
+      ctx.progress->step(ctx.label + "restarting the server so that every variant starts cold");
+      if (ctx.isolation) ctx.isolation->disconnect();  // the restart ends its backend
+      ctx.provider->restart();
+      equal_start += ", after one server restart";
+    });
+  }
   for (auto& arm : arms) arm.measurer = std::make_unique<StageMeasurer>(arm.stage, arm.ctx);
 
   int runs = 0;
@@ -357,6 +450,11 @@ std::vector<Remedy> run_trial(const config::Stage& stage, const std::vector<Tria
     for (const auto& name : trial_metrics()) {
       if (const Metric* metric = r.find(name)) m.metrics.emplace_back(name, *metric);
     }
+    // The statement's own figures in each cold run: as is's for every diagnosed statement, a
+    // remedy's for those it is aimed at, which its verdict rests on.
+    for (const auto& key : i == 0 ? statements : arm.variant.statements) {
+      add_statement_runs(m, key, r.queries, arm.measurer->cold_statements());
+    }
     const std::string& candidate = arm.measurer->first_candidate();
     if (stage.snapshot && r.error.empty() && !as_is_candidate.empty()) {
       m.snapshot_identical = candidate == as_is_candidate;
@@ -384,6 +482,7 @@ std::vector<Remedy> run_trial(const config::Stage& stage, const std::vector<Tria
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   std::string trial = fmt::format("the trial: {} cold runs of {} variants in {}", runs,
                                   arms.size(), seconds(elapsed));
+  if (!equal_start.empty()) trial += "; " + equal_start;
   out.front().note = out.front().note.empty() ? trial : out.front().note + "; " + trial;
   return out;
 }

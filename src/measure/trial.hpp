@@ -26,6 +26,11 @@ struct TrialVariant {
   /// Statements run in a copy of the database before `analyze` (CREATE INDEX …, CREATE
   /// STATISTICS …); the variant measures in that copy.
   std::vector<std::string> copy_sql;
+  /// The diagnosed statements it is aimed at (remedies_for: their queryids; run_trial: the keys
+  /// of `statements`), judged by their own figures (report::recommendation); empty for a
+  /// stage-wide remedy (settings, an ANALYZE of never-analyzed tables, a prepared statement),
+  /// judged by the stage's wall time.
+  std::vector<std::string> statements;
 };
 
 /// The remedies a stage's diagnoses suggest, each once, in this order, then the stage's own
@@ -36,7 +41,9 @@ struct TrialVariant {
 /// that were never analyzed) and of the misestimated tables; for each `missing_index` its index
 /// (the diagnosis' "index" fact, created in a copy); for each `misestimate` with a "statistics"
 /// fact those extended statistics, then ANALYZE of its table, in a copy. `repeated_query` needs
-/// a code change: no variant (its diagnosis gives the saving).
+/// a code change: no variant (its diagnosis gives the saving). An index and statistics are
+/// aimed at the statements whose diagnoses suggest them, an ANALYZE at the misestimated
+/// statements when no never-analyzed table is in it (TrialVariant::statements).
 std::vector<TrialVariant> remedies_for(const config::Stage& stage,
                                        const std::vector<results::Diagnosis>& diagnoses,
                                        const std::vector<std::string>& never_analyzed);
@@ -49,14 +56,19 @@ std::vector<std::size_t> trial_order(std::size_t variants, int runs);
 /// `stage.try_runs` cold runs each in the stage's cold mode, each run in a fresh process within
 /// the stage's timeout, profiled like the stage's runs (no plan runs); a variant with `analyze`
 /// or `copy_sql` runs in its own copy of the stages' database (CREATE DATABASE … TEMPLATE,
-/// then its statements and ANALYZE there), dropped afterwards on every exit path
+/// then its statements and ANALYZE there) — and then "as is" too, in a copy made the same way,
+/// and a local or container server is restarted once after the copies (unless every run
+/// restarts it: `cold: restart`), so that every variant's first run finds nothing of its
+/// database in the server's buffers —, each copy dropped afterwards on every exit path
 /// with a server to drop it on (else by a later trial there: k_trial_copy_comment, which this
 /// trial's copy drops first). Returns "as is" first, then the variants, each with its metrics,
 /// whether its snapshot candidate is byte-identical to as is (and the first differing path),
 /// and notes (cost estimates before and after its copy's changes; the trial's elapsed time on
 /// "as is"), and for each of `statements` (text_id, else queryid, of the statements the
 /// diagnoses name) that the variant's profile read, its blocks per call
-/// (Remedy::statement_blocks_per_call, keyed by that same text). A
+/// (Remedy::statement_blocks_per_call, keyed by that same text), and per cold run its
+/// results::statement_metric()s — as is's for each of `statements`, a variant's for its own
+/// TrialVariant::statements. A
 /// variant that fails keeps its error. Throws Error as run_stage() does (interrupt; a lost
 /// server as Error(infrastructure) at "stage <name>" whose message begins with the variant it
 /// interrupted: "remedy `jit = off`: …", or "remedy trial, the stage as is: …").

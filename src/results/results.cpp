@@ -168,6 +168,33 @@ std::optional<double> Remedy::median_of(std::string_view name) const {
   return median(m->cold);
 }
 
+namespace {
+constexpr std::pair<StatementFigure, std::string_view> k_statement_figures[] = {
+    {StatementFigure::calls, "statement_calls:"},
+    {StatementFigure::blocks_per_call, "statement_blocks_per_call:"},
+    {StatementFigure::server_ms_per_call, "statement_server_ms_per_call:"}};
+}  // namespace
+
+std::string statement_metric(StatementFigure figure, std::string_view key) {
+  for (const auto& [f, prefix] : k_statement_figures) {
+    if (f == figure) return std::string(prefix) + std::string(key);
+  }
+  return std::string(key);
+}
+
+std::vector<std::string> Remedy::aimed_at() const {
+  std::vector<std::string> out;
+  for (const auto& [name, metric] : metrics) {
+    for (const auto& [f, prefix] : k_statement_figures) {
+      if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) continue;
+      std::string key = name.substr(prefix.size());
+      if (std::find(out.begin(), out.end(), key) == out.end()) out.push_back(std::move(key));
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 const std::vector<std::string_view>& known_metric_order() {
   static const std::vector<std::string_view> order{
       "wall_ms",          "cpu_ms",           "peak_rss_bytes",        "connect_ms",

@@ -321,7 +321,9 @@ struct Remedy {
   std::string remedy;  // "as is", "jit = off", "prepared statement", "ANALYZE", …
   std::map<std::string, std::string> settings;  // what the variant sets on top of the stage's
   /// wall_ms, db_exec_ms, db_jit_ms, … with the trial's samples (cold; a prepared statement's
-  /// second execution as warm)
+  /// second execution as warm); and per diagnosed statement its figures in each cold run that
+  /// called it (statement_metric(): calls, blocks per call, server ms per call) — as is's for
+  /// every diagnosed statement, a remedy's only for the statements it is aimed at (aimed_at())
   std::vector<std::pair<std::string, Metric>> metrics;
   std::optional<bool> snapshot_identical;  // its candidate against as is; nullopt: no snapshot
   std::string first_difference;            // the first differing path when not identical
@@ -337,7 +339,18 @@ struct Remedy {
   const Metric* find(std::string_view name) const;
   /// The median of `name`'s cold samples, which the trial compares; nullopt without samples.
   std::optional<double> median_of(std::string_view name) const;
+  /// The statements (text_id, else queryid) whose statement_metric()s this remedy has, in name
+  /// order: those it is aimed at (an index, statistics; as is: every diagnosed statement);
+  /// empty for a stage-wide remedy (settings), and in results of earlier versions.
+  std::vector<std::string> aimed_at() const;
 };
+
+/// A remedy trial's per-statement figures, one sample per cold run that called the statement.
+enum class StatementFigure { calls, blocks_per_call, server_ms_per_call };
+/// The Remedy::metrics name of `figure` for statement `key` (text_id, else queryid):
+/// "statement_calls:<key>", "statement_blocks_per_call:<key>", "statement_server_ms_per_call:<key>"
+/// (server time = plan + execution).
+std::string statement_metric(StatementFigure figure, std::string_view key);
 
 /// One gated metric of one stage, head against the baseline (docs/architecture.md "The gate").
 struct MetricVerdict {

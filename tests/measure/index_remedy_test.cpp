@@ -8,7 +8,9 @@
 // coldgate's own verdict on the measured runs (every run apart from as is's): a sequential scan
 // of 2,000,000 rows against an index lookup of 500. No duration is asserted here; the margin
 // between the two is bench/provider_times.sh's figure (--remedy). Parallel query is off so that
-// the plans' per-loop figures are the whole scan's.
+// the plans' per-loop figures are the whole scan's. A slow page whose one statement misses its
+// index has it recommended on that statement's own figures (bench/remedy_under_load.sh runs it
+// on a loaded machine).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -172,6 +174,81 @@ TEST_F(IndexRemedyTest, AMissingIndexIsNamedItsIndexMeasuredAndRecommendedAndGon
                                [](const QueryStats& q) { return q.plan.has_value(); });
     EXPECT_TRUE(planned) << s.name;  // plans were taken: the silence is the index's
   }
+}
+
+// A store's dashboard page: ~1 s of the application's own work around one lookup of a coupon
+// by its code, which has no index, and 20 lookups by primary key. 200,000 coupons (~1,300
+// pages): the lookup scans them all, ~10 ms, against a few pages with the index — lost in the
+// page's second, so the stage's wall time cannot tell the two apart.
+constexpr const char* k_coupons =
+    "CREATE TABLE coupon (id int PRIMARY KEY, code text NOT NULL, discount int NOT NULL);\n"
+    "INSERT INTO coupon SELECT g, 'C' || lpad(g::text, 7, '0'), g % 50\n"
+    "  FROM generate_series(1, 200000) g;\n";
+constexpr const char* k_dashboard =
+    "import json, os, time, psycopg2\n"
+    "conn = psycopg2.connect(os.environ['DATABASE_URL'])\n"
+    "cur = conn.cursor()\n"
+    "cur.execute('select id, discount from coupon where code = %s', ('C0123456',))\n"
+    "page = {'coupon': cur.fetchone(), 'items': []}\n"
+    "for item in range(1, 21):\n"
+    "    cur.execute('select discount from coupon where id = %s', (item,))\n"
+    "    page['items'].append(cur.fetchone()[0])\n"
+    "time.sleep(1)  # the rest of the page: rendering, other services\n"
+    "print(json.dumps(page))\n"
+    "conn.close()\n";
+
+// Issue 52: the index that was not recommended. The page's wall time is ~1 s either way, so
+// the index is judged on the statement it is aimed at: its blocks per call (counts, the same
+// in every run for one plan: ~1,300 → a few dozen with planning's catalog reads) and its
+// server time per call (a scan of 200,000 rows against an index lookup) lower in every run,
+// its calls the same, the wall time no worse beyond as is's noise. What is asserted is the
+// verdict and the figures it names; the blocks are counts, and the server time's margin is
+// the whole scan's.
+TEST_F(IndexRemedyTest, AnIndexForOneStatementOfASlowPageIsRecommendedOnThatStatementsFigures) {
+  config(k_coupons, "  - name: dashboard\n"
+                    "    command: [/usr/bin/python3, dashboard.py]\n"
+                    "    snapshot: true\n"
+                    "    try_runs: 5\n");
+  dir.write("dashboard.py", k_dashboard);
+  auto e = run_coldgate({"explain", "dashboard", "--try"}, dir.path(), "",
+                        {"CI=", "GITHUB_ACTIONS="});
+  ASSERT_EQ(e.exit_code, 0) << e.out << e.err;
+  const std::string index = "CREATE INDEX ON public.coupon (code)";
+  // The verdict names the statement's figures that decided it.
+  const std::string verdict = "`" + index + "`: recommended: blocks per call ";
+  const auto at = e.out.find(verdict);
+  ASSERT_NE(at, std::string::npos) << e.out;
+  const std::string line = e.out.substr(at, e.out.find('\n', at) - at);
+  EXPECT_NE(line.find(" and server time per call "), std::string::npos) << line;
+  EXPECT_NE(line.find(" in every run (its calls no more), the stage's cold wall time "),
+            std::string::npos)
+      << line;
+  EXPECT_NE(line.find("snapshot identical — add `" + index + "` to the schema's migrations"),
+            std::string::npos)
+      << line;
+  // Its blocks per call: the whole table as is, a few pages with the index.
+  auto number = [](const std::string& text) {
+    std::string digits;
+    for (char c : text) {
+      if (c >= '0' && c <= '9') digits += c;
+    }
+    return std::stod(digits);
+  };
+  const std::size_t from = verdict.size();
+  const std::size_t arrow = line.find(" → ", from);
+  ASSERT_NE(arrow, std::string::npos) << line;
+  const double before = number(line.substr(from, arrow - from));
+  const double after =
+      number(line.substr(arrow + 5, line.find(" and ", arrow) - arrow - 5));  // "→" is 3 bytes
+  EXPECT_GT(before, 1000) << line;
+  EXPECT_LT(after * 10, before) << line;
+  // The table shows the statement's per-call figures, as is → with the index.
+  EXPECT_NE(e.out.find("| " + index + " · blocks per call "), std::string::npos) << e.out;
+  EXPECT_NE(e.out.find(", calls 1 → 1 |"), std::string::npos) << e.out;
+  // Both started equally cold: as is in a copy made like the index's, after one restart.
+  EXPECT_NE(e.out.find("as is ran in a copy made like the remedies', after one server restart"),
+            std::string::npos)
+      << e.out;
 }
 
 // a = b = id % 500: the planner multiplies their selectivities (1/500 each, from n_distinct:
