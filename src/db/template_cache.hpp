@@ -15,7 +15,8 @@ namespace coldgate::db {
 inline constexpr const char* k_spare_database = "coldgate_spare";
 
 /// initdb's options for every throwaway cluster: superuser `postgres`, trust on the private
-/// Unix socket and SCRAM on TCP, UTF8 with the C locale (reproducible sort order), no fsync.
+/// Unix socket and SCRAM on TCP, UTF8 with the C locale (reproducible sort order), no fsync,
+/// 1 MB WAL segments (a smaller template to copy).
 std::vector<std::string> initdb_options();
 
 /// Puts an initdb'd data folder at `data_dir` (which must not exist): a copy (`cp -a`) of the
