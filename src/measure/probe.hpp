@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -61,6 +62,10 @@ struct ProbeResult {
 std::string to_json(const ProbeRequest& request);
 /// The result as JSON text.
 std::string to_json(const ProbeResult& result);
+/// Writes `contents` to `path` (created mode 0600, else truncated) without fsync: the request
+/// and result files live only between a probe's start and its parent reading them, in the run's
+/// work folder, so a crash loses nothing worth keeping. Throws Error(infrastructure).
+void write_scratch_file(const std::filesystem::path& path, std::string_view contents);
 /// Reads a ProbeResult file; throws Error(infrastructure) naming the file when it is not one.
 ProbeResult read_probe_result(const std::filesystem::path& file);
 

@@ -277,7 +277,7 @@ RunOutcome sql_run(const config::Stage& stage, const RunContext& ctx, int run,
   if (stage.snapshot) req.candidate_path = (ctx.work_dir / (tag + ".candidate")).string();
   req.result_path = (ctx.work_dir / (tag + ".result.json")).string();
   fs::path request_file = ctx.work_dir / (tag + ".request.json");
-  util::write_file_atomic(request_file, to_json(req));
+  write_scratch_file(request_file, to_json(req));
 
   util::SpawnOptions opts;
   opts.argv = {ctx.self_exe.string(), "probe", request_file.string()};
@@ -654,8 +654,10 @@ StagePlan explain_stage(const config::Stage& stage, const db::ConnectionInfo& da
     if (r.empty() || r.columns() == 0) throw Error(ExitCode::infrastructure, where, "no output");
     plan.json = r[0][0].c_str();
     jit_above_cost = tx.exec("SELECT current_setting('jit_above_cost')::float8")[0][0].as<double>();
-    // pg_jit_available() came with PostgreSQL 11.
-    plan.jit_available = conn.raw().server_version() < 110000 ||
+    // pg_jit_available() came with PostgreSQL 11. It loads the JIT provider (LLVM) into the
+    // backend, ~100-200 ms: only `coldgate explain` (ANALYZE) says whether JIT can fire, so a
+    // plan-only EXPLAIN leaves it unread (true).
+    plan.jit_available = !analyze || conn.raw().server_version() < 110000 ||
                          tx.exec("SELECT pg_jit_available()")[0][0].as<bool>();
     tx.abort();  // EXPLAIN ANALYZE executes the statement: leave no trace of it
   } catch (const pqxx::sql_error& e) {
