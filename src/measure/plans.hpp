@@ -8,6 +8,10 @@
 #include "config/config.hpp"
 #include "results/results.hpp"
 
+namespace coldgate::db {
+class Connection;
+}  // namespace coldgate::db
+
 namespace coldgate::measure {
 
 struct RunContext;
@@ -44,11 +48,18 @@ bool statement_instance(std::string_view normalized, std::string_view raw);
 /// Error(infrastructure) when the server is lost.
 std::string enable_plans(RunContext& ctx, const config::Database& database);
 
+/// True when `stage` is a SQL stage whose plan-only EXPLAIN (VERBOSE), run on `conn` with its
+/// settings and params and rolled back, scans no relation outside pg_catalog and
+/// information_schema (`select 1`, a catalog query): its plan run would show no table scan, so
+/// capture_plans() skips it. False for a command stage or an EXPLAIN that fails. Throws
+/// Error(infrastructure) when the connection is lost.
+bool reads_no_user_relation(const config::Stage& stage, db::Connection& conn);
+
 /// One cold run of `stage` that is not measured (no warm repetitions, no snapshot check), with
 /// auto_explain on for the stages' database (ALTER DATABASE … SET auto_explain.log_min_duration
 /// = 0, reset on every exit path; pg_stat_statements reset before it and read after it, on a
 /// connection opened before): the actual plans of the statements it ran, each with its queryid
-/// and normalized text, costliest first.
+/// and normalized text, costliest first; none, without a run, when reads_no_user_relation().
 /// A run that fails gives the plans logged before it failed. Throws Error(infrastructure) when
 /// the server is lost, Error(interrupted) on SIGINT/SIGTERM.
 std::vector<CapturedPlan> capture_plans(const config::Stage& stage, const RunContext& ctx);

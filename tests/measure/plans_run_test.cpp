@@ -111,5 +111,42 @@ TEST_F(PlansRunTest, EachStatementOfASqlAndACommandStageGetsItsActualPlanAndShap
   }
 }
 
+// A plan run of a stage that scans no table of the user's would show a Result node or a catalog
+// scan, which no diagnosis reads: it is skipped (docs/BENCHMARKS.md, "The trivial run's fixed
+// cost"). A stage that reads a user's table, from a function-free query, still gets its plan.
+TEST_F(PlansRunTest, AStageThatScansNoTableOfTheUsersGetsNoPlanRun) {
+  dir.write("schema.sql", k_schema);
+  dir.write("coldgate.yaml",
+            "version: 1\n"
+            "database: { provider: local }\n"
+            "setup: [ { sql: schema.sql } ]\n"
+            "defaults: { runs: 1, warm: 0 }\n"
+            "stages:\n"
+            "  - name: trivial\n"
+            "    query: select 1 as one\n"
+            "  - name: catalog\n"
+            "    query: select count(*) as n from pg_class where relname = $1\n"
+            "    params: [comment]\n"
+            "  - name: table\n"
+            "    query: select count(*) as n from comment where article_id = 7\n");
+  auto r = run_coldgate({"run"}, dir.path(), "", {"CI=", "GITHUB_ACTIONS="});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  Results res = results::from_json(slurp(dir / "coldgate-out/results.json"), "results.json");
+  EXPECT_EQ(res.plans_note, "");
+  const QueryStats* trivial = statement(res, "trivial", "select");
+  const QueryStats* catalog = statement(res, "catalog", "pg_class");
+  const QueryStats* table = statement(res, "table", "from comment");
+  ASSERT_TRUE(trivial && catalog && table);
+  EXPECT_FALSE(trivial->plan.has_value()) << trivial->plan->json;
+  EXPECT_FALSE(catalog->plan.has_value()) << catalog->plan->json;
+  ASSERT_TRUE(table->plan.has_value());
+  EXPECT_NE(labels(*table).find("Seq Scan on public.comment"), std::string::npos) << labels(*table);
+  // Each plan run says so on its line: one, the table's.
+  std::size_t plan_runs = 0;
+  for (auto at = r.err.find("plan run:"); at != std::string::npos; at = r.err.find("plan run:", at + 1))
+    ++plan_runs;
+  EXPECT_EQ(plan_runs, 1u) << r.err;
+}
+
 }  // namespace
 }  // namespace coldgate::measure
