@@ -13,6 +13,7 @@
 #include "db/database_template.hpp"
 #include "db/provider.hpp"
 #include "migrate/catalog.hpp"
+#include "migrate/findings.hpp"
 #include "migrate/watch.hpp"
 #include "results/format.hpp"
 #include "setup/setup.hpp"
@@ -133,6 +134,18 @@ std::string statement_for(const std::vector<results::MigrationStatement>& statem
     }
   }
   return "";
+}
+
+// The statement that names `what` (a constraint, a column) beside `phrase` ("set not null"), or,
+// when none does, statement_for's ALTER of the table: a migration may ALTER one table many times.
+std::string statement_naming(const std::vector<results::MigrationStatement>& statements,
+                             const std::string& what, const std::string& phrase,
+                             const std::string& table) {
+  for (const auto& s : statements) {
+    const std::string p = plain(s.query);
+    if (p.starts_with("alter") && names(p, what) && p.find(phrase) != std::string::npos) return s.query;
+  }
+  return statement_for(statements, table, {"alter"});
 }
 
 // What the field does instead of a rewrite, read from the statement that made it.
@@ -496,7 +509,8 @@ std::optional<results::Migration> measure(const db::Provider& provider,
     f.index = c.name;
     f.rows = table.rows;
     f.lock = t ? t->lock : "";
-    f.statement = statement_for(m.statements, bare_name(table.name), {"alter"});
+    f.statement = statement_naming(m.statements, bare_constraint, c.type == 'f' ? "foreign key" : "check",
+                                   bare_name(table.name));
     f.measured_ms = t ? std::max(t->read_stall_ms, t->write_stall_ms) : 0;
     f.message = fmt::format("{} {} `{}` added to {} ({} rows) valid at once: every row checked "
                             "under the table's lock{}: {}",
@@ -546,7 +560,7 @@ std::optional<results::Migration> measure(const db::Provider& provider,
     f.index = column;
     f.rows = table.rows;
     f.lock = t ? t->lock : "";
-    f.statement = statement_for(m.statements, bare_name(table.name), {"alter"});
+    f.statement = statement_naming(m.statements, bare_column, "set not null", bare_name(table.name));
     f.measured_ms = t ? std::max(t->read_stall_ms, t->write_stall_ms) : 0;
     f.message = fmt::format("column {} of {} ({} rows) made NOT NULL: every row checked under "
                             "ACCESS EXCLUSIVE{}: {}",
@@ -564,11 +578,8 @@ std::optional<results::Migration> measure(const db::Provider& provider,
     if (!t.probed || stall <= max_stall_ms) continue;
     // A rewrite or index build of the table is its stall's cause, and its finding says how long
     // reads and writes waited: one regression, not two.
-    if (std::any_of(m.findings.begin(), m.findings.end(), [&](const MigrationFinding& x) {
-          return x.table == t.name && (x.kind == MigrationFindingKind::rewrite ||
-                                       x.kind == MigrationFindingKind::index_build ||
-                                       x.kind == MigrationFindingKind::validation);
-        })) {
+    if (std::any_of(m.findings.begin(), m.findings.end(),
+                    [&](const MigrationFinding& x) { return explains_stall(x, t.name); })) {
       continue;
     }
     MigrationFinding f;
@@ -586,8 +597,7 @@ std::optional<results::Migration> measure(const db::Provider& provider,
     }
     f.message = fmt::format("{}: {} on the migration{} (gate.migration.max_stall {})", t.name, who,
                             t.lock.empty() ? "" : ", which held " + t.lock, ms_text(max_stall_ms));
-    f.fix = "make the statement that holds the lock short: batches, CONCURRENTLY, NOT VALID then "
-            "VALIDATE";
+    f.fix = k_stall_fix;
     m.findings.push_back(std::move(f));
   }
 
@@ -635,9 +645,7 @@ std::optional<results::Migration> measure(const db::Provider& provider,
     m.drift_checked = true;
     m.drift = drift(conn, *fresh);
   }
-  std::stable_sort(m.findings.begin(), m.findings.end(), [](const auto& a, const auto& b) {
-    return a.severity == MigrationSeverity::regression && b.severity != MigrationSeverity::regression;
-  });
+  regressions_first(m.findings);
   return m;
 }
 

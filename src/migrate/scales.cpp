@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "migrate/findings.hpp"
 #include "migrate/migrate.hpp"
 #include "results/format.hpp"
 #include "results/growth.hpp"
@@ -125,27 +126,16 @@ void add_scales(Migration& m, const std::vector<double>& scales,
     }
   }
   const double max_stall_ms = static_cast<double>(gate.max_stall.count());
-  std::vector<std::string> stalled;  // one stall finding per table: its reads' or writes', the longer
   for (const auto& g : m.growth) {
     if (g.table.empty() || !g.values_ms.back()) continue;
     const bool projected = production_scale && g.projected_ms;
     const double judged = projected ? *g.projected_ms : *g.values_ms.back();
     if (judged <= max_stall_ms) continue;
     // A rewrite or index build of the table is the stall's cause and says how long it was.
-    if (std::any_of(kept.begin(), kept.end(), [&](const MigrationFinding& x) {
-          return x.table == g.table && x.kind != MigrationFindingKind::lock_without_timeout;
-        })) {
+    if (std::any_of(kept.begin(), kept.end(),
+                    [&](const MigrationFinding& x) { return explains_stall(x, g.table); })) {
       continue;
     }
-    if (std::find(stalled.begin(), stalled.end(), g.table) != stalled.end()) {
-      for (auto& x : kept) {
-        if (x.kind == MigrationFindingKind::stall && x.table == g.table && judged > x.measured_ms) {
-          x.measured_ms = judged;
-        }
-      }
-      continue;
-    }
-    stalled.push_back(g.table);
     MigrationFinding f;
     f.kind = MigrationFindingKind::stall;
     f.table = g.table;
@@ -162,14 +152,18 @@ void add_scales(Migration& m, const std::vector<double>& scales,
                                 results::format_value(*g.projected_ms, "ms"), *production_scale)
                   : "",
         results::format_value(max_stall_ms, "ms"));
-    f.fix = "make the statement that holds the lock short: batches, CONCURRENTLY, NOT VALID then "
-            "VALIDATE";
-    kept.push_back(std::move(f));
+    f.fix = k_stall_fix;
+    auto same = std::find_if(kept.begin(), kept.end(), [&](const MigrationFinding& x) {
+      return x.kind == MigrationFindingKind::stall && x.table == g.table;
+    });
+    if (same == kept.end()) {
+      kept.push_back(std::move(f));
+    } else if (judged > same->measured_ms) {
+      *same = std::move(f);  // the table's reads and writes: one finding, the longer wait's
+    }
   }
   m.findings = std::move(kept);
-  std::stable_sort(m.findings.begin(), m.findings.end(), [](const auto& a, const auto& b) {
-    return a.severity == MigrationSeverity::regression && b.severity != MigrationSeverity::regression;
-  });
+  regressions_first(m.findings);
 }
 
 }  // namespace coldgate::migrate
