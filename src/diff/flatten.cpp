@@ -104,6 +104,13 @@ bool decode_string(std::string_view content, std::string& out, std::size_t& end)
 
 }  // namespace
 
+std::string decoded_string(std::string_view literal) {
+  std::string out;
+  std::size_t end = 0;
+  if (!decode_string(literal, out, end)) out.assign(literal);
+  return out;
+}
+
 Flattener::Event Flattener::fail() {
   if (m_error_line == 0) m_error_line = std::max<std::size_t>(m_line, 1);
   m_pos = m_text.size();

@@ -73,6 +73,10 @@ class Flattener {
   std::string_view m_value;
 };
 
+/// The bytes of the JSON string literal `literal` (quotes included), escapes decoded; `literal`
+/// itself when it is not one.
+std::string decoded_string(std::string_view literal);
+
 /// `path` as an RFC 6901 JSON Pointer (`~` → `~0`, `/` → `~1`); "" for the root.
 std::string pointer(const std::vector<Segment>& path);
 
@@ -95,8 +99,10 @@ using CountsUnder = std::unordered_map<std::string, std::size_t>;
 
 /// summarize(), also reporting where the texts stop being canonical and what was not listed;
 /// with `under`, each of its entries gets the number of counted paths at or below its pointer.
+/// With `arrangement`, pairs the elements of arrays sorted by identity as summarize() says.
 PathSummary summarize_checked(std::string_view canonical_a, std::string_view canonical_b,
                               std::size_t max_paths, SummaryExtent& extent,
-                              CountsUnder* under = nullptr);
+                              CountsUnder* under = nullptr,
+                              const canon::Options* arrangement = nullptr);
 
 }  // namespace coldgate::diff::detail

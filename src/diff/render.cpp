@@ -111,6 +111,23 @@ constexpr std::size_t k_max_notes = 3;
 
 }  // namespace
 
+std::string paired_text(const PairedElements& paired) {
+  std::string counts;
+  auto add = [&](std::size_t n, std::string_view what) {
+    if (n == 0) return;
+    if (counts.empty()) {
+      counts = fmt::format("{} {} {}", detail::with_commas(n), n == 1 ? "element" : "elements", what);
+    } else {
+      counts += fmt::format(", {} {}", detail::with_commas(n), what);
+    }
+  };
+  add(paired.added, "added");
+  add(paired.changed, "changed");
+  add(paired.removed, "removed");
+  if (counts.empty()) counts = "no element differs";
+  return fmt::format("{}: {} (paired by `{}`)", path_text(paired.pointer), counts, paired.member);
+}
+
 std::string render(std::string_view canonical_a, std::string_view canonical_b,
                    const Options& options) {
   if (canonical_a == canonical_b) return {};
@@ -121,8 +138,9 @@ std::string render(std::string_view canonical_a, std::string_view canonical_b,
     for (const auto& array : sorted) under.emplace(array.pointer, 0);
   }
   detail::SummaryExtent extent;
-  PathSummary summary = detail::summarize_checked(canonical_a, canonical_b, options.max_paths,
-                                                  extent, sorted.empty() ? nullptr : &under);
+  PathSummary summary = detail::summarize_checked(
+      canonical_a, canonical_b, options.max_paths, extent, sorted.empty() ? nullptr : &under,
+      options.arrangement ? &*options.arrangement : nullptr);
   std::size_t bad_a = extent.bad_line_a;
   std::size_t bad_b = extent.bad_line_b;
   std::string out;
@@ -145,6 +163,13 @@ std::string render(std::string_view canonical_a, std::string_view canonical_b,
     // An entry for a whole subtree stands for all its leaves, so "more" counts paths.
     if (extent.unlisted > 0) {
       out += fmt::format("  … and {} more\n", detail::with_commas(extent.unlisted));
+    }
+    for (std::size_t i = 0; i < summary.paired.size() && i < k_max_notes; ++i)
+      out += paired_text(summary.paired[i]) + "\n";
+    if (summary.paired.size() > k_max_notes) {
+      const std::size_t more = summary.paired.size() - k_max_notes;
+      out += fmt::format("… and {} more {} paired by identity with elements that differ\n",
+                         detail::with_commas(more), more == 1 ? "array" : "arrays");
     }
     std::size_t notes = 0;
     std::size_t more = 0;

@@ -12,11 +12,17 @@
 //   `{N keys}` / `[N items]`;
 // - a value whose type changes (scalar ↔ container, object ↔ array): 1 changed, the container
 //   side rendered as above.
+//
+// With an arrangement, the steps into an array sorted by `identity:` compare by the element's
+// identity value (detail::PairPath), not its index: canon sorted those elements by that value,
+// so document order is still path order, and an element meets the one of the same identity.
 #include <fmt/core.h>
+#include <unordered_map>
 #include <utility>
 
 #include "diff/diff.hpp"
 #include "diff/flatten.hpp"
+#include "diff/pairing.hpp"
 #include "diff/text.hpp"
 
 namespace coldgate::diff {
@@ -41,26 +47,40 @@ NodeKind empty_kind(std::string_view value) {
 
 class Summarizer {
  public:
-  Summarizer(std::string_view a, std::string_view b, std::size_t max_paths, CountsUnder* under)
-      : m_a(a), m_b(b), m_max_paths(max_paths), m_under(under) {}
+  Summarizer(std::string_view a, std::string_view b, std::size_t max_paths, CountsUnder* under,
+             const canon::Options* arrangement)
+      : m_a(a), m_b(b), m_max_paths(max_paths), m_under(under) {
+    if (arrangement != nullptr) {
+      m_keyed_a = keyed_arrays(a, *arrangement);
+      m_keyed_b = keyed_arrays(b, *arrangement);
+      m_pairing = !m_keyed_a.empty() || !m_keyed_b.empty();
+    }
+  }
 
   PathSummary run() {
-    bool has_a = m_a.next();
-    bool has_b = m_b.next();
+    bool has_a = advance(m_a, m_pa);
+    bool has_b = advance(m_b, m_pb);
     while (has_a || has_b) {
-      int order = !has_a ? 1 : !has_b ? -1 : compare(m_a.path(), m_b.path());
+      int order = !has_a      ? 1
+                  : !has_b    ? -1
+                  : m_pairing ? compare(m_pa.segments(), m_pb.segments())
+                              : compare(m_a.path(), m_b.path());
       if (order < 0) {
         one_side(m_a, PathChange::Kind::removed);
-        has_a = m_a.next();
+        has_a = advance(m_a, m_pa);
       } else if (order > 0) {
         one_side(m_b, PathChange::Kind::added);
-        has_b = m_b.next();
+        has_b = advance(m_b, m_pb);
       } else {
         both_sides();
-        has_a = m_a.next();
-        has_b = m_b.next();
+        has_a = advance(m_a, m_pa);
+        has_b = advance(m_b, m_pb);
       }
     }
+    // Elements that only changed are the paths listed already; pairing is news when elements
+    // were added or removed, which pairing by index would have read as changes.
+    std::erase_if(m_summary.paired,
+                  [](const PairedElements& p) { return p.added == 0 && p.removed == 0; });
     return std::move(m_summary);
   }
 
@@ -68,6 +88,46 @@ class Summarizer {
 
  private:
   bool listing() const { return m_summary.first.size() < m_max_paths; }
+
+  bool advance(Flattener& side, PairPath& pairs) {
+    const bool more = side.next();
+    if (more && m_pairing) pairs.update(side.path());
+    return more;
+  }
+
+  // Counts the difference at the current node of one side (`from_b`: the second document's)
+  // for each paired array it is in: an element only that side has when the node is the element
+  // (`whole`), else a changed element, once per element.
+  void note_elements(PathChange::Kind kind, bool from_b, bool whole) {
+    if (!m_pairing) return;
+    const PairPath& pairs = from_b ? m_pb : m_pa;
+    const std::vector<PairSegment>& steps = pairs.segments();
+    std::string key;
+    for (std::size_t d = 0; d < steps.size(); ++d) {
+      const PairSegment& step = steps[d];
+      if (step.is_index && step.array != nullptr) {
+        auto [it, fresh] = m_paired.try_emplace(key, m_summary.paired.size());
+        if (fresh) {
+          m_summary.paired.push_back({pairs.pointer_to(d), step.array->member, 0, 0, 0});
+          m_last_changed.emplace_back();
+          m_pointer_from_b.push_back(from_b);
+        } else if (from_b && !m_pointer_from_b[it->second]) {
+          m_summary.paired[it->second].pointer = pairs.pointer_to(d);
+          m_pointer_from_b[it->second] = true;
+        }
+        PairedElements& counts = m_summary.paired[it->second];
+        std::string element = key;
+        append_pair_segment(step, element);
+        if (whole && d + 1 == steps.size() && kind != PathChange::Kind::changed) {
+          ++(kind == PathChange::Kind::added ? counts.added : counts.removed);
+        } else if (m_last_changed[it->second] != element) {
+          ++counts.changed;
+          m_last_changed[it->second] = std::move(element);
+        }
+      }
+      append_pair_segment(step, key);
+    }
+  }
 
   // With m_under: notes the counters at or above `path`, which the next count() adds to.
   void find_under(const std::vector<Segment>& path) {
@@ -107,6 +167,7 @@ class Summarizer {
 
   // Records the current node of `side` (and its whole subtree) as present on that side only.
   void one_side(Flattener& side, PathChange::Kind kind) {
+    note_elements(kind, kind == PathChange::Kind::added, true);
     find_under(side.path());
     std::string path = listing() ? pointer(side.path()) : std::string();
     std::string value;
@@ -131,10 +192,11 @@ class Summarizer {
     NodeKind kb = m_b.kind();
     if (ka == NodeKind::leaf && kb == NodeKind::leaf) {
       if (m_a.value() != m_b.value()) {
-        find_under(m_a.path());
+        note_elements(PathChange::Kind::changed, true, false);
+        find_under(m_b.path());
         count(PathChange::Kind::changed, 1);
         if (listing()) {
-          list(PathChange::Kind::changed, pointer(m_a.path()), std::string(m_a.value()),
+          list(PathChange::Kind::changed, pointer(m_b.path()), std::string(m_a.value()),
                std::string(m_b.value()));
         }
       }
@@ -151,8 +213,9 @@ class Summarizer {
       return;
     }
     // A type change: one changed value, whatever the containers hold.
-    find_under(m_a.path());
-    std::string path = listing() ? pointer(m_a.path()) : std::string();
+    note_elements(PathChange::Kind::changed, true, false);
+    find_under(m_b.path());
+    std::string path = listing() ? pointer(m_b.path()) : std::string();
     std::string before = side_text(m_a);
     std::string after = side_text(m_b);
     count(PathChange::Kind::changed, 1);
@@ -173,13 +236,24 @@ class Summarizer {
   std::size_t m_unlisted = 0;
   CountsUnder* m_under;
   std::vector<std::size_t*> m_hits;  // m_under's counters the next count() adds to
+  bool m_pairing = false;            // an arrangement was given and an array is paired
+  KeyedArrays m_keyed_a;
+  KeyedArrays m_keyed_b;
+  PairPath m_pa{m_keyed_a};
+  PairPath m_pb{m_keyed_b};
+  // Per paired array (by its pairing path): its entry in m_summary.paired, the element last
+  // counted as changed, and whether the entry's pointer is the second document's.
+  std::unordered_map<std::string, std::size_t> m_paired;
+  std::vector<std::string> m_last_changed;
+  std::vector<bool> m_pointer_from_b;
 };
 
 }  // namespace
 
 PathSummary summarize_checked(std::string_view canonical_a, std::string_view canonical_b,
-                              std::size_t max_paths, SummaryExtent& extent, CountsUnder* under) {
-  Summarizer summarizer(canonical_a, canonical_b, max_paths, under);
+                              std::size_t max_paths, SummaryExtent& extent, CountsUnder* under,
+                              const canon::Options* arrangement) {
+  Summarizer summarizer(canonical_a, canonical_b, max_paths, under, arrangement);
   PathSummary summary = summarizer.run();
   extent = summarizer.extent();
   return summary;
@@ -188,9 +262,10 @@ PathSummary summarize_checked(std::string_view canonical_a, std::string_view can
 }  // namespace detail
 
 PathSummary summarize(std::string_view canonical_a, std::string_view canonical_b,
-                      std::size_t max_paths) {
+                      std::size_t max_paths, const canon::Options* arrangement) {
   detail::SummaryExtent extent;
-  return detail::summarize_checked(canonical_a, canonical_b, max_paths, extent);
+  return detail::summarize_checked(canonical_a, canonical_b, max_paths, extent, nullptr,
+                                   arrangement);
 }
 
 }  // namespace coldgate::diff

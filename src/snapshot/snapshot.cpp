@@ -40,8 +40,13 @@ void remove_if_present(const fs::path& p) {
 std::string counts_text(const diff::PathSummary& s) {
   std::size_t total = s.changed + s.added + s.removed;
   if (total == 0) return "the texts differ";
-  return fmt::format("{} {} ({} changed, {} added, {} removed)", total,
-                     total == 1 ? "path differs" : "paths differ", s.changed, s.added, s.removed);
+  std::string out = fmt::format("{} {} ({} changed, {} added, {} removed)", total,
+                                total == 1 ? "path differs" : "paths differ", s.changed, s.added,
+                                s.removed);
+  // Elements paired by identity: "280 elements added" says more than their 4,200 paths.
+  if (!s.paired.empty()) out += "; " + diff::paired_text(s.paired.front());
+  if (s.paired.size() > 1) out += fmt::format(" and {} more arrays", s.paired.size() - 1);
+  return out;
 }
 
 std::string shown(const fs::path& p) { return util::display_path(p); }
@@ -100,7 +105,7 @@ Classified classify(const Claim& claim, const std::string* committed, std::strin
     c.status = Status::changed;
     c.other_rules = read.arranged != *committed;
     if (c.other_rules) c.arranged = std::move(read.arranged);
-    c.why = counts_text(diff::summarize(c.before(*committed), candidate, 0));
+    c.why = counts_text(diff::summarize(c.before(*committed), candidate, 0, &claim.canon));
     if (c.other_rules) {
       c.why += fmt::format(" once {}, arranged under other rules, is arranged under the current ones",
                            shown(claim.path));

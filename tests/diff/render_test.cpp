@@ -242,5 +242,27 @@ TEST(Render, NotesNameIdentityMembersAsYamlAndStopAfterThree) {
       << out;
 }
 
+TEST(Render, AnIdentitySortedArrayThatGrewReadsAsAddedElements) {
+  // A page of 20 articles (ids 15, 30, … 300) that grew to 300 (ids 1 … 300): by index, 234 of
+  // the 20 + 280 elements read as changed; by id, 280 were added and nothing else differs.
+  auto page = [](int step) {
+    std::string json = "{\"articles\": [";
+    for (int id = step; id <= 300; id += step) {
+      json += (id == step ? "" : ",") + std::string("{\"id\": ") + std::to_string(id) +
+              ", \"slug\": \"article-" + std::to_string(id) + "\", \"body\": \"text " +
+              std::to_string(id * 7) + "\"}";
+    }
+    return canon::canonicalize(json + "]}");
+  };
+  Options options;
+  options.arrangement = canon::Options{};
+  std::string out = render(page(15), page(1), options);
+  EXPECT_EQ(out.substr(0, out.find('\n')), "840 paths differ: 0 changed, 840 added, 0 removed");
+  EXPECT_NE(out.find("\n/articles: 280 elements added (paired by `id`)\n\n--- a\n"),
+            std::string::npos)
+      << out.substr(0, 2000);
+  EXPECT_NE(out.find("\n  /articles/0: added {3 keys}\n"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace coldgate::diff

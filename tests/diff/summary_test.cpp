@@ -1,5 +1,10 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
+#include <string>
+
+#include "canon/canon.hpp"
 #include "diff/diff.hpp"
 
 namespace coldgate::diff {
@@ -203,6 +208,115 @@ TEST(DiffSummary, KeepsOnlyTheFirstMaxPaths) {
   EXPECT_EQ(s.changed, 50u);
   ASSERT_EQ(s.first.size(), 5u);
   EXPECT_EQ(entry(s.first[4]), "/4: 4 -> 1004");
+}
+
+// A page's items as the canonical text of {"items": [...]}: `ids` in any order, each item's
+// other members derived from its id, `title` changed for the ids in `retitled`.
+std::string page(const std::vector<int>& ids, const canon::Options& options,
+                 const std::vector<int>& retitled = {}) {
+  std::string json = "{\"items\": [";
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    const int id = ids[i];
+    const bool changed = std::find(retitled.begin(), retitled.end(), id) != retitled.end();
+    json += (i ? "," : "") + std::string("{\"id\": ") + std::to_string(id) + ", \"title\": \"item " +
+            std::to_string(id) + (changed ? " (edited)" : "") + "\", \"author\": {\"name\": \"u" +
+            std::to_string(id % 7) + "\"}, \"tags\": [\"a\", \"b\"]}";
+  }
+  return canon::canonicalize(json + "]}", options);
+}
+
+std::vector<int> range(int from, int to, int step = 1) {
+  std::vector<int> out;
+  for (int i = from; i <= to; i += step) out.push_back(i);
+  return out;
+}
+
+TEST(DiffSummary, ElementsOfAnIdentitySortedArrayPairByTheirIdentity) {
+  // A page that grew from 20 to 300 items: the 20 are among the 300 (every 15th id), so by
+  // index nearly every element differs from the one at its place; by id, 280 were added.
+  const canon::Options options;
+  const std::string before = page(range(15, 300, 15), options);
+  const std::string after = page(range(1, 300), options);
+  PathSummary s = summarize(before, after, 5, &options);
+  EXPECT_EQ(s.changed, 0u);
+  EXPECT_EQ(s.removed, 0u);
+  EXPECT_EQ(s.added, 280u * 5);  // id, title, author/name, tags/0, tags/1
+  ASSERT_EQ(s.paired.size(), 1u);
+  EXPECT_EQ(s.paired[0].pointer, "/items");
+  EXPECT_EQ(s.paired[0].member, "id");
+  EXPECT_EQ(s.paired[0].added, 280u);
+  EXPECT_EQ(s.paired[0].changed + s.paired[0].removed, 0u);
+  // Each listed path is where the element is in the new document, the whole element once.
+  ASSERT_EQ(s.first.size(), 5u);
+  EXPECT_EQ(entry(s.first[0]), "/items/0: added {4 keys}");
+  EXPECT_EQ(entry(s.first[4]), "/items/4: added {4 keys}");
+  EXPECT_EQ(paired_text(s.paired[0]), "/items: 280 elements added (paired by `id`)");
+  // Without the rules, by index: what the report said before.
+  PathSummary by_index = summarize(before, after, 5);
+  EXPECT_GT(by_index.changed, 0u);
+  EXPECT_TRUE(by_index.paired.empty());
+}
+
+TEST(DiffSummary, PairedElementsChangedRemovedAndAdded) {
+  const canon::Options options;
+  // 3 removed (ids 1–3), 2 added (101, 102), two edited (10, 50), the rest identical.
+  std::vector<int> before = range(1, 60);
+  std::vector<int> after = range(4, 60);
+  after.push_back(101);
+  after.insert(after.begin(), 102);  // canon sorts them; the input order does not matter
+  PathSummary s = summarize(page(before, options), page(after, options, {10, 50}), 20, &options);
+  EXPECT_EQ(s.changed, 2u);
+  EXPECT_EQ(s.removed, 3u * 5);
+  EXPECT_EQ(s.added, 2u * 5);
+  ASSERT_EQ(s.paired.size(), 1u);
+  EXPECT_EQ(s.paired[0].added, 2u);
+  EXPECT_EQ(s.paired[0].removed, 3u);
+  EXPECT_EQ(s.paired[0].changed, 2u);
+  ASSERT_GE(s.first.size(), 5u);
+  EXPECT_EQ(entry(s.first[0]), "/items/0: removed {4 keys}");
+  // id 10 is the 7th element of the new page (ids 4…): its title changed, nothing else.
+  EXPECT_EQ(entry(s.first[3]), R"x(/items/6/title: "item 10" -> "item 10 (edited)")x");
+  EXPECT_EQ(paired_text(s.paired[0]),
+            "/items: 2 elements added, 2 changed, 3 removed (paired by `id`)");
+}
+
+TEST(DiffSummary, PairingFollowsNestedArraysStringIdsAndDuplicates) {
+  canon::Options options;
+  options.identity = {"slug"};
+  // Articles by slug (one with a quote in it, two with the same slug), each with comments by
+  // slug; a new article "b" moves the others; the comment added to "d" is one added element.
+  auto doc = [&](bool head) {
+    std::string json = "{\"articles\": [";
+    json += R"({"slug": "a\"q", "comments": [{"slug": "c1", "body": "x"}]},)";
+    if (head) json += R"({"slug": "b", "comments": []},)";
+    json += R"({"slug": "d", "comments": [{"slug": "c1", "body": "y"})";
+    json += head ? R"(, {"slug": "c0", "body": "new"}]},)" : "]},";
+    json += R"({"slug": "e", "n": 1}, {"slug": "e", "n": 2}]})";
+    return canon::canonicalize(json, options);
+  };
+  PathSummary s = summarize(doc(false), doc(true), 20, &options);
+  EXPECT_EQ(s.changed, 0u);
+  EXPECT_EQ(s.removed, 0u);
+  EXPECT_EQ(s.added, 2u + 2u);  // b: slug and [] comments; d's new comment: body and slug
+  ASSERT_EQ(s.paired.size(), 2u);
+  EXPECT_EQ(paired_text(s.paired[0]), "/articles: 1 element added, 1 changed (paired by `slug`)");
+  EXPECT_EQ(paired_text(s.paired[1]),
+            "/articles/2/comments: 1 element added (paired by `slug`)");
+}
+
+TEST(DiffSummary, OrderedArraysAndDocumentsWithoutIdentityStayPairedByIndex) {
+  canon::Options options;
+  options.ordered = {"/items"};
+  const std::string before = page({3, 1, 2}, options);
+  const std::string after = page({0, 3, 1, 2}, options);
+  PathSummary s = summarize(before, after, 20, &options);
+  EXPECT_TRUE(s.paired.empty());
+  EXPECT_GT(s.changed, 0u);  // every element moved one place
+  canon::Options no_identity;
+  no_identity.identity = {};
+  PathSummary t = summarize(page({1, 2}, no_identity), page({0, 1, 2}, no_identity), 20,
+                            &no_identity);
+  EXPECT_TRUE(t.paired.empty());
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 // (17 tests; they pass against main 6f8c447 + canon fa517b6 + snap.)
 #include "snapshot/snapshot.hpp"
 
+#include <fmt/core.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -233,6 +234,21 @@ TEST_F(SnapshotTest, ChangedRulesAndChangedContentDiffTheContents) {
             "     },\n"
             "     {\n");
   EXPECT_EQ(slurp("snapshots/x.json.new.diff"), v.diff.substr(v.diff.find("---")));
+}
+
+TEST_F(SnapshotTest, AnIdentitySortedArrayThatGrewSaysHowManyElementsWereAdded) {
+  auto page = [](int step) {
+    std::string json = "{\"items\": [";
+    for (int id = step; id <= 300; id += step)
+      json += (id == step ? "" : ",") + fmt::format("{{\"id\": {0}, \"title\": \"t{0}\"}}", id);
+    return canon::canonicalize(json + "]}");
+  };
+  m_dir.write("snapshots/x.json", page(15));
+  Verdict v = check(claim("list", "snapshots/x.json"), page(1), {});
+  EXPECT_EQ(v.status, Status::changed);
+  EXPECT_EQ(v.message.substr(0, v.message.find("; review")),
+            "snapshot changed: 560 paths differ (0 changed, 560 added, 0 removed); /items: 280 "
+            "elements added (paired by `id`)");
 }
 
 TEST_F(SnapshotTest, ReindentedIsStillMalformed) {
