@@ -218,6 +218,10 @@ struct Stage {
   std::optional<Snapshot> snapshot;
   bool profile = true;                        // database.profile unless set: pg_stat_statements per run
   int repeated_threshold = k_default_repeated_threshold;  // defaults.repeated_threshold unless set
+  /// Requests (page loads, API calls) one run of this command stage makes (`requests:`, 1 unless
+  /// set): repeated_query judges a statement's calls per request, so the stage's own loop — one
+  /// call per request — is no N+1, and an N+1 is calls per request that grow with the rows.
+  int requests = 1;
   int try_runs = k_default_try_runs;          // defaults.try_runs unless set
   std::vector<UserRemedy> remedies;           // tried by --try beside the diagnoses' remedies
   /// The data scales it is measured at (its own `scales:`, else the top-level one), ascending;

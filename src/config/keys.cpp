@@ -28,7 +28,7 @@ const std::map<std::string, std::vector<std::string>>& known_keys() {
       {"stages[]",
        {"name", "sql", "query", "command", "params", "settings", "settings_via", "decode", "runs",
         "warm", "cold", "isolation", "timeout", "max_result_bytes", "snapshot", "gate", "profile",
-        "repeated_threshold", "try_runs", "remedies", "env", "scales"}},
+        "repeated_threshold", "requests", "try_runs", "remedies", "env", "scales"}},
       {"stages[].snapshot",
        {"path", "from", "ordered", "identity", "redact", "redact_ids", "max_depth"}},
       {"stages[].gate", k_gate},

@@ -89,6 +89,10 @@ Stage Loader::read_stage(const Fields& f, std::string name, const YAML::Node& na
     m_r.fail(e->key_node, f.path("env"),
              "only command stages take 'env'; a SQL stage starts no program of yours (remove "
              "the key)");
+  } else if (auto* e = f.find("requests")) {
+    m_r.fail(e->key_node, f.path("requests"),
+             "only command stages take 'requests'; a SQL stage runs its one query once per run "
+             "(remove the key)");
   }
   if (command) {
     s.env = m_c.env;
@@ -118,6 +122,7 @@ Stage Loader::read_stage(const Fields& f, std::string name, const YAML::Node& na
   if (auto* e = f.find("profile")) s.profile = m_r.boolean(e->value, f.path("profile"));
   if (auto* e = f.find("repeated_threshold"))
     s.repeated_threshold = m_r.integer(e->value, f.path("repeated_threshold"), 2);
+  if (auto* e = f.find("requests")) s.requests = m_r.integer(e->value, f.path("requests"), 1);
   s.try_runs = m_c.default_try_runs;
   if (auto* e = f.find("try_runs")) s.try_runs = m_r.integer(e->value, f.path("try_runs"), 1);
   if (auto* e = f.find("remedies")) read_remedies(e->value, f.path("remedies"), s);

@@ -3,10 +3,12 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "db/connection.hpp"
+#include "util/statement_text.hpp"
 
 namespace coldgate::db {
 
@@ -46,6 +48,9 @@ struct StatementStats {
   /// 16 hex digits of the SHA-256 of the whole `query`, kept when `query` is shortened
   /// (measure::shorten_keeping_id); "" while `query` is the whole text.
   std::string text_id;
+  /// How the whole `query` uses its parameters, read before it is shortened (by
+  /// measure::shorten_keeping_id); nullopt while `query` is the whole text.
+  std::optional<util::ParameterUse> parameters;
   double calls = 0;
   double rows = 0;
   double plan_ms = 0;  // total_plan_time (0 unless pg_stat_statements.track_planning)

@@ -12,6 +12,7 @@
 #include "results/growth.hpp"
 #include "results/plan.hpp"
 #include "util/error.hpp"
+#include "util/statement_text.hpp"
 
 namespace coldgate::measure {
 namespace {
@@ -97,41 +98,40 @@ const StatementGrowth* growth_of(const StageResult& s, const QueryStats& q) {
   return nullptr;
 }
 
-// Whether a normalized statement looks rows up by a parameter (`= $1`, `IN ($1, …)`,
-// `= ANY($1)`): what a per-row lookup, the statement of an N+1, looks like. pg_stat_statements
-// replaces every constant by `$n`, so a statement with none ran with the same text every time.
-bool looks_up_by_parameter(const std::string& query) {
-  for (std::size_t at = query.find('$'); at != std::string::npos; at = query.find('$', at + 1)) {
-    if (at + 1 >= query.size() || !std::isdigit(static_cast<unsigned char>(query[at + 1]))) continue;
-    std::size_t k = at;
-    while (k > 0 && std::isspace(static_cast<unsigned char>(query[k - 1]))) --k;
-    if (k > 0 && (query[k - 1] == '=' || query[k - 1] == '(' || query[k - 1] == ',')) return true;
-  }
-  return false;
+// How the statement uses its parameters: read from its whole text when it was measured
+// (QueryStats::parameters), else from the shortened one, where a cut text (" …") that shows no
+// parameter is not known to have none: its WHERE may be past the cut.
+std::optional<util::ParameterUse> parameters_of(const QueryStats& q) {
+  if (q.parameters) return q.parameters;
+  const util::ParameterUse shown = util::parameter_use(q.query);
+  const bool cut = q.query.size() >= 4 && q.query.compare(q.query.size() - 4, 4, " …") == 0;
+  if (cut && shown == util::ParameterUse::none) return std::nullopt;
+  return shown;
 }
 
-bool has_parameter(const std::string& query) {
-  for (std::size_t at = query.find('$'); at != std::string::npos; at = query.find('$', at + 1)) {
-    if (at + 1 < query.size() && std::isdigit(static_cast<unsigned char>(query[at + 1]))) return true;
-  }
-  return false;
-}
-
-void repeated(const StageResult& s, int threshold, std::vector<Diagnosis>& out) {
+void repeated(const StageResult& s, int threshold, int requests, std::vector<Diagnosis>& out) {
   for (const auto& q : s.queries) {
     if (!reads_or_writes_data(q.query)) continue;
     const StatementGrowth* g = growth_of(s, q);
     // Calls that grow with the data are an N+1 however few they are on CI's data.
     const bool calls_grow = g && growth_rank(g->calls.growth) >= growth_rank("linear");
     const bool calls_constant = g && g->calls.exponent && !calls_grow;
-    if (q.calls < threshold && !(calls_grow && q.calls >= 2)) continue;
-    // No remedy to measure (it is a code change): the estimate is (calls − 1) × the median
-    // time per call, what the other calls cost.
-    const double saving = (q.calls - 1) * (q.time_ms() / q.calls);
+    // A stage of `requests` requests is judged per request: one call per request is the
+    // stage's own loop, an N+1 is one call per row within each request.
+    const double per_request = q.calls / requests;
+    if (per_request < threshold && !(calls_grow && per_request >= 2)) continue;
+    // No remedy to measure (it is a code change): the estimate is what all calls but one per
+    // request cost, at the median time per call.
+    const double saved_calls = q.calls - requests;
+    const double saving = saved_calls * (q.time_ms() / q.calls);
     std::map<std::string, double> data{{"calls", q.calls},
                                        {"db_time_ms", q.time_ms()},
                                        {"rows", q.rows},
                                        {"estimated_saving_ms", saving}};
+    if (requests > 1) {
+      data["requests"] = requests;
+      data["calls_per_request"] = per_request;
+    }
     std::string growth;
     if (g && g->calls.exponent) {
       data["calls_growth_exponent"] = *g->calls.exponent;
@@ -144,36 +144,47 @@ void repeated(const StageResult& s, int threshold, std::vector<Diagnosis>& out) 
     // An N+1 is one lookup per row of an earlier result. What else repeats — a count per page
     // request, the same settings query per transaction — has another fix, and calling it an
     // N+1 would bury the real one among look-alikes.
+    const std::optional<util::ParameterUse> use = parameters_of(q);
+    const std::string own_loop =
+        requests > 1 ? fmt::format("this stage makes {} requests, so this is per request", requests)
+                     : "if the stage makes one request per call, give it `requests:` with their "
+                       "number";
     std::string shape, verdict;
-    if (calls_grow || (!calls_constant && looks_up_by_parameter(q.query))) {
+    if (calls_grow || (!calls_constant && use == util::ParameterUse::lookup)) {
       shape = "per_row";
       const std::string fix = "load all of them with one query (a join, `= ANY($1)` with an "
                               "array of the keys, or the ORM's eager loading)";
       verdict = calls_grow ? fix : "an N+1: " + fix;
-    } else if (!has_parameter(q.query)) {
+    } else if (use == util::ParameterUse::none) {
       shape = "same_text";
-      verdict = "repeated with the same text, so not an N+1: each call reads what the first "
-                "read unless the data changed between them — run it once and reuse the result "
-                "(when the stage makes one request per call, this is once per request: raise "
-                "this stage's `repeated_threshold`)";
+      verdict = fmt::format("repeated with the same text, so not an N+1: each call reads what the "
+                            "first read unless the data changed between them — run it once and "
+                            "reuse the result ({})",
+                            own_loop);
     } else {
       shape = "fixed_loop";
-      verdict = fmt::format("{}: batch the calls into one query, or raise this stage's "
-                            "`repeated_threshold` when the loop is the stage's own (one request "
-                            "per call)",
+      verdict = fmt::format("{}: batch the calls into one query ({})",
                             calls_constant ? "repeated in a fixed loop, so not an N+1 over rows"
-                                           : "repeated, but none of its parameters is a key it "
-                                             "looks up (`= $n`, `IN ($n, …)`), so likely not an "
-                                             "N+1");
+                            : use ? "repeated, but none of its parameters is a key it looks up "
+                                    "(`= $n`, `IN ($n, …)`), so likely not an N+1"
+                                  : "repeated; its text is cut before its parameters, so "
+                                    "whether it looks a key up (an N+1) is not known",
+                            own_loop);
     }
-    Diagnosis d = about(
-        s, q, "repeated_query",
-        fmt::format("{} ran {} times per cold run ({} in all, {} repeated_threshold {}){} — {}; "
-                    "that saves about {} of server time per run, plus {} round trips",
-                    statement(q), count(q.calls), ms(q.time_ms()),
-                    q.calls >= threshold ? "≥" : "<", threshold, growth, verdict, ms(saving),
-                    count(q.calls - 1)),
-        std::move(data));
+    const std::string times =
+        requests > 1 ? fmt::format("{} times per request ({} per cold run of {} requests, {} in "
+                                   "all, {} repeated_threshold {} per request)",
+                                   count(per_request), count(q.calls), requests, ms(q.time_ms()),
+                                   per_request >= threshold ? "≥" : "<", threshold)
+                     : fmt::format("{} times per cold run ({} in all, {} repeated_threshold {})",
+                                   count(q.calls), ms(q.time_ms()),
+                                   q.calls >= threshold ? "≥" : "<", threshold);
+    Diagnosis d = about(s, q, "repeated_query",
+                        fmt::format("{} ran {}{} — {}; that saves about {} of server time per "
+                                    "run, plus {} round trips",
+                                    statement(q), times, growth, verdict, ms(saving),
+                                    count(saved_calls)),
+                        std::move(data));
     d.facts["shape"] = shape;
     if (g && !g->calls.growth.empty()) d.facts["growth"] = g->calls.growth;
     out.push_back(std::move(d));
@@ -738,7 +749,8 @@ std::vector<Diagnosis> diagnose(const Results& results, const config::Config& co
     if (s.failed()) continue;
     const config::Stage* stage = stage_of(config, s.name);
     jit_dominates(s, out);
-    repeated(s, stage ? stage->repeated_threshold : config::k_default_repeated_threshold, out);
+    repeated(s, stage ? stage->repeated_threshold : config::k_default_repeated_threshold,
+             stage ? std::max(1, stage->requests) : 1, out);
     if (!setup_analyzes) never_analyzed(s, out);
     planning(s, out);
     std::set<std::string> indexes, estimates;

@@ -73,11 +73,15 @@ std::string quote_identifier(const std::string& name);
 ///   ≥ k_jit_floor_ms) → `settings: {jit: "off"}` for a SQL stage; for an application,
 ///   `SET LOCAL jit = off;` right before that statement in a transaction of its own, or the
 ///   stage's `settings:`;
-/// - `repeated_query`, per statement: ≥ the stage's `repeated_threshold` calls per cold run;
-///   fact "shape": `per_row` (an N+1: calls that grow with the data, or a lookup by parameter,
+/// - `repeated_query`, per statement: ≥ the stage's `repeated_threshold` calls per cold run, or
+///   per request when the stage says it makes `requests:` (its calls / requests: one call per
+///   request is the stage's own loop); fact "shape", from the calls' growth with the data and
+///   how the whole text uses its parameters (QueryStats::parameters, not the shortened text):
+///   `per_row` (an N+1: calls that grow with the data, or a lookup by parameter,
 ///   `= $n`/`IN ($n…)`) → one query with a join, `= ANY($1)`, or eager loading; `same_text` (no
 ///   parameter: the same statement each time) → run it once and reuse the result; `fixed_loop`
-///   (calls constant with the data, or no parameter is a looked-up key) → batch the calls;
+///   (calls constant with the data, no parameter is a looked-up key, or a cut text without its
+///   parameters) → batch the calls; data "requests" and "calls_per_request" when requests > 1;
 /// - `never_analyzed`: tables the stage's plans read that were never analyzed (only when
 ///   config has no `analyze:` setup step, which would have covered them);
 /// - `planning_exceeds_execution`: median db_plan_ms > median db_exec_ms (warm repetitions'

@@ -132,6 +132,7 @@ std::string text_id_of(const std::string& whole_query) {
 
 void shorten_keeping_id(db::StatementStats& s) {
   if (s.text_id.empty()) s.text_id = text_id_of(s.query);
+  if (!s.parameters) s.parameters = util::parameter_use(s.query);
   s.query = shortened(s.query);
 }
 
@@ -139,6 +140,7 @@ std::vector<QueryStats> statement_table(const std::vector<std::vector<db::Statem
   struct Columns {
     std::string query;
     std::string text_id;
+    util::ParameterUse parameters = util::ParameterUse::none;
     std::vector<double> calls, rows, plan, exec, jit, functions, blocks;
   };
   std::map<std::int64_t, Columns> by_id;
@@ -148,6 +150,7 @@ std::vector<QueryStats> statement_table(const std::vector<std::vector<db::Statem
       if (c.query.empty()) {
         c.query = shortened(s.query);
         c.text_id = s.text_id.empty() ? text_id_of(s.query) : s.text_id;
+        c.parameters = s.parameters ? *s.parameters : util::parameter_use(s.query);
       }
       double values[] = {s.calls,    s.rows,          s.plan_ms,
                          s.exec_ms,  s.jit_ms(),      s.jit_functions,
@@ -174,6 +177,7 @@ std::vector<QueryStats> statement_table(const std::vector<std::vector<db::Statem
     q.queryid = std::to_string(id);
     q.query = c.query;
     q.text_id = c.text_id;
+    q.parameters = c.parameters;
     q.calls = median(c.calls);
     q.rows = median(c.rows);
     q.plan_ms = median(c.plan);

@@ -24,8 +24,8 @@ void add_profile_metrics(results::StageResult& result,
 
 /// A stage's statement table from its cold runs' statements (one list per run): per queryid
 /// the medians per run of calls, rows, plan, execution and JIT (a run that did not execute a
-/// statement counts 0), the text cut to k_statement_text_chars, the text_id of the whole text
-/// (the statement's own when it was shortened before); by time, biggest first.
+/// statement counts 0), the text cut to k_statement_text_chars, the text_id and parameters of
+/// the whole text (the statement's own when it was shortened before); by time, biggest first.
 std::vector<results::QueryStats> statement_table(
     const std::vector<std::vector<db::StatementStats>>& cold_runs);
 
@@ -43,9 +43,10 @@ std::string shortened(const std::string& query, std::size_t chars = k_statement_
 /// A statement's text_id: the first 16 hex digits of the SHA-256 of its whole normalized text.
 std::string text_id_of(const std::string& whole_query);
 
-/// Sets `s.text_id` from the whole text, then shortens `s.query`: statements that differ only
-/// past the cut (`LIMIT $1` against `LIMIT $1 OFFSET $2`) or in an elided select list keep
-/// apart ids, so they are neither summed in a stage nor paired across branches.
+/// Sets `s.text_id` and `s.parameters` from the whole text, then shortens `s.query`: statements
+/// that differ only past the cut (`LIMIT $1` against `LIMIT $1 OFFSET $2`) or in an elided select
+/// list keep apart ids, so they are neither summed in a stage nor paired across branches, and a
+/// lookup whose `= $1` is past the cut is still known as one.
 void shorten_keeping_id(db::StatementStats& s);
 
 }  // namespace coldgate::measure

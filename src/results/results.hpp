@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "results/migration.hpp"
+#include "util/statement_text.hpp"
 
 namespace coldgate::results {
 
@@ -120,6 +121,11 @@ struct QueryStats {
   /// across two databases, whose queryids differ (they hash relation OIDs); "" in results of
   /// versions that did not record it (the shortened text pairs them then).
   std::string text_id;
+  /// How the whole normalized text uses its parameters (`= $1`: a lookup by key), read before
+  /// the text was cut; what repeated_query's shape is decided by. Not in results.json (the
+  /// diagnoses are made from a fresh measurement and written there): nullopt in results read
+  /// from a file, where the shortened text stands in.
+  std::optional<util::ParameterUse> parameters;
   /// Its actual plan (the costliest call's); nullopt when no plan was captured (no auto_explain,
   /// an external server, results of versions before it).
   std::optional<StatementPlan> plan;

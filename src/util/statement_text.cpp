@@ -87,5 +87,18 @@ std::string elide_statement_lists(const std::string& text) {
   return text;
 }
 
+ParameterUse parameter_use(std::string_view text) {
+  bool any = false;
+  for (std::size_t at = text.find('$'); at != std::string_view::npos; at = text.find('$', at + 1)) {
+    if (at + 1 >= text.size() || !std::isdigit(static_cast<unsigned char>(text[at + 1]))) continue;
+    any = true;
+    std::size_t k = at;
+    while (k > 0 && std::isspace(static_cast<unsigned char>(text[k - 1]))) --k;
+    if (k > 0 && (text[k - 1] == '=' || text[k - 1] == '(' || text[k - 1] == ',')) {
+      return ParameterUse::lookup;
+    }
+  }
+  return any ? ParameterUse::other : ParameterUse::none;
+}
 
 }  // namespace coldgate::util

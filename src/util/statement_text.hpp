@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <string>
+#include <string_view>
 
 namespace coldgate::util {
 
@@ -18,5 +19,17 @@ std::string elide_statement_lists(const std::string& text);
 
 /// The longest select list elide_statement_lists() keeps, in bytes: an aggregate with its alias.
 inline constexpr std::size_t k_short_select_list = 40;
+
+/// How a normalized statement (pg_stat_statements' text: every constant written `$n`) uses its
+/// parameters: what tells a lookup by key, an N+1's statement, from one repeated as it is.
+enum class ParameterUse {
+  none,    // no `$n`: every call ran the same text
+  lookup,  // a `$n` compared for equality or in a list (`= $1`, `IN ($1, $2)`, `= ANY($1)`)
+  other,   // `$n` only elsewhere (`LIMIT $1 OFFSET $2`, `> $1`)
+};
+
+/// The ParameterUse of `text`. Read it from the whole text: a shortened one may have lost its
+/// WHERE (an ORM's select list of every column runs past any cut).
+ParameterUse parameter_use(std::string_view text);
 
 }  // namespace coldgate::util

@@ -202,6 +202,15 @@ TEST(ConfigErrors, SqlOnlyKeysOnACommandStage) {
       "snapshot is its query result");
 }
 
+TEST(ConfigErrors, RequestsIsForCommandStagesAndAtLeastOne) {
+  EXPECT_CONFIG_ERROR("version: 1\nstages:\n  - name: q\n    query: select 1\n    requests: 20\n",
+                      "coldgate.yaml:5:5",
+                      "stages[0].requests: only command stages take 'requests'; a SQL stage runs "
+                      "its one query once per run (remove the key)");
+  EXPECT_CONFIG_ERROR("version: 1\nstages:\n  - name: c\n    command: [x]\n    requests: 0\n",
+                      "coldgate.yaml:5:15", "stages[0].requests: expected a positive integer, got '0'");
+}
+
 TEST(ConfigErrors, SettingsViaIsForCommandStagesAndNamesItsChoices) {
   EXPECT_CONFIG_ERROR(
       "version: 1\nstages:\n  - name: q\n    query: select 1\n    settings: { jit: off }\n"

@@ -317,6 +317,22 @@ stages:
   EXPECT_EQ(c.stages[3].settings_via, SettingsVia::pgoptions);
 }
 
+// `requests:` says how many requests one run of a command stage makes (repeated_query judges
+// calls per request); 1 when not set.
+TEST(ConfigLoad, ACommandStageSaysHowManyRequestsItMakes) {
+  Config c = parse(R"(version: 1
+stages:
+  - name: article-pages
+    command: [./load-pages, "20"]
+    requests: 20
+  - name: one-page
+    command: [./load-pages, "1"]
+)",
+                   "/w/c.yaml");
+  EXPECT_EQ(c.stages[0].requests, 20);
+  EXPECT_EQ(c.stages[1].requests, 1);
+}
+
 TEST(ConfigLoad, Providers) {
   Config c = parse("version: 1\ndatabase: { provider: container }\n", "/w/c.yaml");
   EXPECT_EQ(c.database.provider, Provider::container);

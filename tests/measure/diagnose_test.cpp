@@ -4,6 +4,8 @@
 
 #include <map>
 
+#include "measure/profile.hpp"
+
 #include "measure/trial.hpp"
 #include "report/remedies.hpp"
 #include "results/growth.hpp"
@@ -134,16 +136,16 @@ TEST(Diagnose, RepeatedQueryTellsAnNPlusOneFromOtherRepetition) {
             "statement 1 `SELECT COUNT(*) AS \"__count\" FROM \"catalog_book\"` ran 30 times per "
             "cold run (3.00 ms in all, ≥ repeated_threshold 20) — repeated with the same text, so "
             "not an N+1: each call reads what the first read unless the data changed between "
-            "them — run it once and reuse the result (when the stage makes one request per "
-            "call, this is once per request: raise this stage's `repeated_threshold`); that "
-            "saves about 2.90 ms of server time per run, plus 29 round trips");
+            "them — run it once and reuse the result (if the stage makes one request per call, "
+            "give it `requests:` with their number); that saves about 2.90 ms of server time per "
+            "run, plus 29 round trips");
   EXPECT_EQ(d[1].message,
             "statement 2 `SELECT * FROM \"catalog_book\" ORDER BY title LIMIT $1 OFFSET $2` ran 30 "
             "times per cold run (6.00 ms in all, ≥ repeated_threshold 20) — repeated, but none of "
             "its parameters is a key it looks up (`= $n`, `IN ($n, …)`), so likely not an N+1: "
-            "batch the calls into one query, or raise this stage's `repeated_threshold` when the "
-            "loop is the stage's own (one request per call); that saves about 5.80 ms of server "
-            "time per run, plus 29 round trips");
+            "batch the calls into one query (if the stage makes one request per call, give it "
+            "`requests:` with their number); that saves about 5.80 ms of server time per run, "
+            "plus 29 round trips");
   EXPECT_NE(d[2].message.find("ran 300 times per cold run (15.0 ms in all, ≥ repeated_threshold "
                               "20) — an N+1: load all of them with one query"),
             std::string::npos)
@@ -693,6 +695,101 @@ TEST(Diagnose, RepeatedQueryShapeFollowsTheCallsGrowthWhenScalesMeasuredIt) {
                               "N+1 that grows — load all of them with one query"),
             std::string::npos)
       << d[1].message;
+}
+
+// TypeORM's findOne({slug}) with its eager relations: every column under an alias, two joins on
+// long aliases, the slug compared last. Its text runs past the statement table's cut before the
+// WHERE; the statement is still a lookup by key, called once per article with another slug.
+std::string typeorm_find_one() {
+  std::string columns;
+  for (const char* c : {"id", "slug", "title", "description", "body", "created", "updated",
+                        "tagList", "favoriteCount", "authorId"}) {
+    columns += std::string(columns.empty() ? "" : ", ") + "\"ArticleEntity\".\"" + c +
+               "\" AS \"ArticleEntity_" + c + "\"";
+  }
+  for (const char* c : {"id", "username", "email", "bio", "image", "password"}) {
+    columns += std::string(", \"ArticleEntity__author\".\"") + c +
+               "\" AS \"ArticleEntity__author_" + c + "\"";
+  }
+  for (const char* c : {"id", "body", "articleId"}) {
+    columns += std::string(", \"ArticleEntity__comments\".\"") + c +
+               "\" AS \"ArticleEntity__comments_" + c + "\"";
+  }
+  return "SELECT " + columns +
+         " FROM \"article\" \"ArticleEntity\" LEFT JOIN \"user\" \"ArticleEntity__author\" ON "
+         "\"ArticleEntity__author\".\"id\"=\"ArticleEntity\".\"authorId\" LEFT JOIN \"comment\" "
+         "\"ArticleEntity__comments\" ON \"ArticleEntity__comments\".\"articleId\"="
+         "\"ArticleEntity\".\"id\" WHERE \"ArticleEntity\".\"slug\" = $1 LIMIT $2";
+}
+
+// The shape is read from the whole text, kept when the text is shortened (as the runner and the
+// probe shorten it) and summed into the statement table: not from the cut text, which shows no
+// parameter and read as "the same text every call".
+TEST(Diagnose, RepeatedQueryShapeFromTheWholeTextWhenTheStoredTextIsCutBeforeItsWhere) {
+  db::StatementStats whole;
+  whole.queryid = 4242;
+  whole.query = typeorm_find_one();
+  whole.calls = 20;
+  whole.exec_ms = 4;
+  ASSERT_GT(whole.query.size(), 1000u) << "as long as TypeORM's";
+  db::StatementStats shortened_before = whole;
+  shorten_keeping_id(shortened_before);  // the runner's and the probe's way
+  ASSERT_EQ(shortened_before.query.find('$'), std::string::npos)
+      << "the stored text must be cut before its parameters: " << shortened_before.query;
+  for (const auto& stats : {whole, shortened_before}) {
+    Results r;
+    r.stages.push_back(stage("articles", StageKind::command, statement_table({{stats}})));
+    ASSERT_EQ(r.stages[0].queries[0].query.find('$'), std::string::npos);
+    auto d = of_kind(diagnose(r, analyzed()), "repeated_query");
+    ASSERT_EQ(d.size(), 1u);
+    EXPECT_EQ(d[0].facts.at("shape"), "per_row") << d[0].message;
+    EXPECT_NE(d[0].message.find("— an N+1: load all of them with one query"), std::string::npos)
+        << d[0].message;
+  }
+  // Results read from a file carry no parameters: a cut text with none in sight is not called
+  // the same text.
+  Results r;
+  r.stages.push_back(stage("articles", StageKind::command,
+                           {statement("4242", shortened_before.query, 20, 4)}));
+  auto d = of_kind(diagnose(r, analyzed()), "repeated_query");
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].facts.at("shape"), "fixed_loop");
+  EXPECT_NE(d[0].message.find("its text is cut before its parameters"), std::string::npos)
+      << d[0].message;
+}
+
+// A stage that loads 20 article pages calls each page's statements 20 times: that is its own
+// loop, not an N+1. With `requests: 20` the calls are judged per request — one per request is
+// no finding; 25 per request (a lookup per comment of each page) is the N+1.
+TEST(Diagnose, RepeatedQueryPerRequestForAStageOfManyRequests) {
+  Results r;
+  r.stages.push_back(stage(
+      "article-pages", StageKind::command,
+      {statement("1", "SELECT * FROM article WHERE slug = $1", 20, 4),
+       statement("2", "SELECT COUNT(*) FROM tag", 20, 2),
+       statement("3", "SELECT * FROM \"user\" WHERE id = $1", 500, 25)}));
+  config::Config c = analyzed();
+  config::Stage pages;
+  pages.name = "article-pages";
+  pages.requests = 20;
+  c.stages.push_back(pages);
+  auto d = of_kind(diagnose(r, c), "repeated_query");
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].queryid, "3");
+  EXPECT_EQ(d[0].facts.at("shape"), "per_row");
+  EXPECT_EQ(d[0].data.at("calls_per_request"), 25);
+  EXPECT_EQ(d[0].data.at("requests"), 20);
+  EXPECT_EQ(d[0].message,
+            "statement 3 `SELECT * FROM \"user\" WHERE id = $1` ran 25 times per request (500 per "
+            "cold run of 20 requests, 25.0 ms in all, ≥ repeated_threshold 20 per request) — an "
+            "N+1: load all of them with one query (a join, `= ANY($1)` with an array of the "
+            "keys, or the ORM's eager loading); that saves about 24.0 ms of server time per run, "
+            "plus 480 round trips");
+  // Without `requests:`, the stage's own loop reads as repetition.
+  EXPECT_EQ(of_kind(diagnose(r, analyzed()), "repeated_query").size(), 3u);
+  // Fewer lookups per request than the threshold: no N+1 on CI's data unless they grow with it.
+  r.stages[0].queries[2].calls = 200;
+  EXPECT_TRUE(of_kind(diagnose(r, c), "repeated_query").empty());
 }
 
 }  // namespace
