@@ -87,8 +87,9 @@ std::string plan_change(const std::vector<results::PlanNode>& base,
 /// request added it), "worse" (base had it too, but its `calls` grew as the stage's gate calls
 /// a count regression: ≥ max_query_ratio × and ≥ min_query_delta more), "also_in_base", and
 /// appends base's that head lost in a stage it measured as "gone" (fixed). Matched by stage,
-/// kind and the statement's text. Idempotent; base's own "gone" entries are ignored (a stack's
-/// base was marked against its own base).
+/// kind and the statement's text; `missing_index` and `misestimate` by stage, kind, table and
+/// columns (facts), whichever statements carry them. Idempotent; base's own "gone" entries are
+/// ignored (a stack's base was marked against its own base).
 void mark_diagnoses(results::Results& head, const results::Results& base,
                     const Thresholds& thresholds = {});
 

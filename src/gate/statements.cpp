@@ -411,9 +411,17 @@ StatementVerdict pair(const std::string& stage, const StatementSum* b, const Sta
 }
 
 // The key a diagnosis is known by on its side: stage, kind and, for one statement, its text
-// (queryids differ between databases).
+// (queryids differ between databases). An index or a statistics finding is about a table and
+// its columns, and carried by whichever statement of the stage met it first, which need not be
+// the same one on both sides: those are known by table and columns.
 std::string diagnosis_key(const Diagnosis& d, const Results& side) {
   std::string key = d.stage + "\n" + d.kind + "\n";
+  if (d.kind == "missing_index" || d.kind == "misestimate") {
+    auto table = d.facts.find("table");
+    auto columns = d.facts.find("columns");
+    if (table != d.facts.end() && columns != d.facts.end())
+      return key + "on " + table->second + " (" + columns->second + ")";
+  }
   if (d.queryid.empty()) return key;
   for (const auto& s : side.stages) {
     if (s.name != d.stage) continue;

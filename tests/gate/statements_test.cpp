@@ -283,6 +283,37 @@ TEST(DiagnosisMarks, WorseWhenItsCallsGrewPastTheStagesCountThresholds) {
   EXPECT_EQ(head.diagnoses[0].change, DiagnosisChange::also_in_base);
 }
 
+// An index finding is about a table and its columns; each side's diagnose gives it to the first
+// statement of the stage that met it, which need not be the same statement on both sides. The
+// same index missing on both sides is "also in base", never "new" on one statement and "gone"
+// on another.
+TEST(DiagnosisMarks, MissingIndexPairedByTableAndColumnsWhicheverStatementCarriesIt) {
+  const std::string feed = "select * from article where \"authorId\" = ANY ($1)";
+  const std::string profile = "select count(*) from article where \"authorId\" = $1";
+  Results base, head;
+  base.stages.push_back(stage({stmt("1", feed, 1, 900), stmt("2", profile, 1, 900)}));
+  head.stages.push_back(stage({stmt("7", feed, 1, 900), stmt("8", profile, 1, 900)}));
+  auto on = [](const std::string& kind, const std::string& id, const std::string& text,
+               const std::string& table, const std::string& columns) {
+    Diagnosis d{"page", kind, "m", {}, id, text, DiagnosisChange::none};
+    d.facts = {{"table", table}, {"columns", columns}};
+    return d;
+  };
+  base.diagnoses = {on("missing_index", "1", feed, "public.article", "authorId"),
+                    on("misestimate", "2", profile, "public.article", "authorId"),
+                    on("missing_index", "1", feed, "public.comment", "articleId")};
+  head.diagnoses = {on("missing_index", "8", profile, "public.article", "authorId"),
+                    on("misestimate", "7", feed, "public.article", "authorId"),
+                    on("missing_index", "8", profile, "public.article", "slug")};
+  mark_diagnoses(head, base);
+  ASSERT_EQ(head.diagnoses.size(), 4u);
+  EXPECT_EQ(head.diagnoses[0].change, DiagnosisChange::also_in_base);
+  EXPECT_EQ(head.diagnoses[1].change, DiagnosisChange::also_in_base);
+  EXPECT_EQ(head.diagnoses[2].change, DiagnosisChange::added) << "another column";
+  EXPECT_EQ(head.diagnoses[3].change, DiagnosisChange::gone);
+  EXPECT_EQ(head.diagnoses[3].facts.at("table"), "public.comment");
+}
+
 // --- plan changes ---------------------------------------------------------------------------
 
 // A captured plan from tests/gate/fixtures/plans/<name>.json.
