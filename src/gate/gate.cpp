@@ -1,4 +1,5 @@
 #include "gate/gate.hpp"
+#include "gate/improvements.hpp"
 
 #include <fmt/core.h>
 
@@ -52,10 +53,11 @@ std::string statement_change(const StatementVerdict& s) {
   std::string out;
   if (s.head->calls > s.base->calls)
     out = fmt::format("calls {} → {}", c(s.base->calls), c(s.head->calls));
-  if (s.base->blocks_per_call && s.head->blocks_per_call &&
-      std::round(*s.base->blocks_per_call) < std::round(*s.head->blocks_per_call)) {
-    out += fmt::format("{}blocks per call {} → {}", out.empty() ? "" : ", ",
-                       c(*s.base->blocks_per_call), c(*s.head->blocks_per_call));
+  // The figures the gate judged (the plans' execution when both sides have one), as the report's
+  // cells show them.
+  if (auto blocks = judged_blocks(s); blocks && std::round(blocks->base) < std::round(blocks->head)) {
+    out += fmt::format("{}blocks per call {} → {}", out.empty() ? "" : ", ", c(blocks->base),
+                       c(blocks->head));
   }
   return out;
 }
@@ -518,10 +520,12 @@ std::string verdict(const Results& r) {
       migration_text = warnings ? fmt::format(", the migration safe but {}", plural(warnings, "warning"))
                                 : ", the migration safe";
     }
-    return fmt::format("passed: {} stage{}, {} snapshot{} match{}{}{}", r.stages.size(),
+    // What got better, as benchmark services show it: a passing change can be the fix.
+    const std::string improved = improvements(r);
+    return fmt::format("passed: {} stage{}, {} snapshot{} match{}{}{}{}", r.stages.size(),
                        r.stages.size() == 1 ? "" : "s", snaps, snaps == 1 ? "" : "s",
                        updated ? fmt::format(", {} updated", updated) : "", gate_text,
-                       migration_text);
+                       migration_text, improved.empty() ? "" : " — " + improved);
   }
   std::string text = "failed: ";
   for (std::size_t i = 0; i < parts.size(); ++i) text += (i ? ", " : "") + parts[i];

@@ -27,7 +27,10 @@ StatementSide side_of(const StatementSum& sum) {
   StatementSide s{sum.queryid, sum.calls, per_call(sum.rows), std::nullopt, per_call(sum.plan_ms),
                   per_call(sum.exec_ms)};
   if (sum.has_blocks) s.blocks_per_call = per_call(sum.blocks);
-  if (sum.plan) s.plan_shape_id = sum.plan->shape_id;
+  if (sum.plan) {
+    s.plan_shape_id = sum.plan->shape_id;
+    s.execution_blocks_per_call = execution_blocks(sum.plan->json);
+  }
   return s;
 }
 

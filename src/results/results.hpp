@@ -416,6 +416,10 @@ struct StatementSide {
   double plan_ms_per_call = 0;
   double exec_ms_per_call = 0;
   std::string plan_shape_id;  // its captured plan's shape (results::plan_shape_id); "" without one
+  /// Shared blocks (hit + read) of its captured plan's execution (results::execution_blocks),
+  /// what the gate judges when both sides have it; nullopt without a plan with buffers. Not in
+  /// results.json: results read from a file show blocks_per_call instead.
+  std::optional<double> execution_blocks_per_call;
   /// Its growth classes over the scales (StatementGrowth): "calls", "rows_per_call",
   /// "blocks_per_call" → "constant" … "superquadratic"; empty without scales.
   std::map<std::string, std::string> growth;

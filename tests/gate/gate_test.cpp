@@ -390,6 +390,53 @@ TEST(Gate, VerdictWithAGateSaysNoRegressionAndCountsSlower) {
   EXPECT_TRUE(passed(head));
 }
 
+// A pull request that adds the index four lookups on article lacked: their plans read 6,412
+// blocks per call before (a sequential scan; pg_stat_statements says 6,415 with planning's
+// catalog reads) and 10–53 after, and base's missing_index is gone. The verdict says so.
+TEST(Gate, VerdictOfAFasterPullRequestSaysWhatImproved) {
+  auto stage_of = [](const std::vector<double>& execution_blocks, double catalog) {
+    StageResult s;
+    s.name = "articles";
+    s.kind = StageKind::command;
+    for (std::size_t i = 0; i < execution_blocks.size(); ++i) {
+      QueryStats q;
+      q.queryid = fmt::format("{}{}", catalog, i);
+      q.query = fmt::format("select * from article where \"authorId\" = $1 and k{} = $2", i);
+      q.text_id = fmt::format("{:016}", i);
+      q.calls = 20;
+      q.rows = 20;
+      q.exec_ms = 20;
+      q.blocks_per_call = execution_blocks[i] + catalog;
+      q.blocks = *q.blocks_per_call * q.calls;
+      q.plan = StatementPlan{1, fmt::format("shape{}", execution_blocks[i] > 1000),
+                             fmt::format(R"({{"Node Type": "Seq Scan", "Relation Name": "article", )"
+                                         R"("Shared Hit Blocks": {}, "Shared Read Blocks": 0}})",
+                                         execution_blocks[i])};
+      s.queries.push_back(q);
+    }
+    return s;
+  };
+  Results base;
+  base.stages.push_back(stage_of({6412, 6412, 6412, 6412}, 3));
+  Diagnosis index{"articles", "missing_index", "Seq Scan on article …", {}, "30",
+                  "select * from article where \"authorId\" = $1 and k0 = $2"};
+  index.facts = {{"table", "article"}, {"columns", "\"authorId\""}};
+  base.diagnoses.push_back(index);
+  Results head;
+  head.stages.push_back(stage_of({10, 21, 34, 53}, 9));
+  head.gate = compare(head, base, "base.json", {});
+  mark_diagnoses(head, base);
+  EXPECT_TRUE(passed(head));
+  EXPECT_EQ(verdict(head),
+            "passed: 1 stage, 0 snapshots match, no regression — 4 statements faster: blocks per "
+            "call 6,412 → 10–53; missing index on article (\"authorId\") fixed");
+  // Nothing better: the verdict says no more than before.
+  Results same;
+  same.stages.push_back(stage_of({10, 21, 34, 53}, 9));
+  same.gate = compare(same, head, "base.json", {});
+  EXPECT_EQ(verdict(same), "passed: 1 stage, 0 snapshots match, no regression");
+}
+
 }  // namespace
 }  // namespace coldgate::gate
 
