@@ -87,8 +87,11 @@ Section statements_section(const Comparison& c) {
     s.tail =
         "\nCalls per run and blocks (shared, hit + read) per call are counts that repeat exactly "
         "on the same data and plan: the gate judges them (`max_query_ratio`, `min_query_delta`, "
-        "`max_blocks_ratio`, `min_blocks_delta`); ms per call is shown, not judged, and so is a "
-        "plan change (🔀: the plan nodes base had and head lost → head's new ones).\n";
+        "`max_blocks_ratio`, `min_blocks_delta`). Blocks are those of the captured plan's "
+        "execution where the statement has one, as the gate judges them, else "
+        "pg_stat_statements', which also counts planning's catalog reads. ms per call is shown, "
+        "not judged, and so is a plan change (🔀: the plan nodes base had and head lost → head's "
+        "new ones); 🔁 is a new statement in place of a gone one on the same tables.\n";
   }
   return s;
 }

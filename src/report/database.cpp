@@ -76,9 +76,12 @@ Section database_section(const Results& r) {
                       ? db_total(st, "db_jit_ms", "ms")
                       : "—"));
     const std::size_t n = std::min(st.queries.size(), k_database_statements);
+    std::vector<std::string> texts;
+    for (std::size_t i = 0; i < n; ++i) texts.push_back(st.queries[i].query);
+    const std::vector<std::string> lines = distinct_statement_lines(texts, 100);
     for (std::size_t i = 0; i < n; ++i) {
       const QueryStats& q = st.queries[i];
-      text += fmt::format("| {} | {} | {} | {} | {} | {} |\n", md_code(statement_line(q.query, 100), true),
+      text += fmt::format("| {} | {} | {} | {} | {} | {} |\n", md_code(lines[i], true),
                           format_value(q.calls, "count"), format_value(q.rows, "count"),
                           format_value(q.plan_ms, "ms"), format_value(q.exec_ms, "ms"),
                           q.jit_ms > 0 ? format_value(q.jit_ms, "ms") : "—");

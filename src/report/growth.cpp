@@ -158,14 +158,17 @@ Section growth_section(const Results& r) {
                   : "\n| Statement | Calls per run | Rows per call | Blocks per call |\n|---|---|---|---|\n";
     }
     std::string meanings;
+    std::vector<std::string> texts;
+    for (std::size_t i = 0; i < n; ++i) texts.push_back(rows[i]->query);
+    const std::vector<std::string> lines = distinct_statement_lines(texts, 100);
     for (std::size_t i = 0; i < n; ++i) {
       const StatementGrowth& x = *rows[i];
-      text += fmt::format("| {} | {} | {} | {} |", md_code(statement_line(x.query, 100), true),
+      text += fmt::format("| {} | {} | {} | {} |", md_code(lines[i], true),
                           growth_cell(x.calls), growth_cell(x.rows_per_call), growth_cell(x.blocks_per_call));
       if (g.production_scale) text += " " + projected_cell(x) + " |";
       text += "\n";
       if (std::string m = growth_meaning(x); !m.empty()) {
-        meanings += fmt::format("- {}: {}\n", md_code(statement_line(x.query, 100), true), m);
+        meanings += fmt::format("- {}: {}\n", md_code(lines[i], true), m);
       }
     }
     if (rows.size() + hidden > n) {

@@ -32,8 +32,79 @@ std::string relabel(std::string_view label, const std::vector<std::string>& anch
   return repo_path(label, anchors) + std::string(note);
 }
 
+// A JSON string longer than this in a diff line shows its start and end with its length: a
+// page's article bodies would fill the report, and what changed in them is in the whole diff.
+constexpr std::size_t k_max_value_bytes = 200;
+constexpr std::size_t k_value_start_bytes = 80;
+constexpr std::size_t k_value_end_bytes = 40;
+// A diff line longer than this (after its strings are shortened) is cut.
+constexpr std::size_t k_max_diff_line_bytes = 400;
+// A stage's diff in the report, in bytes: the rest is in the whole diff's file.
+constexpr std::size_t k_max_stage_diff_bytes = 5'000;
+
+std::size_t code_points(std::string_view text) {
+  return static_cast<std::size_t>(std::count_if(
+      text.begin(), text.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+}
+
+// The last `max` bytes or fewer of `text`, from a UTF-8 character's start.
+std::string_view utf8_suffix(std::string_view text, std::size_t max) {
+  if (text.size() <= max) return text;
+  std::size_t at = text.size() - max;
+  while (at < text.size() && (static_cast<unsigned char>(text[at]) & 0xC0) == 0x80) ++at;
+  return text.substr(at);
+}
+
+// A diff line with each long JSON string as its start, " … ", its end and its length in
+// characters ("text …"… "end." (4,210 characters)), then cut if still longer than
+// k_max_diff_line_bytes.
+std::string shortened_line(std::string_view line) {
+  std::string out;
+  if (line.size() > k_max_value_bytes) {
+    std::size_t pos = 0;
+    while (pos < line.size()) {
+      std::size_t open = line.find('"', pos);
+      if (open == std::string_view::npos) break;
+      std::size_t close = open + 1;
+      while (close < line.size() && line[close] != '"') close += line[close] == '\\' ? 2 : 1;
+      if (close >= line.size()) break;
+      std::string_view value = line.substr(open + 1, close - open - 1);
+      out += line.substr(pos, open + 1 - pos);
+      if (value.size() > k_max_value_bytes) {
+        std::string_view start = utf8_prefix(value, k_value_start_bytes);
+        while (start.ends_with('\\')) start.remove_suffix(1);  // not half an escape
+        out += std::string(start) + " … " + std::string(utf8_suffix(value, k_value_end_bytes)) +
+               "\"" +
+               fmt::format(" ({} characters)", format_value(static_cast<double>(code_points(value)), "count"));
+      } else {
+        out += std::string(value) + "\"";
+      }
+      pos = close + 1;
+    }
+    out += line.substr(std::min(pos, line.size()));
+  } else {
+    out = line;
+  }
+  if (out.size() > k_max_diff_line_bytes) out = std::string(utf8_prefix(out, k_max_diff_line_bytes)) + " …";
+  return out;
+}
+
+// `diff` within k_max_stage_diff_bytes, cut at a line with a last line saying how many lines
+// are left out and which file has them all (`whole`, or none when "").
+std::string capped_diff(std::string diff, const std::string& whole) {
+  if (diff.size() <= k_max_stage_diff_bytes) return diff;
+  std::size_t cut = diff.rfind('\n', k_max_stage_diff_bytes);
+  cut = cut == std::string::npos ? 0 : cut + 1;
+  const auto left = static_cast<std::size_t>(std::count(diff.begin() + static_cast<std::ptrdiff_t>(cut), diff.end(), '\n'));
+  diff.resize(cut);
+  diff += fmt::format("… {} more line{} here{}\n", format_value(static_cast<double>(left), "count"),
+                      left == 1 ? "" : "s", whole.empty() ? "" : "; the whole diff: " + whole);
+  return diff;
+}
+
 // The snapshot's diff as the report shows it: without the count line, the header's paths and
-// the cap note's full-diff path repository-relative.
+// the cap note's full-diff path repository-relative, long values shortened
+// (shortened_line) and at most k_max_stage_diff_bytes (capped_diff).
 std::string report_diff(const SnapshotResult& sn) {
   // The snapshot and its candidate as the results name them: a label ending in one of them.
   std::vector<std::string> anchors = {repo_path(sn.path), repo_path(sn.pending)};
@@ -53,11 +124,14 @@ std::string report_diff(const SnapshotResult& sn) {
     } else if (line.starts_with("… diff cut at") && full != std::string_view::npos) {
       out += std::string(line.substr(0, full + 13)) + repo_path(line.substr(full + 13), anchors);
     } else {
-      out += line;
+      out += shortened_line(line);
     }
     out += '\n';
   }
-  return out;
+  // The whole diff's file: written beside the candidate for a changed or malformed snapshot.
+  const bool whole = !sn.pending.empty() &&
+                     (sn.status == SnapshotStatus::changed || sn.status == SnapshotStatus::malformed);
+  return capped_diff(std::move(out), whole ? repo_path(sn.pending, anchors) + ".diff" : "");
 }
 
 }  // namespace

@@ -4,11 +4,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
 #include <vector>
 
+#include "gate/improvements.hpp"
 #include "report/escape.hpp"
-#include "util/statement_text.hpp"
 
 namespace coldgate::report {
 namespace {
@@ -33,12 +34,18 @@ std::string cell_text(std::string_view text) {
   return out;
 }
 
-// The first line of `text`, at most k_max_why_bytes, for a table cell (escaped).
+// The first line of `text`, at most k_max_why_bytes, for a table cell (escaped); a longer one
+// is cut after a whole word (within the last third) and ends in " …".
 std::string why_cell(std::string_view text) {
   std::string_view line = text.substr(0, text.find('\n'));
   if (line.empty()) return "—";
   if (line.size() <= k_max_why_bytes) return cell_text(line);
-  return cell_text(utf8_prefix(line, k_max_why_bytes)) + " …";
+  std::string_view cut = utf8_prefix(line, k_max_why_bytes);
+  if (std::size_t space = cut.rfind(' '); space != std::string_view::npos && space >= cut.size() * 2 / 3)
+    cut = cut.substr(0, space);
+  while (!cut.empty() && std::string_view(",;:(-").find(cut.back()) != std::string_view::npos)
+    cut.remove_suffix(1);
+  return cell_text(cut) + " …";
 }
 
 bool is_time_metric(std::string_view name) {
@@ -105,24 +112,58 @@ struct ChangeRow {
 };
 
 
-// "40", "1 → 40"; "—" for a side that lacks the statement.
-std::string before_after(const std::optional<StatementSide>& b, const std::optional<StatementSide>& h,
-                         std::optional<double> (*figure)(const StatementSide&), const char* unit) {
-  auto text = [&](const std::optional<StatementSide>& side) {
-    std::optional<double> v = side ? figure(*side) : std::nullopt;
-    return v ? format_value(*v, unit) : std::string("—");
-  };
+// "40", "1 → 40"; "—" for a side without the figure.
+std::string before_after(std::optional<double> b, std::optional<double> h, const char* unit) {
+  auto text = [&](std::optional<double> v) { return v ? format_value(*v, unit) : std::string("—"); };
   std::string before = text(b);
   std::string after = text(h);
   return before == after ? after : before + " → " + after;
 }
 
-std::optional<double> calls_of(const StatementSide& s) { return s.calls; }
-std::optional<double> blocks_of(const StatementSide& s) {
-  if (!s.blocks_per_call) return std::nullopt;
-  return std::round(*s.blocks_per_call);
+std::optional<double> calls_of(const std::optional<StatementSide>& s) {
+  return s ? std::optional<double>(s->calls) : std::nullopt;
 }
-std::optional<double> ms_of(const StatementSide& s) { return s.plan_ms_per_call + s.exec_ms_per_call; }
+std::optional<double> ms_of(const std::optional<StatementSide>& s) {
+  return s ? std::optional<double>(s->plan_ms_per_call + s->exec_ms_per_call) : std::nullopt;
+}
+
+// A statement's blocks per call on both sides, one figure throughout: what the gate judged
+// when both sides have the statement (gate::judged_blocks: the plans' execution when both
+// captured one), else the side's plan's execution where captured, else pg_stat_statements'.
+struct BlocksFigures {
+  std::optional<double> base;
+  std::optional<double> head;
+};
+
+BlocksFigures blocks_figures(const StatementVerdict& v) {
+  auto rounded = [](std::optional<double> x) {
+    return x ? std::optional<double>(std::round(*x)) : std::nullopt;
+  };
+  if (auto judged = gate::judged_blocks(v)) return {rounded(judged->base), rounded(judged->head)};
+  auto one = [&](const std::optional<StatementSide>& s) -> std::optional<double> {
+    if (!s) return std::nullopt;
+    return rounded(s->execution_blocks_per_call ? s->execution_blocks_per_call : s->blocks_per_call);
+  };
+  return {one(v.base), one(v.head)};
+}
+
+// The gate's reason as a row shows it. When the row's blocks are the plans' execution, the
+// gate's note quoting pg_stat_statements' other figures is left out: one figure per row, and
+// the legend says which (results.json keeps the whole reason).
+std::string shown_reason(const StatementVerdict& v) {
+  auto judged = gate::judged_blocks(v);
+  if (!judged || !judged->plans) return v.reason;
+  std::string out;
+  std::string_view rest = v.reason;
+  while (!rest.empty()) {
+    std::size_t end = rest.find("; ");
+    std::string_view part = rest.substr(0, end);
+    rest = end == std::string_view::npos ? std::string_view() : rest.substr(end + 2);
+    if (part.starts_with("pg_stat_statements' blocks per call")) continue;
+    out += (out.empty() ? "" : "; ") + std::string(part);
+  }
+  return out;
+}
 
 std::string statement_change_cell(const StatementVerdict& v) {
   switch (v.verdict) {
@@ -134,31 +175,26 @@ std::string statement_change_cell(const StatementVerdict& v) {
   }
 }
 
-// The statement as a table cell: code, one line, about 100 characters.
-std::string statement_cell(const std::string& query) {
-  return md_code(statement_line(query, 100), true);
+// A statement's line (distinct_statement_lines) as a table cell: code on one line.
+std::string statement_cell(const std::string& line) {
+  return md_code(line, true);
 }
 
-ChangeRow statement_row(const StatementVerdict& v) {
-  std::string before, after;
-  if (v.base) {
-    before = fmt::format("{} call{}", format_value(v.base->calls, "count"),
-                         v.base->calls == 1 ? "" : "s");
-    if (v.base->blocks_per_call)
-      before += fmt::format(" · {} blocks/call", format_value(std::round(*v.base->blocks_per_call), "count"));
-  } else {
-    before = "—";
-  }
-  if (v.head) {
-    after = fmt::format("{} call{}", format_value(v.head->calls, "count"),
-                         v.head->calls == 1 ? "" : "s");
-    if (v.head->blocks_per_call)
-      after += fmt::format(" · {} blocks/call", format_value(std::round(*v.head->blocks_per_call), "count"));
-  } else {
-    after = "—";
-  }
-  return {Kind::regression, 0, md_text(v.stage), "statement " + statement_cell(v.query),
-          md_text(before), md_text(after), statement_change_cell(v), why_cell(v.reason)};
+// About how long a statement's line is in a table.
+constexpr std::size_t k_statement_line_bytes = 100;
+
+// `line`: the statement's line among its stage's (distinct_statement_lines).
+ChangeRow statement_row(const StatementVerdict& v, const std::string& line) {
+  const BlocksFigures blocks = blocks_figures(v);
+  auto side = [](const std::optional<StatementSide>& s, std::optional<double> blocks_per_call) {
+    if (!s) return std::string("—");
+    std::string out = fmt::format("{} call{}", format_value(s->calls, "count"), s->calls == 1 ? "" : "s");
+    if (blocks_per_call) out += fmt::format(" · {} blocks/call", format_value(*blocks_per_call, "count"));
+    return out;
+  };
+  return {Kind::regression, 0, md_text(v.stage), "statement " + statement_cell(line),
+          md_text(side(v.base, blocks.base)), md_text(side(v.head, blocks.head)),
+          statement_change_cell(v), why_cell(shown_reason(v))};
 }
 
 // The reason a new / removed row needs when the gate gives none.
@@ -302,6 +338,48 @@ std::string more_lines(const Comparison& c, const StageResult& s, std::size_t& c
   return lines;
 }
 
+// A row of "Statements that changed": one verdict, or a new statement with the gone one it
+// replaced (`replaced`).
+struct StatementRow {
+  const StatementVerdict* v;
+  const StatementVerdict* replaced = nullptr;
+};
+
+// The rows of a stage's changed statements, in the gate's order. A new statement and a gone
+// one of the same shape (statement_shape: its verb and the tables it reads) are one row at the
+// new one's place: an ORM that changes a query's column list or a condition makes a new text
+// the gate cannot pair, and a reviewer reads one rewritten statement, not a new and a gone one.
+// A new statement the gate judged a regression keeps its own row.
+std::vector<StatementRow> statement_rows(const std::vector<const StatementVerdict*>& changed) {
+  const std::size_t n = changed.size();
+  std::map<std::string, std::vector<std::size_t>> gone;  // shape → gone statements, in order
+  for (std::size_t i = 0; i < n; ++i) {
+    const StatementVerdict& v = *changed[i];
+    if (v.head || !v.base) continue;
+    if (std::string shape = statement_shape(v.query); !shape.empty()) gone[shape].push_back(i);
+  }
+  std::vector<std::optional<std::size_t>> partner(n);
+  std::vector<bool> taken(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const StatementVerdict& v = *changed[i];
+    if (v.base || !v.head || v.verdict != Verdict::added) continue;
+    auto it = gone.find(statement_shape(v.query));
+    if (it == gone.end()) continue;
+    for (std::size_t k : it->second) {
+      if (taken[k]) continue;
+      taken[k] = true;
+      partner[i] = k;
+      break;
+    }
+  }
+  std::vector<StatementRow> rows;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (taken[i]) continue;
+    rows.push_back({changed[i], partner[i] ? changed[*partner[i]] : nullptr});
+  }
+  return rows;
+}
+
 }  // namespace
 
 std::string change_cell(const MetricVerdict& v, bool whole_stage) {
@@ -435,9 +513,16 @@ MetricsTable changes_table(const Comparison& c) {
     add_metric_rows(c, s.name, &s, rows);
     if (s.snapshot && s.snapshot->status != SnapshotStatus::match) rows.push_back(snapshot_row(s));
     if (auto row = measured_row(s.name, c.measurement_differences(s.name))) rows.push_back(*row);
+    std::vector<const StatementVerdict*> regressions;
+    std::vector<std::string> texts;
     for (const StatementVerdict* v : c.statements(s.name)) {
-      if (v->verdict == Verdict::regression) rows.push_back(statement_row(*v));
+      if (v->verdict != Verdict::regression) continue;
+      regressions.push_back(v);
+      texts.push_back(v->query);
     }
+    const std::vector<std::string> lines = distinct_statement_lines(texts, k_statement_line_bytes);
+    for (std::size_t i = 0; i < regressions.size(); ++i)
+      rows.push_back(statement_row(*regressions[i], lines[i]));
   }
   for (const auto& name : c.removed_stages()) add_metric_rows(c, name, nullptr, rows);
   for (const auto& path : r.obsolete_snapshots) rows.push_back(obsolete_row(path));
@@ -458,19 +543,6 @@ MetricsTable changes_table(const Comparison& c) {
   return t;
 }
 
-std::string statement_line(const std::string& query, std::size_t max_bytes) {
-  std::string line;
-  line.reserve(query.size());
-  for (char c : valid_utf8(query)) {
-    const bool space = c == ' ' || c == '\n' || c == '\t' || c == '\r';
-    if (space && (line.empty() || line.back() == ' ')) continue;
-    line += space ? ' ' : c;
-  }
-  while (!line.empty() && line.back() == ' ') line.pop_back();
-  if (line.size() > max_bytes) line = util::elide_statement_lists(line);
-  return line.size() <= max_bytes ? line : std::string(utf8_prefix(line, max_bytes)) + " …";
-}
-
 std::vector<TableRow> statements_blocks(const Comparison& c) {
   std::vector<TableRow> out;
   if (!c.gated()) return out;
@@ -485,15 +557,39 @@ std::vector<TableRow> statements_blocks(const Comparison& c) {
         "\n**{}**\n\n| Statement | Calls per run | Blocks per call | ms per call | Change | Why "
         "|\n|---|--:|--:|--:|---|---|\n",
         md_text(s.name));
+    const std::vector<StatementRow> rows = statement_rows(changed);
+    // Every text the block names, told apart: a rewritten statement's old text is in its row.
+    std::vector<std::string> texts;
+    for (const StatementRow& row : rows) {
+      texts.push_back(row.v->query);
+      if (row.replaced) texts.push_back(row.replaced->query);
+    }
+    const std::vector<std::string> lines = distinct_statement_lines(texts, k_statement_line_bytes);
     std::string ids;
-    const std::size_t n = std::min(changed.size(), k_statements_per_stage);
-    for (std::size_t i = 0; i < n; ++i) {
-      const StatementVerdict& v = *changed[i];
-      text += fmt::format("| {} | {} | {} | {} | {} | {} |\n", statement_cell(v.query),
-                          md_text(before_after(v.base, v.head, calls_of, "count")),
-                          md_text(before_after(v.base, v.head, blocks_of, "count")),
-                          md_text(before_after(v.base, v.head, ms_of, "ms")),
-                          statement_change_cell(v), why_cell(v.reason));
+    const std::size_t n = std::min(rows.size(), k_statements_per_stage);
+    std::size_t line = 0;
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const StatementRow& row = rows[i];
+      const StatementVerdict& v = *row.v;
+      const std::string& head_line = lines[line++];
+      const std::string* base_line = row.replaced ? &lines[line++] : nullptr;
+      if (i >= n) continue;
+      // A rewritten statement: the gone one's figures before, the new one's after.
+      const StatementVerdict& before = row.replaced ? *row.replaced : v;
+      const std::optional<StatementSide>& base = before.base;
+      const BlocksFigures blocks_before = blocks_figures(before);
+      const BlocksFigures blocks_after = blocks_figures(v);
+      std::string change = statement_change_cell(v);
+      std::string why = why_cell(shown_reason(v));
+      if (row.replaced) {
+        change = "🔁 rewritten";
+        why = md_text("replaces ") + md_code(*base_line, true) +
+              md_text(" (same tables; new and gone to the gate, not judged as one)");
+      }
+      text += fmt::format("| {} | {} | {} | {} | {} | {} |\n", statement_cell(head_line),
+                          md_text(before_after(calls_of(base), calls_of(v.head), "count")),
+                          md_text(before_after(blocks_before.base, blocks_after.head, "count")),
+                          md_text(before_after(ms_of(base), ms_of(v.head), "ms")), change, why);
       // A row of its own under the statement's: a line between rows would end the table (or,
       // without pipes, be read as a row anyway: GFM spec, "Tables").
       if (!v.plan_change.empty()) {
@@ -502,16 +598,20 @@ std::vector<TableRow> statements_blocks(const Comparison& c) {
       if (!v.growth_change.empty()) {
         text += fmt::format("| ↳ | | | | 📈 growth with the data | {} |\n", why_cell(v.growth_change));
       }
-      ids += fmt::format("- {}: base {} · head {}\n", statement_cell(v.query),
-                         v.base ? md_code(v.base->queryid) : "—",
-                         v.head ? md_code(v.head->queryid) : "—");
+      // Only ids that differ: the same id on both sides is nothing to look up twice.
+      if (base && v.head && base->queryid != v.head->queryid) {
+        ids += fmt::format("- {}: base {} · head {}\n", statement_cell(head_line),
+                           md_code(base->queryid), md_code(v.head->queryid));
+      }
     }
-    if (changed.size() > n) {
-      text += fmt::format("\n… {} more in results.json (`gate.statements`)\n", changed.size() - n);
+    if (rows.size() > n) {
+      text += fmt::format("\n… {} more in results.json (`gate.statements`)\n", rows.size() - n);
     }
-    text += fmt::format("\n<details><summary>queryids (they differ between the two databases)"
-                        "</summary>\n\n{}\n</details>\n",
-                        ids);
+    if (!ids.empty()) {
+      text += fmt::format("\n<details><summary>queryids (they differ between the two databases)"
+                          "</summary>\n\n{}\n</details>\n",
+                          ids);
+    }
     out.push_back({text, regressed ? 0 : 2});
   }
   return out;

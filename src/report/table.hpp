@@ -97,8 +97,21 @@ MetricsTable changes_table(const Comparison& comparison);
 /// A statement's text on one line (runs of white space as one space), at most about `max_bytes`:
 /// when longer, a SELECT's select list reads "…" and an INSERT's column and value lists "(…)"
 /// (statements on one table then differ where they differ: FROM, WHERE, ORDER BY), and what is
-/// still too long is cut with " …".
+/// still too long is cut with " …" (statement_lines.cpp).
 std::string statement_line(const std::string& query, std::size_t max_bytes);
+
+/// statement_line of each of `queries`, told apart: texts that differ but would print alike
+/// show their start shortened, then " … " and about 60 bytes from the word before where they
+/// differ from the others ("SELECT … FROM "article" … WHERE "article"."slug" = $1 …"); those
+/// that still read alike (a difference past the stored text's cut) end in " #1", " #2", ….
+/// The same text twice is one statement and reads the same.
+std::vector<std::string> distinct_statement_lines(const std::vector<std::string>& queries,
+                                                  std::size_t max_bytes);
+
+/// What a statement does to which tables, to tell a rewritten statement from another: its first
+/// word upper-cased and the names after FROM, JOIN, UPDATE and INTO (quotes removed, sorted),
+/// "SELECT article user"; "" when it names no table.
+std::string statement_shape(const std::string& query);
 
 /// Most changed statements a stage lists in "Statements that changed"; the rest are in
 /// results.json (gate.statements).
@@ -107,10 +120,13 @@ inline constexpr std::size_t k_statements_per_stage = 20;
 /// "Statements that changed": per stage with statements that are not `same`, whose calls per
 /// run differ, whose plan changed, or that one side lacks (StatementVerdict::changed), one
 /// block `**stage**` + `| Statement | Calls per run | Blocks per call | ms per call | Change |
-/// Why |` (before → after; regressions first, at most k_statements_per_stage), under a
-/// statement whose plan changed a row `| ↳ | | | | 🔀 plan changed | base's nodes → head's |`
-/// (shown, not gated), and the queryids of both sides in a fold; rank 0 when a statement
-/// regressed, else 2. No rows without a gate.
+/// Why |` (before → after; regressions first, at most k_statements_per_stage rows; a new
+/// statement and a gone one of the same statement_shape as one "🔁 rewritten" row; texts told
+/// apart by distinct_statement_lines; blocks per call the figure the gate judged, the plans'
+/// execution where both sides have one), under a statement whose plan changed a row `| ↳ | | |
+/// | 🔀 plan changed | base's nodes → head's |` (shown, not gated), and the queryids that differ
+/// between the sides in a fold; rank 0 when a statement regressed, else 2. No rows without a
+/// gate.
 std::vector<TableRow> statements_blocks(const Comparison& comparison);
 
 /// Without a gate: the time metrics (`_ms`) and peak_rss_bytes of every stage, `| Stage |

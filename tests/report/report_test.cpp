@@ -274,7 +274,8 @@ TEST(Report, HugeRunIsCutUnderTheLimitKeepingRegressionsAndFailures) {
             unchanged);
   EXPECT_NE(md.report.find("<summary>stage-1000: diff of snapshots/big.json</summary>"),
             std::string::npos);
-  EXPECT_NE(md.report.find("_… 1,820 more unchanged stages in"), std::string::npos);
+  // The big snapshot's diff is kept to 5,000 bytes in the report: room for 40 unchanged stages more.
+  EXPECT_NE(md.report.find("_… 1,780 more unchanged stages in"), std::string::npos);
   // The chart is kept before the folds, of the stages whose wall time regressed.
   EXPECT_LT(md.report.find("### Cold wall time\n\nThe 20 most urgent of 22 changed stages."),
             unchanged);
