@@ -101,7 +101,39 @@ void measure_at_scales(Session& session, const config::Config& cfg,
   // at[i][scale]: stage i at that scale, from this function's runs.
   std::vector<std::map<double, results::StageResult>> at(stages.size());
   const std::string prefix = who.empty() ? "" : who + ": ";
-  for (double scale : extra) {
+  for (std::size_t k = 0; k < extra.size(); ++k) {
+    const double scale = extra[k];
+    // A stage that failed on less data is not measured on more: when every stage has, the
+    // further scales' setups would load data that nothing reads.
+    std::vector<std::string> failed_at;  // the scales where the stages failed, in order
+    bool alive = false;
+    for (std::size_t i = 0; i < stages.size(); ++i) {
+      if (!measured[i]) continue;
+      std::string where = measured[i]->failed() ? setup::scale_text(load) : "";
+      for (const auto& [s, r] : at[i]) {
+        if (where.empty() && r.failed()) where = setup::scale_text(s);
+      }
+      if (where.empty()) {
+        for (std::size_t j = k; j < extra.size(); ++j) alive = alive || lists(stages[i], extra[j]);
+      } else if (std::find(failed_at.begin(), failed_at.end(), where) == failed_at.end()) {
+        failed_at.push_back(where);
+      }
+    }
+    if (!alive) {
+      std::string skipped;
+      for (std::size_t j = k; j < extra.size(); ++j) {
+        skipped += (skipped.empty() ? "" : ", ") + setup::scale_text(extra[j]);
+      }
+      std::string scales;
+      for (const auto& f : failed_at) scales += (scales.empty() ? "" : " or ") + f;
+      if (ctx.progress) {
+        ctx.progress->line(fmt::format("{}scales: every stage failed (at scale {}), so scale{} {} "
+                                       "{} not set up",
+                                       prefix, scales, extra.size() - k == 1 ? "" : "s", skipped,
+                                       extra.size() - k == 1 ? "is" : "are"));
+      }
+      break;
+    }
     std::vector<config::Stage> here;
     for (const auto& s : stages) {
       if (lists(s, scale)) here.push_back(s);

@@ -186,6 +186,32 @@ gate: { metrics: [db_queries] }
   EXPECT_FALSE(std::filesystem::exists(dir / "coldgate-out/explain/scale-coldgate_scale4"));
 }
 
+// Every stage fails at the first scale: no further scale is set up (its setup would load data
+// nothing reads), and the run says so in one line.
+TEST(GrowthRun, WhenEveryStageFailsAtTheFirstScaleNoFurtherScaleIsSetUp) {
+  TempDir dir;
+  dir.write("coldgate.yaml", R"(version: 1
+database: { provider: local }
+scales: [1, 4, 16]
+setup:
+  - command: [sh, -c, 'echo "$COLDGATE_SCALE" >> scale.txt']
+defaults: { runs: 1, warm: 0 }
+stages:
+  - name: divides
+    query: select 1/0
+  - name: missing
+    query: select * from nowhere
+)");
+  auto run = coldgate(dir, {"run"});
+  EXPECT_EQ(run.exit_code, 1) << run.err;
+  EXPECT_EQ(slurp(dir / "scale.txt"), "1\n");
+  EXPECT_NE(run.err.find("\ncoldgate: scales: every stage failed (at scale 1), so scales 4, 16 are "
+                         "not set up\n"),
+            std::string::npos)
+      << run.err;
+  EXPECT_EQ(run.err.find("setup scale 4"), std::string::npos) << run.err;
+}
+
 // ab: the pull request drops the index of a table of 200 rows at scale 1.
 struct GrowthAbTest : ::testing::Test {
   void SetUp() override {
