@@ -302,7 +302,12 @@ Worktree::Worktree(const fs::path& repo, const fs::path& path, const std::string
 }
 
 Worktree::~Worktree() {
-  if (!m_path.empty()) remove_worktree(m_repo, m_path);
+  if (m_path.empty()) return;
+  remove_worktree(m_repo, m_path);
+  // <out>/ab/ (or stack's worktrees/) was made for the worktrees: gone with the last of them
+  // unless a build log is kept there (fs::remove removes only an empty folder).
+  std::error_code ec;
+  fs::remove(m_path.parent_path(), ec);
 }
 
 }  // namespace coldgate::ab

@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <chrono>
 #include <string>
 #include <vector>
@@ -154,6 +155,18 @@ void deliver(AbFaultTest& t, Phase phase, int sig, int delivery, const std::stri
             std::string::npos)
       << err;
   t.expect_clean({"coldgate-out"}, "right after the interrupted ab");
+  // Nothing half-made: <out>/ab/ keeps the logs of the builds that finished and nothing else,
+  // and is gone when none did (the interrupted build's log goes with it).
+  const fs::path ab = t.repo / "coldgate-out" / "ab";
+  std::vector<std::string> left;
+  for (const auto& e : fs::directory_iterator(ab, ec)) left.push_back(e.path().filename().string());
+  std::sort(left.begin(), left.end());
+  std::vector<std::string> finished;
+  for (const std::string side : {"base", "head"}) {
+    if (err.find("build " + side + " done") != std::string::npos) finished.push_back(side + "-build.log");
+  }
+  EXPECT_EQ(left, finished) << err;
+  EXPECT_EQ(fs::exists(ab), !finished.empty()) << ab;
 }
 
 // `deliveries` per phase and signal; after a SIGKILL, the first next ab uses the same --out, the
