@@ -53,6 +53,22 @@ long long own_xids(const ConnectionInfo& info) {
   return it == g_own_xids.end() ? 0 : it->second;
 }
 
+// Transaction ids the runs of stages took (DatabaseTemplate::run_on), per server and database:
+// those of one side's runs are that side's writes, never another side's.
+std::map<std::string, std::map<std::string, long long>> g_run_xids;
+
+// The ids taken by runs on the server of `info` on databases other than `database`.
+long long other_runs_xids(const ConnectionInfo& info, const std::string& database) {
+  std::lock_guard lock(g_own_mutex);
+  auto it = g_run_xids.find(server_key(info));
+  if (it == g_run_xids.end()) return 0;
+  long long sum = 0;
+  for (const auto& [name, taken] : it->second) {
+    if (name != database) sum += taken;
+  }
+  return sum;
+}
+
 // The server's first unassigned transaction id; reading it takes none (13+: pg_current_snapshot).
 long long next_xid(Connection& conn) {
   return std::stoll(
@@ -293,19 +309,8 @@ std::string DatabaseTemplate::state() {
     // Not the WAL position: the server writes WAL of its own (a checkpoint, the running
     // transactions' record every 15 s after other WAL), no transaction id. On a connection kept
     // across runs; a new one once a restart ended it.
-    std::string out;
-    for (int attempt = 0; out.empty(); ++attempt) {
-      try {
-        if (!m_conn) m_conn = std::make_unique<Connection>(with_client_defaults(m_admin));
-        out = std::to_string(next_xid(*m_conn) - own_xids(m_admin));
-      } catch (const pqxx::broken_connection&) {
-        m_conn.reset();
-        if (attempt > 0) throw;
-      } catch (const Error& e) {
-        m_conn.reset();
-        if (attempt > 0 || e.code() == ExitCode::interrupted) throw;
-      }
-    }
+    std::string out = std::to_string(next_xid_now() - own_xids(m_admin) -
+                                     other_runs_xids(m_admin, m_name));
     if (!m_sequences) return out;
     // A sequence the role may not read shows no value: then it counts as changed.
     ConnectionInfo info = m_admin;
@@ -321,6 +326,45 @@ std::string DatabaseTemplate::state() {
   } catch (const std::exception&) {
     rethrow_as_failed(m_name, "cannot tell whether a run changed it: ");
   }
+}
+
+long long DatabaseTemplate::next_xid_now() {
+  for (int attempt = 0;; ++attempt) {
+    try {
+      if (!m_conn) m_conn = std::make_unique<Connection>(with_client_defaults(m_admin));
+      return next_xid(*m_conn);
+    } catch (const pqxx::broken_connection&) {
+      m_conn.reset();
+      if (attempt > 0) throw;
+    } catch (const Error& e) {
+      m_conn.reset();
+      if (attempt > 0 || e.code() == ExitCode::interrupted) throw;
+    }
+  }
+}
+
+void DatabaseTemplate::run_on(const std::function<void()>& fn) {
+  long long before = 0;
+  try {
+    before = next_xid_now();
+  } catch (const std::exception&) {
+    rethrow_as_failed(m_name, "cannot tell whether a run changed it: ");
+  }
+  // Counted also when the run fails: what it took before it failed is its database's.
+  struct Count {
+    DatabaseTemplate& self;
+    long long before;
+    ~Count() {
+      try {
+        const long long taken = self.next_xid_now() - before;
+        std::lock_guard lock(g_own_mutex);
+        g_run_xids[server_key(self.m_admin)][self.m_name] += taken;
+      } catch (...) {
+        // The server is gone: the next state() fails anyway.
+      }
+    }
+  } count{*this, before};
+  fn();
 }
 
 bool DatabaseTemplate::unchanged() {

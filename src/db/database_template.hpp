@@ -128,8 +128,19 @@ class DatabaseTemplate {
   bool unchanged();
   /// What unchanged() compares: the server's first unassigned transaction id
   /// (pg_snapshot_xmax(pg_current_snapshot()) while no transaction runs) less the ids coldgate
-  /// took itself (own_transactions), and the sequences' values, as text. Throws Error(infrastructure) when the server is lost.
+  /// took itself (own_transactions) and those the runs on other databases of this process took
+  /// (run_on), and the sequences' values, as text. Throws Error(infrastructure) when the server
+  /// is lost.
   std::string state();
+  /// Runs `fn`, one run of a stage on this template's database, and counts the transaction
+  /// ids taken meanwhile as that database's: no other DatabaseTemplate of this process on the
+  /// server reads them as a write to its own database. Under `ab` and `stack` the sides' runs
+  /// take turns on one server, so a write of one side's stage is not a write to another side's
+  /// database, and a read-only stage gets no copy between its cold runs. Ids that no run of
+  /// this process took (another client of an external server, autovacuum's ANALYZE) still
+  /// count as a write to every database. Throws what fn throws, or Error(infrastructure) when
+  /// the server is lost before fn.
+  void run_on(const std::function<void()>& fn);
   /// Closes the connection state() keeps, before a server restart ends it: a query on an ended
   /// connection leaks its result in libpqxx 6.4. The next state() opens a new one.
   void disconnect() noexcept;
@@ -146,6 +157,9 @@ class DatabaseTemplate {
   std::string m_owner;
   std::string m_strategy;  // " STRATEGY = …" from 15 on, else ""
   std::vector<Setting> m_settings;
+  /// The server's first unassigned transaction id, on m_conn (opened again once).
+  long long next_xid_now();
+
   bool m_created = false;
   bool m_sequences = false;  // it has sequences: state() reads their values
   std::unique_ptr<Connection> m_conn;  // to m_admin, kept: state() is asked before every run

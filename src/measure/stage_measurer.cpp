@@ -96,12 +96,21 @@ void StageMeasurer::run_once() {
                                   : ctx.label + "not measured");
   std::vector<db::StatementStats> statements;
   RunOutcome outcome;
-  try {
+  auto measured_run = [&] {
     outcome = stage.is_command() ? command_run(stage, ctx, run, result,
                                                m_profile ? &m_admin : nullptr, statements,
                                                m_full_text)
                                  : sql_run(stage, ctx, run, m_query, result,
                                            m_profile ? &m_admin : nullptr, statements);
+  };
+  try {
+    // What the run writes is its database's: under `ab` and `stack` no other side's template
+    // reads it as a write to its own.
+    if (ctx.isolation && stages_database(ctx).dbname == ctx.isolation->database()) {
+      ctx.isolation->run_on(measured_run);
+    } else {
+      measured_run();
+    }
   } catch (const Error& e) {
     rethrow_if_server_lost(e, ctx, stage, "cold run " + which);
     throw;

@@ -230,11 +230,39 @@ TEST_F(Isolation, UnderAbOneSidesCopyIsNotAWriteToTheOther) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   // None for `read`, on either side.
   std::vector<std::string> got = copies(r.err);
-  // Base run i, then head run i: base's first write is one head's first run cannot tell from a
-  // write to its own database (the server's next transaction id is all it reads).
-  EXPECT_EQ(got, (std::vector<std::string>{"head: writer: cold run 1/2", "base: writer: cold run 2/2",
-                                            "head: writer: cold run 2/2", "base: writer: the plan run",
-                                            "head: writer: the plan run"}))
+  // Base run i, then head run i: base's first write is base's, so head's first run needs none.
+  EXPECT_EQ(got, (std::vector<std::string>{"base: writer: cold run 2/2", "head: writer: cold run 2/2",
+                                            "base: writer: the plan run", "head: writer: the plan run"}))
+      << r.err;
+}
+
+// The pull request makes a read-only stage write: its runs on head take transaction ids
+// between base's runs, which are base's side's no write. Base's database stays as it was, so
+// base gets no copy between its cold runs (nor for its plan run); head one before each run
+// after its first.
+TEST_F(Isolation, UnderAbTheOtherSidesWritesAreNoWriteToAReadOnlyStage) {
+  config("  - name: probe\n"
+         "    query: select count(*) as n from item\n"
+         "    runs: 3\n",
+         "{ warm: 0, isolation: run }");
+  dir.write("coldgate.yaml", slurp(dir / "coldgate.yaml") + "gate: { metrics: [db_queries] }\n");
+  dir.write(".gitignore", "coldgate-out/\nsnapshots/\n");
+  testing::run_git(dir.path(), {"init", "-q"});
+  testing::run_git(dir.path(), {"add", "-A"});
+  testing::run_git(dir.path(), {"commit", "-q", "-m", "base"});
+  const std::string base = testing::run_git(dir.path(), {"rev-parse", "HEAD"});
+  std::string yaml = slurp(dir / "coldgate.yaml");
+  const std::string read = "select count(*) as n from item";
+  yaml.replace(yaml.find(read), read.size(),
+               "insert into item select max(id) + 1, 'w', 0 from item returning 1 as n");
+  dir.write("coldgate.yaml", yaml);
+  testing::run_git(dir.path(), {"commit", "-q", "-am", "head: the stage writes"});
+  auto r = run_coldgate({"ab", "--base", base, "--allow-no-baseline"}, dir.path(), "",
+                        {"CI=", "GITHUB_ACTIONS=", "GITHUB_BASE_REF=", "GITHUB_HEAD_REF="});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(copies(r.err), (std::vector<std::string>{"head: probe: cold run 2/3",
+                                                      "head: probe: cold run 3/3",
+                                                      "head: probe: the plan run"}))
       << r.err;
 }
 
