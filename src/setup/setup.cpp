@@ -450,7 +450,20 @@ StepResult run_step(const config::SetupStep& step, const Context& c) {
       db::Connection conn(c.database);
       try {
         db::CancelOnInterrupt cancel(conn);  // a large database takes a while
-        conn.exec("ANALYZE", where_of(step, "analyze"));
+        // VACUUM too: a table just loaded has no visibility map and no hint bits, which a
+        // long-lived table has. Without them an index-only scan reads the heap for every row
+        // and the first read of each page writes it, until autovacuum comes by — before one
+        // side's runs and not the other's, a plan change that nothing explains.
+        // The load's commits may be asynchronous (synchronous_commit off, as the local server
+        // runs): until the WAL holding them is flushed VACUUM sets no hint bit, so it marks no
+        // page all-visible. CHECKPOINT flushes it (the template's copy makes one anyway); a
+        // role that may not run one goes without.
+        try {
+          conn.exec("CHECKPOINT", where_of(step, "analyze"));
+        } catch (const Error&) {
+          util::throw_if_interrupted();
+        }
+        conn.exec("VACUUM (ANALYZE)", where_of(step, "analyze"));
       } catch (const Error&) {
         util::throw_if_interrupted();
         throw;
