@@ -4,12 +4,12 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
-#include <fstream>
 #include <iostream>
 #include <optional>
 #include <string_view>
 
 #include <fmt/core.h>
+#include <unistd.h>
 
 #include "cli/orm.hpp"
 #include "config/config.hpp"
@@ -20,6 +20,7 @@
 #include "util/error.hpp"
 #include "util/fs.hpp"
 #include "util/process.hpp"
+#include "util/secrets.hpp"
 #include "util/text.hpp"
 
 namespace coldgate::cli {
@@ -32,177 +33,7 @@ namespace fs = std::filesystem;
 constexpr std::string_view k_password_variable = "COLDGATE_DB_PASSWORD";
 
 using util::lower;
-using util::starts_with_word;
 using util::trim;
-
-// psql's arguments of a meta-command line: whitespace-separated, 'single' or "double" quoted.
-// With `strip_semicolons`, an argument's unquoted trailing `;` are dropped, as psql does for
-// \connect's (psqlscanslash.l, psql_scan_slash_option: `\c chinook;` connects to chinook).
-std::vector<std::string> meta_arguments(std::string_view rest, bool strip_semicolons = false) {
-  std::vector<std::string> out;
-  std::size_t i = 0;
-  while (i < rest.size()) {
-    while (i < rest.size() && std::isspace(static_cast<unsigned char>(rest[i]))) ++i;
-    if (i >= rest.size()) break;
-    std::string arg;
-    std::size_t quoted_end = 0;  // arg's length after its last quoted part
-    while (i < rest.size() && !std::isspace(static_cast<unsigned char>(rest[i]))) {
-      char q = rest[i];
-      if (q == '\'' || q == '"') {
-        for (++i; i < rest.size() && rest[i] != q; ++i) {
-          if (q == '\'' && rest[i] == '\\' && i + 1 < rest.size()) ++i;
-          arg.push_back(rest[i]);
-        }
-        ++i;
-        quoted_end = arg.size();
-      } else {
-        arg.push_back(rest[i++]);
-      }
-    }
-    while (strip_semicolons && arg.size() > quoted_end && arg.back() == ';') arg.pop_back();
-    out.push_back(std::move(arg));
-  }
-  return out;
-}
-
-// The database of `\c` / `\connect`: its first argument after `-reuse-previous=…`, or the
-// dbname of a connection string (pg_dump writes `\connect -reuse-previous=on "dbname='x'"`
-// for a name that needs quoting); "" for `-` (the current one) or none.
-std::string connect_target(std::string_view rest) {
-  std::vector<std::string> args = meta_arguments(rest, true);
-  auto it = args.begin();
-  if (it != args.end() && it->rfind("-reuse-previous", 0) == 0) ++it;
-  if (it == args.end() || *it == "-") return {};
-  if (it->find('=') != std::string::npos) {
-    for (const auto& arg : meta_arguments(*it)) {
-      if (arg.rfind("dbname=", 0) == 0) return arg.substr(7);
-    }
-    return {};
-  }
-  return *it;
-}
-
-DumpKind detect_archive_folder(const fs::path& path) {
-  std::error_code ec;
-  if (!fs::is_regular_file(path / "toc.dat", ec)) {
-    throw usage_error(path.string(),
-                      "is a folder without toc.dat, so not a directory-format pg_dump archive; "
-                      "pass a dump file or the folder `pg_dump -Fd` wrote");
-  }
-  DumpKind kind;
-  kind.step = DumpKind::Step::restore;
-  kind.what = "a directory-format archive (pg_dump -Fd: toc.dat)";
-  return kind;
-}
-
-}  // namespace
-
-DumpKind detect_dump(const fs::path& path) {
-  std::error_code ec;
-  if (!fs::exists(path, ec)) {
-    throw usage_error(path.string(), "not found; pass the path of a pg_dump file or folder");
-  }
-  if (fs::is_directory(path, ec)) return detect_archive_folder(path);
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw usage_error(path.string(), "cannot be read");
-  std::string head(512, '\0');
-  in.read(head.data(), static_cast<std::streamsize>(head.size()));
-  head.resize(static_cast<std::size_t>(in.gcount()));
-  if (head.empty()) {
-    throw usage_error(path.string(), "is empty; pass the output of pg_dump");
-  }
-  DumpKind kind;
-  if (head.rfind("PGDMP", 0) == 0) {
-    kind.step = DumpKind::Step::restore;
-    kind.what = "a custom-format archive (pg_dump -Fc: starts with PGDMP)";
-    return kind;
-  }
-  if (head.size() >= 262 && head.compare(257, 5, "ustar") == 0) {
-    kind.step = DumpKind::Step::restore;
-    kind.what = "a tar-format archive (pg_dump -Ft)";
-    return kind;
-  }
-  if (head.size() >= 2 && static_cast<unsigned char>(head[0]) == 0x1f &&
-      static_cast<unsigned char>(head[1]) == 0x8b) {
-    throw usage_error(path.string(), fmt::format("is gzip-compressed; unpack it first (gunzip -k "
-                                                 "{}) and pass the uncompressed file",
-                                                 path.string()));
-  }
-  if (head.find('\0') != std::string::npos) {
-    throw usage_error(path.string(),
-                      "is neither SQL text nor a pg_dump archive (a custom-format one starts "
-                      "with PGDMP); pass the output of pg_dump");
-  }
-
-  in.clear();
-  in.seekg(0);
-  std::string line;
-  std::size_t number = 0;
-  bool in_copy = false;             // inside COPY … FROM stdin data, up to `\.`
-  std::string psql_reason;          // the first line that needs psql
-  std::vector<std::string> created;
-  std::string connected;            // the first \connect target
-  std::size_t connected_line = 0;
-  while (std::getline(in, line)) {
-    ++number;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (in_copy) {
-      if (line == "\\.") in_copy = false;
-      continue;
-    }
-    std::string_view l = line;
-    if (!l.empty() && l.front() == '\\') {
-      std::string_view command = l.substr(1, l.find_first_of(" \t") - 1);
-      if (psql_reason.empty()) psql_reason = fmt::format("line {}: \\{}", number, command);
-      if ((command == "c" || command == "connect") && connected.empty()) {
-        std::string target = connect_target(l.substr(1 + command.size()));
-        bool created_here = std::find(created.begin(), created.end(), target) != created.end();
-        if (!target.empty() && (created_here || (target != "postgres" && target != "template1"))) {
-          connected = target;
-          connected_line = number;
-        }
-      }
-      continue;
-    }
-    if (starts_with_word(l, "copy") && lower(trim(l)).ends_with("from stdin;")) {
-      in_copy = true;
-      if (psql_reason.empty()) psql_reason = fmt::format("line {}: COPY … FROM stdin", number);
-      continue;
-    }
-    if (auto db = setup::database_statement(l, "create")) {
-      if (std::find(created.begin(), created.end(), *db) == created.end()) created.push_back(*db);
-      continue;
-    }
-    if (setup::database_statement(l, "drop")) continue;
-    constexpr std::string_view k_dumped_from = "-- Dumped from database version ";
-    if (kind.server_version.empty() && l.rfind(k_dumped_from, 0) == 0) {
-      std::string_view v = l.substr(k_dumped_from.size());
-      kind.server_version = std::string(v.substr(0, v.find(' ')));
-    }
-  }
-
-  if (psql_reason.empty()) {
-    kind.step = DumpKind::Step::sql;
-    kind.what = "plain SQL without psql meta-commands";
-    return kind;
-  }
-  kind.step = DumpKind::Step::psql;
-  bool creates = std::find(created.begin(), created.end(), connected) != created.end();
-  if (creates) {
-    kind.database = connected;
-    for (const auto& db : created) {
-      if (db != connected) kind.also_created.push_back(db);
-    }
-    kind.what = fmt::format("a psql script that creates database {} and connects to it (line {})",
-                            connected, connected_line);
-  } else {
-    kind.connects = connected;
-    kind.what = fmt::format("a psql script ({})", psql_reason);
-  }
-  return kind;
-}
-
-namespace {
 
 // `text` with each `${` written `$${`, so the config's ${ENV} expansion leaves it as it is.
 std::string env_escaped(std::string_view text) {
@@ -293,6 +124,7 @@ std::pair<std::string, std::string> without_password(const std::string& url) {
 
 struct Starter {
   std::string database;  // the `database:` section
+  std::string env;       // the `env:` section, or "" for none
   std::string migrate;   // the `migrate:` section, or "" for none
   std::string setup;     // the `setup:` section (comments only when there is nothing to load)
 };
@@ -383,6 +215,27 @@ void commands_setup(Starter& s, const std::vector<std::string>& commands, const 
   s.setup += commented("  - analyze: true", "statistics for the planner");
 }
 
+// The `env:` section of `--setup`: what the commands read from init's environment, so that they
+// run the same where that environment is not (CI); a secret by reference only.
+std::string env_section(const std::vector<EnvEntry>& env, const OrmRecipe* orm) {
+  if (env.empty()) return {};
+  std::string s = fmt::format(
+      "# What the setup commands{} read from the environment when `coldgate init --setup`\n"
+      "# ran them, so that they run the same in CI. A secret is read from coldgate's\n"
+      "# environment: set it there (a CI secret).\n"
+      "env:\n",
+      orm ? fmt::format(" ({})", orm->name) : "");
+  for (const auto& e : env) {
+    std::string line = "  " + e.name + ": ";
+    if (e.secret) {
+      s += commented(line + yaml_scalar(fmt::format("${{{}}}", e.name)), "a secret: from the environment");
+    } else {
+      s += line + yaml_text(e.value) + "\n";
+    }
+  }
+  return s;
+}
+
 Starter external_starter(const std::string& url, bool has_password) {
   Starter s;
   s.database = "database:\n";
@@ -471,6 +324,9 @@ std::string stages_section() {
        "  # start-up. Both stages below read the catalog, which is coldgate's query, not your\n"
        "  # application's: `profile: false` keeps the server-side profile and its diagnoses\n"
        "  # (say, planning the catalog views) out of them; drop it once a stage runs yours.\n"
+       "  # The profile would not show this one's counts anyway: they run inside query_to_xml,\n"
+       "  # and it sees statements a client sends. Their plans (an index-only scan) depend on\n"
+       "  # the visibility map, which setup's `analyze: true` sets (it vacuums too).\n"
        "  # Neither looks at migration tools' bookkeeping tables (django_migrations, …).\n";
   s += "  - name: table-rows\n";
   s += "    query: |\n";
@@ -514,6 +370,7 @@ std::string starter_text(const Starter& s, const std::string& invocation) {
          "# take the snapshots, `coldgate run` again (exit 0), then commit them with this file.\n";
   out += "version: 1\n\n";
   out += s.database + "\n";
+  if (!s.env.empty()) out += s.env + "\n";
   if (!s.migrate.empty()) out += s.migrate + "\n";
   out += s.setup + "\n";
   out += commented("# defaults:", "of every stage");
@@ -653,9 +510,32 @@ void run_setup_commands(const std::vector<std::string>& commands) {
 
 }  // namespace
 
+std::vector<EnvEntry> orm_environment(const OrmRecipe& orm,
+                                      const std::vector<std::string>& environment) {
+  std::vector<EnvEntry> out;
+  for (const auto& entry : environment) {
+    const auto eq = entry.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == entry.size()) continue;
+    const std::string name = entry.substr(0, eq);
+    const bool read = std::any_of(orm.variables.begin(), orm.variables.end(), [&](const auto& v) {
+      return v.ends_with('_') ? name.starts_with(v) && name.size() > v.size() : name == v;
+    });
+    if (!read) continue;
+    EnvEntry e{name, entry.substr(eq + 1), false};
+    e.secret = util::is_secret_name(name) || !db::password_spans(e.value).empty();
+    out.push_back(std::move(e));
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+  out.erase(std::unique(out.begin(), out.end(),
+                        [](const auto& a, const auto& b) { return a.name == b.name; }),
+            out.end());
+  return out;
+}
+
 std::string setup_config(const std::vector<std::string>& commands, const OrmRecipe* orm,
-                         const std::string& cd_prefix) {
+                         const std::string& cd_prefix, const std::vector<EnvEntry>& env) {
   Starter starter = local_starter(nullptr, "");
+  starter.env = env_section(env, orm);
   commands_setup(starter, commands, orm, cd_prefix);
   return starter_text(starter, init_line(commands, "coldgate.yaml"));
 }
@@ -721,7 +601,33 @@ int run_init(const InitArgs& args) {
     // The steps run in the config's folder: from elsewhere they first go where init ran them.
     const fs::path rel = here.lexically_normal().lexically_proximate(folder);
     const std::string cd_prefix = rel == "." ? "" : "cd " + shell_word(rel.generic_string()) + " && ";
-    text = setup_config(args.setup, orm ? &*orm : nullptr, cd_prefix);
+    // What the ORM reads from this shell is written as the config's env:, so that setup runs
+    // the same where the shell's variables are not.
+    std::vector<EnvEntry> env;
+    if (orm) {
+      std::vector<std::string> environment;
+      for (char** e = environ; e && *e; ++e) environment.emplace_back(*e);
+      env = orm_environment(*orm, environment);
+    }
+    text = setup_config(args.setup, orm ? &*orm : nullptr, cd_prefix, env);
+    if (!env.empty()) {
+      std::string names;
+      std::string secrets;
+      for (const auto& e : env) {
+        names += (names.empty() ? "" : ", ") + e.name;
+        if (e.secret) secrets += (secrets.empty() ? "" : ", ") + e.name;
+      }
+      std::string note = fmt::format("the setup commands ran with {} from this shell: written as "
+                                     "the config's env:",
+                                     names);
+      if (!secrets.empty()) {
+        note += fmt::format(", the secret{} {} as a reference to the environment: set {} where "
+                            "coldgate runs (a CI secret)",
+                            secrets.find(',') == std::string::npos ? "" : "s", secrets,
+                            secrets.find(',') == std::string::npos ? "it" : "them");
+      }
+      notes.push_back(note);
+    }
   } else if (orm) {
     // An ORM's database comes from its migrations and seeders, which init runs with --setup:
     // a starter written now would stand in the way of that line.

@@ -43,7 +43,8 @@ DumpKind detect_dump(const std::filesystem::path& path);
 /// snapshot paths, plus a `sql:` file stage commented out) — and prints what it detected and the
 /// next command. With --setup it first runs those commands in the current folder (as setup
 /// `command:` steps, on a throwaway local cluster), says what tables they made and writes them as
-/// the setup steps (setup_config(): the recognised ORM's migrate command as `migrate:`); without
+/// the setup steps (setup_config(): the recognised ORM's migrate command as `migrate:`, and what
+/// of its environment that ORM reads as `env:`, orm_environment()); without
 /// a dump, URL or --setup in a folder whose ORM recognise_orm() knows, it writes nothing and
 /// prints the `coldgate init --setup …` line to run. Returns 0. Throws
 /// Error(usage) when args.output exists (it never overwrites), for --setup with --from-dump or
@@ -52,13 +53,31 @@ DumpKind detect_dump(const std::filesystem::path& path);
 /// named `init --setup 'CMD'`, with nothing written.
 int run_init(const InitArgs& args);
 
+/// A variable of init's environment that the recognised ORM reads (OrmRecipe::variables), for
+/// the config's `env:`.
+struct EnvEntry {
+  std::string name;
+  std::string value;    // as the environment has it
+  /// A secret (a name util::is_secret_name() knows, a value with a URL's or conninfo's
+  /// password): the config reads it from coldgate's environment, `${NAME}`, never holds it.
+  bool secret = false;
+};
+
+/// The entries of `environment` ("NAME=value", as environ holds them) that `orm` reads — a
+/// name of OrmRecipe::variables, or one starting with a prefix of it (`TYPEORM_`) — with a
+/// value, in name order. Never throws but std::bad_alloc.
+std::vector<EnvEntry> orm_environment(const OrmRecipe& orm,
+                                      const std::vector<std::string>& environment);
+
 /// The config `init --setup` writes for `commands` (shell commands, in order) without running
 /// them: a local `database:`, each command a setup `command:` step prefixed with `cd_prefix`
 /// ("" or "cd DIR && ", the folder init ran them in seen from the config's), then `analyze:
 /// true`, and the starter stages. The first command that is `orm`'s migrate command
 /// (is_migrate_command) is written as the top-level `migrate: {command: …}` and its step as
-/// `- migrate`; `orm` may be null (no ORM recognised). Never throws but std::bad_alloc.
+/// `- migrate`; `orm` may be null (no ORM recognised). `env` (orm_environment()) is written as
+/// the top-level `env:`: each value as it is (a literal `${` as `$${`), a secret as `${NAME}`.
+/// Never throws but std::bad_alloc.
 std::string setup_config(const std::vector<std::string>& commands, const OrmRecipe* orm,
-                         const std::string& cd_prefix);
+                         const std::string& cd_prefix, const std::vector<EnvEntry>& env = {});
 
 }  // namespace coldgate::cli

@@ -46,14 +46,42 @@ std::vector<fs::path> entries(const fs::path& folder) {
   return out;
 }
 
+// How deep below the project's folder a Django app is looked for: `apps/core/` is 2, a
+// `src/apps/core/` layout 3.
+constexpr int k_app_depth = 3;
+
+// A folder no app of the project is in: hidden ones (.git, .venv), installed packages
+// (node_modules, site-packages, a virtualenv: pyvenv.cfg), and an app's own parts.
+bool not_an_app_folder(const fs::path& folder) {
+  const std::string name = folder.filename().string();
+  static const char* k_skipped[] = {"node_modules", "site-packages", "__pycache__", "migrations",
+                                    "fixtures",     "management",    "templates",   "static"};
+  return name.starts_with('.') ||
+         std::any_of(std::begin(k_skipped), std::end(k_skipped),
+                     [&](const char* s) { return name == s; }) ||
+         is_file(folder / "pyvenv.cfg");
+}
+
+// The folders below `folder` that may be Django apps, down to `depth` levels, in name order
+// depth-first (`apps`, `apps/core`, `shop`).
+void app_folders(const fs::path& folder, int depth, std::vector<fs::path>& out) {
+  if (depth == 0) return;
+  for (const auto& e : entries(folder)) {
+    if (!is_folder(e) || not_an_app_folder(e)) continue;
+    out.push_back(e);
+    app_folders(e, depth - 1, out);
+  }
+}
+
 // Django's seed, when the project has an obvious one: the fixtures of its apps
 // (<app>/fixtures/*.json, loaded by name with loaddata), then its apps' management commands
-// whose name starts with "seed".
+// whose name starts with "seed" — apps up to k_app_depth folders down (apps/core/).
 std::vector<std::string> django_seed(const fs::path& folder) {
   std::vector<std::string> fixtures;
   std::vector<std::string> commands;
-  for (const auto& app : entries(folder)) {
-    if (!is_folder(app) || app.filename().string().starts_with('.')) continue;
+  std::vector<fs::path> apps;
+  app_folders(folder, k_app_depth, apps);
+  for (const auto& app : apps) {
     for (const auto& f : entries(app / "fixtures")) {
       if (f.extension() == ".json" && is_file(f)) fixtures.push_back(f.stem().string());
     }
@@ -80,6 +108,7 @@ std::optional<OrmRecipe> django(const fs::path& folder) {
   for (auto& line : django_seed(folder)) r.setup.push_back(std::move(line));
   r.note = "settings.py's DATABASES must read DATABASE_URL (or PGHOST, PGPORT, PGUSER, "
            "PGPASSWORD, PGDATABASE)";
+  r.variables = {"DJANGO_SETTINGS_MODULE"};
   return r;
 }
 
@@ -91,6 +120,7 @@ std::optional<OrmRecipe> rails(const fs::path& folder) {
   bool seeds = is_file(folder / "db" / "seeds.rb");
   OrmRecipe r{"Rails", "bin/rails", {}, "bin/rails db:migrate",
               {"schema_migrations", "ar_internal_metadata"}, ""};
+  r.variables = {"RAILS_ENV"};
   if (schema) {
     r.setup.push_back(seeds ? "bin/rails db:schema:load db:seed" : "bin/rails db:schema:load");
   } else {
@@ -203,6 +233,7 @@ std::optional<OrmRecipe> node(const fs::path& folder) {
     r.note = "TypeORM 0.2 reads its connection from ormconfig, or from the TYPEORM_* variables "
              "when TYPEORM_URL is set: TYPEORM_CONNECTION=postgres, TYPEORM_URL=$DATABASE_URL, "
              "with TYPEORM_ENTITIES and TYPEORM_MIGRATIONS";
+    r.variables = {"TYPEORM_"};
     return r;
   }
   if (typeorm) {
@@ -214,6 +245,7 @@ std::optional<OrmRecipe> node(const fs::path& folder) {
     OrmRecipe r{"TypeORM", evidence("typeorm"), {line}, line, {"migrations"}, ""};
     r.note = source ? "the data source must read DATABASE_URL"
                     : "no data source file found: put yours after -d; it must read DATABASE_URL";
+    r.variables = {"TYPEORM_"};
     return r;
   }
   if (has("sequelize") || has("sequelize-cli")) {
@@ -224,6 +256,7 @@ std::optional<OrmRecipe> node(const fs::path& folder) {
       r.setup.push_back("npx sequelize-cli db:seed:all");
     }
     r.note = "config/config.json's environment must have \"use_env_variable\": \"DATABASE_URL\"";
+    r.variables = {"NODE_ENV"};
     return r;
   }
   if (has("knex")) {
@@ -231,6 +264,7 @@ std::optional<OrmRecipe> node(const fs::path& folder) {
                 {"knex_migrations", "knex_migrations_lock"}, ""};
     if (is_folder(folder / "seeds")) r.setup.push_back("npx knex seed:run");
     r.note = "the knexfile's connection must read DATABASE_URL";
+    r.variables = {"NODE_ENV"};
     return r;
   }
   return std::nullopt;

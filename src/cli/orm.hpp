@@ -21,6 +21,10 @@ struct OrmRecipe {
   std::string migrate;
   std::vector<std::string> tables;  // its bookkeeping tables, e.g. django_migrations
   std::string note;                 // what to check in the commands, else ""
+  /// The environment variables the tool reads its connection or settings from, each a name
+  /// (`NODE_ENV`) or a prefix ending in `_` (`TYPEORM_`): those set where `init --setup` runs
+  /// the commands become the config's `env:` (orm_environment()).
+  std::vector<std::string> variables;
 };
 
 /// Every migration tool's bookkeeping table the starter stages leave out (Sequelize, Django,

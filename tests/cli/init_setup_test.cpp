@@ -141,6 +141,48 @@ TEST(InitSetup, TheSequelizeExampleFromCloneToAPassingGate) {
       {"SequelizeMeta"});
 }
 
+// TypeORM 0.2 reads its connection from TYPEORM_* variables. Those init's commands ran with
+// become the config's env: — a secret as a reference to coldgate's environment, never its
+// value — so that setup runs the same in a shell (or CI) without them.
+TEST(InitSetup, WhatTheOrmReadFromTheShellBecomesTheConfigsEnv) {
+  TempDir dir;
+  const fs::path app = dir / "api";
+  fs::create_directories(app);
+  dir.write("api/package.json", R"({"dependencies": {"typeorm": "^0.2.25", "pg": "^8"}})");
+  // Stands in for TypeORM's CLI: fails as it does (MissingDriverError) without its variables.
+  const std::string migrate =
+      "if [ \"$TYPEORM_CONNECTION\" != postgres ] || [ -z \"$TYPEORM_PASSWORD\" ]; then "
+      "echo 'MissingDriverError: Wrong driver: \"undefined\" given.' >&2; exit 1; fi; "
+      "psql -X -q -v ON_ERROR_STOP=1 -c 'CREATE TABLE article (id int); INSERT INTO article "
+      "VALUES (1)'";
+  auto init = run_coldgate({"init", "--setup", migrate}, app, {},
+                           {"CI=", "GITHUB_ACTIONS=", "TYPEORM_CONNECTION=postgres",
+                            "TYPEORM_PASSWORD=s3cret-pw", "TYPEORM_LOGGING="});
+  ASSERT_EQ(init.exit_code, 0) << init.err;
+  EXPECT_NE(init.out.find("\nthe setup commands ran with TYPEORM_CONNECTION, TYPEORM_PASSWORD from "
+                          "this shell: written as the config's env:, the secret TYPEORM_PASSWORD "
+                          "as a reference to the environment: set it where coldgate runs (a CI "
+                          "secret)\n"),
+            std::string::npos)
+      << init.out;
+  const std::string yaml = slurp(app / "coldgate.yaml");
+  EXPECT_EQ(yaml.find("s3cret-pw"), std::string::npos) << yaml;
+  testing::ScopedEnv password("TYPEORM_PASSWORD", "s3cret-pw");  // the load checks ${NAME}
+  const config::Config cfg = config::load(app / "coldgate.yaml");
+  ASSERT_EQ(cfg.env.size(), 2u) << yaml;
+  EXPECT_EQ(cfg.env.at("TYPEORM_CONNECTION").text, "postgres");
+  EXPECT_EQ(cfg.env.at("TYPEORM_PASSWORD").text, "${TYPEORM_PASSWORD}");
+
+  // Without TYPEORM_CONNECTION in the environment, setup runs: the config says it.
+  auto run = run_coldgate({"run"}, app, {},
+                          {"CI=", "GITHUB_ACTIONS=", "TYPEORM_CONNECTION=",
+                           "TYPEORM_PASSWORD=s3cret-pw"});
+  EXPECT_EQ(run.exit_code, 1) << run.err;
+  EXPECT_TRUE(ends_with(run.err, "coldgate: failed: 2 snapshots missing (table-rows, schema); "
+                                 "results in coldgate-out/results.json\n"))
+      << run.err;
+}
+
 TEST(InitSetup, AFailingCommandWritesNothingAndLeavesNoCluster) {
   TempDir dir;
   const fs::path tmp = dir / "tmp";

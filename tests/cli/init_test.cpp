@@ -449,6 +449,20 @@ TEST_F(Init, AnOrmsFolderGetsTheInitSetupLineToRunAndNothingWritten) {
        "catalog users' --setup 'python3 manage.py seed_orders'\n",
        "note: settings.py's DATABASES must read DATABASE_URL (or PGHOST, PGPORT, PGUSER, "
        "PGPASSWORD, PGDATABASE)\n"},
+      // An app two folders down (apps/core/); installed packages and a virtualenv hold no app
+      // of the project's.
+      {{{"manage.py", ""},
+        {"apps/core/management/commands/__init__.py", ""},
+        {"apps/core/management/commands/seed.py", ""},
+        {"node_modules/pkg/management/commands/seed_npm.py", ""},
+        {"venv/pyvenv.cfg", "home = /usr/bin\n"},
+        {"venv/lib/django_seed/management/commands/seed_venv.py", ""},
+        {".git/hooks/management/commands/seed_git.py", ""}},
+       "recognised Django (manage.py): its migrations and seeds make the database; run them "
+       "through init:\n"
+       "  coldgate init --setup 'python3 manage.py migrate' --setup 'python3 manage.py seed'\n",
+       "note: settings.py's DATABASES must read DATABASE_URL (or PGHOST, PGPORT, PGUSER, "
+       "PGPASSWORD, PGDATABASE)\n"},
       {{{"manage.py", ""}},
        "recognised Django (manage.py): its migrations and seeds make the database; run them "
        "through init:\n"
