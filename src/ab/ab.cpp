@@ -334,6 +334,9 @@ void AbRun::measure_interleaved() {
   head_ctx.snapshots.mode = snapshot::Mode::ci;
   head_ctx.snapshots.out_dir = m_out;
   head_ctx.snapshots.label_root = config::label_root(m_head.config);
+  // Outside CI the candidates are on this machine: the messages say where, and how to accept.
+  head_ctx.snapshots.artifacts = m_options.ci;
+  head_ctx.snapshots.accept_command = accept_command(m_options.config);
   head_ctx.progress = m_progress.get();
   if (m_measure_base) head_ctx.label = "head: ";
   head_ctx.side = "head";

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <fstream>
 
 #include "gate/decide.hpp"
 #include "gate/gate.hpp"
@@ -243,8 +244,30 @@ bool all_ran(const results::Results& r) {
   return std::none_of(r.stages.begin(), r.stages.end(), [](const auto& s) { return s.failed(); });
 }
 
+namespace {
+
+// The root of the checkout `worktree` was added from, by its `.git` file ("gitdir:
+// <repo>/.git/worktrees/<name>"); empty when it does not say.
+fs::path checkout_of(const fs::path& worktree) {
+  std::ifstream in(worktree / ".git");
+  std::string line;
+  if (!std::getline(in, line) || !line.starts_with("gitdir: ")) return {};
+  const fs::path gitdir = fs::path(line.substr(8)).lexically_normal();
+  const fs::path admin = gitdir.parent_path();  // <repo>/.git/worktrees
+  if (admin.filename() != "worktrees" || admin.parent_path().filename() != ".git") return {};
+  return admin.parent_path().parent_path();
+}
+
+}  // namespace
+
+std::string accept_command(const fs::path& config) {
+  if (config.lexically_normal() == "coldgate.yaml") return "coldgate accept";
+  return "coldgate accept -c " + config.string();
+}
+
 void strip_worktree(results::Results& r, const fs::path& worktree) {
   const std::string prefix = util::display_path(worktree) + "/";
+  const fs::path checkout = checkout_of(worktree);
   for (auto& s : r.stages) {
     if (!s.snapshot) continue;
     SnapshotFix fix{s.snapshot->pending, replaced(s.snapshot->pending, prefix, "")};
@@ -261,7 +284,13 @@ void strip_worktree(results::Results& r, const fs::path& worktree) {
       s.snapshot->message = replaced(s.snapshot->message, fix.from, fix.to);
       s.snapshot->pending = fix.to;
     }
-    s.snapshot->path = replaced(s.snapshot->path, prefix, "");
+    const std::string in_worktree = s.snapshot->path;
+    s.snapshot->path = replaced(in_worktree, prefix, "");
+    // The message is read where the command ran: the checkout's file as reached from there.
+    if (!checkout.empty() && in_worktree.starts_with(prefix)) {
+      s.snapshot->message = replaced(s.snapshot->message, in_worktree,
+                                     util::display_path(checkout / s.snapshot->path));
+    }
     s.snapshot->message = replaced(s.snapshot->message, prefix, "");
     s.snapshot->diff = replaced(s.snapshot->diff, prefix, "");
   }

@@ -137,10 +137,15 @@ results::Results new_results(const std::string& config_name, const config::Confi
 bool all_ran(const results::Results& r);
 
 /// Paths in results measured in `worktree`, which is gone after the run, named as the
-/// checkout's own (snapshots/x.json, not coldgate-out/ab/head/snapshots/x.json); pending
-/// candidates (<dir>/snapshots/<worktree>/…) moved to <dir>/snapshots/… as `coldgate run --ci`
-/// puts them.
+/// checkout's own (snapshots/x.json, not coldgate-out/ab/head/snapshots/x.json): the snapshot's
+/// path and its diff from the repository's root, its message's paths from the current folder
+/// (app/snapshots/x.json is snapshots/x.json from app/); pending candidates
+/// (<dir>/snapshots/<worktree>/…) moved to <dir>/snapshots/… as `coldgate run --ci` puts them.
 void strip_worktree(results::Results& r, const std::filesystem::path& worktree);
+
+/// How `ab`'s and `stack`'s snapshot messages say to accept a candidate: `coldgate accept`,
+/// with `-c FILE` when `config` (as the user passed it) is not ./coldgate.yaml.
+std::string accept_command(const std::filesystem::path& config);
 
 /// The first few uncommitted changes for a message: "M a.sql, ?? b.sql, … (7 in all)".
 std::string first_changes(const std::vector<std::string>& dirty);

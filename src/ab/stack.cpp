@@ -404,6 +404,8 @@ void StackRun::measure_round_robin() {
     c.snapshots.mode = snapshot::Mode::ci;
     c.snapshots.out_dir = c.out_dir;
     c.snapshots.label_root = config::label_root(side.config);
+    c.snapshots.artifacts = m_options.ci;
+    c.snapshots.accept_command = accept_command(m_options.config);
     c.progress = m_progress.get();
     c.check_snapshots = k > 0;
     c.label = side.name + ": ";

@@ -62,13 +62,15 @@ std::string label(const fs::path& p, const Settings& settings) {
 // What to do next, for the message: accept locally, commit the artifact in CI.
 std::string next_step(const Claim& claim, const fs::path& pending, const Settings& settings,
                       bool has_diff) {
-  if (settings.mode == Mode::ci) {
+  if (settings.mode == Mode::ci && settings.artifacts) {
     return fmt::format("the candidate is {} in the job's artifacts: review it and commit it as {}",
                        shown(pending), shown(claim.path));
   }
-  return fmt::format("review {}{}, then run: {} {}", shown(pending),
+  // Outside CI the file is on this machine: where, and how to take it from there.
+  const std::string from = settings.mode == Mode::ci ? " --from " + shown(settings.out_dir) : "";
+  return fmt::format("review {}{}, then run: {} {}{}", shown(pending),
                      has_diff ? fmt::format(" (whole diff: {}.diff)", shown(pending)) : "",
-                     settings.accept_command, claim.stage);
+                     settings.accept_command, claim.stage, from);
 }
 
 // The status of `candidate` against the committed file (`committed`; null when there is none),

@@ -39,6 +39,10 @@ struct Settings {
   /// repository (config::label_root), so no runner's absolute path shows; files outside it as
   /// util::display_path shows them. Empty: as the claim and settings give them.
   std::filesystem::path label_root;
+  /// Mode::ci: the candidates are the CI job's artifacts, and messages say so. False for `ab`
+  /// and `stack` outside CI, whose candidates go under out_dir all the same: messages then say
+  /// where the file is on this machine and how to accept it from there (`--from`).
+  bool artifacts = true;
 };
 
 /// Result of checking one candidate against its committed snapshot.

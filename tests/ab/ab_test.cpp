@@ -81,6 +81,45 @@ struct AbTest : ::testing::Test {
   std::map<std::string, std::string> sha;
 };
 
+// Outside CI, ab's candidate is on this machine: its message says where the file is, from the
+// folder ab ran in (the config in app/, ab run there), and how to take it from there — not "in
+// the job's artifacts", and not the repository's path app/snapshots/… seen from app/.
+TEST(AbSnapshots, OutsideCiTheMessageSaysWhereTheCandidateIsOnDisk) {
+  TempDir dir;
+  dir.write("app/coldgate.yaml",
+            "version: 1\n"
+            "database: { provider: local }\n"
+            "defaults: { runs: 1, warm: 0 }\n"
+            "stages:\n"
+            "  - name: one\n"
+            "    query: select 1 as one\n"
+            "    snapshot: { path: snapshots/one.json }\n");
+  dir.write(".gitignore", "coldgate-out/\n");
+  run_git(dir.path(), {"init", "-q"});
+  run_git(dir.path(), {"add", "-A"});
+  run_git(dir.path(), {"commit", "-q", "-m", "base"});
+  const std::string base = run_git(dir.path(), {"rev-parse", "HEAD"});
+  dir.write("app/README.md", "docs only\n");
+  run_git(dir.path(), {"add", "-A"});
+  run_git(dir.path(), {"commit", "-q", "-m", "head: docs"});
+  const std::vector<std::string> local{"CI=", "GITHUB_ACTIONS=", "GITHUB_BASE_REF=",
+                                       "GITHUB_HEAD_REF=", "CI_MERGE_REQUEST_TARGET_BRANCH_NAME="};
+  auto r = run_coldgate({"ab", "--base", base, "--allow-no-baseline"}, dir / "app", "", local);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  const auto res = results::from_json(slurp(dir / "app/coldgate-out/results.json"), "results.json");
+  ASSERT_EQ(res.stages.size(), 1u);
+  ASSERT_TRUE(res.stages[0].snapshot);
+  EXPECT_EQ(res.stages[0].snapshot->message,
+            "snapshot missing: snapshots/one.json does not exist; review "
+            "coldgate-out/snapshots/app/snapshots/one.json, then run: coldgate accept one --from "
+            "coldgate-out");
+  EXPECT_TRUE(fs::is_regular_file(dir / "app/coldgate-out/snapshots/app/snapshots/one.json"));
+  // What it says to run takes the candidate.
+  auto accept = run_coldgate({"accept", "one", "--from", "coldgate-out"}, dir / "app", "", local);
+  EXPECT_EQ(accept.exit_code, 0) << accept.err;
+  EXPECT_TRUE(fs::is_regular_file(dir / "app/snapshots/one.json")) << accept.out << accept.err;
+}
+
 TEST_F(AbTest, EachPullRequestOfTheStackIsGatedAgainstTheBranchBelowIt) {
   // feature-1 against base: 10× slower → regression, exit 1, both commits named.
   run_git(dir.path(), {"checkout", "-q", "feature-1"});

@@ -304,6 +304,21 @@ TEST_F(SnapshotTest, CiModeWritesOnlyUnderOutDir) {
             "it as snapshots/x.json");
 }
 
+// `ab` and `stack` outside CI write their candidates under --out as in CI, but the file is on
+// this machine: the message says where, and how to accept it from there.
+TEST_F(SnapshotTest, OutsideCiTheCandidateUnderOutIsNamedWithHowToAcceptIt) {
+  m_dir.write("snapshots/x.json", k_old);
+  Settings local{Mode::ci, "coldgate-out", false};
+  local.artifacts = false;
+  Verdict v = check(claim("x", "snapshots/x.json"), k_new, local);
+  EXPECT_EQ(v.pending, "coldgate-out/snapshots/snapshots/x.json");
+  EXPECT_EQ(v.message,
+            "snapshot changed: 3 paths differ (1 changed, 1 added, 1 removed); review "
+            "coldgate-out/snapshots/snapshots/x.json (whole diff: "
+            "coldgate-out/snapshots/snapshots/x.json.diff), then run: coldgate accept x --from "
+            "coldgate-out");
+}
+
 // `ab` and `stack` measure worktrees outside the current folder: their snapshots' paths inside
 // the repository (label_root) keep two files of one name apart.
 TEST_F(SnapshotTest, CiModeKeepsThePathInsideTheRepositoryForSnapshotsOutsideTheCurrentFolder) {
