@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 
 #include <nlohmann/json.hpp>
 
@@ -268,6 +269,76 @@ TEST_F(ProfileTest, StatementsThatDifferPastTheCutKeepApartTextIds) {
   ASSERT_EQ(sql.queries.size(), 1u);
   EXPECT_EQ(sql.queries[0].query, first.query);
   EXPECT_EQ(sql.queries[0].text_id, first.text_id);
+}
+
+// TypeORM's findOne({slug}) as pg_stat_statements stores it: every column under an alias, joins
+// on long aliases, the looked-up value last. One lookup per name, each with another name.
+std::string orm_lookup(int i) {
+  std::string columns;
+  for (const char* a : {"ArticleEntity", "ArticleEntity__author", "ArticleEntity__comments",
+                        "ArticleEntity__favoritedBy"}) {
+    for (const char* c : {"id", "name", "price"}) {
+      for (int k = 0; k < 3; ++k) {
+        columns += std::string(columns.empty() ? "" : ", ") + "\"" + a + "\".\"" + c +
+                   "\" AS \"" + a + "_" + c + std::to_string(k) + "\"";
+      }
+    }
+  }
+  return "SELECT " + columns +
+         " FROM item \"ArticleEntity\" LEFT JOIN item \"ArticleEntity__author\" ON "
+         "\"ArticleEntity__author\".\"id\"=\"ArticleEntity\".\"id\" LEFT JOIN item "
+         "\"ArticleEntity__comments\" ON \"ArticleEntity__comments\".\"id\"=\"ArticleEntity\".\"id\" "
+         "LEFT JOIN item \"ArticleEntity__favoritedBy\" ON \"ArticleEntity__favoritedBy\".\"id\"="
+         "\"ArticleEntity\".\"id\" WHERE \"ArticleEntity\".\"name\" = 'item " +
+         std::to_string(i) + "' LIMIT 1;\n";
+}
+
+// The trial's findOne({slug}): its stored text is cut before its WHERE, and it was called "the
+// same text every call". Its shape comes from the whole text: a lookup by key, an N+1 — unless
+// the stage says it makes one request per lookup (`requests:`), where it is the stage's own loop
+// and a lookup per item within each request is the N+1.
+TEST_F(ProfileTest, AnOrmLookupCutBeforeItsWhereIsAnNPlusOneAndRequestsAreJudgedEach) {
+  std::string lookups, pages;
+  for (int i = 1; i <= 20; ++i) {
+    lookups += orm_lookup(i);
+    pages += orm_lookup(i);
+    for (int item = 1; item <= 25; ++item)
+      pages += "select price from item where id = " + std::to_string(item) + ";\n";
+  }
+  dir.write("lookups.sql", lookups);
+  dir.write("pages.sql", pages);
+  config("  - name: lookups\n"
+         "    command: [psql, -XAtq, -f, lookups.sql]\n"
+         "  - name: article-pages\n"
+         "    command: [psql, -XAtq, -f, pages.sql]\n"
+         "    requests: 20\n");
+  auto r = run();
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  Results res = results();
+  std::map<std::string, std::vector<const Diagnosis*>> repeated;
+  for (const auto& d : res.diagnoses) {
+    if (d.kind == "repeated_query") repeated[d.stage].push_back(&d);
+  }
+  // One statement, 20 calls; its stored text shows no parameter.
+  const StageResult& l = stage(res, "lookups");
+  const QueryStats* lookup = nullptr;
+  for (const auto& q : l.queries) {
+    if (q.query.find("ArticleEntity") != std::string::npos) lookup = &q;
+  }
+  ASSERT_NE(lookup, nullptr);
+  EXPECT_EQ(lookup->calls, 20);
+  EXPECT_EQ(lookup->query.find('$'), std::string::npos) << "not cut before its WHERE: " << lookup->query;
+  ASSERT_EQ(repeated["lookups"].size(), 1u);
+  EXPECT_EQ(repeated["lookups"][0]->facts.at("shape"), "per_row") << repeated["lookups"][0]->message;
+  // Per request: the lookup by slug is once per request, no finding; the lookup per item is.
+  ASSERT_EQ(repeated["article-pages"].size(), 1u);
+  const Diagnosis& n1 = *repeated["article-pages"][0];
+  EXPECT_EQ(n1.query, "select price from item where id = $1");
+  EXPECT_EQ(n1.facts.at("shape"), "per_row");
+  EXPECT_EQ(n1.data.at("calls_per_request"), 25);
+  EXPECT_NE(n1.message.find("ran 25 times per request (500 per cold run of 20 requests"),
+            std::string::npos)
+      << n1.message;
 }
 
 // A pull request that deletes the query that ran before a page's lookup. In a fresh backend the
