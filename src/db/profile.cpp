@@ -75,6 +75,19 @@ std::map<std::string, std::string> with_profile_settings(std::map<std::string, s
 
 namespace {
 
+// pg_jit_available() loads the JIT provider (LLVM) into the backend: 100-200 ms of every run's
+// start. What it checks before loading — jit on, the provider's library in the server's library
+// folder — a superuser can read without it (pg_config and pg_stat_file are a superuser's; a
+// query that names them fails for another role even in a branch it does not take).
+template <typename One>
+bool jit_can_compile(const One& one) {
+  if (one("SELECT current_setting('jit')") == "off") return false;
+  if (one("SELECT rolsuper FROM pg_roles WHERE rolname = current_user") != "t")
+    return one("SELECT pg_jit_available()") == "t";
+  return one("SELECT (pg_stat_file((SELECT setting FROM pg_config WHERE name = 'PKGLIBDIR') || "
+             "'/' || current_setting('jit_provider') || '.so', true)).size IS NOT NULL") == "t";
+}
+
 // The checks of prepare_profile(); SQL failures throw Error(gate_failed), which the caller
 // turns into `off`.
 ProfileReadiness check_profile(Connection& conn, bool create) {
@@ -151,15 +164,7 @@ ProfileReadiness check_profile(Connection& conn, bool create) {
                                  "columns from PostgreSQL {} on, so the profile shows no JIT "
                                  "time and jit_dominates cannot fire",
                                  major, k_profile_jit_major));
-  } else if (one(
-                 // pg_jit_available() loads the JIT provider (LLVM) into the backend, 100-200 ms
-                 // of every run's start. What it checks before loading — jit on, the provider's
-                 // library in the server's library folder — a superuser can read without it.
-                 "SELECT CASE WHEN current_setting('jit') = 'off' THEN false "
-                 "WHEN (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) THEN "
-                 "pg_stat_file((SELECT setting FROM pg_config WHERE name = 'PKGLIBDIR') || '/' || "
-                 "current_setting('jit_provider') || '.so', true) IS NOT NULL "
-                 "ELSE pg_jit_available() END") != "t") {
+  } else if (!jit_can_compile(one)) {
     limits.push_back(one("SELECT current_setting('jit')") == "off"
                          ? "jit = off on this server, so no statement is JIT-compiled and "
                            "jit_dominates cannot fire"
