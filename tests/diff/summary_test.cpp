@@ -1,7 +1,9 @@
+#include <fmt/core.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
-
+#include <random>
+#include <set>
 #include <string>
 
 #include "canon/canon.hpp"
@@ -317,6 +319,48 @@ TEST(DiffSummary, OrderedArraysAndDocumentsWithoutIdentityStayPairedByIndex) {
   PathSummary t = summarize(page({1, 2}, no_identity), page({0, 1, 2}, no_identity), 20,
                             &no_identity);
   EXPECT_TRUE(t.paired.empty());
+}
+
+TEST(DiffSummary, PairedCountsMatchTheIdsOfRandomPages) {
+  // Random pages of ids 0–59 (numbers, or strings that sort otherwise than numbers), some
+  // elements edited: the element counts are the set differences of the ids.
+  std::mt19937 random(7);
+  for (int round = 0; round < 200; ++round) {
+    const bool strings = round % 2 == 1;
+    std::set<int> a, b, edited;
+    for (int id = 0; id < 60; ++id) {
+      if (random() % 3 != 0) a.insert(id);
+      if (random() % 3 != 0) b.insert(id);
+      if (a.count(id) && b.count(id) && random() % 5 == 0) edited.insert(id);
+    }
+    auto doc = [&](const std::set<int>& ids, bool head) {
+      std::string json = "{\"items\": [";
+      bool first = true;
+      for (int id : ids) {
+        const std::string key = strings ? fmt::format("\"{}\"", id) : std::to_string(id);
+        json += (first ? "" : ",") + fmt::format("{{\"id\": {}, \"v\": {}, \"tags\": [1, 2]}}", key,
+                                                 head && edited.count(id) ? 1 : 0);
+        first = false;
+      }
+      return canon::canonicalize(json + "]}");
+    };
+    const canon::Options options;
+    PathSummary s = summarize(doc(a, false), doc(b, true), 0, &options);
+    std::size_t added = 0, removed = 0;
+    for (int id : b) added += a.count(id) == 0;
+    for (int id : a) removed += b.count(id) == 0;
+    EXPECT_EQ(s.changed, edited.size()) << round;
+    EXPECT_EQ(s.added, added * 4) << round;
+    EXPECT_EQ(s.removed, removed * 4) << round;
+    if (added + removed == 0) {
+      EXPECT_TRUE(s.paired.empty()) << round;
+      continue;
+    }
+    ASSERT_EQ(s.paired.size(), 1u) << round;
+    EXPECT_EQ(s.paired[0].added, added) << round;
+    EXPECT_EQ(s.paired[0].removed, removed) << round;
+    EXPECT_EQ(s.paired[0].changed, edited.size()) << round;
+  }
 }
 
 }  // namespace
