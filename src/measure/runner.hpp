@@ -168,7 +168,7 @@ struct StagePlan {
 /// Runs a SQL stage's query once under EXPLAIN (ANALYZE, BUFFERS, TIMING, FORMAT JSON) — or,
 /// with `analyze` false, a plan-only EXPLAIN (FORMAT JSON) that plans but does not execute —
 /// on a fresh connection to `database`, with its settings (set_config … is_local) and params,
-/// and rolls it back; also reads jit_above_cost, pg_jit_available() and which tables of the plan were never
+/// and rolls it back; also reads jit_above_cost, pg_jit_available() (with `analyze` only; a plan-only EXPLAIN leaves `jit_available` true) and which tables of the plan were never
 /// analyzed. Throws Error: gate_failed for an SQL error (SQLSTATE), infrastructure when the
 /// server is lost, interrupted on SIGINT/SIGTERM (the query cancelled: db::CancelOnInterrupt).
 StagePlan explain_stage(const config::Stage& stage, const db::ConnectionInfo& database,
