@@ -72,9 +72,9 @@ Explain parse_explain(std::string_view text, const std::string& where) {
   return e;
 }
 
-std::vector<std::string> plan_relations(std::string_view text) {
+std::vector<std::pair<std::string, std::string>> plan_scans(std::string_view text) {
   json doc = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
-  std::set<std::string> names;
+  std::vector<std::pair<std::string, std::string>> scans;
   std::vector<const json*> todo{&doc};  // iterative: plans of hundreds of subplans nest deep
   while (!todo.empty()) {
     const json* node = todo.back();
@@ -83,12 +83,22 @@ std::vector<std::string> plan_relations(std::string_view text) {
       for (const auto& child : *node) todo.push_back(&child);
     } else if (node->is_object()) {
       auto rel = node->find("Relation Name");
-      if (rel != node->end() && rel->is_string()) names.insert(rel->get<std::string>());
+      if (rel != node->end() && rel->is_string()) {
+        auto schema = node->find("Schema");
+        scans.emplace_back(schema != node->end() && schema->is_string() ? schema->get<std::string>() : "",
+                           rel->get<std::string>());
+      }
       for (auto it = node->begin(); it != node->end(); ++it) {
         if (it->is_structured()) todo.push_back(&*it);
       }
     }
   }
+  return scans;
+}
+
+std::vector<std::string> plan_relations(std::string_view text) {
+  std::set<std::string> names;
+  for (auto& [schema, name] : plan_scans(text)) names.insert(std::move(name));
   return {names.begin(), names.end()};
 }
 

@@ -2,6 +2,7 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "results/results.hpp"
@@ -18,6 +19,12 @@ inline constexpr std::string_view k_explain_prefix =
 /// "Using EXPLAIN"; PostgreSQL 17 makes "Generation" an object with its own "Total", also read).
 /// Throws Error(infrastructure) with `where` when the text is not such a document.
 results::Explain parse_explain(std::string_view json, const std::string& where);
+
+/// The relations the plan scans, one (schema, relation) per node with a "Relation Name" ("Schema"
+/// is there with VERBOSE, else ""), in the order found, from EXPLAIN (FORMAT JSON) text; empty
+/// when the text is not such a plan. Walked without recursion: plans of hundreds of subplans
+/// nest deep.
+std::vector<std::pair<std::string, std::string>> plan_scans(std::string_view json);
 
 /// Names of the tables the plan reads ("Relation Name" of every node, sorted, unique), from
 /// EXPLAIN (FORMAT JSON) text; empty when the text is not such a plan.

@@ -20,6 +20,7 @@
 #include "db/database_template.hpp"
 #include "db/pqxx_compat.hpp"
 #include "db/provider.hpp"
+#include "measure/explain.hpp"
 #include "measure/profile.hpp"
 #include "measure/runner.hpp"
 #include "results/plan.hpp"
@@ -362,25 +363,9 @@ bool reads_no_user_relation(const config::Stage& stage, db::Connection& conn) {
   } catch (const std::exception&) {
     return false;  // the plan run says what is wrong, as before
   }
-  json doc = json::parse(plan, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded() || plan.empty()) return false;
-  std::vector<const json*> todo{&doc};  // iterative: plans of hundreds of subplans nest deep
-  while (!todo.empty()) {
-    const json* node = todo.back();
-    todo.pop_back();
-    if (node->is_array()) {
-      for (const auto& child : *node) todo.push_back(&child);
-    } else if (node->is_object()) {
-      if (node->contains("Relation Name")) {
-        auto schema = node->find("Schema");
-        if (schema == node->end() || !schema->is_string()) return false;
-        const std::string& name = schema->get_ref<const std::string&>();
-        if (name != "pg_catalog" && name != "information_schema") return false;
-      }
-      for (auto it = node->begin(); it != node->end(); ++it) {
-        if (it->is_structured()) todo.push_back(&*it);
-      }
-    }
+  if (plan.empty() || !json::accept(plan)) return false;
+  for (const auto& [schema, name] : plan_scans(plan)) {
+    if (schema != "pg_catalog" && schema != "information_schema") return false;
   }
   return true;
 }

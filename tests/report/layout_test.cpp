@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "report/markdown_tables.hpp"
 #include "report/report.hpp"
 #include "report/report_fixtures.hpp"
 #include "results/json.hpp"
@@ -14,16 +15,11 @@ namespace coldgate::report {
 namespace {
 
 using namespace coldgate::results;
+using namespace coldgate::report::tables;
 using namespace coldgate::report::fixtures;
 
 constexpr std::string_view k_changes_header = "| Stage | Metric | Before | After | Change | Why |";
 
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) out.push_back(line);
-  return out;
-}
 
 std::size_t count(const std::string& text, std::string_view what) {
   std::size_t n = 0;
@@ -31,33 +27,7 @@ std::size_t count(const std::string& text, std::string_view what) {
   return n;
 }
 
-// The cells of a table row, split at the pipes that are not backslash-escaped.
-std::vector<std::string> cells(const std::string& row) {
-  std::vector<std::string> out;
-  std::string cell;
-  for (std::size_t i = 1; i < row.size(); ++i) {
-    if (row[i] == '|' && row[i - 1] != '\\') {
-      out.push_back(cell.substr(1, cell.size() - 2));
-      cell.clear();
-    } else {
-      cell += row[i];
-    }
-  }
-  return out;
-}
 
-// The body rows of the table whose header line starts with `header`.
-std::vector<std::vector<std::string>> table(const std::string& md, std::string_view header) {
-  std::vector<std::vector<std::string>> rows;
-  std::vector<std::string> lines = lines_of(md);
-  for (std::size_t i = 0; i < lines.size(); ++i) {
-    if (!lines[i].starts_with(header)) continue;
-    for (std::size_t k = i + 2; k < lines.size() && lines[k].starts_with("|"); ++k)
-      rows.push_back(cells(lines[k]));
-    break;
-  }
-  return rows;
-}
 
 // Column `column` of the table of changes.
 std::vector<std::string> column(const std::string& md, std::size_t column) {

@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "report/markdown_tables.hpp"
 #include "report/report.hpp"
 #include "results/results.hpp"
 
@@ -15,6 +16,7 @@ namespace coldgate::report {
 namespace {
 
 using namespace coldgate::results;
+using namespace coldgate::report::tables;
 
 StatementSide side(std::string queryid, double calls, double blocks_per_call) {
   StatementSide s;
@@ -59,40 +61,8 @@ std::string report(const Results& r) {
   return md.report;
 }
 
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) out.push_back(line);
-  return out;
-}
 
-// The cells of a table row, split at the pipes that are not backslash-escaped.
-std::vector<std::string> cells(const std::string& row) {
-  std::vector<std::string> out;
-  std::string cell;
-  for (std::size_t i = 1; i < row.size(); ++i) {
-    if (row[i] == '|' && row[i - 1] != '\\') {
-      out.push_back(cell.substr(1, cell.size() - 2));
-      cell.clear();
-    } else {
-      cell += row[i];
-    }
-  }
-  return out;
-}
 
-// The rows of the first table whose header starts with `header`.
-std::vector<std::vector<std::string>> table(const std::string& md, std::string_view header) {
-  std::vector<std::vector<std::string>> rows;
-  std::vector<std::string> lines = lines_of(md);
-  for (std::size_t i = 0; i < lines.size(); ++i) {
-    if (!lines[i].starts_with(header)) continue;
-    for (std::size_t k = i + 2; k < lines.size() && lines[k].starts_with("|"); ++k)
-      rows.push_back(cells(lines[k]));
-    break;
-  }
-  return rows;
-}
 
 constexpr std::string_view k_statements = "| Statement | Calls per run |";
 constexpr std::string_view k_changes = "| Stage | Metric | Before | After | Change | Why |";
