@@ -15,6 +15,7 @@
 #include "config/config.hpp"
 #include "db/connection.hpp"
 #include "db/connection_info.hpp"
+#include "results/format.hpp"
 #include "session/session.hpp"
 #include "setup/setup.hpp"
 #include "util/error.hpp"
@@ -437,7 +438,9 @@ std::vector<TableCount> table_counts(const db::ConnectionInfo& database) {
   return out;
 }
 
-std::string rows_text(long long n) { return fmt::format("{} row{}", n, n == 1 ? "" : "s"); }
+std::string rows_text(long long n) {
+  return fmt::format("{} row{}", results::format_value(static_cast<double>(n), "count"), n == 1 ? "" : "s");
+}
 
 // Runs `commands` as setup command steps on a throwaway local cluster, in the current folder,
 // and says what they left; throws Error naming the command that failed, with its stderr's tail.
@@ -493,7 +496,8 @@ void run_setup_commands(const std::vector<std::string>& commands) {
   std::string listed;
   constexpr std::size_t k_shown = 8;
   for (std::size_t i = 0; i < data.size() && i < k_shown; ++i) {
-    listed += fmt::format("{}{} {}", i ? ", " : "", data[i].name, data[i].rows);
+    listed += fmt::format("{}{} {}", i ? ", " : "", data[i].name,
+                          results::format_value(static_cast<double>(data[i].rows), "count"));
   }
   if (data.size() > k_shown) listed += fmt::format(", … {} more", data.size() - k_shown);
   std::cout << fmt::format("the setup commands made {} table{} with {}{}\n", data.size(),

@@ -519,8 +519,9 @@ std::optional<results::Migration> measure(const db::Provider& provider,
                             f.statement.empty() ? "" : " by `" + f.statement + "`", stall_text(t));
     f.fix = "add it NOT VALID (new rows are checked at once), then ALTER TABLE … VALIDATE "
             "CONSTRAINT in a later transaction, which scans under SHARE UPDATE EXCLUSIVE while "
-            "reads and writes go on (Django: AddConstraintNotValid and ValidateConstraint of "
-            "django.contrib.postgres.operations)";
+            "reads and writes go on (Django 4.0+: AddConstraintNotValid and ValidateConstraint of "
+            "django.contrib.postgres.operations; older Django: RunSQL of the ADD CONSTRAINT … NOT "
+            "VALID, then RunSQL of the VALIDATE CONSTRAINT in a later migration)";
     m.findings.push_back(std::move(f));
   }
   // SET NOT NULL on a column that was there scans every row under ACCESS EXCLUSIVE, unless a

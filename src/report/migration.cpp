@@ -61,7 +61,8 @@ std::string migration_section(const results::Migration& m) {
   }
   if (!m.trials.empty()) {
     out += "\n**Fixes tried** (`--try`): the statement alone, then the fix, each on a fresh copy of "
-           "base's data with the probes beside it.\n\n"
+           "base's data with the probes beside it; the statement alone waits apart from the rest "
+           "of the migration, so its figures differ from the table's above.\n\n"
            "| Finding | Fix tried | Writes waited | Reads waited | Lock seen | Verdict |\n"
            "|---|---|---:|---:|---|---|\n";
     auto lock_of = [](const std::optional<results::MigrationTrialSide>& side) {
