@@ -63,6 +63,14 @@ struct MigrationGate : ::testing::Test {
     return run_coldgate(args, dir.path(), "",
                         {"CI=", "GITHUB_ACTIONS=", "GITHUB_BASE_REF=", "GITHUB_HEAD_REF="});
   }
+  // Both sides of `trial` measured: the statement alone is the same regression, the fix leaves
+  // none and is within max_stall.
+  static void expect_fixed(const results::MigrationTrial& trial) {
+    ASSERT_TRUE(trial.before && trial.after) << trial.error;
+    EXPECT_EQ(trial.before->regressions, 1u) << "the statement alone is the same regression";
+    EXPECT_EQ(trial.after->regressions, 0u);
+    EXPECT_TRUE(trial.fixed);
+  }
   // The one trial of `m` (ab --try), of a finding of `kind`.
   static const results::MigrationTrial* only_trial(const results::Migration& m,
                                                    results::MigrationFindingKind kind) {
@@ -137,10 +145,7 @@ TEST_F(MigrationGate, AnIndexBuiltWithoutConcurrentlyOnALargeTableIsARegressionN
   EXPECT_EQ(trial.statement, "CREATE INDEX orders_amount_idx ON orders (amount)");
   EXPECT_EQ(trial.fix, std::vector<std::string>{"CREATE INDEX CONCURRENTLY orders_amount_idx ON orders (amount)"});
   EXPECT_TRUE(trial.error.empty()) << trial.error;
-  ASSERT_TRUE(trial.before && trial.after);
-  EXPECT_EQ(trial.before->regressions, 1u) << "the statement alone is the same regression";
-  EXPECT_EQ(trial.after->regressions, 0u);
-  EXPECT_TRUE(trial.fixed);
+  expect_fixed(trial);
   EXPECT_NE(report.find("**Fixes tried**"), std::string::npos) << report;
   EXPECT_NE(report.find("| index_build on `public.orders` | `CREATE INDEX CONCURRENTLY "
                         "orders_amount_idx ON orders (amount)` |"),
@@ -404,10 +409,7 @@ TEST_F(MigrationGate, ACheckAddedValidIsAScanUnderTheLockAndNotValidThenValidate
   EXPECT_EQ(trial.fix, (std::vector<std::string>{
                            "ALTER TABLE orders ADD CONSTRAINT amount_small CHECK (amount < 1000) NOT VALID",
                            "ALTER TABLE public.orders VALIDATE CONSTRAINT amount_small"}));
-  ASSERT_TRUE(trial.before && trial.after) << trial.error;
-  EXPECT_EQ(trial.before->regressions, 1u);
-  EXPECT_EQ(trial.after->regressions, 0u);
-  EXPECT_TRUE(trial.fixed);
+  expect_fixed(trial);
 
   run_git(dir.path(), {"checkout", "-q", "-b", "pr-safe", "base"});
   auto safe = pull_request("002_check.sql",
@@ -446,10 +448,7 @@ TEST_F(MigrationGate, SetNotNullOnALargeTableIsAScanAndAValidatedCheckFirstIsNot
   EXPECT_EQ(trial.fix[0], "ALTER TABLE public.orders ADD CONSTRAINT \"note_not_null\" CHECK (note IS "
                           "NOT NULL) NOT VALID");
   EXPECT_EQ(trial.fix[2], "ALTER TABLE orders ALTER COLUMN note SET NOT NULL");
-  ASSERT_TRUE(trial.before && trial.after) << trial.error;
-  EXPECT_EQ(trial.before->regressions, 1u);
-  EXPECT_EQ(trial.after->regressions, 0u);
-  EXPECT_TRUE(trial.fixed);
+  expect_fixed(trial);
 
   run_git(dir.path(), {"checkout", "-q", "-b", "pr-safe", "base"});
   auto safe = pull_request("002_not_null.sql",
