@@ -97,7 +97,8 @@ std::vector<results::MigrationStatement> statements_of(db::Connection& conn) {
   pqxx::result rows;
   try {
     rows = conn.exec(
-        "SELECT query, calls::bigint, total_exec_time::float8 FROM pg_stat_statements WHERE dbid = "
+        "SELECT query, calls::bigint, total_exec_time::float8, (shared_blks_hit + "
+        "shared_blks_read)::float8, wal_bytes::bigint FROM pg_stat_statements WHERE dbid = "
         "(SELECT oid FROM pg_database WHERE datname = current_database()) ORDER BY "
         "total_exec_time DESC",
         "migration: statements");
@@ -117,8 +118,10 @@ std::vector<results::MigrationStatement> statements_of(db::Connection& conn) {
     if (p.starts_with("lock table") && p.find("in row exclusive mode") != std::string::npos &&
         p.find(';') == std::string::npos)
       continue;  // the probes' own, where the role could not leave them out
-    out.push_back({util::elide_statement_lists(query), row[1].as<std::int64_t>(),
-                   row[2].as<double>()});
+    results::MigrationStatement st{util::elide_statement_lists(query), row[1].as<std::int64_t>(),
+                                   row[2].as<double>(), row[3].as<double>(), std::nullopt};
+    if (const auto wal = row[4].as<std::int64_t>(); wal >= 0) st.wal_bytes = static_cast<std::uint64_t>(wal);
+    out.push_back(std::move(st));
   }
   return out;
 }

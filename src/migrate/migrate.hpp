@@ -61,11 +61,14 @@ std::optional<results::Migration> measure(const db::Provider& provider,
 
 /// Adds the data scales to `m`, the migration measured at the load scale (`scales[0]`):
 /// `at[i]` is the same migration measured on base's data at `scales[i]` (at[0] is `m` itself;
-/// nullptr where it changed nothing there). Fits how the wall time, the longest statements'
-/// times and each probed table's read and write stall grow (results::fit_growth) and projects
-/// them to `production_scale`; then judges at the largest scale: its rewrites and index builds
-/// replace the load scale's, and a stall over gate.max_stall at the largest scale — or, with
-/// `production_scale`, projected there — is a regression that says which. Never throws.
+/// nullptr where it changed nothing there). Classes how the wall time, the longest statements'
+/// times and each probed table's read and write stall grow by fitting a count, never the noisy
+/// times (results::fit_growth over shared blocks: a statement's own, all the statements' for the
+/// wall time, the lock-taking statement's for a stall — results::MigrationGrowth), and projects
+/// each time to `production_scale` as the largest scale's time × the blocks' projected growth;
+/// then judges at the largest scale: its rewrites and index builds replace the load scale's,
+/// and a stall over gate.max_stall at the largest scale — or, with `production_scale`,
+/// projected there — is a regression that says which. Never throws.
 void add_scales(results::Migration& m, const std::vector<double>& scales,
                 const std::vector<const results::Migration*>& at,
                 std::optional<double> production_scale, const config::MigrationGate& gate);

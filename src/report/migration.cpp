@@ -127,20 +127,28 @@ std::string migration_section(const results::Migration& m) {
     for (const auto& g : m.growth) {
       std::string row = "| " + md_with_code(cut(g.what, 160)) + " |";
       for (const auto& v : g.values_ms) row += " " + (v ? ms(*v) : std::string("—")) + " |";
-      row += " " + (g.growth.empty() ? std::string("—") : g.growth) + " |";
+      // The class is the blocks' (a count the machine's load does not move): shown beside it.
+      std::string counts;
+      for (const auto& b : g.blocks) {
+        counts += (counts.empty() ? "" : " → ") + (b ? format_value(*b, "count") : std::string("—"));
+      }
+      row += " " + (g.growth.empty() ? std::string("—") : g.growth) +
+             (counts.empty() ? "" : fmt::format(" (blocks {})", counts)) + " |";
       if (m.production_scale) row += " " + (g.projected_ms ? "≈ " + ms(*g.projected_ms) : std::string("—")) + " |";
       out += row + "\n";
     }
   }
   if (!m.statements.empty()) {
     out += fmt::format("\n<details><summary>{} statement{} of the migration</summary>\n\n"
-                       "| Statement | Calls | Time |\n|---|---:|---:|\n",
+                       "| Statement | Calls | Time | Blocks | WAL |\n|---|---:|---:|---:|---:|\n",
                        m.statements.size(), m.statements.size() == 1 ? "" : "s");
     std::size_t shown = 0;
     for (const auto& s : m.statements) {
       if (++shown > 30) break;
-      out += fmt::format("| {} | {} | {} |\n", md_code(cut(s.query, 200), true),
-                         format_value(static_cast<double>(s.calls), "count"), ms(s.exec_ms));
+      out += fmt::format("| {} | {} | {} | {} | {} |\n", md_code(cut(s.query, 200), true),
+                         format_value(static_cast<double>(s.calls), "count"), ms(s.exec_ms),
+                         s.blocks ? format_value(*s.blocks, "count") : "—",
+                         s.wal_bytes ? bytes(*s.wal_bytes) : "—");
     }
     out += "\n</details>\n";
   }

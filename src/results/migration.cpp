@@ -53,7 +53,10 @@ using nlohmann::ordered_json;
 ordered_json migration_json(const Migration& m) {
   ordered_json statements = ordered_json::array();
   for (const auto& s : m.statements) {
-    statements.push_back({{"query", s.query}, {"calls", s.calls}, {"exec_ms", json_number(s.exec_ms)}});
+    ordered_json st = {{"query", s.query}, {"calls", s.calls}, {"exec_ms", json_number(s.exec_ms)}};
+    if (s.blocks) st["blocks"] = json_number(*s.blocks);
+    if (s.wal_bytes) st["wal_bytes"] = *s.wal_bytes;
+    statements.push_back(std::move(st));
   }
   ordered_json tables = ordered_json::array();
   for (const auto& t : m.tables) {
@@ -86,12 +89,19 @@ ordered_json migration_json(const Migration& m) {
   for (const auto& g : m.growth) {
     ordered_json values = ordered_json::array();
     for (const auto& v : g.values_ms) values.push_back(v ? json_number(*v) : ordered_json(nullptr));
-    growth.push_back({{"what", g.what},
-                      {"table", g.table},
-                      {"values_ms", std::move(values)},
-                      {"exponent", g.exponent ? json_number(*g.exponent) : ordered_json(nullptr)},
-                      {"growth", g.growth},
-                      {"projected_ms", g.projected_ms ? json_number(*g.projected_ms) : ordered_json(nullptr)}});
+    ordered_json row = {{"what", g.what},
+                        {"table", g.table},
+                        {"values_ms", std::move(values)},
+                        {"exponent", g.exponent ? json_number(*g.exponent) : ordered_json(nullptr)},
+                        {"growth", g.growth},
+                        {"projected_ms", g.projected_ms ? json_number(*g.projected_ms) : ordered_json(nullptr)}};
+    if (!g.blocks.empty()) {
+      ordered_json blocks = ordered_json::array();
+      for (const auto& v : g.blocks) blocks.push_back(v ? json_number(*v) : ordered_json(nullptr));
+      row["blocks"] = std::move(blocks);
+      row["counted"] = g.counted;
+    }
+    growth.push_back(std::move(row));
   }
   ordered_json scales = ordered_json::array();
   for (double s : m.scales) scales.push_back(json_number(s));
@@ -183,13 +193,22 @@ Migration migration_from(const ordered_json& j, const std::string& source) {
       x.growth = text_of(g, "growth");
       if (g.contains("projected_ms") && !g["projected_ms"].is_null())
         x.projected_ms = g["projected_ms"].get<double>();
+      if (g.contains("blocks")) {
+        for (const auto& v : g["blocks"]) {
+          x.blocks.push_back(v.is_null() ? std::nullopt : std::optional<double>(v.get<double>()));
+        }
+      }
+      x.counted = text_of(g, "counted");
       m.growth.push_back(std::move(x));
     }
   }
   if (j.contains("statements")) {
     for (const auto& s : j["statements"]) {
-      m.statements.push_back({text_of(s, "query"), s.at("calls").get<std::int64_t>(),
-                              number_of(s, "exec_ms")});
+      MigrationStatement x{text_of(s, "query"), s.at("calls").get<std::int64_t>(), number_of(s, "exec_ms"),
+                           std::nullopt, std::nullopt};
+      if (s.contains("blocks") && !s["blocks"].is_null()) x.blocks = s["blocks"].get<double>();
+      if (s.contains("wal_bytes") && !s["wal_bytes"].is_null()) x.wal_bytes = s["wal_bytes"].get<std::uint64_t>();
+      m.statements.push_back(std::move(x));
     }
   }
   if (j.contains("tables")) {

@@ -15,6 +15,11 @@ struct MigrationStatement {
   std::string query;     // normalized text, ~200 characters
   std::int64_t calls = 0;
   double exec_ms = 0;    // total execution time of its calls, milliseconds
+  /// Shared blocks its calls hit or read (shared_blks_hit + shared_blks_read): the work, which
+  /// unlike the time does not move with the machine's load; nullopt when not recorded.
+  std::optional<double> blocks;
+  /// WAL its calls wrote (wal_bytes); nullopt when not recorded.
+  std::optional<std::uint64_t> wal_bytes;
 };
 
 /// A table that existed before the migration and that it touched (its definition, its
@@ -65,14 +70,25 @@ struct MigrationFinding {
 };
 
 /// One figure of the migration over the data scales (`scales:`): how it grows with the data,
-/// and where it lands at production's size.
+/// and where it lands at production's size. The class and the projection come from a count,
+/// never from a fit of the times (a time carries the machine's load): a statement's own shared
+/// blocks; the wall time's, all the migration's statements' blocks summed; a stall's, the blocks
+/// of the statement that took the table's lock (MigrationTable::lock_statement at the largest
+/// scale), or all the statements' when that one is not known (a lock is held at most as long as
+/// the migration runs).
 struct MigrationGrowth {
   std::string what;    // "statement `CREATE INDEX …`", "writes of public.orders waited", "wall time"
   std::string table;   // schema.table for a stall; "" otherwise
   std::vector<std::optional<double>> values_ms;  // one per Migration::scales, nullopt where not measured
-  std::optional<double> exponent;  // value ≈ offset + a · scale^exponent (results::fit_growth)
-  std::string growth;              // results::growth_class: "constant", "linear", …
-  std::optional<double> projected_ms;  // the fit at Migration::production_scale, a projection
+  std::optional<double> exponent;  // blocks ≈ offset + a · scale^exponent (results::fit_growth)
+  std::string growth;              // results::growth_class of the blocks: "constant", "linear", …
+  /// The time at the largest scale measured × the blocks' fit at Migration::production_scale over
+  /// the blocks there, a projection; nullopt without production_scale or a fit.
+  std::optional<double> projected_ms;
+  /// The count fitted: shared blocks (hit + read) at each scale, nullopt where not recorded.
+  std::vector<std::optional<double>> blocks;
+  /// Whose blocks those are: "its own", "all statements", "statement `CREATE INDEX …`".
+  std::string counted;
 };
 
 /// One side of a fix trial (`ab --try`): what the statement, or its fix, did alone on a copy of
