@@ -7,6 +7,9 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "results/gate_json.hpp"
+#include "results/growth_json.hpp"
+#include "results/json_io.hpp"
 #include "results/json_parts.hpp"
 #include "results/migration_json.hpp"
 #include "util/error.hpp"
@@ -15,49 +18,9 @@ namespace coldgate::results {
 namespace {
 
 using nlohmann::ordered_json;
-
-
-ordered_json or_null(const std::string& s) {
-  return s.empty() ? ordered_json(nullptr) : ordered_json(s);
-}
-
-ordered_json opt_number(const std::optional<double>& v) {
-  return v ? json_number(*v) : ordered_json(nullptr);
-}
-
-ordered_json string_map(const std::map<std::string, std::string>& m) {
-  ordered_json o = ordered_json::object();
-  for (const auto& [k, v] : m) o[k] = v;
-  return o;
-}
-
-std::string str(const ordered_json& j, const char* key) {
-  auto it = j.find(key);
-  return it == j.end() || it->is_null() ? std::string() : it->get<std::string>();
-}
-
-// The enum value that `key` names through `parse`; `fallback` when the member is absent (files
-// of earlier versions); Error(usage) naming the member and what it may be otherwise.
-template <typename T, typename Parse>
-T named(const ordered_json& j, const char* key, Parse parse, T fallback, const std::string& where,
-        std::string_view allowed, const std::string& source) {
-  std::string text = str(j, key);
-  if (text.empty()) return fallback;
-  if (auto v = parse(text)) return *v;
-  throw usage_error(source,
-                    fmt::format("{}.{} is \"{}\" (expected {})", where, key, text, allowed));
-}
+using namespace json_io;
 
 // --- writing, one function per section ------------------------------------------------------
-
-ordered_json git_json(const GitInfo& g) {
-  return {{"commit", or_null(g.commit)},
-          {"branch", or_null(g.branch)},
-          {"base", or_null(g.base)},
-          {"dirty", g.dirty},
-          {"dirty_measured", g.dirty_measured},
-          {"unborn", g.unborn}};
-}
 
 ordered_json snapshot_json(const std::optional<SnapshotResult>& snapshot) {
   if (!snapshot) return nullptr;
@@ -87,42 +50,6 @@ ordered_json metrics_json(const std::vector<std::pair<std::string, Metric>>& met
     out[name] = {{"unit", m.unit}, {"cold", json_samples(m.cold)}, {"warm", json_samples(m.warm)}};
   }
   return out;
-}
-
-ordered_json fit_json(const GrowthFit& f) {
-  ordered_json values = ordered_json::array();
-  for (const auto& v : f.values) values.push_back(opt_number(v));
-  ordered_json out = {{"values", values},
-                      {"exponent", opt_number(f.exponent)},
-                      {"coefficient", json_number(f.coefficient)},
-                      {"offset", json_number(f.offset)},
-                      {"growth", or_null(f.growth)}};
-  if (f.projected) out["projected"] = json_number(*f.projected);
-  return out;
-}
-
-ordered_json growth_json(const std::optional<StageGrowth>& g) {
-  if (!g) return nullptr;
-  ordered_json scales = ordered_json::array();
-  for (double s : g->scales) scales.push_back(json_number(s));
-  ordered_json statements = ordered_json::array();
-  for (const auto& st : g->statements) {
-    statements.push_back({{"query", st.query},
-                          {"text_id", or_null(st.text_id)},
-                          {"calls", fit_json(st.calls)},
-                          {"rows_per_call", fit_json(st.rows_per_call)},
-                          {"blocks_per_call", fit_json(st.blocks_per_call)},
-                          {"time_ms", fit_json(st.time_ms)}});
-  }
-  return {{"scales", scales},
-          {"production_scale", opt_number(g->production_scale)},
-          {"queries", fit_json(g->queries)},
-          {"rows", fit_json(g->rows)},
-          {"blocks", fit_json(g->blocks)},
-          {"time_ms", fit_json(g->time_ms)},
-          {"wall_ms", fit_json(g->wall_ms)},
-          {"statements", statements},
-          {"error", or_null(g->error)}};
 }
 
 ordered_json stage_json(const StageResult& s) {
@@ -162,7 +89,7 @@ ordered_json stage_json(const StageResult& s) {
   }
   st["queries"] = queries;
   st["metrics"] = metrics_json(s.metrics);
-  if (s.growth) st["growth"] = growth_json(s.growth);
+  if (s.growth) st["growth"] = stage_growth_json(*s.growth);
   return st;
 }
 
@@ -205,83 +132,6 @@ ordered_json remedies_json(const std::vector<Remedy>& remedies) {
   return out;
 }
 
-ordered_json thresholds_json(const GateThresholds& t) {
-  return {{"max_ratio", json_number(t.max_ratio)},
-          {"warn_ratio", json_number(t.warn_ratio)},
-          {"min_delta_ms", json_number(t.min_delta_ms)},
-          {"min_delta_bytes", json_number(t.min_delta_bytes)},
-          {"max_query_ratio", json_number(t.max_query_ratio)},
-          {"min_query_delta", json_number(t.min_query_delta)},
-          {"max_blocks_ratio", json_number(t.max_blocks_ratio)},
-          {"min_blocks_delta", json_number(t.min_blocks_delta)},
-          {"statements", t.statements},
-          {"max_extra_runs", json_number(t.max_extra_runs)},
-          {"growth", t.growth},
-          {"metrics", t.metrics},
-          {"require_same_environment", t.require_same_environment}};
-}
-
-ordered_json gate_json(const std::optional<GateResult>& gate) {
-  if (!gate) return nullptr;
-  const GateResult& g = *gate;
-  ordered_json metrics = ordered_json::array();
-  for (const auto& m : g.metrics) {
-    metrics.push_back({{"stage", m.stage},
-                       {"metric", m.metric},
-                       {"unit", m.unit},
-                       {"verdict", to_string(m.verdict)},
-                       {"base_median", opt_number(m.base_median)},
-                       {"head_median", opt_number(m.head_median)},
-                       {"ratio", opt_number(m.ratio)},
-                       {"reason", m.reason}});
-    if (m.extra_runs > 0) metrics.back()["extra_runs"] = m.extra_runs;
-  }
-  ordered_json statements = ordered_json::array();
-  for (const auto& v : g.statements) {
-    auto side = [](const std::optional<StatementSide>& x) -> ordered_json {
-      if (!x) return nullptr;
-      return {{"queryid", x->queryid},
-              {"calls", json_number(x->calls)},
-              {"rows_per_call", json_number(x->rows_per_call)},
-              {"blocks_per_call", opt_number(x->blocks_per_call)},
-              {"plan_ms_per_call", json_number(x->plan_ms_per_call)},
-              {"exec_ms_per_call", json_number(x->exec_ms_per_call)},
-              {"plan_shape_id", or_null(x->plan_shape_id)},
-              {"growth", x->growth.empty() ? ordered_json(nullptr) : string_map(x->growth)}};
-    };
-    statements.push_back({{"stage", v.stage},
-                          {"queryid", v.head ? v.head->queryid : v.base->queryid},
-                          {"query", v.query},
-                          {"base", side(v.base)},
-                          {"head", side(v.head)},
-                          {"verdict", to_string(v.verdict)},
-                          {"reason", v.reason}});
-    if (!v.plan_change.empty()) statements.back()["plan_change"] = v.plan_change;
-    if (!v.growth_change.empty()) statements.back()["growth_change"] = v.growth_change;
-  }
-  ordered_json stage_thresholds = ordered_json::object();
-  for (const auto& [stage, t] : g.stage_thresholds) stage_thresholds[stage] = thresholds_json(t);
-  ordered_json differences = ordered_json::array();
-  for (const auto& d : g.measurement_differences) {
-    differences.push_back(
-        {{"stage", d.stage}, {"field", d.field}, {"base", d.base}, {"head", d.head}});
-  }
-  return {{"baseline", g.baseline},
-          {"base_git", git_json(g.base_git)},
-          {"base_source", to_string(g.base_source)},
-          {"base_measured_at", or_null(g.base_measured_at)},
-          {"base_host", or_null(g.base_host)},
-          {"head_source", g.head_cached ? "cache" : "measured"},
-          {"thresholds", thresholds_json(g.thresholds)},
-          {"stage_thresholds", stage_thresholds},
-          {"environment_differences", g.environment_differences},
-          {"measurement_differences", differences},
-          {"stages_new", g.stages_new},
-          {"stages_removed", g.stages_removed},
-          {"metrics", metrics},
-          {"statements", statements}};
-}
-
 ordered_json history_json(const HistoryTrend& h) {
   ordered_json commits = ordered_json::array();
   for (const auto& c : h.commits) {
@@ -301,14 +151,6 @@ ordered_json history_json(const HistoryTrend& h) {
 }
 
 // --- reading, one function per section ------------------------------------------------------
-
-GitInfo git_from(const ordered_json& g) {
-  GitInfo out{str(g, "commit"), str(g, "branch"), str(g, "base"), {}, true};
-  if (g.contains("dirty")) out.dirty = g.at("dirty").get<std::vector<std::string>>();
-  if (g.contains("dirty_measured")) out.dirty_measured = g.at("dirty_measured").get<bool>();
-  if (g.contains("unborn")) out.unborn = g.at("unborn").get<bool>();
-  return out;
-}
 
 Environment environment_from(const ordered_json& e) {
   Environment out;
@@ -377,54 +219,6 @@ void explain_figures_from_metrics(StageResult& st) {
   st.explain->jit_total_ms = first("jit_total_ms");
 }
 
-std::optional<double> number_or_null(const ordered_json& v) {
-  if (v.is_null()) return std::nullopt;
-  return v.get<double>();
-}
-
-GrowthFit fit_from(const ordered_json& f) {
-  GrowthFit out;
-  for (const auto& v : f.at("values")) out.values.push_back(number_or_null(v));
-  out.exponent = number_or_null(f.at("exponent"));
-  out.coefficient = f.at("coefficient").get<double>();
-  out.offset = f.at("offset").get<double>();
-  out.growth = str(f, "growth");
-  if (f.contains("projected")) out.projected = number_or_null(f.at("projected"));
-  return out;
-}
-
-// A stage's `growth`: every fit has one value per scale, or the file is not one we wrote.
-StageGrowth growth_from(const ordered_json& g, const std::string& stage, const std::string& source) {
-  StageGrowth out;
-  out.scales = g.at("scales").get<std::vector<double>>();
-  out.production_scale = number_or_null(g.at("production_scale"));
-  auto fit = [&](const ordered_json& f, const std::string& what) {
-    GrowthFit x = fit_from(f);
-    if (x.values.size() != out.scales.size()) {
-      throw usage_error(source, fmt::format("stage '{}' growth.{} has {} values for {} scales",
-                                            stage, what, x.values.size(), out.scales.size()));
-    }
-    return x;
-  };
-  out.queries = fit(g.at("queries"), "queries");
-  out.rows = fit(g.at("rows"), "rows");
-  out.blocks = fit(g.at("blocks"), "blocks");
-  out.time_ms = fit(g.at("time_ms"), "time_ms");
-  out.wall_ms = fit(g.at("wall_ms"), "wall_ms");
-  for (const auto& st : g.at("statements")) {
-    StatementGrowth x;
-    x.query = st.at("query").get<std::string>();
-    x.text_id = str(st, "text_id");
-    x.calls = fit(st.at("calls"), "statements[].calls");
-    x.rows_per_call = fit(st.at("rows_per_call"), "statements[].rows_per_call");
-    x.blocks_per_call = fit(st.at("blocks_per_call"), "statements[].blocks_per_call");
-    x.time_ms = fit(st.at("time_ms"), "statements[].time_ms");
-    out.statements.push_back(std::move(x));
-  }
-  out.error = str(g, "error");
-  return out;
-}
-
 StageResult stage_from(const ordered_json& s, const std::string& source) {
   StageResult st;
   st.name = s.at("name").get<std::string>();
@@ -486,107 +280,8 @@ StageResult stage_from(const ordered_json& s, const std::string& source) {
       st.queries.push_back(std::move(x));
     }
   }
-  if (s.contains("growth") && !s["growth"].is_null()) st.growth = growth_from(s["growth"], st.name, source);
+  if (s.contains("growth") && !s["growth"].is_null()) st.growth = stage_growth_from(s["growth"], st.name, source);
   return st;
-}
-
-GateThresholds thresholds_from(const ordered_json& t) {
-  GateThresholds out;
-  out.max_ratio = t.at("max_ratio").get<double>();
-  out.warn_ratio = t.at("warn_ratio").get<double>();
-  out.min_delta_ms = t.at("min_delta_ms").get<double>();
-  out.min_delta_bytes = t.at("min_delta_bytes").get<double>();
-  if (t.contains("max_query_ratio")) out.max_query_ratio = t.at("max_query_ratio").get<double>();
-  if (t.contains("min_query_delta")) out.min_query_delta = t.at("min_query_delta").get<double>();
-  if (t.contains("max_blocks_ratio")) out.max_blocks_ratio = t.at("max_blocks_ratio").get<double>();
-  if (t.contains("min_blocks_delta")) out.min_blocks_delta = t.at("min_blocks_delta").get<double>();
-  if (t.contains("statements")) out.statements = t.at("statements").get<bool>();
-  if (t.contains("max_extra_runs")) out.max_extra_runs = t.at("max_extra_runs").get<double>();
-  if (t.contains("growth")) out.growth = t.at("growth").get<std::string>();
-  out.metrics = t.at("metrics").get<std::vector<std::string>>();
-  out.require_same_environment = t.at("require_same_environment").get<bool>();
-  return out;
-}
-
-GateResult gate_from(const ordered_json& g, const std::string& source) {
-  GateResult x;
-  x.baseline = g.at("baseline").get<std::string>();
-  x.base_git = git_from(g.at("base_git"));
-  if (std::string named = str(g, "base_source"); !named.empty()) {
-    auto parsed = base_source_from(named);
-    if (!parsed) {
-      throw usage_error(source, fmt::format("gate.base_source is \"{}\" (expected file, "
-                                            "interleaved, cache or history)",
-                                            named));
-    }
-    x.base_source = *parsed;
-  }
-  x.base_measured_at = str(g, "base_measured_at");
-  x.base_host = str(g, "base_host");
-  if (std::string head = str(g, "head_source"); !head.empty()) {  // absent before it was written
-    if (head != "measured" && head != "cache") {
-      throw usage_error(source, fmt::format("gate.head_source is \"{}\" (expected measured or "
-                                            "cache)",
-                                            head));
-    }
-    x.head_cached = head == "cache";
-  }
-  if (g.contains("thresholds")) x.thresholds = thresholds_from(g.at("thresholds"));
-  if (g.contains("stage_thresholds")) {
-    for (const auto& item : g.at("stage_thresholds").items()) {
-      x.stage_thresholds[item.key()] = thresholds_from(item.value());
-    }
-  }
-  x.environment_differences = g.at("environment_differences").get<std::vector<std::string>>();
-  if (g.contains("measurement_differences")) {
-    for (const auto& d : g.at("measurement_differences")) {
-      x.measurement_differences.push_back(
-          {str(d, "stage"), str(d, "field"), str(d, "base"), str(d, "head")});
-    }
-  }
-  x.stages_new = g.at("stages_new").get<std::vector<std::string>>();
-  x.stages_removed = g.at("stages_removed").get<std::vector<std::string>>();
-  auto opt = [](const ordered_json& v) {
-    return v.is_null() ? std::optional<double>() : std::optional<double>(v.get<double>());
-  };
-  for (const auto& m : g.at("metrics")) {
-    Verdict verdict = named(m, "verdict", verdict_from, Verdict::same, "gate.metrics[]",
-                            "regression, slower, faster, same, new or removed", source);
-    x.metrics.push_back({m.at("stage").get<std::string>(), m.at("metric").get<std::string>(),
-                         m.at("unit").get<std::string>(), verdict, opt(m.at("base_median")),
-                         opt(m.at("head_median")), opt(m.at("ratio")),
-                         m.at("reason").get<std::string>()});
-    if (m.contains("extra_runs")) x.metrics.back().extra_runs = m.at("extra_runs").get<int>();
-  }
-  if (g.contains("statements")) {
-    auto side = [&](const ordered_json& v) -> std::optional<StatementSide> {
-      if (v.is_null()) return std::nullopt;
-      StatementSide out{v.at("queryid").get<std::string>(), v.at("calls").get<double>(),
-                        v.at("rows_per_call").get<double>(), opt(v.at("blocks_per_call")),
-                        v.at("plan_ms_per_call").get<double>(),
-                        v.at("exec_ms_per_call").get<double>()};
-      if (v.contains("plan_shape_id") && v["plan_shape_id"].is_string())
-        out.plan_shape_id = v["plan_shape_id"].get<std::string>();
-      if (v.contains("growth") && !v["growth"].is_null())
-        out.growth = v["growth"].get<std::map<std::string, std::string>>();
-      return out;
-    };
-    for (const auto& v : g.at("statements")) {
-      Verdict verdict = named(v, "verdict", verdict_from, Verdict::same, "gate.statements[]",
-                              "regression, slower, faster, same, new or removed", source);
-      StatementVerdict sv{v.at("stage").get<std::string>(), v.at("query").get<std::string>(),
-                          side(v.at("base")), side(v.at("head")), verdict,
-                          v.at("reason").get<std::string>()};
-      if (v.contains("plan_change") && v["plan_change"].is_string())
-        sv.plan_change = v["plan_change"].get<std::string>();
-      if (v.contains("growth_change") && v["growth_change"].is_string())
-        sv.growth_change = v["growth_change"].get<std::string>();
-      if (!sv.base && !sv.head)
-        throw usage_error(source, "gate.statements[]: a statement with neither base nor head");
-      x.statements.push_back(std::move(sv));
-    }
-  }
-  return x;
 }
 
 // The history block, each member checked by name ("history.series[2].medians[0] is \"x\", not
@@ -707,7 +402,7 @@ std::string to_json(const Results& r) {
   doc["profile_note"] = or_null(r.profile_note);
   doc["profile_limit"] = or_null(r.profile_limit);
   if (!r.plans_note.empty()) doc["plans_note"] = r.plans_note;
-  doc["gate"] = gate_json(r.gate);
+  doc["gate"] = r.gate ? gate_json(*r.gate) : ordered_json(nullptr);
   if (r.history) doc["history"] = history_json(*r.history);
   if (r.migration) doc["migration"] = migration_json(*r.migration);
   // Written only when there is something to say: results of complete runs read as before.
