@@ -63,8 +63,6 @@ inline const char* find_special(const char* p, const char* end) {
   return p;
 }
 
-inline bool is_digit(char c) { return static_cast<unsigned char>(c - '0') < 10; }
-
 inline bool is_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 
 inline unsigned byte_at(const char* p) { return static_cast<unsigned char>(*p); }

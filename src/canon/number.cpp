@@ -10,8 +10,6 @@
 namespace coldgate::canon {
 namespace {
 
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-
 // Appends `count` copies of '0'.
 void append_zeros(std::int64_t count, std::string& out) {
   if (count > 0) out.append(static_cast<std::size_t>(count), '0');

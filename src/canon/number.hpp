@@ -9,6 +9,9 @@ namespace coldgate::canon {
 /// Outcome of normalize_number_to.
 enum class NumberStatus { ok, invalid, exponent_out_of_range };
 
+/// An ASCII digit '0'–'9' (JSON's grammar; std::isdigit depends on the locale).
+inline constexpr bool is_digit(char c) { return static_cast<unsigned char>(c - '0') < 10; }
+
 /// Largest decimal exponent magnitude accepted in a number's text (`1e<this>` still parses).
 inline constexpr std::int64_t k_max_exponent = 1'000'000'000'000'000;
 

@@ -378,8 +378,6 @@ bool find_lone_surrogate(std::string_view json, std::size_t offset, std::size_t&
   fail(source, offset, message);
 }
 
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-
 // Finds every number that nlohmann would refuse because it overflows a double, and overwrites
 // it in `copy` with "0" padded by spaces (same length, so byte offsets stay the same).
 std::vector<Substitution> substitute_huge_numbers(std::string_view json, std::string& copy) {

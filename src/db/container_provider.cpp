@@ -49,7 +49,7 @@ std::string host_name() {
   return buf;
 }
 
-std::string trim(std::string s) {
+std::string trim_end(std::string s) {
   while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
   return s;
 }
@@ -285,14 +285,14 @@ int ContainerProvider::read_port() const {
   std::vector<std::string> args = {"port", container_name(), "5432/tcp"};
   auto r = util::run(engine_options(m_engine, args, m_options.engine_env), k_call_timeout);
   // "127.0.0.1:40123" (one line per published address; we publish one).
-  std::string first = trim(r.out.substr(0, r.out.find('\n')));
+  std::string first = trim_end(r.out.substr(0, r.out.find('\n')));
   auto colon = first.rfind(':');
   int port = colon == std::string::npos ? 0 : std::atoi(first.c_str() + colon + 1);
   if (!r.status.ok() || port <= 0) {
     throw Error(
         ExitCode::infrastructure, m_options.where,
         fmt::format("database: {} gave no host port ({}): {}{}", show_call(m_engine, args),
-                    r.status.describe(), trim(r.out), util::tail_lines(r.err, k_log_lines)));
+                    r.status.describe(), trim_end(r.out), util::tail_lines(r.err, k_log_lines)));
   }
   return port;
 }

@@ -43,7 +43,7 @@ bool is_true(const json& node, const char* key) {
 
 // A count as EXPLAIN prints it (%.0f); PostgreSQL 18 gives rows per loop with two decimals,
 // which are kept when they are not zero.
-std::string count(double v) {
+std::string explain_count(double v) {
   return v == std::floor(v) ? fmt::format("{:.0f}", v) : fmt::format("{:.2f}", v);
 }
 
@@ -140,7 +140,7 @@ std::string actual(const json& node) {
     out = fmt::format("time={:.3f}..{:.3f} ", num(node, "Actual Startup Time"),
                       num(node, "Actual Total Time"));
   }
-  return out + fmt::format("rows={} loops={:.0f}", count(num(node, "Actual Rows")),
+  return out + fmt::format("rows={} loops={:.0f}", explain_count(num(node, "Actual Rows")),
                            num(node, "Actual Loops"));
 }
 

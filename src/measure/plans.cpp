@@ -31,7 +31,7 @@ namespace coldgate::measure {
 namespace {
 
 // ordered: the plan keeps the member order auto_explain wrote (EXPLAIN's own order).
-using json = nlohmann::ordered_json;
+using nlohmann::ordered_json;
 
 // auto_explain's message (contrib/auto_explain/auto_explain.c, explain_ExecutorEnd):
 // "duration: %.3f ms  plan:\n%s", the plan text a JSON object for log_format = json.
@@ -64,7 +64,7 @@ std::size_t object_end(const std::string& text, std::size_t open) {
   return std::string::npos;
 }
 
-std::string identifier_of(const json& j) {
+std::string identifier_of(const ordered_json& j) {
   auto it = j.find("Query Identifier");
   if (it == j.end()) return "";
   if (it->is_number_integer()) return std::to_string(it->get<std::int64_t>());
@@ -210,7 +210,7 @@ std::vector<CapturedPlan> parse_plan_log(const std::string& log) {
     std::size_t close = object_end(log, open);
     if (close == std::string::npos) break;  // the log ends mid-entry
     at = close;
-    json j = json::parse(log.begin() + static_cast<std::ptrdiff_t>(open),
+    ordered_json j = ordered_json::parse(log.begin() + static_cast<std::ptrdiff_t>(open),
                          log.begin() + static_cast<std::ptrdiff_t>(close), nullptr, false);
     if (j.is_discarded() || !j.is_object() || !j.contains("Plan")) continue;
     CapturedPlan c;
@@ -363,7 +363,7 @@ bool reads_no_user_relation(const config::Stage& stage, db::Connection& conn) {
   } catch (const std::exception&) {
     return false;  // the plan run says what is wrong, as before
   }
-  if (plan.empty() || !json::accept(plan)) return false;
+  if (plan.empty() || !ordered_json::accept(plan)) return false;
   for (const auto& [schema, name] : plan_scans(plan)) {
     if (schema != "pg_catalog" && schema != "information_schema") return false;
   }

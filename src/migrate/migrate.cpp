@@ -45,10 +45,6 @@ class Copy : public db::DatabaseCopy {
                          db::owned_comment("migration copy of " + base.dbname), what) {}
 };
 
-double ms_since(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
-
 // A relation's name without quotes or schema, lower case: how a statement's text names it.
 std::string bare_name(const std::string& qualified) {
   std::string name = qualified.substr(qualified.rfind('.') == std::string::npos

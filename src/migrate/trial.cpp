@@ -70,8 +70,6 @@ std::string suffixed_name(std::string name, const std::string& suffix) {
   return "\"" + out + "\"";
 }
 
-std::string ms_text(double ms) { return results::format_value(ms, "ms"); }
-
 }  // namespace
 
 FixStatements fix_statements(const results::MigrationFinding& finding, const std::string& text) {
@@ -202,11 +200,11 @@ std::vector<results::MigrationTrial> try_fixes(const db::Provider& provider,
     if (trial.after) {
       trial.fixed = trial.after->regressions == 0 &&
                     std::max(trial.after->read_stall_ms, trial.after->write_stall_ms) <= max_stall_ms;
-      progress(fmt::format(
-          "migrate --try: {} on {}: writes waited {} → {}, reads {} → {}: {}", to_string(f.kind),
-          f.table, ms_text(trial.before ? trial.before->write_stall_ms : 0),
-          ms_text(trial.after->write_stall_ms), ms_text(trial.before ? trial.before->read_stall_ms : 0),
-          ms_text(trial.after->read_stall_ms), trial.fixed ? "fixed" : "not fixed"));
+      auto ms = [](double v) { return results::format_value(v, "ms"); };
+      progress(fmt::format("migrate --try: {} on {}: writes waited {} → {}, reads {} → {}: {}",
+                           to_string(f.kind), f.table, ms(trial.before ? trial.before->write_stall_ms : 0),
+                           ms(trial.after->write_stall_ms), ms(trial.before ? trial.before->read_stall_ms : 0),
+                           ms(trial.after->read_stall_ms), trial.fixed ? "fixed" : "not fixed"));
     }
     trials.push_back(std::move(trial));
   }

@@ -16,10 +16,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double ms_since(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
-
 // "{1,2,3}": an int[] parameter.
 std::string pid_array(const std::vector<int>& pids) {
   std::string out = "{";
@@ -55,6 +51,10 @@ constexpr const char* k_theirs =
     "a.pid <> ALL($1::int[])";
 
 }  // namespace
+
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
 
 int lock_rank(const std::string& mode) {
   static const std::array<const char*, 8> k_modes = {

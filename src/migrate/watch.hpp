@@ -19,6 +19,9 @@
 
 namespace coldgate::migrate {
 
+/// Milliseconds from `t0` to now on the steady clock.
+double ms_since(std::chrono::steady_clock::time_point t0);
+
 /// A pre-existing table the probes read and write.
 struct ProbeTable {
   std::int64_t oid = 0;

@@ -24,7 +24,8 @@ bool starts_mention(std::string_view text, std::size_t i) {
   return text[i] == '@' && i + 1 < text.size() && (is_word(text[i + 1]) || text[i + 1] == '-');
 }
 
-std::string one_line(std::string_view text) {
+// `text` as valid UTF-8 with newlines and tabs as spaces: what a table cell or a summary holds.
+std::string flattened(std::string_view text) {
   std::string s = valid_utf8(text);
   std::replace(s.begin(), s.end(), '\n', ' ');
   std::replace(s.begin(), s.end(), '\t', ' ');
@@ -89,7 +90,7 @@ std::string valid_utf8(std::string_view text) {
 }
 
 std::string md_text(std::string_view text) {
-  std::string s = one_line(text);
+  std::string s = flattened(text);
   std::string out;
   out.reserve(s.size() + 8);
   for (std::size_t i = 0; i < s.size(); ++i) {
@@ -129,7 +130,7 @@ std::string md_text(std::string_view text) {
 }
 
 std::string md_code(std::string_view text, bool in_table) {
-  std::string s = one_line(text);
+  std::string s = flattened(text);
   if (in_table) {
     std::string piped;
     for (char c : s) piped += c == '|' ? std::string("\\|") : std::string(1, c);
@@ -171,7 +172,7 @@ std::string md_with_code(std::string_view text) {
 }
 
 std::string html_text(std::string_view text) {
-  std::string s = one_line(text);
+  std::string s = flattened(text);
   std::string out;
   for (std::size_t i = 0; i < s.size(); ++i) {
     if (const char* e = markup_entity(s[i]); e && !for_terminal()) {

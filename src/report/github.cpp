@@ -19,10 +19,6 @@ std::string command(std::string_view level, std::string_view file, std::string_v
   return fmt::format("::{} {}::{}\n", level, props, escape_command_data(valid_utf8(message)));
 }
 
-std::string value_or_dash(std::optional<double> v, const std::string& unit) {
-  return v ? format_value(*v, unit) : "—";
-}
-
 }  // namespace
 
 std::string escape_command_data(std::string_view text) {

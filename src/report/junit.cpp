@@ -39,10 +39,6 @@ struct Suite {
   }
 };
 
-std::string value_or_dash(std::optional<double> v, const std::string& unit) {
-  return v ? format_value(*v, unit) : "—";
-}
-
 Case verdict_case(const MetricVerdict& v) {
   std::string line =
       fmt::format("{} {}: {}{} ({} → {})", v.stage, v.metric, to_string(v.verdict),

@@ -10,6 +10,7 @@
 
 #include "gate/gate.hpp"
 #include "report/escape.hpp"
+#include "report/sections.hpp"
 #include "report/table.hpp"
 #include "results/format.hpp"
 
@@ -22,7 +23,6 @@ using results::SnapshotStatus;
 using results::StageResult;
 using results::Verdict;
 
-std::string short_sha(const std::string& sha) { return sha.substr(0, 7); }
 
 // "[#12](url) Title `a1b2c3d`", or the ref and the commit when the stack was given as refs.
 std::string pull_request_cell(const StackEntry& e) {
@@ -68,7 +68,7 @@ const StageResult* stage_of(const Results& r, const std::string& name) {
   return nullptr;
 }
 
-std::string value_or_dash(const std::optional<double>& v, const std::string& unit) {
+std::string md_value_or_dash(const std::optional<double>& v, const std::string& unit) {
   return v ? md_text(results::format_value(*v, unit)) : "—";
 }
 
@@ -154,7 +154,7 @@ std::string rows_of(const StackEntry& e) {
     const bool bold = v->verdict == Verdict::regression && !bold_done;
     if (bold) bold_done = true;
     out += row(index, pull, md_text(v->stage) + " · " + md_text(v->metric),
-               value_or_dash(v->base_median, v->unit), value_or_dash(v->head_median, v->unit),
+               md_value_or_dash(v->base_median, v->unit), md_value_or_dash(v->head_median, v->unit),
                change_cell(*v, false), snapshot_cell(stage_of(r, v->stage)), bold);
     stage_listed[v->stage] = true;
   }

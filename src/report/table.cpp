@@ -392,6 +392,10 @@ std::string change_cell(const MetricVerdict& v, bool whole_stage) {
   return md_text(to_string(v.verdict));
 }
 
+std::string value_or_dash(std::optional<double> v, const std::string& unit) {
+  return v ? results::format_value(*v, unit) : "—";
+}
+
 std::string summary_text(std::string_view text) {
   std::string out;
   for (char c : html_text(text)) {

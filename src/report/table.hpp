@@ -21,6 +21,9 @@ std::string format_samples(const std::vector<double>& samples, const std::string
 /// "🆕 new" ("🆕 new stage" for a `whole_stage`), "➖ removed", else the verdict's name.
 std::string change_cell(const results::MetricVerdict& verdict, bool whole_stage);
 
+/// `v` in `unit` as results::format_value gives it; "—" when unset.
+std::string value_or_dash(std::optional<double> v, const std::string& unit);
+
 /// Text for a `<summary>` element: html_text, and `[` `]` as character references so that
 /// a renderer reading Markdown inside the summary line finds no link in it.
 std::string summary_text(std::string_view text);
