@@ -137,14 +137,14 @@ struct GrowthFigure {
 constexpr GrowthFigure k_growth_figures[] = {
     {"calls", "calls per run"}, {"rows_per_call", "rows per call"}, {"blocks_per_call", "blocks per call"}};
 
-std::string with_data(const std::string& growth) {
-  return growth == "constant" ? "stay constant" : "grow " + growth_adverb(growth) + " with the data";
+std::string with_data(GrowthClass growth) {
+  return growth == GrowthClass::constant ? "stay constant" : "grow " + growth_adverb(growth) + " with the data";
 }
 
-std::map<std::string, std::string> classes(const GrowthOf& g) {
-  std::map<std::string, std::string> out;
+std::map<std::string, GrowthClass> classes(const GrowthOf& g) {
+  std::map<std::string, GrowthClass> out;
   for (const auto& [name, fit] : g) {
-    if (!fit->growth.empty()) out[name] = fit->growth;
+    if (fit->growth != GrowthClass::none) out[name] = fit->growth;
   }
   return out;
 }
@@ -158,12 +158,12 @@ void judge_growth(const GrowthOf& b, const GrowthOf& h, const config::Gate& g, J
     if (bi == b.end() || hi == h.end()) continue;
     const GrowthFit& bf = *bi->second;
     const GrowthFit& hf = *hi->second;
-    const int br = growth_rank(bf.growth), hr = growth_rank(hf.growth);
-    if (br < 0 || hr < 0 || br == hr) continue;
-    change += fmt::format("{}{}: {} → {}", change.empty() ? "" : "; ", f.label, bf.growth, hf.growth);
+    const GrowthClass br = bf.growth, hr = hf.growth;
+    if (br == GrowthClass::none || hr == GrowthClass::none || br == hr) continue;
+    change += fmt::format("{}{}: {} → {}", change.empty() ? "" : "; ", f.label, to_string(br), to_string(hr));
     if (hr > br && g.growth != config::GrowthGate::off) {
-      std::string why = fmt::format("{} {} ({}) instead of {} ({})", f.label, with_data(hf.growth),
-                                    growth_values(hf), bf.growth == "constant" ? "staying constant" : "growing " + bf.growth + "ly",
+      std::string why = fmt::format("{} {} ({}) instead of {} ({})", f.label, with_data(hr), growth_values(hf),
+                                    br == GrowthClass::constant ? "staying constant" : "growing " + growth_adverb(br),
                                     growth_values(bf));
       if (g.growth == config::GrowthGate::fail) {
         j.verdict = Verdict::regression;
@@ -174,8 +174,8 @@ void judge_growth(const GrowthOf& b, const GrowthOf& h, const config::Gate& g, J
       }
     } else if (hr < br) {
       if (j.verdict == Verdict::same) j.verdict = Verdict::faster;
-      j.why.push_back(fmt::format("{} {} ({}) instead of growing {} ({})", f.label, with_data(hf.growth),
-                                  growth_values(hf), bf.growth, growth_values(bf)));
+      j.why.push_back(fmt::format("{} {} ({}) instead of growing {} ({})", f.label, with_data(hr),
+                                  growth_values(hf), to_string(br), growth_values(bf)));
     }
   }
 }
@@ -332,10 +332,10 @@ StatementVerdict pair(const std::string& stage, const StatementSum* b, const Sta
     }
     // Few calls at the first scale, but more with the data: a new N+1 that grows.
     auto calls_growth = h_growth.find("calls");
-    if (calls_growth != h_growth.end() && growth_rank(calls_growth->second->growth) >= growth_rank("linear") &&
+    if (calls_growth != h_growth.end() && calls_growth->second->growth >= GrowthClass::linear &&
         g.growth != config::GrowthGate::off) {
       const GrowthFit& f = *calls_growth->second;
-      v.growth_change = "calls per run: new, " + f.growth;
+      v.growth_change = "calls per run: new, " + std::string(to_string(f.growth));
       std::string why = fmt::format("new statement whose calls per run {} ({}): an N+1 that grows (gate.growth: {})",
                                     with_data(f.growth), growth_values(f),
                                     g.growth == config::GrowthGate::fail ? "fail" : "warn");

@@ -114,7 +114,7 @@ void repeated(const StageResult& s, int threshold, int requests, std::vector<Dia
     if (!reads_or_writes_data(q.query)) continue;
     const StatementGrowth* g = growth_of(s, q);
     // Calls that grow with the data are an N+1 however few they are on CI's data.
-    const bool calls_grow = g && growth_rank(g->calls.growth) >= growth_rank("linear");
+    const bool calls_grow = g && g->calls.growth >= GrowthClass::linear;
     const bool calls_constant = g && g->calls.exponent && !calls_grow;
     // A stage of `requests` requests is judged per request: one call per request is the
     // stage's own loop, an N+1 is one call per row within each request.
@@ -186,7 +186,7 @@ void repeated(const StageResult& s, int threshold, int requests, std::vector<Dia
                                     count(saved_calls)),
                         std::move(data));
     d.facts["shape"] = shape;
-    if (g && !g->calls.growth.empty()) d.facts["growth"] = g->calls.growth;
+    if (g && g->calls.growth != GrowthClass::none) d.facts["growth"] = to_string(g->calls.growth);
     out.push_back(std::move(d));
   }
 }
@@ -575,13 +575,13 @@ void missing_index(const StageResult& s, const QueryStats& q, std::set<std::stri
     d.facts = {{"table", qualified(t)}, {"columns", joined(cols, true)}, {"index", index}};
     // The scales confirm it: what it reads grows with the table, what it returns does not.
     if (const StatementGrowth* g = growth_of(s, q);
-        g && growth_rank(g->blocks_per_call.growth) >= growth_rank("linear") &&
-        growth_rank(g->rows_per_call.growth) == 0) {
+        g && g->blocks_per_call.growth >= GrowthClass::linear &&
+        g->rows_per_call.growth == GrowthClass::constant) {
       d.message += fmt::format("; confirmed by the data scales: blocks per call grow {} ({}) while "
                                "rows per call stay constant ({}), so it costs more with every row added",
                                growth_adverb(g->blocks_per_call.growth), growth_values(g->blocks_per_call),
                                growth_values(g->rows_per_call));
-      d.facts["growth"] = g->blocks_per_call.growth;
+      d.facts["growth"] = to_string(g->blocks_per_call.growth);
     }
     out.push_back(std::move(d));
   }
@@ -595,8 +595,8 @@ void missing_index(const StageResult& s, const QueryStats& q, std::set<std::stri
 void scan_grows(const StageResult& s, const std::set<std::string>& indexed, std::vector<Diagnosis>& out) {
   for (const auto& q : s.queries) {
     const StatementGrowth* g = growth_of(s, q);
-    if (!g || growth_rank(g->blocks_per_call.growth) < growth_rank("linear")) continue;
-    if (growth_rank(g->rows_per_call.growth) != 0) continue;
+    if (!g || g->blocks_per_call.growth < GrowthClass::linear) continue;
+    if (g->rows_per_call.growth != GrowthClass::constant) continue;
     if (indexed.count(q.queryid)) continue;
     std::string fix = "an index on the columns of its condition would keep it flat";
     std::map<std::string, std::string> facts;
@@ -634,7 +634,7 @@ void scan_grows(const StageResult& s, const std::set<std::string>& indexed, std:
                     growth_values(g->rows_per_call), fix),
         {{"blocks_growth_exponent", g->blocks_per_call.exponent.value_or(0)}});
     d.facts = std::move(facts);
-    d.facts["growth"] = g->blocks_per_call.growth;
+    d.facts["growth"] = to_string(g->blocks_per_call.growth);
     out.push_back(std::move(d));
   }
 }

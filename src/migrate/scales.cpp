@@ -109,7 +109,7 @@ void add_scales(Migration& m, const std::vector<double>& scales,
     m.growth.push_back(std::move(g));
   };
   {
-    MigrationGrowth wall{"wall time", "", {}, {}, "", {}, {}, "all statements"};
+    MigrationGrowth wall{.what = "wall time", .counted = "all statements"};
     for (const auto* x : at) {
       wall.values_ms.push_back(x ? std::optional<double>(x->wall_ms) : std::nullopt);
       wall.blocks.push_back(total_blocks(x));
@@ -119,7 +119,7 @@ void add_scales(Migration& m, const std::vector<double>& scales,
   std::size_t fitted = 0;
   for (const auto& s : m.statements) {  // longest first
     if (fitted++ >= k_fitted_statements) break;
-    MigrationGrowth g{"statement `" + s.query + "`", "", {}, {}, "", {}, {}, "its own"};
+    MigrationGrowth g{.what = "statement `" + s.query + "`", .counted = "its own"};
     for (const auto* x : at) {
       const auto [ms, blocks] = statement_at(x, s.query);
       g.values_ms.push_back(ms);
@@ -139,8 +139,9 @@ void add_scales(Migration& m, const std::vector<double>& scales,
     bool known = !cause.empty();
     for (const auto* x : at) known = known && (!x || statement_at(x, cause).second);
     for (bool writes : {true, false}) {
-      MigrationGrowth g{fmt::format("{} of {} waited", writes ? "writes" : "reads", name), name, {}, {}, "",
-                        {}, {}, known ? "statement `" + cause + "`" : "all statements"};
+      MigrationGrowth g{.what = fmt::format("{} of {} waited", writes ? "writes" : "reads", name),
+                        .table = name,
+                        .counted = known ? "statement `" + cause + "`" : "all statements"};
       for (const auto* x : at) {
         const auto* t = table_in(x, name);
         g.values_ms.push_back(t && t->probed ? std::optional<double>(writes ? t->write_stall_ms
@@ -189,7 +190,8 @@ void add_scales(Migration& m, const std::vector<double>& scales,
     f.measured_ms = judged;
     f.message = fmt::format(
         "{} {} over scales {}{}{} (gate.migration.max_stall {})", g.what, values_text(g),
-        scale_list(scales), g.growth.empty() ? "" : ": " + g.growth + " in the data",
+        scale_list(scales),
+        g.growth == results::GrowthClass::none ? "" : fmt::format(": {} in the data", results::to_string(g.growth)),
         projected ? fmt::format("; ≈ {} at production's size (scale {:g}, a projection)",
                                 results::format_value(*g.projected_ms, "ms"), *production_scale)
                   : "",

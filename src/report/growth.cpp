@@ -20,29 +20,29 @@ constexpr std::size_t k_growth_statements = 8;
 // "24 → 96 → 384 · linear" for a table cell; "24 → 96 · linear" with two scales.
 std::string growth_cell(const GrowthFit& f) {
   std::string values = growth_values(f);
-  if (f.growth.empty()) return values;
-  const bool grows = growth_rank(f.growth) > 0;
-  return values + " · " + (grows ? "**" + f.growth + "**" : f.growth);
+  if (f.growth == GrowthClass::none) return values;
+  const std::string name(to_string(f.growth));
+  return values + " · " + (f.growth > GrowthClass::constant ? "**" + name + "**" : name);
 }
 
 // What a statement's growth means, in one line; "" when nothing grows.
 std::string growth_meaning(const StatementGrowth& g) {
   std::vector<std::string> parts;
-  if (growth_rank(g.calls.growth) >= growth_rank("linear")) {
+  if (g.calls.growth >= GrowthClass::linear) {
     parts.push_back(fmt::format("calls grow {} with the data: an N+1 that grows", growth_adverb(g.calls.growth)));
   }
-  if (growth_rank(g.blocks_per_call.growth) >= growth_rank("linear")) {
-    const bool rows_flat = growth_rank(g.rows_per_call.growth) == 0 || g.rows_per_call.growth.empty();
+  if (g.blocks_per_call.growth >= GrowthClass::linear) {
+    const bool rows_flat = g.rows_per_call.growth <= GrowthClass::constant;
     parts.push_back(fmt::format("blocks per call grow {}{}", growth_adverb(g.blocks_per_call.growth),
                                 rows_flat ? " while rows per call stay constant: it reads more of a table to return "
                                             "the same rows (a sequential scan, an index it lacks)"
                                           : ""));
-  } else if (growth_rank(g.blocks_per_call.growth) == growth_rank("sublinear")) {
+  } else if (g.blocks_per_call.growth == GrowthClass::sublinear) {
     // An index's depth grows with the logarithm of its rows: not a scan.
     parts.push_back("blocks per call grow sublinearly, slower than the data (an index's depth, a scan "
                     "that stops early)");
   }
-  if (growth_rank(g.rows_per_call.growth) >= growth_rank("linear")) {
+  if (g.rows_per_call.growth >= GrowthClass::linear) {
     parts.push_back("rows per call grow " + growth_adverb(g.rows_per_call.growth) +
                     ": each call returns more of the data as it grows (a list without a LIMIT?)");
   }
@@ -126,7 +126,9 @@ Section growth_section(const Results& r) {
               "pg_stat_statements)";
     std::string text = fmt::format("\n**{}** at data scales {}: {}; wall time {}", md_text(capped(st.name, 200)),
                                    scales, counts,
-                                   ms_values(g.wall_ms) + (g.wall_ms.growth.empty() ? "" : " · " + g.wall_ms.growth));
+                                   ms_values(g.wall_ms) + (g.wall_ms.growth == GrowthClass::none
+                                                                 ? ""
+                                                                 : " · " + std::string(to_string(g.wall_ms.growth))));
     if (g.production_scale && g.wall_ms.projected) {
       text += fmt::format("; projected at ×{:g}: {} per run", *g.production_scale,
                           projected_value(*g.wall_ms.projected, "ms"));
@@ -136,12 +138,11 @@ Section growth_section(const Results& r) {
     if (!g.error.empty()) text += fmt::format("\n⚠️ {}\n", md_with_code(capped(g.error, k_max_line_bytes)));
     std::vector<const StatementGrowth*> rows;
     auto grows = [](const StatementGrowth* x) {
-      return std::max({growth_rank(x->calls.growth), growth_rank(x->rows_per_call.growth),
-                       growth_rank(x->blocks_per_call.growth)});
+      return std::max({x->calls.growth, x->rows_per_call.growth, x->blocks_per_call.growth});
     };
     std::size_t hidden = 0;
     for (const auto& x : g.statements) {
-      if (bookkeeping(x.query) && grows(&x) == 0) {
+      if (bookkeeping(x.query) && grows(&x) == GrowthClass::constant) {
         ++hidden;
       } else {
         rows.push_back(&x);
@@ -176,7 +177,7 @@ Section growth_section(const Results& r) {
                           hidden ? fmt::format(", {} of them transaction control or settings", hidden) : "");
     }
     if (!meanings.empty()) text += "\n" + meanings;
-    s.items.push_back({text, !rows.empty() && grows(rows.front()) > 0 ? 1 : 3});
+    s.items.push_back({text, !rows.empty() && grows(rows.front()) > GrowthClass::constant ? 1 : 3});
   }
   if (s.items.empty()) {
     s.head.clear();

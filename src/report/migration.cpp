@@ -132,7 +132,7 @@ std::string migration_section(const results::Migration& m) {
       for (const auto& b : g.blocks) {
         counts += (counts.empty() ? "" : " → ") + (b ? format_value(*b, "count") : std::string("—"));
       }
-      row += " " + (g.growth.empty() ? std::string("—") : g.growth) +
+      row += " " + (g.growth == results::GrowthClass::none ? std::string("—") : std::string(to_string(g.growth))) +
              (counts.empty() ? "" : fmt::format(" (blocks {})", counts)) + " |";
       if (m.production_scale) row += " " + (g.projected_ms ? "≈ " + ms(*g.projected_ms) : std::string("—")) + " |";
       out += row + "\n";

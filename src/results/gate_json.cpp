@@ -13,6 +13,13 @@ namespace {
 using nlohmann::ordered_json;
 using namespace json_io;
 
+// A statement side's growth classes by figure, each by its name.
+ordered_json classes_json(const std::map<std::string, GrowthClass>& m) {
+  ordered_json o = ordered_json::object();
+  for (const auto& [k, v] : m) o[k] = std::string(to_string(v));
+  return o;
+}
+
 ordered_json thresholds_json(const GateThresholds& t) {
   return {{"max_ratio", json_number(t.max_ratio)},
           {"warn_ratio", json_number(t.warn_ratio)},
@@ -55,7 +62,7 @@ ordered_json gate_json(const GateResult& g) {
               {"plan_ms_per_call", json_number(x->plan_ms_per_call)},
               {"exec_ms_per_call", json_number(x->exec_ms_per_call)},
               {"plan_shape_id", or_null(x->plan_shape_id)},
-              {"growth", x->growth.empty() ? ordered_json(nullptr) : string_map(x->growth)}};
+              {"growth", x->growth.empty() ? ordered_json(nullptr) : classes_json(x->growth)}};
     };
     statements.push_back({{"stage", v.stage},
                           {"queryid", v.head ? v.head->queryid : v.base->queryid},
@@ -171,8 +178,17 @@ GateResult gate_from(const ordered_json& g, const std::string& source) {
                         v.at("exec_ms_per_call").get<double>()};
       if (v.contains("plan_shape_id") && v["plan_shape_id"].is_string())
         out.plan_shape_id = v["plan_shape_id"].get<std::string>();
-      if (v.contains("growth") && !v["growth"].is_null())
-        out.growth = v["growth"].get<std::map<std::string, std::string>>();
+      if (v.contains("growth") && !v["growth"].is_null()) {
+        for (const auto& [figure, name] : v["growth"].get<std::map<std::string, std::string>>()) {
+          auto c = growth_class_from(name);
+          if (!c) {
+            throw usage_error(source, fmt::format("gate.statements[].growth.{} is \"{}\" (expected constant, "
+                                                  "sublinear, linear, quadratic or superquadratic)",
+                                                  figure, name));
+          }
+          out.growth[figure] = *c;
+        }
+      }
       return out;
     };
     for (const auto& v : g.at("statements")) {

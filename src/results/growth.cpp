@@ -79,19 +79,12 @@ std::optional<double> median_cold(const StageResult& s, std::string_view metric)
 
 }  // namespace
 
-std::string growth_class(double k) {
-  if (k < 0.2) return "constant";
-  if (k < 0.7) return "sublinear";
-  if (k < 1.5) return "linear";
-  if (k < 2.5) return "quadratic";
-  return "superquadratic";
-}
-
-int growth_rank(std::string_view growth) {
-  static const std::vector<std::string_view> k_order = {"constant", "sublinear", "linear",
-                                                        "quadratic", "superquadratic"};
-  auto it = std::find(k_order.begin(), k_order.end(), growth);
-  return it == k_order.end() ? -1 : static_cast<int>(it - k_order.begin());
+GrowthClass growth_class(double k) {
+  if (k < 0.2) return GrowthClass::constant;
+  if (k < 0.7) return GrowthClass::sublinear;
+  if (k < 1.5) return GrowthClass::linear;
+  if (k < 2.5) return GrowthClass::quadratic;
+  return GrowthClass::superquadratic;
 }
 
 GrowthFit fit_growth(const std::vector<double>& scales, std::vector<std::optional<double>> values,
@@ -309,11 +302,16 @@ StageGrowth stage_growth(const std::vector<double>& scales, const std::vector<co
   return g;
 }
 
-std::string growth_adverb(std::string_view growth) {
-  return growth == "sublinear"   ? "sublinearly"
-         : growth == "linear"    ? "linearly"
-         : growth == "quadratic" ? "quadratically"
-                                 : "faster than quadratically";
+std::string growth_adverb(GrowthClass growth) {
+  switch (growth) {
+    case GrowthClass::none: return "";
+    case GrowthClass::constant: return "not at all";
+    case GrowthClass::sublinear: return "sublinearly";
+    case GrowthClass::linear: return "linearly";
+    case GrowthClass::quadratic: return "quadratically";
+    case GrowthClass::superquadratic: return "faster than quadratically";
+  }
+  return "";
 }
 
 std::string growth_values(const GrowthFit& fit) {

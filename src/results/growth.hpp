@@ -9,13 +9,9 @@
 
 namespace coldgate::results {
 
-/// The class of a growth exponent k: "constant" (k < 0.2: flat, or logarithmic as an index's
-/// depth), "sublinear" (< 0.7), "linear" (< 1.5), "quadratic" (< 2.5), "superquadratic".
-std::string growth_class(double exponent);
-
-/// Where `growth` stands from best to worst: constant 0 … superquadratic 4; -1 for "" or an
-/// unknown name (no fit: never compared).
-int growth_rank(std::string_view growth);
+/// The class of a growth exponent k: constant (k < 0.2: flat, or logarithmic as an index's
+/// depth), sublinear (< 0.7), linear (< 1.5), quadratic (< 2.5), superquadratic.
+GrowthClass growth_class(double exponent);
 
 /// Fits count ≈ offset + coefficient · scale^exponent to `values` (one per scale of `scales`,
 /// ascending, all > 0; nullopt where not measured). Counts whose spread is within 10% of their
@@ -42,8 +38,8 @@ StageGrowth stage_growth(const std::vector<double>& scales, const std::vector<co
                          std::optional<double> production_scale);
 
 /// `growth` as an adverb: "sublinearly", "linearly", "quadratically", "faster than
-/// quadratically" (superquadratic).
-std::string growth_adverb(std::string_view growth);
+/// quadratically" (superquadratic); "not at all" for constant, "" for none.
+std::string growth_adverb(GrowthClass growth);
 
 /// "24 → 96 → 384" (counts as the report shows them; "–" where not measured).
 std::string growth_values(const GrowthFit& fit);

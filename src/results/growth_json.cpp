@@ -20,7 +20,7 @@ ordered_json fit_json(const GrowthFit& f) {
                       {"exponent", opt_number(f.exponent)},
                       {"coefficient", json_number(f.coefficient)},
                       {"offset", json_number(f.offset)},
-                      {"growth", or_null(f.growth)}};
+                      {"growth", or_null(std::string(to_string(f.growth)))}};
   if (f.projected) out["projected"] = json_number(*f.projected);
   return out;
 }
@@ -52,13 +52,16 @@ ordered_json stage_growth_json(const StageGrowth& g) {
 
 namespace {
 
-GrowthFit fit_from(const ordered_json& f) {
+// The classes a fit's `growth` may name.
+constexpr std::string_view k_growth_classes = "constant, sublinear, linear, quadratic, superquadratic or null";
+
+GrowthFit fit_from(const ordered_json& f, const std::string& where, const std::string& source) {
   GrowthFit out;
   for (const auto& v : f.at("values")) out.values.push_back(number_or_null(v));
   out.exponent = number_or_null(f.at("exponent"));
   out.coefficient = f.at("coefficient").get<double>();
   out.offset = f.at("offset").get<double>();
-  out.growth = str(f, "growth");
+  out.growth = named(f, "growth", growth_class_from, GrowthClass::none, where, k_growth_classes, source);
   if (f.contains("projected")) out.projected = number_or_null(f.at("projected"));
   return out;
 }
@@ -70,7 +73,7 @@ StageGrowth stage_growth_from(const ordered_json& g, const std::string& stage, c
   out.scales = g.at("scales").get<std::vector<double>>();
   out.production_scale = number_or_null(g.at("production_scale"));
   auto fit = [&](const ordered_json& f, const std::string& what) {
-    GrowthFit x = fit_from(f);
+    GrowthFit x = fit_from(f, fmt::format("stage '{}' growth.{}", stage, what), source);
     if (x.values.size() != out.scales.size()) {
       throw usage_error(source, fmt::format("stage '{}' growth.{} has {} values for {} scales",
                                             stage, what, x.values.size(), out.scales.size()));

@@ -93,7 +93,7 @@ ordered_json migration_json(const Migration& m) {
                         {"table", g.table},
                         {"values_ms", std::move(values)},
                         {"exponent", g.exponent ? json_number(*g.exponent) : ordered_json(nullptr)},
-                        {"growth", g.growth},
+                        {"growth", std::string(to_string(g.growth))},
                         {"projected_ms", g.projected_ms ? json_number(*g.projected_ms) : ordered_json(nullptr)}};
     if (!g.blocks.empty()) {
       ordered_json blocks = ordered_json::array();
@@ -190,7 +190,15 @@ Migration migration_from(const ordered_json& j, const std::string& source) {
         x.values_ms.push_back(v.is_null() ? std::nullopt : std::optional<double>(v.get<double>()));
       }
       if (g.contains("exponent") && !g["exponent"].is_null()) x.exponent = g["exponent"].get<double>();
-      x.growth = text_of(g, "growth");
+      if (const std::string name = text_of(g, "growth"); !name.empty()) {
+        auto c = growth_class_from(name);
+        if (!c) {
+          throw usage_error(source, fmt::format("migration.growth[].growth is \"{}\" (expected constant, "
+                                                "sublinear, linear, quadratic, superquadratic or \"\")",
+                                                name));
+        }
+        x.growth = *c;
+      }
       if (g.contains("projected_ms") && !g["projected_ms"].is_null())
         x.projected_ms = g["projected_ms"].get<double>();
       if (g.contains("blocks")) {

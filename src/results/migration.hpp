@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "results/growth_class.hpp"
+
 namespace coldgate::results {
 
 /// One statement the migration ran, from pg_stat_statements of the upgraded copy.
@@ -81,7 +83,7 @@ struct MigrationGrowth {
   std::string table;   // schema.table for a stall; "" otherwise
   std::vector<std::optional<double>> values_ms;  // one per Migration::scales, nullopt where not measured
   std::optional<double> exponent;  // blocks ≈ offset + a · scale^exponent (results::fit_growth)
-  std::string growth;              // results::growth_class of the blocks: "constant", "linear", …
+  GrowthClass growth = GrowthClass::none;  // results::growth_class of the blocks' exponent
   /// The time at the largest scale measured × the blocks' fit at Migration::production_scale over
   /// the blocks there, a projection; nullopt without production_scale or a fit.
   std::optional<double> projected_ms;

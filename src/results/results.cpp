@@ -91,6 +91,13 @@ constexpr std::pair<DiagnosisChange, std::string_view> k_diagnosis_changes[] = {
     {DiagnosisChange::worse, "worse"},
     {DiagnosisChange::gone, "gone"},
     {DiagnosisChange::also_in_base, "also_in_base"}};
+constexpr std::pair<GrowthClass, std::string_view> k_growth_classes[] = {
+    {GrowthClass::none, ""},
+    {GrowthClass::constant, "constant"},
+    {GrowthClass::sublinear, "sublinear"},
+    {GrowthClass::linear, "linear"},
+    {GrowthClass::quadratic, "quadratic"},
+    {GrowthClass::superquadratic, "superquadratic"}};
 constexpr std::pair<BaseSource, std::string_view> k_base_sources[] = {
     {BaseSource::file, "file"},
     {BaseSource::interleaved, "interleaved"},
@@ -130,6 +137,13 @@ std::optional<ColdMode> cold_mode_from(std::string_view text) {
 }
 std::optional<DiagnosisChange> diagnosis_change_from(std::string_view text) {
   return text.empty() ? std::nullopt : value_of(text, k_diagnosis_changes);
+}
+
+std::string_view to_string(GrowthClass growth) {
+  return name_of(growth, k_growth_classes);
+}
+std::optional<GrowthClass> growth_class_from(std::string_view text) {
+  return text.empty() ? std::nullopt : value_of(text, k_growth_classes);
 }
 
 bool passes(SnapshotStatus status) {

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "results/growth_class.hpp"
 #include "results/migration.hpp"
 #include "util/statement_text.hpp"
 
@@ -166,9 +167,8 @@ struct GrowthFit {
   /// The part that does not grow: a fresh backend's catalog reads when planning, a statement
   /// run once per page. Fitted with three scales or more; 0 with two.
   double offset = 0;
-  /// results::growth_class(k): "constant", "sublinear", "linear", "quadratic",
-  /// "superquadratic"; "" without an exponent.
-  std::string growth;
+  /// results::growth_class(k); none without an exponent.
+  GrowthClass growth = GrowthClass::none;
   /// The fit at StageGrowth::production_scale; nullopt without one or without an exponent.
   /// For times, from the counts instead (results::stage_growth).
   std::optional<double> projected;
@@ -421,8 +421,8 @@ struct StatementSide {
   /// results.json: results read from a file show blocks_per_call instead.
   std::optional<double> execution_blocks_per_call;
   /// Its growth classes over the scales (StatementGrowth): "calls", "rows_per_call",
-  /// "blocks_per_call" → "constant" … "superquadratic"; empty without scales.
-  std::map<std::string, std::string> growth;
+  /// "blocks_per_call" → its class (results.json writes the classes' names); empty without scales.
+  std::map<std::string, GrowthClass> growth;
 };
 
 /// One statement of one stage, head against base, paired by normalized text (gate::compare):

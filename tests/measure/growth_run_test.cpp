@@ -118,11 +118,11 @@ gate: { metrics: [db_queries] }
   const auto* count = statement(*n1, k_count);
   ASSERT_NE(count, nullptr);
   EXPECT_EQ(results::growth_values(count->calls), "24 → 96 → 384");
-  EXPECT_EQ(count->calls.growth, "linear");
+  EXPECT_EQ(count->calls.growth, results::GrowthClass::linear);
   ASSERT_TRUE(count->calls.projected);
   EXPECT_NEAR(*count->calls.projected, 2400, 24);
-  EXPECT_EQ(count->rows_per_call.growth, "constant");
-  EXPECT_EQ(n1->growth->queries.growth, "linear");
+  EXPECT_EQ(count->rows_per_call.growth, results::GrowthClass::constant);
+  EXPECT_EQ(n1->growth->queries.growth, results::GrowthClass::linear);
   // The stage's database time, planning + execution, at every scale.
   for (const auto& v : n1->growth->time_ms.values) EXPECT_TRUE(v && *v > 0);
   // The N+1's diagnosis says that it grows.
@@ -141,13 +141,13 @@ gate: { metrics: [db_queries] }
   // The same lookup with its index and without.
   const auto* lookup = statement(*stage(r, "lookup"), k_lookup);
   ASSERT_NE(lookup, nullptr);
-  EXPECT_EQ(lookup->blocks_per_call.growth, "constant") << results::growth_values(lookup->blocks_per_call);
-  EXPECT_EQ(lookup->rows_per_call.growth, "constant");
+  EXPECT_EQ(lookup->blocks_per_call.growth, results::GrowthClass::constant) << results::growth_values(lookup->blocks_per_call);
+  EXPECT_EQ(lookup->rows_per_call.growth, results::GrowthClass::constant);
   EXPECT_EQ(results::growth_values(lookup->rows_per_call), "4 → 4 → 4");
   const auto* plain = statement(*stage(r, "scan"), k_plain);
   ASSERT_NE(plain, nullptr);
-  EXPECT_EQ(plain->blocks_per_call.growth, "linear") << results::growth_values(plain->blocks_per_call);
-  EXPECT_EQ(plain->rows_per_call.growth, "constant");
+  EXPECT_EQ(plain->blocks_per_call.growth, results::GrowthClass::linear) << results::growth_values(plain->blocks_per_call);
+  EXPECT_EQ(plain->rows_per_call.growth, results::GrowthClass::constant);
   // 200 rows at scale 1 are read whole in a few pages: too few for missing_index, whose figures
   // are the first scale's. The scales show what the scan grows into, and name the index.
   bool scan_named = false;
@@ -172,8 +172,8 @@ gate: { metrics: [db_queries] }
   // A nested loop whose inner side is a scan: quadratic.
   const auto* join = statement(*stage(r, "nested"), k_join);
   ASSERT_NE(join, nullptr);
-  EXPECT_EQ(join->blocks_per_call.growth, "quadratic") << results::growth_values(join->blocks_per_call);
-  EXPECT_EQ(join->calls.growth, "constant");
+  EXPECT_EQ(join->blocks_per_call.growth, results::GrowthClass::quadratic) << results::growth_values(join->blocks_per_call);
+  EXPECT_EQ(join->calls.growth, results::GrowthClass::constant);
 
   // The report's Growth section says it, with the projection marked as one.
   const std::string report = slurp(dir / "coldgate-out/report.md");
@@ -290,7 +290,7 @@ TEST_F(GrowthAbTest, AnAAPairHasNoGrowthVerdictButSame) {
   }
   const auto* st = stage(r, "lookup");
   ASSERT_TRUE(st && st->growth);
-  EXPECT_EQ(statement(*st, k_lookup)->blocks_per_call.growth, "constant");
+  EXPECT_EQ(statement(*st, k_lookup)->blocks_per_call.growth, results::GrowthClass::constant);
 }
 
 
@@ -318,7 +318,8 @@ TEST_F(GrowthAbTest, AStackFailsThePullRequestThatDropsTheIndexAndOnlyIt) {
     }
     const auto* st = stage(r, "lookup");
     out["growth of the lookup's blocks per call"] =
-        st && st->growth && statement(*st, k_lookup) ? statement(*st, k_lookup)->blocks_per_call.growth : "none";
+        st && st->growth && statement(*st, k_lookup) ? std::string(results::to_string(statement(*st, k_lookup)->blocks_per_call.growth))
+                                                          : "none";
     return out;
   };
   const auto aa = verdicts("1-aa");

@@ -341,7 +341,7 @@ TEST_F(MigrationGate, AtThreeScalesTheMigrationsGrowthIsFittedAndProjectedAndJud
   const double step_ratio = (b16 - b4) / (b4 - b1);
   EXPECT_GT(step_ratio, 3.5) << b1 << " → " << b4 << " → " << b16;
   EXPECT_LT(step_ratio, 4.5) << b1 << " → " << b4 << " → " << b16;
-  EXPECT_EQ(build->growth, "linear") << b1 << " → " << b4 << " → " << b16;
+  EXPECT_EQ(build->growth, results::GrowthClass::linear) << b1 << " → " << b4 << " → " << b16;
   ASSERT_TRUE(build->projected_ms);
   EXPECT_GT(*build->projected_ms, *build->values_ms.back());
   // The load scale's statement keeps its work: the blocks read and the WAL of the index.
@@ -367,7 +367,7 @@ TEST_F(MigrationGate, AtThreeScalesTheMigrationsGrowthIsFittedAndProjectedAndJud
   EXPECT_TRUE(writes->counted == "statement `CREATE INDEX orders_amount_idx ON orders (amount)`" ||
               writes->counted == "all statements")
       << writes->counted;
-  EXPECT_EQ(writes->growth, "linear");
+  EXPECT_EQ(writes->growth, results::GrowthClass::linear);
   EXPECT_TRUE(writes->projected_ms);
   // The index build is judged where the table is largest: 400,000 rows.
   const auto* f = find(m, results::MigrationFindingKind::index_build);

@@ -20,41 +20,54 @@ std::vector<std::optional<double>> of(std::vector<double> v) {
 }
 
 TEST(GrowthClass, BandsOfTheExponent) {
-  EXPECT_EQ(growth_class(-0.5), "constant");
-  EXPECT_EQ(growth_class(0), "constant");
-  EXPECT_EQ(growth_class(0.19), "constant");
-  EXPECT_EQ(growth_class(0.2), "sublinear");
-  EXPECT_EQ(growth_class(0.69), "sublinear");
-  EXPECT_EQ(growth_class(0.7), "linear");
-  EXPECT_EQ(growth_class(1.49), "linear");
-  EXPECT_EQ(growth_class(1.5), "quadratic");
-  EXPECT_EQ(growth_class(2.49), "quadratic");
-  EXPECT_EQ(growth_class(2.5), "superquadratic");
-  EXPECT_EQ(growth_rank("constant"), 0);
-  EXPECT_EQ(growth_rank("linear"), 2);
-  EXPECT_EQ(growth_rank("superquadratic"), 4);
-  EXPECT_EQ(growth_rank(""), -1);
-  EXPECT_EQ(growth_rank("bogus"), -1);
+  EXPECT_EQ(growth_class(-0.5), GrowthClass::constant);
+  EXPECT_EQ(growth_class(0), GrowthClass::constant);
+  EXPECT_EQ(growth_class(0.19), GrowthClass::constant);
+  EXPECT_EQ(growth_class(0.2), GrowthClass::sublinear);
+  EXPECT_EQ(growth_class(0.69), GrowthClass::sublinear);
+  EXPECT_EQ(growth_class(0.7), GrowthClass::linear);
+  EXPECT_EQ(growth_class(1.49), GrowthClass::linear);
+  EXPECT_EQ(growth_class(1.5), GrowthClass::quadratic);
+  EXPECT_EQ(growth_class(2.49), GrowthClass::quadratic);
+  EXPECT_EQ(growth_class(2.5), GrowthClass::superquadratic);
+}
+
+// The order is the rank the gate compares; no fit is below every class.
+TEST(GrowthClass, RankAndNamesRoundTrip) {
+  EXPECT_LT(GrowthClass::none, GrowthClass::constant);
+  EXPECT_LT(GrowthClass::constant, GrowthClass::sublinear);
+  EXPECT_LT(GrowthClass::sublinear, GrowthClass::linear);
+  EXPECT_LT(GrowthClass::linear, GrowthClass::quadratic);
+  EXPECT_LT(GrowthClass::quadratic, GrowthClass::superquadratic);
+  for (auto c : {GrowthClass::constant, GrowthClass::sublinear, GrowthClass::linear, GrowthClass::quadratic,
+                 GrowthClass::superquadratic}) {
+    EXPECT_EQ(growth_class_from(to_string(c)), c) << to_string(c);
+  }
+  EXPECT_EQ(to_string(GrowthClass::linear), "linear");
+  EXPECT_EQ(to_string(GrowthClass::none), "");
+  EXPECT_EQ(growth_class_from(""), std::nullopt);
+  EXPECT_EQ(growth_class_from("bogus"), std::nullopt);
+  EXPECT_EQ(growth_adverb(GrowthClass::quadratic), "quadratically");
 }
 
 TEST(GrowthFit, PowerLawsAreFittedExactly) {
   GrowthFit calls = fit_growth(k_three, of({24, 96, 384}), std::nullopt);
   ASSERT_TRUE(calls.exponent);
   EXPECT_NEAR(*calls.exponent, 1.0, 0.005);
-  EXPECT_EQ(calls.growth, "linear");
+  EXPECT_EQ(calls.growth, GrowthClass::linear);
   EXPECT_NEAR(calls.coefficient + calls.offset, 24, 0.5);
   EXPECT_FALSE(calls.projected);  // no production scale
 
   GrowthFit square = fit_growth(k_three, of({10, 160, 2560}), 100.0);
   ASSERT_TRUE(square.exponent);
   EXPECT_NEAR(*square.exponent, 2.0, 0.005);
-  EXPECT_EQ(square.growth, "quadratic");
+  EXPECT_EQ(square.growth, GrowthClass::quadratic);
   ASSERT_TRUE(square.projected);
   EXPECT_NEAR(*square.projected, 10 * 100 * 100, 10 * 100 * 100 * 0.02);
 
   GrowthFit flat = fit_growth(k_three, of({7, 7, 7}), 100.0);
   EXPECT_EQ(flat.exponent, 0.0);
-  EXPECT_EQ(flat.growth, "constant");
+  EXPECT_EQ(flat.growth, GrowthClass::constant);
   EXPECT_EQ(flat.projected, 7.0);
 }
 
@@ -64,19 +77,19 @@ TEST(GrowthFit, AFixedPartDoesNotHideALinearTermWithThreeScales) {
   GrowthFit f = fit_growth(k_three, of({63, 72, 108}), std::nullopt);
   ASSERT_TRUE(f.exponent);
   EXPECT_NEAR(*f.exponent, 1.0, 0.01);
-  EXPECT_EQ(f.growth, "linear");
+  EXPECT_EQ(f.growth, GrowthClass::linear);
   EXPECT_NEAR(f.offset, 60, 0.5);
   EXPECT_NEAR(f.coefficient, 3, 0.05);
 }
 
 TEST(GrowthFit, SmallSpreadsAreConstant) {
   // An index's depth: 2 → 3 → 3 blocks per call is within the slack of 2 blocks.
-  EXPECT_EQ(fit_growth(k_three, of({2, 3, 3}), std::nullopt, 2).growth, "constant");
+  EXPECT_EQ(fit_growth(k_three, of({2, 3, 3}), std::nullopt, 2).growth, GrowthClass::constant);
   // Within 10% of the largest count.
-  EXPECT_EQ(fit_growth(k_three, of({100, 104, 109}), std::nullopt).growth, "constant");
+  EXPECT_EQ(fit_growth(k_three, of({100, 104, 109}), std::nullopt).growth, GrowthClass::constant);
   // A logarithm's steps (2 → 4 → 6 over 1 → 4 → 16) are slower than linear.
-  EXPECT_EQ(fit_growth(k_three, of({2, 4, 6}), std::nullopt).growth, "sublinear");
-  EXPECT_EQ(fit_growth(k_three, of({10, 20, 40}), std::nullopt).growth, "sublinear");  // √scale
+  EXPECT_EQ(fit_growth(k_three, of({2, 4, 6}), std::nullopt).growth, GrowthClass::sublinear);
+  EXPECT_EQ(fit_growth(k_three, of({10, 20, 40}), std::nullopt).growth, GrowthClass::sublinear);  // √scale
 }
 
 TEST(GrowthFit, TwoScalesGiveTheRatiosExponent) {
@@ -96,11 +109,11 @@ TEST(GrowthFit, MissingAndZeroCounts) {
   ASSERT_EQ(f.values.size(), 3u);
   EXPECT_FALSE(f.values[1]);
   // Every count 0: constant.
-  EXPECT_EQ(fit_growth(k_three, of({0, 0, 0}), std::nullopt).growth, "constant");
+  EXPECT_EQ(fit_growth(k_three, of({0, 0, 0}), std::nullopt).growth, GrowthClass::constant);
   // One count above 0: no exponent, no class.
   GrowthFit one = fit_growth(k_three, of({0, 0, 5}), std::nullopt);
   EXPECT_FALSE(one.exponent);
-  EXPECT_EQ(one.growth, "");
+  EXPECT_EQ(one.growth, GrowthClass::none);
   // One scale measured: nothing to fit.
   EXPECT_FALSE(fit_growth(k_three, {std::nullopt, 4.0, std::nullopt}, std::nullopt).exponent);
   EXPECT_EQ(growth_values(one), "0 → 0 → 5");
@@ -145,21 +158,21 @@ TEST(StageGrowth, PairsStatementsAcrossScalesAndFitsEach) {
   StageResult s = with_growth(false);
   ASSERT_TRUE(s.growth);
   EXPECT_EQ(s.growth->scales, k_three);
-  EXPECT_EQ(s.growth->queries.growth, "linear");
+  EXPECT_EQ(s.growth->queries.growth, GrowthClass::linear);
   ASSERT_EQ(s.growth->statements.size(), 2u);
   const StatementGrowth& item = s.growth->statements[0];  // the costliest at scale 16
   EXPECT_EQ(item.query, "select * from item where realm_id = $1");
   EXPECT_EQ(item.text_id, "id-select * from item where realm_id = $1");
   EXPECT_EQ(growth_values(item.calls), "24 → 96 → 384");
-  EXPECT_EQ(item.calls.growth, "linear");
-  EXPECT_EQ(item.rows_per_call.growth, "constant");
+  EXPECT_EQ(item.calls.growth, GrowthClass::linear);
+  EXPECT_EQ(item.rows_per_call.growth, GrowthClass::constant);
   EXPECT_EQ(growth_values(item.blocks_per_call), "3 → 12 → 48");
-  EXPECT_EQ(item.blocks_per_call.growth, "linear");
-  EXPECT_EQ(s.growth->statements[1].calls.growth, "constant");
-  EXPECT_EQ(s.growth->statements[1].rows_per_call.growth, "linear");
+  EXPECT_EQ(item.blocks_per_call.growth, GrowthClass::linear);
+  EXPECT_EQ(s.growth->statements[1].calls.growth, GrowthClass::constant);
+  EXPECT_EQ(s.growth->statements[1].rows_per_call.growth, GrowthClass::linear);
 
   StageResult indexed = with_growth(true);
-  EXPECT_EQ(indexed.growth->statements[0].blocks_per_call.growth, "constant");
+  EXPECT_EQ(indexed.growth->statements[0].blocks_per_call.growth, GrowthClass::constant);
 }
 
 TEST(StageGrowth, AStatementMissingAtAScaleRanZeroTimesThere) {
@@ -174,7 +187,7 @@ TEST(StageGrowth, AStatementMissingAtAScaleRanZeroTimesThere) {
   // A scale not measured (its runs failed): nullopt everywhere.
   StageGrowth failed = stage_growth(k_three, {&a, nullptr, &c}, std::nullopt);
   EXPECT_FALSE(failed.queries.values[1]);
-  EXPECT_EQ(failed.statements[0].calls.growth, "linear");
+  EXPECT_EQ(failed.statements[0].calls.growth, GrowthClass::linear);
 }
 
 TEST(StageGrowth, TimesAreProjectedFromTheCountsNotFromTheirOwnNoise) {
@@ -241,8 +254,8 @@ TEST(GrowthGate, ALostIndexIsARegressionThroughItsGrowthAlone) {
             "blocks per call grow linearly with the data (3 → 12 → 48) instead of staying constant "
             "(2 → 2 → 2) (gate.growth: fail); blocks per call 2 → 3: +1 is under "
             "min_blocks_delta 100");
-  EXPECT_EQ(s.head->growth.at("blocks_per_call"), "linear");
-  EXPECT_EQ(s.base->growth.at("blocks_per_call"), "constant");
+  EXPECT_EQ(s.head->growth.at("blocks_per_call"), GrowthClass::linear);
+  EXPECT_EQ(s.base->growth.at("blocks_per_call"), GrowthClass::constant);
 
   g.growth = config::GrowthGate::warn;
   v = gate::compare_statements(head, base, g);
