@@ -55,7 +55,7 @@ ordered_json gate_json(const GateResult& g) {
   for (const auto& v : g.statements) {
     auto side = [](const std::optional<StatementSide>& x) -> ordered_json {
       if (!x) return nullptr;
-      return {{"queryid", x->queryid},
+      ordered_json out = {{"queryid", x->queryid},
               {"calls", json_number(x->calls)},
               {"rows_per_call", json_number(x->rows_per_call)},
               {"blocks_per_call", opt_number(x->blocks_per_call)},
@@ -63,6 +63,8 @@ ordered_json gate_json(const GateResult& g) {
               {"exec_ms_per_call", json_number(x->exec_ms_per_call)},
               {"plan_shape_id", or_null(x->plan_shape_id)},
               {"growth", x->growth.empty() ? ordered_json(nullptr) : classes_json(x->growth)}};
+      if (x->execution_blocks_per_call) out["execution_blocks_per_call"] = json_number(*x->execution_blocks_per_call);
+      return out;
     };
     statements.push_back({{"stage", v.stage},
                           {"queryid", v.head ? v.head->queryid : v.base->queryid},
@@ -178,6 +180,8 @@ GateResult gate_from(const ordered_json& g, const std::string& source) {
                         v.at("exec_ms_per_call").get<double>()};
       if (v.contains("plan_shape_id") && v["plan_shape_id"].is_string())
         out.plan_shape_id = v["plan_shape_id"].get<std::string>();
+      if (v.contains("execution_blocks_per_call"))
+        out.execution_blocks_per_call = opt(v["execution_blocks_per_call"]);
       if (v.contains("growth") && !v["growth"].is_null()) {
         for (const auto& [figure, name] : v["growth"].get<std::map<std::string, std::string>>()) {
           auto c = growth_class_from(name);

@@ -20,6 +20,24 @@ namespace {
 using nlohmann::ordered_json;
 using namespace json_io;
 
+// QueryStats::parameters by name (results.json `stages[].queries[].parameters`).
+constexpr std::pair<util::ParameterUse, std::string_view> k_parameter_uses[] = {
+    {util::ParameterUse::none, "none"}, {util::ParameterUse::lookup, "lookup"}, {util::ParameterUse::other, "other"}};
+
+std::string parameters_name(util::ParameterUse use) {
+  for (const auto& [v, name] : k_parameter_uses) {
+    if (v == use) return std::string(name);
+  }
+  return "none";
+}
+
+std::optional<util::ParameterUse> parameters_from(std::string_view text) {
+  for (const auto& [v, name] : k_parameter_uses) {
+    if (name == text) return v;
+  }
+  return std::nullopt;
+}
+
 // --- writing, one function per section ------------------------------------------------------
 
 ordered_json snapshot_json(const std::optional<SnapshotResult>& snapshot) {
@@ -78,6 +96,7 @@ ordered_json stage_json(const StageResult& s) {
                        {"blocks", opt_number(q.blocks)},
                        {"blocks_per_call", opt_number(q.blocks_per_call)},
                        {"text_id", or_null(q.text_id)}});
+    if (q.parameters) queries.back()["parameters"] = parameters_name(*q.parameters);
     if (q.plan) {
       ordered_json plan = ordered_json::parse(q.plan->json, nullptr, false);
       queries.back()["plan"] = {{"duration_ms", json_number(q.plan->duration_ms)},
@@ -269,6 +288,10 @@ StageResult stage_from(const ordered_json& s, const std::string& source) {
         x.blocks_per_call = q["blocks_per_call"].get<double>();
       if (q.contains("text_id") && !q["text_id"].is_null())
         x.text_id = q["text_id"].get<std::string>();
+      if (q.contains("parameters") && !q["parameters"].is_null()) {
+        x.parameters = named(q, "parameters", parameters_from, util::ParameterUse::none,
+                             "stage '" + st.name + "' queries[]", "none, lookup or other", source);
+      }
       if (q.contains("plan") && q["plan"].is_object()) {
         const auto& p = q["plan"];
         StatementPlan plan;

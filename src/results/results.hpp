@@ -123,9 +123,9 @@ struct QueryStats {
   /// versions that did not record it (the shortened text pairs them then).
   std::string text_id;
   /// How the whole normalized text uses its parameters (`= $1`: a lookup by key), read before
-  /// the text was cut; what repeated_query's shape is decided by. Not in results.json (the
-  /// diagnoses are made from a fresh measurement and written there): nullopt in results read
-  /// from a file, where the shortened text stands in.
+  /// the text was cut; what repeated_query's shape is decided by. results.json
+  /// `stages[].queries[].parameters` ("none", "lookup", "other"; absent when unset): nullopt in
+  /// results of versions that did not record it, where the shortened text stands in.
   std::optional<util::ParameterUse> parameters;
   /// Its actual plan (the costliest call's); nullopt when no plan was captured (no auto_explain,
   /// an external server, results of versions before it).
@@ -417,8 +417,8 @@ struct StatementSide {
   double exec_ms_per_call = 0;
   std::string plan_shape_id;  // its captured plan's shape (results::plan_shape_id); "" without one
   /// Shared blocks (hit + read) of its captured plan's execution (results::execution_blocks),
-  /// what the gate judges when both sides have it; nullopt without a plan with buffers. Not in
-  /// results.json: results read from a file show blocks_per_call instead.
+  /// what the gate judges when both sides have it; nullopt without a plan with buffers.
+  /// results.json `gate.statements[].base|head.execution_blocks_per_call`, absent when unset.
   std::optional<double> execution_blocks_per_call;
   /// Its growth classes over the scales (StatementGrowth): "calls", "rows_per_call",
   /// "blocks_per_call" → its class (results.json writes the classes' names); empty without scales.

@@ -301,5 +301,119 @@ TEST(ResultsJson, NonNumericSampleNamesStageMetricAndPosition) {
   }
 }
 
+// How a statement uses its parameters is written by name and read back; a statement measured
+// before it was recorded has no member and reads back unset.
+TEST(ResultsJson, AStatementsParameterUseRoundTripsAndIsAbsentWhenUnset) {
+  Results r = sample();
+  QueryStats lookup;
+  lookup.queryid = "1";
+  lookup.query = "SELECT * FROM t WHERE id = $1";
+  lookup.parameters = util::ParameterUse::lookup;
+  QueryStats other = lookup;
+  other.queryid = "2";
+  other.query = "SELECT * FROM t LIMIT $1";
+  other.parameters = util::ParameterUse::other;
+  QueryStats unset = lookup;
+  unset.queryid = "3";
+  unset.parameters.reset();
+  r.stages[0].queries = {lookup, other, unset};
+  const std::string text = to_json(r);
+  auto doc = nlohmann::json::parse(text);
+  EXPECT_EQ(doc["stages"][0]["queries"][0]["parameters"], "lookup");
+  EXPECT_EQ(doc["stages"][0]["queries"][1]["parameters"], "other");
+  EXPECT_FALSE(doc["stages"][0]["queries"][2].contains("parameters"));
+  Results back = from_json(text, "r.json");
+  ASSERT_EQ(back.stages[0].queries.size(), 3u);
+  EXPECT_EQ(back.stages[0].queries[0].parameters, util::ParameterUse::lookup);
+  EXPECT_EQ(back.stages[0].queries[1].parameters, util::ParameterUse::other);
+  EXPECT_FALSE(back.stages[0].queries[2].parameters);
+  EXPECT_EQ(to_json(back), text);
+  std::string bad = text;
+  bad.replace(bad.find("\"lookup\""), 8, "\"lookups\"");
+  try {
+    from_json(bad, "r.json");
+    FAIL() << "accepted an unknown parameter use";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.message(), "r.json: stage 'config-load' queries[].parameters is \"lookups\" (expected none, "
+                           "lookup or other)");
+  }
+}
+
+// The blocks a statement's captured plan read per call, each side's, round-trip; a side without
+// a plan has no member.
+TEST(ResultsJson, AStatementSidesExecutionBlocksRoundTripAndAreAbsentWhenUnset) {
+  Results r = sample();
+  GateResult g;
+  g.baseline = "base.json";
+  StatementSide base{"11", 1, 1, 4.0, 0.01, 0.02};
+  base.execution_blocks_per_call = 3;
+  StatementSide head{"12", 1, 1, 260.0, 0.01, 0.9};
+  head.execution_blocks_per_call = 253.5;
+  g.statements.push_back({"config-load", "SELECT * FROM t WHERE id = $1", base, head, Verdict::regression,
+                          "reads 253.5 blocks per call instead of 3"});
+  StatementSide unplanned{"13", 2, 1, 4.0, 0.01, 0.02};
+  g.statements.push_back({"config-load", "SELECT 1", unplanned, unplanned, Verdict::same, ""});
+  r.gate = g;
+  const std::string text = to_json(r);
+  auto doc = nlohmann::json::parse(text);
+  EXPECT_EQ(doc["gate"]["statements"][0]["base"]["execution_blocks_per_call"], 3);
+  EXPECT_EQ(doc["gate"]["statements"][0]["head"]["execution_blocks_per_call"], 253.5);
+  EXPECT_FALSE(doc["gate"]["statements"][1]["head"].contains("execution_blocks_per_call"));
+  Results back = from_json(text, "r.json");
+  ASSERT_TRUE(back.gate);
+  ASSERT_EQ(back.gate->statements.size(), 2u);
+  EXPECT_EQ(back.gate->statements[0].base->execution_blocks_per_call, 3);
+  EXPECT_EQ(back.gate->statements[0].head->execution_blocks_per_call, 253.5);
+  EXPECT_FALSE(back.gate->statements[1].head->execution_blocks_per_call);
+  EXPECT_EQ(to_json(back), text);
+}
+
+// The migration's statements keep their blocks and WAL, its growth rows the blocks they were
+// classed on and the class by name (a statement from a file without them reads back unset).
+TEST(ResultsJson, TheMigrationsBlocksAndGrowthClassRoundTrip) {
+  Results r = sample();
+  Migration m;
+  m.source = "sql_dir db/migrations";
+  m.scales = {1, 4, 16};
+  m.production_scale = 400;
+  MigrationStatement index{"CREATE INDEX i ON orders (amount)", 1, 36.5, 424.0, 159169u};
+  MigrationStatement old{"UPDATE t SET a = $1", 2, 0.5, std::nullopt, std::nullopt};
+  m.statements = {index, old};
+  MigrationGrowth g;
+  g.what = "statement `CREATE INDEX i ON orders (amount)`";
+  g.values_ms = {36.5, 124.5, std::nullopt};
+  g.exponent = 1;
+  g.growth = GrowthClass::linear;
+  g.projected_ms = 10000;
+  g.blocks = {424.0, 829.0, std::nullopt};
+  g.counted = "its own";
+  MigrationGrowth none;
+  none.what = "wall time";
+  none.values_ms = {1.0, 2.0, 3.0};
+  m.growth = {g, none};
+  r.migration = m;
+  const std::string text = to_json(r);
+  auto doc = nlohmann::json::parse(text);
+  EXPECT_EQ(doc["migration"]["statements"][0]["blocks"], 424);
+  EXPECT_EQ(doc["migration"]["statements"][0]["wal_bytes"], 159169);
+  EXPECT_FALSE(doc["migration"]["statements"][1].contains("blocks"));
+  EXPECT_EQ(doc["migration"]["growth"][0]["growth"], "linear");
+  EXPECT_EQ(doc["migration"]["growth"][0]["blocks"], nlohmann::json::parse("[424, 829, null]"));
+  EXPECT_EQ(doc["migration"]["growth"][1]["growth"], "");
+  Results back = from_json(text, "r.json");
+  ASSERT_TRUE(back.migration);
+  ASSERT_EQ(back.migration->statements.size(), 2u);
+  EXPECT_EQ(back.migration->statements[0].blocks, 424);
+  EXPECT_EQ(back.migration->statements[0].wal_bytes, 159169u);
+  EXPECT_FALSE(back.migration->statements[1].blocks);
+  EXPECT_FALSE(back.migration->statements[1].wal_bytes);
+  ASSERT_EQ(back.migration->growth.size(), 2u);
+  EXPECT_TRUE(back.migration->growth[0].growth == GrowthClass::linear);
+  EXPECT_EQ(back.migration->growth[0].counted, "its own");
+  EXPECT_EQ(back.migration->growth[0].blocks, g.blocks);
+  EXPECT_TRUE(back.migration->growth[1].growth == GrowthClass::none);
+  EXPECT_EQ(to_json(back), text);
+}
+
 }  // namespace
 }  // namespace coldgate::report
