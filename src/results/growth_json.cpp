@@ -53,7 +53,7 @@ ordered_json stage_growth_json(const StageGrowth& g) {
 namespace {
 
 // The classes a fit's `growth` may name.
-constexpr std::string_view k_growth_classes = "constant, sublinear, linear, quadratic, superquadratic or null";
+constexpr std::string_view k_growth_class_names = "constant, sublinear, linear, quadratic, superquadratic or null";
 
 GrowthFit fit_from(const ordered_json& f, const std::string& where, const std::string& source) {
   GrowthFit out;
@@ -61,7 +61,7 @@ GrowthFit fit_from(const ordered_json& f, const std::string& where, const std::s
   out.exponent = number_or_null(f.at("exponent"));
   out.coefficient = f.at("coefficient").get<double>();
   out.offset = f.at("offset").get<double>();
-  out.growth = named(f, "growth", growth_class_from, GrowthClass::none, where, k_growth_classes, source);
+  out.growth = named(f, "growth", growth_class_from, GrowthClass::none, where, k_growth_class_names, source);
   if (f.contains("projected")) out.projected = number_or_null(f.at("projected"));
   return out;
 }
