@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <chrono>
 #include <exception>
+#include <map>
 #include <mutex>
 #include <optional>
 
@@ -116,13 +117,57 @@ using PgConn = std::unique_ptr<PGconn, void (*)(PGconn*)>;
 // A libpq connection (check PQstatus), made as connect_interruptibly makes one.
 PgConn connect_libpq(const ConnectionInfo& info) {
   return connect_interruptibly<PgConn>(
-      [conninfo = with_client_defaults(info).conninfo()] {
+      [conninfo = with_client_defaults(routed(info)).conninfo()] {
         return PgConn(PQconnectdb(conninfo.c_str()), PQfinish);
       },
       info.display());
 }
 
+// route_over_socket()'s routes: "host:port" → the TCP credentials and the socket folder.
+struct SocketRoute {
+  ConnectionInfo tcp;
+  std::string socket_dir;
+};
+std::mutex g_routes_mutex;
+std::map<std::string, SocketRoute> g_routes;
+
+std::string route_key(const ConnectionInfo& info) {
+  return info.host + ":" + std::to_string(info.port);
+}
+
 }  // namespace
+
+void route_over_socket(const ConnectionInfo& tcp, const std::filesystem::path& socket_dir) {
+  std::lock_guard lock(g_routes_mutex);
+  g_routes[route_key(tcp)] = SocketRoute{tcp, socket_dir.string()};
+}
+
+void end_socket_route(const ConnectionInfo& tcp) noexcept {
+  try {
+    std::lock_guard lock(g_routes_mutex);
+    g_routes.erase(route_key(tcp));
+  } catch (...) {
+    // A lock that fails: the route stays, to a port nothing listens on.
+  }
+}
+
+ConnectionInfo routed(const ConnectionInfo& info) {
+  std::lock_guard lock(g_routes_mutex);
+  auto it = g_routes.find(route_key(info));
+  // Only coldgate's own credentials: a role setup made, with its own password, keeps TCP and
+  // its own authentication.
+  if (it == g_routes.end() || it->second.tcp.user != info.user ||
+      it->second.tcp.password != info.password) {
+    return info;
+  }
+  ConnectionInfo out = info;
+  out.host = it->second.socket_dir;
+  out.password.clear();
+  // TLS options mean nothing on a Unix socket; libpq ignores sslmode there, but not all of them.
+  for (const char* key : {"sslmode", "sslrootcert", "sslcert", "sslkey", "requiressl"})
+    out.options.erase(key);
+  return out;
+}
 
 ConnectionInfo with_client_defaults(ConnectionInfo info) {
   info.options.try_emplace("connect_timeout", std::to_string(k_default_connect_timeout_s));
@@ -134,7 +179,7 @@ ConnectionInfo with_client_defaults(ConnectionInfo info) {
 Connection::Connection(const ConnectionInfo& info) : m_info(info) {
   try {
     m_conn = connect_interruptibly<std::unique_ptr<pqxx::connection>>(
-        [conninfo = with_client_defaults(info).conninfo()] {
+        [conninfo = with_client_defaults(routed(info)).conninfo()] {
           return std::make_unique<pqxx::connection>(conninfo);
         },
         info.display());

@@ -83,6 +83,20 @@ Error translate(const pqxx::sql_error& e, const std::string& where);
 /// Adds connect_timeout (when absent), fallback_application_name and client_encoding=UTF8.
 ConnectionInfo with_client_defaults(ConnectionInfo info);
 
+/// Sends this process's own connections that carry `tcp`'s host, port, user and password (the
+/// credentials of a server it started itself: the local provider's throwaway cluster) over
+/// that server's Unix socket in `socket_dir` instead: no TCP, TLS probe or SCRAM exchange per
+/// connection. The socket folder is private (0700, inside the run's 0700 folder) and the
+/// cluster authenticates it as `trust`, as the provider's own start-up connection already
+/// does. Children (probes, setup commands, the stages' commands) still get `tcp`, so what a
+/// stage measures is unchanged. Connection::info() and every message keep naming `tcp`.
+void route_over_socket(const ConnectionInfo& tcp, const std::filesystem::path& socket_dir);
+/// Ends route_over_socket() for `tcp`'s host and port (its server stopped); never throws.
+void end_socket_route(const ConnectionInfo& tcp) noexcept;
+/// `info` as this process connects to it: over the socket of a route_over_socket() whose host,
+/// port, user and password it carries (password removed), else `info` itself.
+ConnectionInfo routed(const ConnectionInfo& info);
+
 /// Runs a multi-statement SQL script in one simple-query round trip: PostgreSQL runs it as one
 /// implicit transaction unless the script has BEGIN/COMMIT of its own. On error throws
 /// Error(gate_failed) with where = "<display_name>:<line>:<col>" of the error position (or just

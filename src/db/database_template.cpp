@@ -198,6 +198,16 @@ void own_transactions(Connection& conn, const std::function<void()>& fn) {
 
 std::string DatabaseTemplate::why_not(const ConnectionInfo& database) {
   Connection conn(with_client_defaults(database));
+  return why_not(conn);
+}
+
+bool DatabaseTemplate::has_sequences(Connection& conn) {
+  return conn.exec("SELECT count(*) FROM pg_class WHERE relkind = 'S'", "isolation")[0][0]
+             .as<long>() > 0;
+}
+
+std::string DatabaseTemplate::why_not(Connection& conn) {
+  const ConnectionInfo& database = conn.info();
   const int version = conn.raw().server_version();
   if (version < 130000) {
     return fmt::format(
@@ -229,11 +239,14 @@ std::string DatabaseTemplate::why_not(const ConnectionInfo& database) {
   return "";
 }
 
-DatabaseTemplate::DatabaseTemplate(const ConnectionInfo& database)
+DatabaseTemplate::DatabaseTemplate(const ConnectionInfo& database,
+                                   std::optional<bool> sequences)
     : m_admin(database), m_name(database.dbname), m_template(owned_database_name(database.dbname)) {
   m_admin.dbname = "postgres";
   try {
-    Connection admin(with_client_defaults(m_admin));
+    // Kept as state()'s connection once the template is made: a backend less per run.
+    auto kept = std::make_unique<Connection>(with_client_defaults(m_admin));
+    Connection& admin = *kept;
     tidy_left_databases(admin);
     if (admin.raw().server_version() >= 150000) {
       // FILE_COPY, what 13 and 14 always do: a checkpoint, then the files copied. WAL_LOG,
@@ -272,11 +285,15 @@ DatabaseTemplate::DatabaseTemplate(const ConnectionInfo& database)
       // Nobody connects to it, autovacuum included, so a copy never waits for one to leave.
       admin.exec("ALTER DATABASE " + q + " WITH ALLOW_CONNECTIONS false", "isolation");
     });
-    ConnectionInfo info = m_admin;
-    info.dbname = m_name;
-    Connection db(with_client_defaults(info));
-    m_sequences = db.exec("SELECT count(*) FROM pg_class WHERE relkind = 'S'", "isolation")[0][0]
-                      .as<long>() > 0;
+    if (sequences) {
+      m_sequences = *sequences;
+    } else {
+      ConnectionInfo info = m_admin;
+      info.dbname = m_name;
+      Connection db(with_client_defaults(info));
+      m_sequences = has_sequences(db);
+    }
+    m_conn = std::move(kept);
     m_state = state();
   } catch (const Error& e) {
     if (m_created) {
@@ -373,6 +390,11 @@ bool DatabaseTemplate::unchanged() {
 
 void DatabaseTemplate::disconnect() noexcept {
   m_conn.reset();
+}
+
+void DatabaseTemplate::leave_to_server_removal() noexcept {
+  m_conn.reset();
+  m_created = false;
 }
 
 bool DatabaseTemplate::restore() {

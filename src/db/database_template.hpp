@@ -2,6 +2,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -104,10 +105,18 @@ class DatabaseTemplate {
   /// the role does not own the database); "" when it can. Throws Error(infrastructure) when
   /// the server is lost.
   static std::string why_not(const ConnectionInfo& database);
+  /// why_not() on `conn`, a connection to that database.
+  static std::string why_not(Connection& conn);
+  /// Whether the database `conn` is connected to has sequences (state() then reads their
+  /// values). Throws Error(infrastructure) when the server is lost.
+  static bool has_sequences(Connection& conn);
 
-  /// Makes the template of `database` (its settings read first). Throws Error(infrastructure)
-  /// naming the database when the copy fails (e.g. another session is connected to it).
-  explicit DatabaseTemplate(const ConnectionInfo& database);
+  /// Makes the template of `database` (its settings read first); `sequences` is
+  /// has_sequences() of it when the caller asked already (nullopt: asked here, over a
+  /// connection of its own). Throws Error(infrastructure) naming the database when the copy
+  /// fails (e.g. another session is connected to it).
+  explicit DatabaseTemplate(const ConnectionInfo& database,
+                            std::optional<bool> sequences = std::nullopt);
   /// Drops the template; never throws.
   ~DatabaseTemplate();
   DatabaseTemplate(const DatabaseTemplate&) = delete;
@@ -144,6 +153,10 @@ class DatabaseTemplate {
   /// Closes the connection state() keeps, before a server restart ends it: a query on an ended
   /// connection leaks its result in libpqxx 6.4. The next state() opens a new one.
   void disconnect() noexcept;
+  /// For a server that is about to be stopped and deleted with its files (the local provider's
+  /// throwaway cluster, at the end of a run): the destructor then leaves the template, as the
+  /// server's removal takes it, instead of a DROP DATABASE and its checkpoint. Never throws.
+  void leave_to_server_removal() noexcept;
 
  private:
   struct Setting {

@@ -165,12 +165,15 @@ void LocalProvider::start() {
         admin.exec(fmt::format("ALTER DATABASE {} RENAME TO {}", k_spare_database,
                                admin.raw().quote_name(name)));
       }
+      m_server_info = read_server_info(admin);
     }
     m_info = ConnectionInfo{.host = "127.0.0.1",
                             .port = m_port,
                             .user = "postgres",
                             .password = password,
                             .dbname = m_options.dbname};
+    // coldgate's own connections take the private socket; the children keep TCP.
+    route_over_socket(m_info, m_run_dir / "socket");
   } catch (...) {
     stop();
     throw;
@@ -323,6 +326,7 @@ void LocalProvider::shutdown(int sig) noexcept {
 }
 
 void LocalProvider::stop() noexcept {
+  if (m_port != 0) end_socket_route(m_info);
   shutdown(SIGQUIT);  // immediate shutdown: no checkpoint, the data is thrown away
   if (!m_run_dir.empty()) {
     std::error_code ec;

@@ -68,6 +68,9 @@ class LocalProvider : public Provider {
   /// server.log (the postgres process's stderr, across restarts) from byte `from` on.
   std::optional<std::string> read_log(std::uint64_t from) const override;
 
+  /// Read by start() on the connection that set the password: no backend started for it.
+  ServerInfo server_info() const override { return m_server_info; }
+
   /// Superuser connection over the private Unix socket (no password) to `dbname`.
   ConnectionInfo socket_info(const std::string& dbname) const;
   /// The cluster's data folder (inside run_dir()).
@@ -97,6 +100,7 @@ class LocalProvider : public Provider {
   std::vector<std::string> m_segments;      // its /dev/shm segments once it was ready
   std::vector<std::string> m_left_behind;   // what the clean-ups had to keep (left_behind())
   ConnectionInfo m_info;
+  ServerInfo m_server_info;  // read by start()
   int m_port = 0;
   std::int64_t m_free_before_bytes = -1;  // free space where the cluster went, before it was made
   int m_stale_removed = 0;  // remove_stale_clusters() at start()

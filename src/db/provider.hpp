@@ -66,8 +66,9 @@ class Provider {
     (void)from;
     return std::nullopt;
   }
-  /// Server version and non-default settings, read over a fresh connection. Throws Error.
-  ServerInfo server_info() const;
+  /// Server version and non-default settings, read over a fresh connection (the local
+  /// provider: what start() read on its own). Throws Error.
+  virtual ServerInfo server_info() const;
 };
 
 /// `cause` as the full disk it is, when its text says a disk filled (util::says_disk_full) or,

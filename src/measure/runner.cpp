@@ -616,10 +616,18 @@ std::string enable_isolation(RunContext& ctx, const std::vector<config::Stage>& 
     return "";
   }
   const db::ConnectionInfo& database = stages_database(ctx);
-  std::string why = db::DatabaseTemplate::why_not(database);
+  std::string why;
+  std::optional<bool> sequences;
+  {
+    // Both questions on one connection, closed before the copy: CREATE DATABASE … TEMPLATE
+    // refuses a database another session is connected to.
+    db::Connection conn(db::with_client_defaults(database));
+    why = db::DatabaseTemplate::why_not(conn);
+    if (why.empty()) sequences = db::DatabaseTemplate::has_sequences(conn);
+  }
   if (why.empty()) {
     try {
-      ctx.isolation = std::make_shared<db::DatabaseTemplate>(database);
+      ctx.isolation = std::make_shared<db::DatabaseTemplate>(database, sequences);
     } catch (const Error& e) {
       if (e.code() == ExitCode::interrupted) throw;
       util::throw_if_interrupted();

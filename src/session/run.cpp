@@ -8,6 +8,7 @@
 #include <new>
 #include <set>
 
+#include "db/database_template.hpp"
 #include "gate/gate.hpp"
 #include "measure/diagnose.hpp"
 #include "measure/environment.hpp"
@@ -179,7 +180,11 @@ void run_job(const config::Config& cfg, const JobOptions& options,
     }
   }
   at.phase = "teardown";  // an interrupt now is not "during scales"
-  ctx.isolation.reset();  // the template is dropped while the server is there to drop it
+  // The template is dropped while the server is there to drop it; a throwaway cluster is
+  // deleted with it, so there a DROP (a checkpoint) would only cost time.
+  if (ctx.isolation && session.provider().name() == "local")
+    ctx.isolation->leave_to_server_removal();
+  ctx.isolation.reset();
   session.stop();
 
   if (options.stages.empty()) {

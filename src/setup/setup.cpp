@@ -529,14 +529,12 @@ std::vector<StepResult> run_setup(const std::vector<config::SetupStep>& steps, c
 std::string stage_database_warning(const std::vector<config::SetupStep>& steps,
                                    const Context& c) {
   const std::string count_sql(k_count_user_relations);
-  {
-    db::Connection conn(c.database);
-    if (conn.exec(count_sql, "setup")[0][0].as<long long>() > 0) return "";
-  }
   std::vector<std::pair<long long, std::string>> others;  // tables, database
   std::vector<std::string> names;
   {
+    // One connection for both questions: each costs the server a backend.
     db::Connection conn(c.database);
+    if (conn.exec(count_sql, "setup")[0][0].as<long long>() > 0) return "";
     for (const auto& row :
          conn.exec("SELECT datname FROM pg_database WHERE datallowconn AND NOT datistemplate "
                    "AND datname <> current_database() ORDER BY datname LIMIT 50",

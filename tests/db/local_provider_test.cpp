@@ -9,11 +9,13 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <thread>
 
 #include "db/cluster_registry.hpp"
 #include "db/connection.hpp"
+#include "db/database_template.hpp"
 #include "db/server_binaries.hpp"
 #include "support/cluster.hpp"
 #include "support/support.hpp"
@@ -310,6 +312,108 @@ TEST(LocalProvider, DatabaseComesFromTheTemplatesSpareOne) {
   };
   EXPECT_EQ(count("coldgate_test"), 1);
   EXPECT_EQ(count("coldgate_spare"), 0);  // renamed, not copied
+}
+
+}  // namespace
+}  // namespace coldgate::db
+
+namespace coldgate::db {
+namespace {
+
+// Whether the server sees `info`'s connection over TCP: inet_client_addr() is NULL on a Unix
+// socket.
+std::string client_addr(const ConnectionInfo& info) {
+  Connection c(info);
+  auto r = c.exec("SELECT coalesce(host(inet_client_addr()), 'socket')");
+  return r[0][0].c_str();
+}
+
+TEST(LocalProvider, OwnConnectionsTakeThePrivateSocketOthersAndChildrenKeepTcp) {
+  auto& cluster = testing::shared_cluster();
+  const ConnectionInfo& own = cluster.connection_info();
+  EXPECT_EQ(client_addr(own), "socket");
+  EXPECT_EQ(routed(own).host, (cluster.run_dir() / "socket").string());
+  EXPECT_TRUE(routed(own).password.empty());
+  // What children get (DATABASE_URL, PG*) still names TCP with the password.
+  EXPECT_EQ(own.host, "127.0.0.1");
+  EXPECT_NE(own.url().find("127.0.0.1"), std::string::npos);
+  // A role of the user's own, with its own password: TCP and its own authentication.
+  ConnectionInfo app = testing::fresh_database("socket_route");
+  {
+    Connection admin(own);
+    admin.exec("DROP ROLE IF EXISTS socket_route_app");
+    admin.exec("CREATE ROLE socket_route_app LOGIN PASSWORD 'app-secret'");
+  }
+  app.user = "socket_route_app";
+  app.password = "app-secret";
+  EXPECT_EQ(client_addr(app), "127.0.0.1");
+  app.password = "wrong";
+  EXPECT_THROW(client_addr(app), Error);
+  Connection(own).exec("DROP ROLE socket_route_app");
+}
+
+// A run on a throwaway cluster leaves its isolation template to the cluster's removal (no
+// DROP DATABASE and its checkpoint at the end); every other template is dropped as before.
+TEST(LocalProvider, ATemplateLeftToTheServersRemovalIsNotDropped) {
+  auto& cluster = testing::shared_cluster();
+  const ConnectionInfo info = testing::fresh_database("template_left");
+  Connection admin(cluster.socket_info("postgres"));
+  auto there = [&](const std::string& name) {
+    return admin.exec_params("SELECT count(*) FROM pg_database WHERE datname = $1", {name})[0][0]
+        .as<int>();
+  };
+  std::string left;
+  {
+    DatabaseTemplate kept(info);
+    left = kept.template_name();
+    kept.leave_to_server_removal();
+  }
+  EXPECT_EQ(there(left), 1);
+  std::string dropped;
+  {
+    DatabaseTemplate ordinary(info);
+    dropped = ordinary.template_name();
+    EXPECT_EQ(there(dropped), 1);
+  }
+  EXPECT_EQ(there(dropped), 0);
+  admin.exec("DROP DATABASE " + admin.raw().quote_name(left));
+}
+
+// What the server log (log_connections, each line led by its backend's pid) says of the
+// connections coldgate made itself (application_name coldgate; the runs' are named
+// coldgate/<stage>/…, psql's psql) before the stage's first one: how many, how many over TCP.
+TEST(LocalProvider, ARunsOwnChecksTakeTheSocketAndFewBackendsBeforeTheFirstRun) {
+  testing::TempDir dir;
+  dir.write("count.sh",
+            "set -e\n"
+            "log=\"$(dirname \"$(psql -XAtc 'show data_directory')\")/server.log\"\n"
+            "awk '/connection received: host=/ { host[$1] = $5 }\n"
+            "     /connection authorized: .*application_name=coldgate\\// { exit }\n"
+            "     /connection authorized: .*application_name=coldgate$/ {\n"
+            "       own++; if (host[$1] != \"host=[local]\") tcp++ }\n"
+            "     END { print own + 0, tcp + 0 }' \"$log\" > own.txt\n");
+  dir.write("coldgate.yaml",
+            "version: 1\n"
+            "database: { provider: local, settings: { log_connections: 'on', "
+            "log_line_prefix: '%p ' } }\n"
+            "defaults: { runs: 1, warm: 0 }\n"
+            "stages:\n"
+            "  - name: count\n"
+            "    command: [sh, count.sh]\n");
+  auto r = testing::run_coldgate({"run", "--no-ci", "--out", (dir / "out").string()}, dir.path(),
+                                 "", {"CI=", "GITHUB_ACTIONS="});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const std::string counts = testing::slurp(dir / "own.txt");
+  int own = 0;
+  int tcp = -1;
+  ASSERT_EQ(std::sscanf(counts.c_str(), "%d %d", &own, &tcp), 2) << counts;
+  // Every one over the private socket (before: all but the start-up's over TCP, with SCRAM).
+  EXPECT_EQ(tcp, 0) << counts;
+  // Start-up, setup's database check (2), profile, plans, isolation (2: the stages' database,
+  // the maintenance one), the stage's profile reads: 8 (12 before one connection served the
+  // server's facts, the template's checks and its state).
+  EXPECT_LE(own, 8) << counts;
+  EXPECT_GE(own, 5) << counts;
 }
 
 }  // namespace
