@@ -8,7 +8,7 @@
 
 namespace coldgate::results {
 
-/// `m` as results.json's `migration` member (docs/results.schema.json).
+/// `m` as results.json's `migration` member (its shape: docs/architecture.md, "Results JSON").
 nlohmann::ordered_json migration_json(const Migration& m);
 
 /// The `migration` member read back; a member of the wrong type throws nlohmann's exception
