@@ -75,7 +75,7 @@ std::string faster_metrics(const GateResult& g) {
 
 // "missing index on article (\"authorId\")", "repeated query in page".
 std::string diagnosis_name(const Diagnosis& d) {
-  std::string kind = d.kind;
+  std::string kind(to_string(d.kind));
   std::replace(kind.begin(), kind.end(), '_', ' ');
   auto table = d.facts.find("table");
   if (table == d.facts.end()) return kind + " in " + d.stage;

@@ -418,8 +418,8 @@ StatementVerdict pair(const std::string& stage, const StatementSum* b, const Sta
 // its columns, and carried by whichever statement of the stage met it first, which need not be
 // the same one on both sides: those are known by table and columns.
 std::string diagnosis_key(const Diagnosis& d, const Results& side) {
-  std::string key = d.stage + "\n" + d.kind + "\n";
-  if (d.kind == "missing_index" || d.kind == "misestimate") {
+  std::string key = d.stage + "\n" + std::string(to_string(d.kind)) + "\n";
+  if (d.kind == DiagnosisKind::missing_index || d.kind == DiagnosisKind::misestimate) {
     auto table = d.facts.find("table");
     auto columns = d.facts.find("columns");
     if (table != d.facts.end() && columns != d.facts.end())

@@ -49,9 +49,9 @@ std::string statement(const QueryStats& q) {
                            : fmt::format("statement {} `{}`", q.queryid, q.query);
 }
 
-Diagnosis about(const StageResult& s, const QueryStats& q, std::string kind, std::string message,
+Diagnosis about(const StageResult& s, const QueryStats& q, DiagnosisKind kind, std::string message,
                 std::map<std::string, double> data) {
-  return {s.name, std::move(kind), std::move(message), std::move(data), q.queryid, q.query};
+  return {s.name, kind, std::move(message), std::move(data), q.queryid, q.query};
 }
 
 void jit_dominates(const StageResult& s, std::vector<Diagnosis>& out) {
@@ -80,7 +80,7 @@ void jit_dominates(const StageResult& s, std::vector<Diagnosis>& out) {
     // JIT time is not a part of the execution time as pg_stat_statements counts them (some of it
     // falls in executor start-up), so the two are set side by side.
     out.push_back(about(
-        s, q, "jit_dominates",
+        s, q, DiagnosisKind::jit_dominates,
         fmt::format("JIT compiled {} functions in {} per run for {}, whose execution took {}{} "
                     "— {}",
                     count(q.jit_functions), ms(q.jit_ms), statement(q), ms(q.exec_ms), estimate,
@@ -179,7 +179,7 @@ void repeated(const StageResult& s, int threshold, int requests, std::vector<Dia
                      : fmt::format("{} times per cold run ({} in all, {} repeated_threshold {})",
                                    count(q.calls), ms(q.time_ms()),
                                    q.calls >= threshold ? "≥" : "<", threshold);
-    Diagnosis d = about(s, q, "repeated_query",
+    Diagnosis d = about(s, q, DiagnosisKind::repeated_query,
                         fmt::format("{} ran {}{} — {}; that saves about {} of server time per "
                                     "run, plus {} round trips",
                                     statement(q), times, growth, verdict, ms(saving),
@@ -199,7 +199,7 @@ void never_analyzed(const StageResult& s, std::vector<Diagnosis>& out) {
   for (std::size_t i = 0; i < shown; ++i) names += (i ? ", " : "") + tables[i];
   if (tables.size() > shown) names += fmt::format(", … {} more", tables.size() - shown);
   out.push_back({s.name,
-                 "never_analyzed",
+                 DiagnosisKind::never_analyzed,
                  fmt::format("{} table{} this stage's statements read {} never analyzed ({}): "
                              "their plans rest on default statistics — add `- analyze: true` to "
                              "setup:",
@@ -227,7 +227,7 @@ void planning(const StageResult& s, std::vector<Diagnosis>& out) {
   }
   if (replanned < k_planning_floor_ms) return;
   out.push_back({s.name,
-                 "planning_exceeds_execution",
+                 DiagnosisKind::planning_exceeds_execution,
                  fmt::format("planning took {} per run, more than the {} execution (medians of "
                              "the {}) — every execution plans again: a prepared statement (or "
                              "the driver's statement cache) plans once",
@@ -562,7 +562,7 @@ void missing_index(const StageResult& s, const QueryStats& q, std::set<std::stri
     const std::string index =
         fmt::format("CREATE INDEX ON {} ({})", qualified_sql(t), joined(cols, false));
     Diagnosis d = about(
-        s, q, "missing_index",
+        s, q, DiagnosisKind::missing_index,
         fmt::format("{} removes {} rows per execution through its {} to return {}, reading {} "
                     "blocks, for {} — an index on {} ({}) would find them: try `{}` (`--try` "
                     "measures it in a copy of the database)",
@@ -627,7 +627,7 @@ void scan_grows(const StageResult& s, const std::set<std::string>& indexed, std:
       facts = {{"table", qualified(n)}, {"columns", joined(cols, true)}, {"index", index}};
     }
     Diagnosis d = about(
-        s, q, "scan_grows",
+        s, q, DiagnosisKind::scan_grows,
         fmt::format("{} reads blocks per call that grow {} with the data ({}) while it returns "
                     "the same rows per call ({}): {}",
                     statement(q), growth_adverb(g->blocks_per_call.growth), growth_values(g->blocks_per_call),
@@ -698,7 +698,7 @@ void misestimate(const StageResult& s, const QueryStats& q, std::set<std::string
                         fix, joined(cols, true), statistics);
     }
     Diagnosis d = about(
-        s, q, "misestimate",
+        s, q, DiagnosisKind::misestimate,
         fmt::format("{} was estimated at {} rows and returned {} per loop ({}× {}), feeding a "
                     "{}, for {} — the join was planned for the wrong row count: {} (`--try` "
                     "measures {} in a copy of the database)",

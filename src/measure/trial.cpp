@@ -164,12 +164,12 @@ std::vector<TrialVariant> remedies_for(const config::Stage& stage,
                                        const std::vector<Diagnosis>& diagnoses,
                                        const std::vector<std::string>& never_analyzed) {
   std::vector<TrialVariant> out;
-  auto has = [&](const char* kind) {
+  auto has = [&](DiagnosisKind kind) {
     return std::any_of(diagnoses.begin(), diagnoses.end(), [&](const Diagnosis& d) {
       return d.stage == stage.name && d.kind == kind;
     });
   };
-  auto facts = [&](const char* kind, const char* fact) {
+  auto facts = [&](DiagnosisKind kind, const char* fact) {
     std::vector<std::pair<std::string, std::string>> list;  // (fact, table), each fact once
     for (const auto& d : diagnoses) {
       if (d.stage != stage.name || d.kind != kind) continue;
@@ -182,7 +182,7 @@ std::vector<TrialVariant> remedies_for(const config::Stage& stage,
     return list;
   };
   // The statements (queryids) whose `kind` diagnoses give `fact` the value `value` ("" any).
-  auto aimed = [&](const char* kind, const char* fact, const std::string& value) {
+  auto aimed = [&](DiagnosisKind kind, const char* fact, const std::string& value) {
     std::vector<std::string> ids;
     for (const auto& d : diagnoses) {
       if (d.stage != stage.name || d.kind != kind || d.queryid.empty()) continue;
@@ -192,7 +192,7 @@ std::vector<TrialVariant> remedies_for(const config::Stage& stage,
     }
     return ids;
   };
-  if (has("jit_dominates")) {
+  if (has(DiagnosisKind::jit_dominates)) {
     out.push_back({"jit = off", {{"jit", "off"}}, false, {}, {}});
     out.push_back({"JIT without inlining and optimization",
                    {{"jit_inline_above_cost", "-1"}, {"jit_optimize_above_cost", "-1"}},
@@ -202,24 +202,24 @@ std::vector<TrialVariant> remedies_for(const config::Stage& stage,
     if (!stage.is_command()) out.push_back({"prepared statement", {}, true, {}, {}});
   }
   std::vector<std::string> analyze;
-  if (has("never_analyzed")) analyze = never_analyzed;
-  for (const auto& [table, unused] : facts("misestimate", "table")) {
+  if (has(DiagnosisKind::never_analyzed)) analyze = never_analyzed;
+  for (const auto& [table, unused] : facts(DiagnosisKind::misestimate, "table")) {
     if (std::find(analyze.begin(), analyze.end(), table) == analyze.end()) analyze.push_back(table);
   }
   if (!analyze.empty()) {
     // Fresh statistics of never-analyzed tables may change any statement: stage-wide then.
-    const bool stage_wide = has("never_analyzed") && !never_analyzed.empty();
+    const bool stage_wide = has(DiagnosisKind::never_analyzed) && !never_analyzed.empty();
     out.push_back({"ANALYZE", {}, false, analyze, {},
-                   stage_wide ? std::vector<std::string>{} : aimed("misestimate", "table", "")});
+                   stage_wide ? std::vector<std::string>{} : aimed(DiagnosisKind::misestimate, "table", "")});
   }
-  for (const auto& [index, table] : facts("missing_index", "index")) {
-    out.push_back({index, {}, false, {}, {index}, aimed("missing_index", "index", index)});
+  for (const auto& [index, table] : facts(DiagnosisKind::missing_index, "index")) {
+    out.push_back({index, {}, false, {}, {index}, aimed(DiagnosisKind::missing_index, "index", index)});
   }
-  for (const auto& [statistics, table] : facts("misestimate", "statistics")) {
+  for (const auto& [statistics, table] : facts(DiagnosisKind::misestimate, "statistics")) {
     std::vector<std::string> tables;
     if (!table.empty()) tables.push_back(table);
     out.push_back({statistics, {}, false, tables, {statistics},
-                   aimed("misestimate", "statistics", statistics)});
+                   aimed(DiagnosisKind::misestimate, "statistics", statistics)});
   }
   for (const auto& r : stage.remedies) out.push_back({r.name, r.settings, false, {}, {}});
   return out;
@@ -242,7 +242,7 @@ std::vector<Remedy> try_remedies(const config::Stage& stage, const StageResult& 
   std::vector<std::string> statements;
   for (const auto& d : diagnoses) {
     if (d.stage != stage.name || d.queryid.empty() ||
-        (d.kind != "missing_index" && d.kind != "misestimate")) {
+        (d.kind != DiagnosisKind::missing_index && d.kind != DiagnosisKind::misestimate)) {
       continue;
     }
     std::string key = key_of(d.queryid);

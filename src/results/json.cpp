@@ -121,7 +121,7 @@ ordered_json diagnoses_json(const std::vector<Diagnosis>& diagnoses) {
     if (!d.query.empty()) data["query"] = d.query;
     for (const auto& [k, v] : d.facts) data[k] = v;
     out.push_back({{"stage", d.stage},
-                   {"kind", d.kind},
+                   {"kind", std::string(to_string(d.kind))},
                    {"message", d.message},
                    {"data", data},
                    {"change", or_null(std::string(to_string(d.change)))}});
@@ -475,10 +475,16 @@ Results from_json(std::string_view text, const std::string& source) {
     }
     if (doc.contains("diagnoses")) {
       for (const auto& d : doc["diagnoses"]) {
-        Diagnosis x{d.at("stage").get<std::string>(),
-                    d.at("kind").get<std::string>(),
-                    d.at("message").get<std::string>(),
-                    {}};
+        Diagnosis x{d.at("stage").get<std::string>(), {}, d.at("message").get<std::string>(), {}};
+        const auto kind_name = d.at("kind").get<std::string>();
+        const auto kind = diagnosis_kind_from(kind_name);
+        if (!kind) {
+          throw usage_error(source, fmt::format("diagnosis of stage '{}'.kind is \"{}\" (expected jit_dominates, "
+                                                "repeated_query, never_analyzed, planning_exceeds_execution, "
+                                                "missing_index, misestimate or scan_grows)",
+                                                x.stage, kind_name));
+        }
+        x.kind = *kind;
         for (const auto& [k, v] : d.at("data").items()) {
           if (k == "queryid") {
             x.queryid = v.get<std::string>();

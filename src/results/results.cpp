@@ -91,6 +91,14 @@ constexpr std::pair<DiagnosisChange, std::string_view> k_diagnosis_changes[] = {
     {DiagnosisChange::worse, "worse"},
     {DiagnosisChange::gone, "gone"},
     {DiagnosisChange::also_in_base, "also_in_base"}};
+constexpr std::pair<DiagnosisKind, std::string_view> k_diagnosis_kinds[] = {
+    {DiagnosisKind::jit_dominates, "jit_dominates"},
+    {DiagnosisKind::repeated_query, "repeated_query"},
+    {DiagnosisKind::never_analyzed, "never_analyzed"},
+    {DiagnosisKind::planning_exceeds_execution, "planning_exceeds_execution"},
+    {DiagnosisKind::missing_index, "missing_index"},
+    {DiagnosisKind::misestimate, "misestimate"},
+    {DiagnosisKind::scan_grows, "scan_grows"}};
 constexpr std::pair<GrowthClass, std::string_view> k_growth_classes[] = {
     {GrowthClass::none, ""},
     {GrowthClass::constant, "constant"},
@@ -137,6 +145,13 @@ std::optional<ColdMode> cold_mode_from(std::string_view text) {
 }
 std::optional<DiagnosisChange> diagnosis_change_from(std::string_view text) {
   return text.empty() ? std::nullopt : value_of(text, k_diagnosis_changes);
+}
+
+std::string_view to_string(DiagnosisKind kind) {
+  return name_of(kind, k_diagnosis_kinds);
+}
+std::optional<DiagnosisKind> diagnosis_kind_from(std::string_view text) {
+  return value_of(text, k_diagnosis_kinds);
 }
 
 std::string_view to_string(GrowthClass growth) {

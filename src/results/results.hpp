@@ -40,6 +40,21 @@ enum class ColdMode { process, restart };
 /// "base_calls"), gone (base had it, head does not: fixed), also_in_base.
 enum class DiagnosisChange { none, added, worse, gone, also_in_base };
 
+/// What a diagnosis found (measure::diagnose): JIT compile time dominating the server time; one
+/// statement repeated per row or per loop; tables never analyzed; planning longer than
+/// execution; a filter an index would serve and a row estimate far off (the last two from the
+/// statements' actual plans); blocks per call growing with the data scales while rows per call
+/// stay flat. results.json writes them "jit_dominates", "repeated_query", …
+enum class DiagnosisKind {
+  jit_dominates,
+  repeated_query,
+  never_analyzed,
+  planning_exceeds_execution,
+  missing_index,
+  misestimate,
+  scan_grows
+};
+
 /// The names results.json and the reports use: "match", "regression", "new", "sql", "restart".
 std::string_view to_string(SnapshotStatus status);
 std::string_view to_string(Verdict verdict);
@@ -47,6 +62,9 @@ std::string_view to_string(StageKind kind);
 std::string_view to_string(ColdMode mode);
 /// "new", "worse", "gone", "also_in_base"; "" for none (results.json writes null).
 std::string_view to_string(DiagnosisChange change);
+/// "jit_dominates", "repeated_query", "never_analyzed", "planning_exceeds_execution",
+/// "missing_index", "misestimate", "scan_grows".
+std::string_view to_string(DiagnosisKind kind);
 
 /// The value named `text` (as to_string writes it); nullopt for any other text.
 std::optional<SnapshotStatus> snapshot_status_from(std::string_view text);
@@ -54,6 +72,7 @@ std::optional<Verdict> verdict_from(std::string_view text);
 std::optional<StageKind> stage_kind_from(std::string_view text);
 std::optional<ColdMode> cold_mode_from(std::string_view text);
 std::optional<DiagnosisChange> diagnosis_change_from(std::string_view text);
+std::optional<DiagnosisKind> diagnosis_kind_from(std::string_view text);
 
 /// True for the snapshot statuses that pass the gate: match, and updated (written locally).
 bool passes(SnapshotStatus status);
@@ -304,10 +323,7 @@ struct GitInfo {
 /// are written into data when the finding is about one statement).
 struct Diagnosis {
   std::string stage;
-  /// "jit_dominates" | "repeated_query" | "never_analyzed" | "planning_exceeds_execution" |
-  /// "missing_index" | "misestimate" (the last two from the statements' actual plans) |
-  /// "scan_grows" (blocks per call growing with the data scales while rows per call stay flat)
-  std::string kind;
+  DiagnosisKind kind = DiagnosisKind::jit_dominates;  // results.json writes its name
   std::string message;  // one line for humans, with the suggestion
   std::map<std::string, double> data;  // the figures behind it (db_jit_ms, db_exec_ms, …)
   std::string queryid;  // the statement's pg_stat_statements.queryid; "" for a whole stage

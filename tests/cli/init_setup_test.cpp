@@ -67,7 +67,7 @@ void clone_to_passing_gate(const fs::path& app, const std::vector<std::string>& 
   }
   // The starter's stages are catalog queries of coldgate's: no diagnosis about them.
   auto results = results::from_json(slurp(app / "coldgate-out/results.json"), "results.json");
-  for (const auto& d : results.diagnoses) ADD_FAILURE() << d.stage << ": " << d.kind << ": " << d.message;
+  for (const auto& d : results.diagnoses) ADD_FAILURE() << d.stage << ": " << results::to_string(d.kind) << ": " << d.message;
 
   auto accept = run_coldgate({"accept"}, app, {}, k_local);
   EXPECT_EQ(accept.exit_code, 0) << accept.err;

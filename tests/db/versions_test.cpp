@@ -117,7 +117,7 @@ struct Versions : ::testing::TestWithParam<int> {
     EXPECT_EQ(stage(res, "count")->find("db_queries")->cold, (std::vector<double>{1, 1}));
     const results::Diagnosis* n_plus_one = nullptr;
     for (const auto& d : res.diagnoses) {
-      if (d.stage == "app" && d.kind == "repeated_query") n_plus_one = &d;
+      if (d.stage == "app" && d.kind == results::DiagnosisKind::repeated_query) n_plus_one = &d;
     }
     ASSERT_NE(n_plus_one, nullptr) << report;
     EXPECT_EQ(n_plus_one->query, "select name from item where id = $1");

@@ -418,7 +418,7 @@ TEST(Gate, VerdictOfAFasterPullRequestSaysWhatImproved) {
   };
   Results base;
   base.stages.push_back(stage_of({6412, 6412, 6412, 6412}, 3));
-  Diagnosis index{"articles", "missing_index", "Seq Scan on article …", {}, "30",
+  Diagnosis index{"articles", results::DiagnosisKind::missing_index, "Seq Scan on article …", {}, "30",
                   "select * from article where \"authorId\" = $1 and k0 = $2"};
   index.facts = {{"table", "article"}, {"columns", "\"authorId\""}};
   base.diagnoses.push_back(index);

@@ -22,7 +22,7 @@ Results shard(std::vector<std::string> stages, const std::string& started,
     s.name = name;
     s.metrics.emplace_back("wall_ms", Metric{"ms", {1}, {}});
     r.stages.push_back(s);
-    r.diagnoses.push_back({name, "jit_dominates", "m", {}});
+    r.diagnoses.push_back({name, results::DiagnosisKind::jit_dominates, "m", {}});
   }
   r.obsolete_snapshots = {"snapshots/old.json"};
   return r;

@@ -117,7 +117,7 @@ const results::StatementVerdict* find(const results::Results& r, const std::stri
   return nullptr;
 }
 
-std::string change_of(const results::Results& r, const std::string& kind,
+std::string change_of(const results::Results& r, results::DiagnosisKind kind,
                       const std::string& query) {
   for (const auto& d : r.diagnoses) {
     if (d.kind == kind && d.query == query) return std::string(results::to_string(d.change));
@@ -151,8 +151,8 @@ void expect_n1(const results::Results& r, const std::string& how) {
   EXPECT_EQ(results::to_string(find(r, k_isbn)->verdict), "same");
   for (const auto& s : r.gate->statements) EXPECT_EQ(s.plan_change, "") << s.query;
   // The N+1 the pull request added is new; the one base had is not.
-  EXPECT_EQ(change_of(r, "repeated_query", k_review), "new");
-  EXPECT_EQ(change_of(r, "repeated_query", k_author), "also_in_base");
+  EXPECT_EQ(change_of(r, results::DiagnosisKind::repeated_query, k_review), "new");
+  EXPECT_EQ(change_of(r, results::DiagnosisKind::repeated_query, k_author), "also_in_base");
 }
 
 void expect_fix(const results::Results& r, const std::string& how) {
@@ -162,8 +162,8 @@ void expect_fix(const results::Results& r, const std::string& how) {
   ASSERT_NE(review, nullptr);
   EXPECT_EQ(results::to_string(review->verdict), "faster") << review->reason;
   EXPECT_FALSE(review->head);
-  EXPECT_EQ(change_of(r, "repeated_query", k_review), "gone");
-  EXPECT_EQ(change_of(r, "repeated_query", k_author), "also_in_base");
+  EXPECT_EQ(change_of(r, results::DiagnosisKind::repeated_query, k_review), "gone");
+  EXPECT_EQ(change_of(r, results::DiagnosisKind::repeated_query, k_author), "also_in_base");
 }
 
 void expect_noindex(const results::Results& r, const std::string& how) {

@@ -227,10 +227,10 @@ TEST(DiagnosisMarks, NewGoneAndAlsoInBaseByTextNotQueryid) {
   base.stages.push_back(stage({}));
   base.stages.back().name = "fixed";
   head.stages.push_back(base.stages.back());
-  base.diagnoses = {{"page", "repeated_query", "a", {}, "1", "select a from t where id = $1", DiagnosisChange::none},
-                    {"fixed", "never_analyzed", "n", {}, "", "", DiagnosisChange::none}};
-  head.diagnoses = {{"page", "repeated_query", "a", {}, "9", "select a from t where id = $1", DiagnosisChange::none},
-                    {"page", "repeated_query", "b", {}, "8", "select b from u where id = $1", DiagnosisChange::none}};
+  base.diagnoses = {{"page", results::DiagnosisKind::repeated_query, "a", {}, "1", "select a from t where id = $1", DiagnosisChange::none},
+                    {"fixed", results::DiagnosisKind::never_analyzed, "n", {}, "", "", DiagnosisChange::none}};
+  head.diagnoses = {{"page", results::DiagnosisKind::repeated_query, "a", {}, "9", "select a from t where id = $1", DiagnosisChange::none},
+                    {"page", results::DiagnosisKind::repeated_query, "b", {}, "8", "select b from u where id = $1", DiagnosisChange::none}};
   mark_diagnoses(head, base);
   ASSERT_EQ(head.diagnoses.size(), 3u);
   EXPECT_EQ(head.diagnoses[0].change, DiagnosisChange::also_in_base);
@@ -261,7 +261,7 @@ TEST(DiagnosisMarks, WorseWhenItsCallsGrewPastTheStagesCountThresholds) {
                                stmt("2", "select b from u where id = $1", 39, 3),
                                stmt("3", "select c from v where id = $1", 39, 3)}));
   auto diagnosis = [](const std::string& id, const std::string& text, double calls) {
-    return Diagnosis{"page", "repeated_query", "m", {{"calls", calls}}, id, text, DiagnosisChange::none};
+    return Diagnosis{"page", results::DiagnosisKind::repeated_query, "m", {{"calls", calls}}, id, text, DiagnosisChange::none};
   };
   base.diagnoses = {diagnosis("1", "select a from t where id = $1", 20),
                     diagnosis("2", "select b from u where id = $1", 20),
@@ -293,18 +293,18 @@ TEST(DiagnosisMarks, MissingIndexPairedByTableAndColumnsWhicheverStatementCarrie
   Results base, head;
   base.stages.push_back(stage({stmt("1", feed, 1, 900), stmt("2", profile, 1, 900)}));
   head.stages.push_back(stage({stmt("7", feed, 1, 900), stmt("8", profile, 1, 900)}));
-  auto on = [](const std::string& kind, const std::string& id, const std::string& text,
+  auto on = [](DiagnosisKind kind, const std::string& id, const std::string& text,
                const std::string& table, const std::string& columns) {
     Diagnosis d{"page", kind, "m", {}, id, text, DiagnosisChange::none};
     d.facts = {{"table", table}, {"columns", columns}};
     return d;
   };
-  base.diagnoses = {on("missing_index", "1", feed, "public.article", "authorId"),
-                    on("misestimate", "2", profile, "public.article", "authorId"),
-                    on("missing_index", "1", feed, "public.comment", "articleId")};
-  head.diagnoses = {on("missing_index", "8", profile, "public.article", "authorId"),
-                    on("misestimate", "7", feed, "public.article", "authorId"),
-                    on("missing_index", "8", profile, "public.article", "slug")};
+  base.diagnoses = {on(results::DiagnosisKind::missing_index, "1", feed, "public.article", "authorId"),
+                    on(results::DiagnosisKind::misestimate, "2", profile, "public.article", "authorId"),
+                    on(results::DiagnosisKind::missing_index, "1", feed, "public.comment", "articleId")};
+  head.diagnoses = {on(results::DiagnosisKind::missing_index, "8", profile, "public.article", "authorId"),
+                    on(results::DiagnosisKind::misestimate, "7", feed, "public.article", "authorId"),
+                    on(results::DiagnosisKind::missing_index, "8", profile, "public.article", "slug")};
   mark_diagnoses(head, base);
   ASSERT_EQ(head.diagnoses.size(), 4u);
   EXPECT_EQ(head.diagnoses[0].change, DiagnosisChange::also_in_base);

@@ -36,7 +36,7 @@ StageResult stage(const std::string& name, StageKind kind, std::vector<QueryStat
   return s;
 }
 
-Diagnosis finding_in(const std::string& stage, const std::string& kind) {
+Diagnosis finding_in(const std::string& stage, DiagnosisKind kind) {
   return {stage, kind, "…", {}, "", ""};
 }
 
@@ -57,7 +57,7 @@ TEST(Diagnose, JitDominatesOneStatementOfAnApplicationWithItsOwnFix) {
   r.stages.push_back(app);
   auto d = diagnose(r, analyzed());
   ASSERT_EQ(d.size(), 1u);
-  EXPECT_EQ(d[0].kind, "jit_dominates");
+  EXPECT_EQ(d[0].kind, results::DiagnosisKind::jit_dominates);
   EXPECT_EQ(d[0].queryid, "-4711");
   EXPECT_EQ(d[0].query, "select json_build_object($1, …");
   EXPECT_EQ(d[0].message,
@@ -96,7 +96,7 @@ TEST(Diagnose, RepeatedQueryFromTheStageThreshold) {
                             statement("8", "select 1", 19, 0.1)}));
   auto d = diagnose(r, analyzed());
   ASSERT_EQ(d.size(), 1u);
-  EXPECT_EQ(d[0].kind, "repeated_query");
+  EXPECT_EQ(d[0].kind, results::DiagnosisKind::repeated_query);
   EXPECT_EQ(d[0].queryid, "5");
   EXPECT_EQ(d[0].message,
             "statement 5 `select * from characters where account_id = $1` ran 50 times per cold "
@@ -127,7 +127,7 @@ TEST(Diagnose, RepeatedQueryTellsAnNPlusOneFromOtherRepetition) {
   ASSERT_EQ(d.size(), 4u);
   std::map<std::string, std::string> shape;
   for (const auto& x : d) {
-    ASSERT_EQ(x.kind, "repeated_query");
+    ASSERT_EQ(x.kind, results::DiagnosisKind::repeated_query);
     shape[x.queryid] = x.facts.at("shape");
   }
   EXPECT_EQ(shape, (std::map<std::string, std::string>{
@@ -162,7 +162,7 @@ TEST(Diagnose, NeverAnalyzedOnlyWhenSetupDoesNotAnalyze) {
   EXPECT_TRUE(diagnose(r, analyzed()).empty());
   auto d = diagnose(r, config::Config{});
   ASSERT_EQ(d.size(), 1u);
-  EXPECT_EQ(d[0].kind, "never_analyzed");
+  EXPECT_EQ(d[0].kind, results::DiagnosisKind::never_analyzed);
   EXPECT_EQ(d[0].message,
             "7 tables this stage's statements read were never analyzed (public.a, public.b, "
             "public.c, public.d, public.e, … 2 more): their plans rest on default statistics — "
@@ -212,7 +212,7 @@ TEST(Diagnose, PlanningOnTheMediansWithAFloorNotOnAnOutlier) {
   for (const auto& x : d) found += "\n  " + x.stage + ": " + x.message;
   ASSERT_EQ(d.size(), 1u) << found;
   EXPECT_EQ(d[0].stage, "plan-heavy");
-  EXPECT_EQ(d[0].kind, "planning_exceeds_execution");
+  EXPECT_EQ(d[0].kind, results::DiagnosisKind::planning_exceeds_execution);
   EXPECT_EQ(d[0].message,
             "planning took 52.9 ms per run, more than the 12.4 ms execution (medians of the cold "
             "runs) — every execution plans again: a prepared statement (or the driver's "
@@ -385,7 +385,7 @@ QueryStats planned(const std::string& id, const std::string& text, const char* p
   return q;
 }
 
-std::vector<Diagnosis> of_kind(const std::vector<Diagnosis>& all, const std::string& kind) {
+std::vector<Diagnosis> of_kind(const std::vector<Diagnosis>& all, DiagnosisKind kind) {
   std::vector<Diagnosis> out;
   for (const auto& d : all) {
     if (d.kind == kind) out.push_back(d);
@@ -393,7 +393,7 @@ std::vector<Diagnosis> of_kind(const std::vector<Diagnosis>& all, const std::str
   return out;
 }
 
-std::vector<Diagnosis> diagnosed(const char* plan, const std::string& kind,
+std::vector<Diagnosis> diagnosed(const char* plan, DiagnosisKind kind,
                                  StageKind stage_kind = StageKind::command) {
   Results r;
   r.stages.push_back(stage("page", stage_kind, {planned("-77", "select … where x = $1", plan)}));
@@ -428,7 +428,7 @@ TEST(Diagnose, ScanGrowsNamesTheScanThatDiscardsTheMostRows) {
   r.stages[0].growth = StageGrowth{};
   r.stages[0].growth->scales = scales;
   r.stages[0].growth->statements.push_back(g);
-  auto d = of_kind(diagnose(r, analyzed()), "scan_grows");
+  auto d = of_kind(diagnose(r, analyzed()), results::DiagnosisKind::scan_grows);
   ASSERT_EQ(d.size(), 1u);
   EXPECT_EQ(d[0].facts.at("table"), "public.instruments");
   EXPECT_EQ(d[0].facts.at("index"), "CREATE INDEX ON public.instruments (\"orchestraId\")");
@@ -438,7 +438,7 @@ TEST(Diagnose, ScanGrowsNamesTheScanThatDiscardsTheMostRows) {
 }
 
 TEST(Diagnose, MissingIndexOnASeqScanThatFiltersOutNearlyEverything) {
-  auto d = diagnosed(k_seq_scan, "missing_index");
+  auto d = diagnosed(k_seq_scan, results::DiagnosisKind::missing_index);
   ASSERT_EQ(d.size(), 1u);
   EXPECT_EQ(d[0].stage, "page");
   EXPECT_EQ(d[0].queryid, "-77");
@@ -459,13 +459,13 @@ TEST(Diagnose, MissingIndexOnASeqScanThatFiltersOutNearlyEverything) {
 
 TEST(Diagnose, MissingIndexTakesEqualityColumnsThenOneRange) {
   // ((c.id > 10) AND (c."articleId" = 42) AND (c.created_at > (now() - '1 day'::interval)))
-  auto d = diagnosed(k_seq_scan_range, "missing_index");
+  auto d = diagnosed(k_seq_scan_range, results::DiagnosisKind::missing_index);
   ASSERT_EQ(d.size(), 1u);
   EXPECT_EQ(d[0].facts.at("columns"), "articleId, id");
   EXPECT_EQ(d[0].facts.at("index"), "CREATE INDEX ON public.\"Comments\" (\"articleId\", id)");
   // An index scan on the primary key whose filter does the work: enable_seqscan = off,
   // where c.id < 140000 and c."articleId" = 5.
-  d = diagnosed(k_index_scan_filter, "missing_index");
+  d = diagnosed(k_index_scan_filter, results::DiagnosisKind::missing_index);
   ASSERT_EQ(d.size(), 1u);
   EXPECT_EQ(d[0].facts.at("index"), "CREATE INDEX ON public.\"Comments\" (\"articleId\", id)");
   EXPECT_NE(d[0].message.find("Index Scan using Comments_pkey on public.Comments c removes "
@@ -477,7 +477,7 @@ TEST(Diagnose, MissingIndexTakesEqualityColumnsThenOneRange) {
 TEST(Diagnose, MissingIndexOnTheInnerSideOfANestedLoopThroughItsJoinFilter) {
   // enable_hashjoin = enable_mergejoin = off: select a.title, c.body from articles a left join
   // "Comments" c on c."articleId" = a.id where a.id < 4 — 3 loops over a materialized seq scan.
-  auto d = diagnosed(k_nested_loop_join_filter, "missing_index");
+  auto d = diagnosed(k_nested_loop_join_filter, results::DiagnosisKind::missing_index);
   ASSERT_EQ(d.size(), 1u);
   EXPECT_EQ(d[0].facts.at("table"), "public.Comments");
   EXPECT_EQ(d[0].facts.at("columns"), "articleId");  // not a.id: the outer side's
@@ -488,12 +488,12 @@ TEST(Diagnose, MissingIndexOnTheInnerSideOfANestedLoopThroughItsJoinFilter) {
 }
 
 TEST(Diagnose, NoMissingIndexOnSmallTablesSelectiveLookupsOrFewRemovedRows) {
-  EXPECT_TRUE(diagnosed(k_tiny_table, "missing_index").empty());  // 1,999 removed, 9 blocks
-  EXPECT_TRUE(diagnosed(k_999_removed, "missing_index").empty());  // 31 blocks, 999 removed
-  EXPECT_TRUE(diagnosed(k_primary_key_lookup, "missing_index").empty());
-  EXPECT_TRUE(diagnosed(k_hash_join, "missing_index").empty());  // no filter removes rows
+  EXPECT_TRUE(diagnosed(k_tiny_table, results::DiagnosisKind::missing_index).empty());  // 1,999 removed, 9 blocks
+  EXPECT_TRUE(diagnosed(k_999_removed, results::DiagnosisKind::missing_index).empty());  // 31 blocks, 999 removed
+  EXPECT_TRUE(diagnosed(k_primary_key_lookup, results::DiagnosisKind::missing_index).empty());
+  EXPECT_TRUE(diagnosed(k_hash_join, results::DiagnosisKind::missing_index).empty());  // no filter removes rows
   // 99,000 removed for 1,000 returned: 99×, a job for a sequential scan.
-  EXPECT_TRUE(diagnosed(k_correlated_join, "missing_index").empty());
+  EXPECT_TRUE(diagnosed(k_correlated_join, results::DiagnosisKind::missing_index).empty());
 }
 
 TEST(Diagnose, MissingIndexOncePerStageTableAndColumns) {
@@ -502,7 +502,7 @@ TEST(Diagnose, MissingIndexOncePerStageTableAndColumns) {
                            {planned("1", "select a", k_seq_scan), planned("2", "select b", k_seq_scan),
                             planned("3", "select c", k_seq_scan_range)}));
   r.stages.push_back(stage("other", StageKind::command, {planned("1", "select a", k_seq_scan)}));
-  auto d = of_kind(diagnose(r, analyzed()), "missing_index");
+  auto d = of_kind(diagnose(r, analyzed()), results::DiagnosisKind::missing_index);
   ASSERT_EQ(d.size(), 3u);
   EXPECT_EQ(d[0].queryid, "1");  // the costliest statement names it
   EXPECT_EQ(d[1].facts.at("columns"), "articleId, id");
@@ -516,7 +516,7 @@ TEST(Diagnose, MissingIndexOncePerStageTableAndColumns) {
 TEST(Diagnose, MisestimateOfCorrelatedColumnsFeedingAJoin) {
   // select * from corr c join other o on o.id = c.id where c.a = 1 and c.b = 1: the planner
   // multiplies the selectivities of a and b (1% each) and expects 10 rows; 1,000 come.
-  auto d = diagnosed(k_correlated_join, "misestimate");
+  auto d = diagnosed(k_correlated_join, results::DiagnosisKind::misestimate);
   ASSERT_EQ(d.size(), 1u);
   EXPECT_EQ(d[0].facts.at("table"), "public.corr");
   EXPECT_EQ(d[0].facts.at("columns"), "a, b");
@@ -534,9 +534,9 @@ TEST(Diagnose, MisestimateOfCorrelatedColumnsFeedingAJoin) {
 }
 
 TEST(Diagnose, NoMisestimateWithoutAJoinOrWithGoodEstimates) {
-  EXPECT_TRUE(diagnosed(k_seq_scan, "misestimate").empty());  // 75 for 75, and no join
-  EXPECT_TRUE(diagnosed(k_hash_join, "misestimate").empty());
-  EXPECT_TRUE(diagnosed(k_nested_loop_join_filter, "misestimate").empty());
+  EXPECT_TRUE(diagnosed(k_seq_scan, results::DiagnosisKind::misestimate).empty());  // 75 for 75, and no join
+  EXPECT_TRUE(diagnosed(k_hash_join, results::DiagnosisKind::misestimate).empty());
+  EXPECT_TRUE(diagnosed(k_nested_loop_join_filter, results::DiagnosisKind::misestimate).empty());
   // The scan estimated at 1 row: 99 returned is under 100×, 100 is not.
   auto with_rows = [](const char* actual) {
     std::string plan = k_correlated_join;
@@ -550,8 +550,8 @@ TEST(Diagnose, NoMisestimateWithoutAJoinOrWithGoodEstimates) {
         std::string("\"Plan Width\":14,\"Actual Rows\":") + actual + ",");
     return plan;
   };
-  EXPECT_TRUE(diagnosed(with_rows("99").c_str(), "misestimate").empty());
-  EXPECT_EQ(diagnosed(with_rows("100").c_str(), "misestimate").size(), 1u);
+  EXPECT_TRUE(diagnosed(with_rows("99").c_str(), results::DiagnosisKind::misestimate).empty());
+  EXPECT_EQ(diagnosed(with_rows("100").c_str(), results::DiagnosisKind::misestimate).size(), 1u);
 }
 
 // select count(*) from book b join book a on a.id = b.author where b.id < 30 (PostgreSQL 15):
@@ -570,7 +570,7 @@ TEST(Diagnose, NoMisestimateWhereTheConsumerStoppedReadingEarly) {
           {"Node Type":"Index Scan","Parent Relationship":"Outer","Index Name":"book_pkey",
            "Relation Name":"book","Schema":"public","Alias":"b","Plan Rows":29,"Actual Rows":29,
            "Actual Loops":1,"Index Cond":"(b.id < 30)"}]}]}]})J";
-  EXPECT_TRUE(diagnosed(merge.c_str(), "misestimate").empty());
+  EXPECT_TRUE(diagnosed(merge.c_str(), results::DiagnosisKind::misestimate).empty());
   const std::string limited =
       R"J({"Node Type":"Limit","Plan Rows":10,"Actual Rows":10,"Actual Loops":1,"Plans":[
       {"Node Type":"Hash Join","Parent Relationship":"Outer","Join Type":"Inner",
@@ -582,7 +582,7 @@ TEST(Diagnose, NoMisestimateWhereTheConsumerStoppedReadingEarly) {
           {"Node Type":"Seq Scan","Parent Relationship":"Outer","Relation Name":"corr",
            "Schema":"public","Alias":"c","Plan Rows":1000,"Actual Rows":1000,
            "Actual Loops":1}]}]}]})J";
-  EXPECT_TRUE(diagnosed(limited.c_str(), "misestimate").empty());
+  EXPECT_TRUE(diagnosed(limited.c_str(), results::DiagnosisKind::misestimate).empty());
 }
 
 TEST(Diagnose, ConditionColumnsOfOneAlias) {
@@ -617,9 +617,9 @@ TEST(Diagnose, IdentifiersQuotedAsQuoteIdentQuotesThem) {
 }
 
 TEST(Diagnose, PlanDiagnosesGiveTheirRemediesToTheTrial) {
-  auto index = diagnosed(k_seq_scan, "missing_index");
-  auto estimate = diagnosed(k_correlated_join, "misestimate");
-  std::vector<Diagnosis> all = {index[0], index[0], estimate[0], finding_in("page", "never_analyzed")};
+  auto index = diagnosed(k_seq_scan, results::DiagnosisKind::missing_index);
+  auto estimate = diagnosed(k_correlated_join, results::DiagnosisKind::misestimate);
+  std::vector<Diagnosis> all = {index[0], index[0], estimate[0], finding_in("page", results::DiagnosisKind::never_analyzed)};
   config::Stage s;
   s.name = "page";
   s.command = {"./page"};
@@ -683,7 +683,7 @@ TEST(Diagnose, RepeatedQueryShapeFollowsTheCallsGrowthWhenScalesMeasuredIt) {
   r.stages[0].growth = StageGrowth{};
   r.stages[0].growth->scales = scales;
   r.stages[0].growth->statements = {constant, linear};
-  auto d = of_kind(diagnose(r, analyzed()), "repeated_query");
+  auto d = of_kind(diagnose(r, analyzed()), results::DiagnosisKind::repeated_query);
   ASSERT_EQ(d.size(), 2u);
   EXPECT_EQ(d[0].facts.at("shape"), "fixed_loop");
   EXPECT_NE(d[0].message.find("its calls stay constant with the data (25 → 25 → 25 per run) — "
@@ -740,7 +740,7 @@ TEST(Diagnose, RepeatedQueryShapeFromTheWholeTextWhenTheStoredTextIsCutBeforeIts
     Results r;
     r.stages.push_back(stage("articles", StageKind::command, statement_table({{stats}})));
     ASSERT_EQ(r.stages[0].queries[0].query.find('$'), std::string::npos);
-    auto d = of_kind(diagnose(r, analyzed()), "repeated_query");
+    auto d = of_kind(diagnose(r, analyzed()), results::DiagnosisKind::repeated_query);
     ASSERT_EQ(d.size(), 1u);
     EXPECT_EQ(d[0].facts.at("shape"), "per_row") << d[0].message;
     EXPECT_NE(d[0].message.find("— an N+1: load all of them with one query"), std::string::npos)
@@ -751,7 +751,7 @@ TEST(Diagnose, RepeatedQueryShapeFromTheWholeTextWhenTheStoredTextIsCutBeforeIts
   Results r;
   r.stages.push_back(stage("articles", StageKind::command,
                            {statement("4242", shortened_before.query, 20, 4)}));
-  auto d = of_kind(diagnose(r, analyzed()), "repeated_query");
+  auto d = of_kind(diagnose(r, analyzed()), results::DiagnosisKind::repeated_query);
   ASSERT_EQ(d.size(), 1u);
   EXPECT_EQ(d[0].facts.at("shape"), "fixed_loop");
   EXPECT_NE(d[0].message.find("its text is cut before its parameters"), std::string::npos)
@@ -773,7 +773,7 @@ TEST(Diagnose, RepeatedQueryPerRequestForAStageOfManyRequests) {
   pages.name = "article-pages";
   pages.requests = 20;
   c.stages.push_back(pages);
-  auto d = of_kind(diagnose(r, c), "repeated_query");
+  auto d = of_kind(diagnose(r, c), results::DiagnosisKind::repeated_query);
   ASSERT_EQ(d.size(), 1u);
   EXPECT_EQ(d[0].queryid, "3");
   EXPECT_EQ(d[0].facts.at("shape"), "per_row");
@@ -786,10 +786,10 @@ TEST(Diagnose, RepeatedQueryPerRequestForAStageOfManyRequests) {
             "keys, or the ORM's eager loading); that saves about 24.0 ms of server time per run, "
             "plus 480 round trips");
   // Without `requests:`, the stage's own loop reads as repetition.
-  EXPECT_EQ(of_kind(diagnose(r, analyzed()), "repeated_query").size(), 3u);
+  EXPECT_EQ(of_kind(diagnose(r, analyzed()), results::DiagnosisKind::repeated_query).size(), 3u);
   // Fewer lookups per request than the threshold: no N+1 on CI's data unless they grow with it.
   r.stages[0].queries[2].calls = 200;
-  EXPECT_TRUE(of_kind(diagnose(r, c), "repeated_query").empty());
+  EXPECT_TRUE(of_kind(diagnose(r, c), results::DiagnosisKind::repeated_query).empty());
 }
 
 }  // namespace

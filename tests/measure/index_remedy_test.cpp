@@ -70,7 +70,7 @@ struct IndexRemedyTest : ::testing::Test {
     return results::from_json(slurp(dir / "coldgate-out/results.json"), "results.json");
   }
   static std::vector<Diagnosis> of(const Results& r, const std::string& stage,
-                                   const std::string& kind) {
+                                   DiagnosisKind kind) {
     std::vector<Diagnosis> out;
     for (const auto& d : r.diagnoses) {
       if (d.stage == stage && d.kind == kind) out.push_back(d);
@@ -112,7 +112,7 @@ TEST_F(IndexRemedyTest, AMissingIndexIsNamedItsIndexMeasuredAndRecommendedAndGon
   Results r = results();
   for (const char* stage : {"comments-sql", "comments-app"}) {
     SCOPED_TRACE(stage);
-    auto d = of(r, stage, "missing_index");
+    auto d = of(r, stage, results::DiagnosisKind::missing_index);
     ASSERT_EQ(d.size(), 1u) << first.out;
     EXPECT_EQ(d[0].facts.at("table"), "public.Comments");
     EXPECT_EQ(d[0].facts.at("columns"), "articleId");
@@ -167,8 +167,8 @@ TEST_F(IndexRemedyTest, AMissingIndexIsNamedItsIndexMeasuredAndRecommendedAndGon
   auto indexed = run();
   ASSERT_EQ(indexed.exit_code, 0) << indexed.out << indexed.err;
   r = results();
-  EXPECT_TRUE(of(r, "comments-sql", "missing_index").empty());
-  EXPECT_TRUE(of(r, "comments-app", "missing_index").empty());
+  EXPECT_TRUE(of(r, "comments-sql", results::DiagnosisKind::missing_index).empty());
+  EXPECT_TRUE(of(r, "comments-app", results::DiagnosisKind::missing_index).empty());
   for (const auto& s : r.stages) {
     bool planned = std::any_of(s.queries.begin(), s.queries.end(),
                                [](const QueryStats& q) { return q.plan.has_value(); });
@@ -273,7 +273,7 @@ TEST_F(IndexRemedyTest, AMisestimateOfCorrelatedColumnsHasItsAnalyzeAndStatistic
   auto tried = run({"--try"});
   ASSERT_EQ(tried.exit_code, 0) << tried.out << tried.err;
   Results r = results();
-  auto d = of(r, "joined", "misestimate");
+  auto d = of(r, "joined", results::DiagnosisKind::misestimate);
   ASSERT_EQ(d.size(), 1u) << tried.out;
   EXPECT_EQ(d[0].facts.at("table"), "public.corr");
   EXPECT_EQ(d[0].facts.at("columns"), "a, b");

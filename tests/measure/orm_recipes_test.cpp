@@ -110,7 +110,7 @@ TEST(OrmRecipes, SqlalchemyWithItsOwnVariablesAndAnNPlusOneCaught) {
   EXPECT_EQ(queries_per_run(res), eager - 4 + 1 + 200 + 1000);
   bool named = false;
   for (const auto& d : res.diagnoses)
-    named = named || (d.stage == "load-orders" && d.kind == "repeated_query");
+    named = named || (d.stage == "load-orders" && d.kind == results::DiagnosisKind::repeated_query);
   EXPECT_TRUE(named) << pr.out;
   EXPECT_NE(pr.out.find("load-orders db_queries"), std::string::npos) << pr.out;
 }

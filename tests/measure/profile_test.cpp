@@ -100,7 +100,7 @@ TEST_F(ProfileTest, CommandStagesGetTheServerSideFiguresAndEachDiagnosisWhereItB
   EXPECT_GT(jit.find("db_jit_ms")->cold[1], 0);
   auto jd = diagnoses(res, "jit-app");
   ASSERT_EQ(jd.size(), 1u);
-  EXPECT_EQ(jd[0]->kind, "jit_dominates");
+  EXPECT_EQ(jd[0]->kind, results::DiagnosisKind::jit_dominates);
   EXPECT_EQ(jd[0]->query, "select sum(price * id) from item");
   auto select = std::find_if(jit.queries.begin(), jit.queries.end(),
                              [](const QueryStats& q) { return q.query.starts_with("select"); });
@@ -121,7 +121,7 @@ TEST_F(ProfileTest, CommandStagesGetTheServerSideFiguresAndEachDiagnosisWhereItB
   EXPECT_EQ(n1.queries[0].calls, 50);
   auto nd = diagnoses(res, "n-plus-one");
   ASSERT_EQ(nd.size(), 1u);
-  EXPECT_EQ(nd[0]->kind, "repeated_query");
+  EXPECT_EQ(nd[0]->kind, results::DiagnosisKind::repeated_query);
   EXPECT_EQ(nd[0]->queryid, n1.queries[0].queryid);
   EXPECT_EQ(nd[0]->data.at("calls"), 50);
 
@@ -153,7 +153,7 @@ TEST_F(ProfileTest, NeverAnalyzedTablesOfAnApplicationAreFound) {
   // machine makes that plan, planning_exceeds_execution has nothing to say of it.
   auto d = diagnoses(res, "reader");
   ASSERT_EQ(d.size(), 1u) << describe(d);
-  EXPECT_EQ(d[0]->kind, "never_analyzed");
+  EXPECT_EQ(d[0]->kind, results::DiagnosisKind::never_analyzed);
   EXPECT_NE(d[0]->message.find("(public.item)"), std::string::npos) << d[0]->message;
 }
 
@@ -317,7 +317,7 @@ TEST_F(ProfileTest, AnOrmLookupCutBeforeItsWhereIsAnNPlusOneAndRequestsAreJudged
   Results res = results();
   std::map<std::string, std::vector<const Diagnosis*>> repeated;
   for (const auto& d : res.diagnoses) {
-    if (d.kind == "repeated_query") repeated[d.stage].push_back(&d);
+    if (d.kind == results::DiagnosisKind::repeated_query) repeated[d.stage].push_back(&d);
   }
   // One statement, 20 calls; its stored text shows no parameter.
   const StageResult& l = stage(res, "lookups");

@@ -623,7 +623,7 @@ TEST_F(RunTest, JitBlockIsReadWhenJitFires) {
   // JIT on 50 rows costs more than the execution it speeds up: the diagnosis says so.
   ASSERT_FALSE(res.diagnoses.empty());
   EXPECT_EQ(res.diagnoses[0].stage, "jit");
-  EXPECT_EQ(res.diagnoses[0].kind, "jit_dominates");
+  EXPECT_EQ(res.diagnoses[0].kind, results::DiagnosisKind::jit_dominates);
   EXPECT_EQ(s.explain->jit_above_cost, 0);
   EXPECT_TRUE(s.explain->never_analyzed.empty());  // setup has `analyze: true`
 }

@@ -15,7 +15,7 @@ TEST(Trial, TheOrderIsRoundRobinSoDriftHitsEveryVariantAlike) {
   EXPECT_TRUE(trial_order(4, 0).empty());
 }
 
-Diagnosis finding(const std::string& stage, const std::string& kind) {
+Diagnosis finding(const std::string& stage, DiagnosisKind kind) {
   return {stage, kind, "…", {}, "", ""};
 }
 
@@ -24,8 +24,8 @@ TEST(Trial, RemediesComeFromTheStagesOwnDiagnosesThenItsOwnList) {
   sql.name = "load";
   sql.query = "select 1";
   sql.remedies.push_back({"more work_mem", {{"work_mem", "64MB"}}, {}});
-  std::vector<Diagnosis> d = {finding("load", "jit_dominates"), finding("load", "never_analyzed"),
-                              finding("load", "repeated_query"), finding("other", "jit_dominates")};
+  std::vector<Diagnosis> d = {finding("load", results::DiagnosisKind::jit_dominates), finding("load", results::DiagnosisKind::never_analyzed),
+                              finding("load", results::DiagnosisKind::repeated_query), finding("other", results::DiagnosisKind::jit_dominates)};
   auto v = remedies_for(sql, d, {"public.item"});
   ASSERT_EQ(v.size(), 5u);
   EXPECT_EQ(v[0].name, "jit = off");
@@ -42,9 +42,9 @@ TEST(Trial, RemediesComeFromTheStagesOwnDiagnosesThenItsOwnList) {
   config::Stage app;
   app.name = "app";
   app.command = {"./app"};
-  auto c = remedies_for(app, {finding("app", "jit_dominates")}, {});
+  auto c = remedies_for(app, {finding("app", results::DiagnosisKind::jit_dominates)}, {});
   ASSERT_EQ(c.size(), 2u);  // no prepared statement for an application
-  EXPECT_TRUE(remedies_for(app, {finding("app", "repeated_query")}, {}).empty());
+  EXPECT_TRUE(remedies_for(app, {finding("app", results::DiagnosisKind::repeated_query)}, {}).empty());
 }
 
 Remedy variant(const std::string& name, std::vector<double> wall, std::optional<bool> identical,
@@ -157,13 +157,13 @@ TEST(Trial, AnIndexAndStatisticsAreAimedAtTheirStatementsSettingsAtTheStage) {
   config::Stage app;
   app.name = "page";
   app.command = {"./page"};
-  Diagnosis index = finding("page", "missing_index");
+  Diagnosis index = finding("page", results::DiagnosisKind::missing_index);
   index.queryid = "42";
   index.facts = {{"table", "public.coupon"}, {"index", "CREATE INDEX ON public.coupon (code)"}};
-  Diagnosis estimate = finding("page", "misestimate");
+  Diagnosis estimate = finding("page", results::DiagnosisKind::misestimate);
   estimate.queryid = "7";
   estimate.facts = {{"table", "public.corr"}, {"statistics", "CREATE STATISTICS s ON a, b FROM public.corr"}};
-  auto v = remedies_for(app, {finding("page", "jit_dominates"), index, estimate}, {});
+  auto v = remedies_for(app, {finding("page", results::DiagnosisKind::jit_dominates), index, estimate}, {});
   ASSERT_EQ(v.size(), 5u);
   EXPECT_TRUE(v[0].statements.empty());  // jit = off: the stage's
   EXPECT_TRUE(v[1].statements.empty());
@@ -172,7 +172,7 @@ TEST(Trial, AnIndexAndStatisticsAreAimedAtTheirStatementsSettingsAtTheStage) {
   EXPECT_EQ(v[3].statements, std::vector<std::string>{"42"});
   EXPECT_EQ(v[4].statements, std::vector<std::string>{"7"});
   // With never-analyzed tables in it, ANALYZE may change any statement: the stage's.
-  auto w = remedies_for(app, {finding("page", "never_analyzed"), estimate}, {"public.item"});
+  auto w = remedies_for(app, {finding("page", results::DiagnosisKind::never_analyzed), estimate}, {"public.item"});
   ASSERT_EQ(w.size(), 2u);
   EXPECT_TRUE(w[0].statements.empty());
 }

@@ -157,7 +157,7 @@ inline Results no_baseline() {
   r.stages.push_back(crash);
   r.obsolete_snapshots = {"snapshots/old.json"};
   r.diagnoses.push_back({"config-load-jit",
-                         "jit_dominates",
+                         results::DiagnosisKind::jit_dominates,
                          "JIT compiled 1,404 functions in 703 ms of 1.91 s execution (cost "
                          "estimate 455,863 > jit_above_cost 100,000) — consider "
                          "`SET LOCAL jit = off` for this query (`settings: {jit: \"off\"}`)",
@@ -256,7 +256,7 @@ inline Results passing() {
   Results r = shop_head(base, "9876543210", load_stage(1.01, SnapshotStatus::match), 1200);
   r.git.dirty = {"M sql/orders_report.sql", "?? sql/new_index.sql"};
   r.diagnoses.push_back({"orders-report",
-                         "never_analyzed",
+                         results::DiagnosisKind::never_analyzed,
                          "table `public.orders` was never analyzed — run `ANALYZE public.orders` "
                          "in a setup step",
                          {}});
@@ -321,19 +321,19 @@ inline Results failing() {
   r.stages.push_back(export_stage);
   r.stages.push_back(command_stage("new-stage", 80));
   r.diagnoses.push_back({"config-load",
-                         "planning_exceeds_execution",
+                         results::DiagnosisKind::planning_exceeds_execution,
                          "planning took 41 ms of 52 ms — consider a prepared statement",
                          {}});
   r.diagnoses.push_back({"orders-report",
-                         "never_analyzed",
+                         results::DiagnosisKind::never_analyzed,
                          "table `public.orders` was never analyzed — run `ANALYZE public.orders`",
                          {}});
-  r.diagnoses.push_back({"config-load", "repeated_query",
+  r.diagnoses.push_back({"config-load", results::DiagnosisKind::repeated_query,
                          "statement 77 `select count(*) from tag where article_id = $1` ran 40 "
                          "times per cold run — an N+1",
                          {{"calls", 40}}, "77", "select count(*) from tag where article_id = $1",
                          DiagnosisChange::added});
-  r.diagnoses.push_back({"config-load", "jit_dominates", "JIT compiled 12 functions — jit = off",
+  r.diagnoses.push_back({"config-load", results::DiagnosisKind::jit_dominates, "JIT compiled 12 functions — jit = off",
                          {}, "5", "select * from config", DiagnosisChange::gone});
   r.diagnoses[0].change = DiagnosisChange::added;
   r.diagnoses[1].change = DiagnosisChange::also_in_base;
@@ -599,7 +599,7 @@ inline Results hostile() {
   StageResult quote = command_stage("quote\"#x", 3);
   r.stages.push_back(quote);
   r.diagnoses.push_back({evil,
-                         "never_analyzed",
+                         results::DiagnosisKind::never_analyzed,
                          "table `public.x` <i>never</i> analyzed — ask @dba | run `ANALYZE`",
                          {}});
   GateResult g;

@@ -415,5 +415,38 @@ TEST(ResultsJson, TheMigrationsBlocksAndGrowthClassRoundTrip) {
   EXPECT_EQ(to_json(back), text);
 }
 
+// A diagnosis' kind is written by its name and read back as the same kind; a name no diagnosis
+// has is an error naming the member and the stage.
+TEST(ResultsJson, ADiagnosisKindRoundTripsByNameAndAnUnknownOneIsNamed) {
+  Results r = sample();
+  Diagnosis d{"config-load", DiagnosisKind::missing_index, "Seq Scan on item — CREATE INDEX …", {{"rows_removed", 9000}}};
+  d.facts = {{"table", "public.item"}, {"columns", "realm_id"}};
+  r.diagnoses = {d, {"config-load", DiagnosisKind::planning_exceeds_execution, "planning …", {}}};
+  const std::string text = to_json(r);
+  auto doc = nlohmann::json::parse(text);
+  EXPECT_EQ(doc["diagnoses"][0]["kind"], "missing_index");
+  EXPECT_EQ(doc["diagnoses"][1]["kind"], "planning_exceeds_execution");
+  Results back = from_json(text, "r.json");
+  ASSERT_EQ(back.diagnoses.size(), 2u);
+  EXPECT_EQ(back.diagnoses[0].kind, DiagnosisKind::missing_index);
+  EXPECT_EQ(back.diagnoses[1].kind, DiagnosisKind::planning_exceeds_execution);
+  EXPECT_EQ(to_json(back), text);
+  for (auto kind : {DiagnosisKind::jit_dominates, DiagnosisKind::repeated_query, DiagnosisKind::never_analyzed,
+                    DiagnosisKind::planning_exceeds_execution, DiagnosisKind::missing_index,
+                    DiagnosisKind::misestimate, DiagnosisKind::scan_grows}) {
+    EXPECT_EQ(diagnosis_kind_from(to_string(kind)), kind) << to_string(kind);
+  }
+  doc["diagnoses"][1]["kind"] = "slow_planning";
+  try {
+    from_json(doc.dump(), "r.json");
+    FAIL() << "accepted an unknown diagnosis kind";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::usage);
+    EXPECT_EQ(e.message(), "r.json: diagnosis of stage 'config-load'.kind is \"slow_planning\" (expected "
+                           "jit_dominates, repeated_query, never_analyzed, planning_exceeds_execution, "
+                           "missing_index, misestimate or scan_grows)");
+  }
+}
+
 }  // namespace
 }  // namespace coldgate::report
