@@ -199,7 +199,7 @@ std::vector<TrialVariant> remedies_for(const config::Stage& stage,
                    false,
                    {},
                    {}});
-    if (!stage.is_command()) out.push_back({"prepared statement", {}, true, {}, {}});
+    if (!stage.is_command()) out.push_back({"prepared statement", {}, true, {}, {}, {}, RemedyKind::prepared});
   }
   std::vector<std::string> analyze;
   if (has(DiagnosisKind::never_analyzed)) analyze = never_analyzed;
@@ -210,16 +210,18 @@ std::vector<TrialVariant> remedies_for(const config::Stage& stage,
     // Fresh statistics of never-analyzed tables may change any statement: stage-wide then.
     const bool stage_wide = has(DiagnosisKind::never_analyzed) && !never_analyzed.empty();
     out.push_back({"ANALYZE", {}, false, analyze, {},
-                   stage_wide ? std::vector<std::string>{} : aimed(DiagnosisKind::misestimate, "table", "")});
+                   stage_wide ? std::vector<std::string>{} : aimed(DiagnosisKind::misestimate, "table", ""),
+                   RemedyKind::analyze});
   }
   for (const auto& [index, table] : facts(DiagnosisKind::missing_index, "index")) {
-    out.push_back({index, {}, false, {}, {index}, aimed(DiagnosisKind::missing_index, "index", index)});
+    out.push_back({index, {}, false, {}, {index}, aimed(DiagnosisKind::missing_index, "index", index),
+                   RemedyKind::index});
   }
   for (const auto& [statistics, table] : facts(DiagnosisKind::misestimate, "statistics")) {
     std::vector<std::string> tables;
     if (!table.empty()) tables.push_back(table);
     out.push_back({statistics, {}, false, tables, {statistics},
-                   aimed(DiagnosisKind::misestimate, "statistics", statistics)});
+                   aimed(DiagnosisKind::misestimate, "statistics", statistics), RemedyKind::statistics});
   }
   for (const auto& r : stage.remedies) out.push_back({r.name, r.settings, false, {}, {}});
   return out;
@@ -305,7 +307,7 @@ std::vector<Remedy> run_trial(const config::Stage& stage, const std::vector<Tria
     std::string error;  // the variant could not be set up (its runs are not made)
   };
   std::vector<Arm> arms;
-  arms.push_back({{"as is", {}, false, {}, {}}, stage, ctx, nullptr, "", ""});
+  arms.push_back({{"as is", {}, false, {}, {}, {}, RemedyKind::as_is}, stage, ctx, nullptr, "", ""});
   for (const auto& v : variants) arms.push_back({v, stage, ctx, nullptr, "", ""});
 
   // An infrastructure error (the server lost) stops the run; its message names the variant whose
@@ -435,6 +437,7 @@ std::vector<Remedy> run_trial(const config::Stage& stage, const std::vector<Tria
     Remedy m;
     m.stage = stage.name;
     m.remedy = arm.variant.name;
+    m.kind = arm.variant.kind;
     m.settings = arm.variant.settings;
     m.second_execution = arm.variant.prepared;
     m.error = r.error;

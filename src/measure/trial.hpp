@@ -31,6 +31,7 @@ struct TrialVariant {
   /// stage-wide remedy (settings, an ANALYZE of never-analyzed tables, a prepared statement),
   /// judged by the stage's wall time.
   std::vector<std::string> statements;
+  results::RemedyKind kind = results::RemedyKind::settings;  // what it changes
 };
 
 /// The remedies a stage's diagnoses suggest, each once, in this order, then the stage's own

@@ -141,18 +141,19 @@ std::string settings_yaml(const std::map<std::string, std::string>& settings) {
 
 // How to apply a remedy, in the stage's terms.
 std::string fix(const Remedy& r, StageKind kind) {
-  if (r.second_execution) {
-    return "prepare the statement once and execute it (the driver's prepared statements)";
-  }
-  if (r.remedy.rfind("CREATE INDEX", 0) == 0) {
-    return fmt::format("add `{}` to the schema's migrations (CONCURRENTLY on a live table)",
-                       r.remedy);
-  }
-  if (r.remedy.rfind("CREATE STATISTICS", 0) == 0) {
-    return fmt::format("add `{}` to the schema's migrations, then ANALYZE the table", r.remedy);
-  }
-  if (r.remedy == "ANALYZE") {
-    return "add `- analyze: true` to setup: (and ANALYZE those tables after loading them)";
+  switch (r.kind) {
+    case RemedyKind::prepared:
+      return "prepare the statement once and execute it (the driver's prepared statements)";
+    case RemedyKind::index:
+      return fmt::format("add `{}` to the schema's migrations (CONCURRENTLY on a live table)",
+                         r.remedy);
+    case RemedyKind::statistics:
+      return fmt::format("add `{}` to the schema's migrations, then ANALYZE the table", r.remedy);
+    case RemedyKind::analyze:
+      return "add `- analyze: true` to setup: (and ANALYZE those tables after loading them)";
+    case RemedyKind::as_is:
+    case RemedyKind::settings:
+      break;
   }
   const bool jit_off =
       r.settings.size() == 1 && r.settings.count("jit") && r.settings.at("jit") == "off";

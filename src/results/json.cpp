@@ -512,6 +512,7 @@ Results from_json(std::string_view text, const std::string& source) {
         m.remedy = x.at("remedy").get<std::string>();
         m.settings = x.at("settings").get<std::map<std::string, std::string>>();
         m.second_execution = x.at("second_execution").get<bool>();
+        m.kind = remedy_kind_of(m.remedy, m.settings, m.second_execution);
         for (const auto& item : x.at("metrics").items()) {
           const auto& v = item.value();
           m.metrics.emplace_back(

@@ -211,6 +211,18 @@ std::string statement_metric(StatementFigure figure, std::string_view key) {
   return std::string(key);
 }
 
+RemedyKind remedy_kind_of(std::string_view name, const std::map<std::string, std::string>& settings,
+                          bool second_execution) {
+  if (second_execution) return RemedyKind::prepared;
+  // A config's own remedy sets at least one setting, and may not take a name of coldgate's.
+  if (!settings.empty()) return RemedyKind::settings;
+  if (name == "as is") return RemedyKind::as_is;
+  if (name == "ANALYZE") return RemedyKind::analyze;
+  if (name.rfind("CREATE INDEX", 0) == 0) return RemedyKind::index;
+  if (name.rfind("CREATE STATISTICS", 0) == 0) return RemedyKind::statistics;
+  return RemedyKind::settings;
+}
+
 std::vector<std::string> Remedy::aimed_at() const {
   std::vector<std::string> out;
   for (const auto& [name, metric] : metrics) {

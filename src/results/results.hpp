@@ -336,11 +336,23 @@ struct Diagnosis {
   std::map<std::string, std::string> facts;
 };
 
+/// What a remedy trial's variant changes (measure::remedies_for): nothing (as is); settings (jit
+/// = off, JIT without inlining and optimization, a `remedies:` entry of the config); a prepared
+/// statement; an ANALYZE; an index or extended statistics created in a copy of the database.
+enum class RemedyKind { as_is, settings, prepared, analyze, index, statistics };
+
+/// The kind of the remedy that results.json names `name` with these `settings` (results.json
+/// keeps no kind: the names of coldgate's own variants, never a `remedies:` entry's, and the
+/// CREATE INDEX or CREATE STATISTICS statement say it); settings for a name none of them has.
+RemedyKind remedy_kind_of(std::string_view name, const std::map<std::string, std::string>& settings,
+                          bool second_execution);
+
 /// One variant of a remedy trial (`--try`): the stage as it is ("as is") or under one remedy of
 /// its diagnoses, measured cold in the trial's interleaved runs (results.json `remedies`).
 struct Remedy {
   std::string stage;
   std::string remedy;  // "as is", "jit = off", "prepared statement", "ANALYZE", …
+  RemedyKind kind = RemedyKind::settings;  // what it changes, which says how to apply it
   std::map<std::string, std::string> settings;  // what the variant sets on top of the stage's
   /// wall_ms, db_exec_ms, db_jit_ms, … with the trial's samples (cold; a prepared statement's
   /// second execution as warm); and per diagnosed statement its figures in each cold run that

@@ -642,6 +642,7 @@ TEST(Diagnose, TheIndexRemedyShowsBlocksPerCallAndIsRecommendedWhenFasterAndIden
     Remedy r;
     r.stage = "page";
     r.remedy = name;
+    r.kind = remedy_kind_of(name, {}, false);
     r.metrics.emplace_back("wall_ms", Metric{"ms", std::move(wall), {}});
     r.snapshot_identical = identical;
     if (!identical) r.first_difference = "/rows/0";

@@ -53,6 +53,7 @@ Remedy variant(const std::string& name, std::vector<double> wall, std::optional<
   r.stage = "s";
   r.remedy = name;
   r.settings = std::move(settings);
+  r.kind = remedy_kind_of(name, r.settings, false);
   r.metrics.emplace_back("wall_ms", Metric{"ms", std::move(wall), {}});
   r.snapshot_identical = identical;
   if (identical && !*identical) r.first_difference = "/pi";
@@ -133,6 +134,7 @@ TEST(Trial, APreparedStatementIsJudgedByItsColdRunsLikeTheOthers) {
   Remedy p = variant("prepared statement", {5000, 5010}, true);
   p.metrics.front().second.warm = {40, 41};
   p.second_execution = true;
+  p.kind = RemedyKind::prepared;
   EXPECT_EQ(*p.median_of("wall_ms"), 5005);
   std::vector<Remedy> trial = {variant("as is", {4990, 5000}, true), p};
   EXPECT_EQ(report::recommendation(trial, StageKind::sql).rfind("No remedy", 0), 0u);
@@ -171,6 +173,17 @@ TEST(Trial, AnIndexAndStatisticsAreAimedAtTheirStatementsSettingsAtTheStage) {
   EXPECT_EQ(v[2].statements, std::vector<std::string>{"7"});
   EXPECT_EQ(v[3].statements, std::vector<std::string>{"42"});
   EXPECT_EQ(v[4].statements, std::vector<std::string>{"7"});
+  // Each says what it changes, which a report reads back from its name and settings.
+  const std::vector<RemedyKind> kinds = {RemedyKind::settings, RemedyKind::settings, RemedyKind::analyze,
+                                         RemedyKind::index, RemedyKind::statistics};
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    EXPECT_EQ(v[i].kind, kinds[i]) << v[i].name;
+    EXPECT_EQ(remedy_kind_of(v[i].name, v[i].settings, v[i].prepared), kinds[i]) << v[i].name;
+  }
+  EXPECT_EQ(remedy_kind_of("as is", {}, false), RemedyKind::as_is);
+  EXPECT_EQ(remedy_kind_of("prepared statement", {}, true), RemedyKind::prepared);
+  // A config's own remedy named like an index is still a setting.
+  EXPECT_EQ(remedy_kind_of("CREATE INDEX please", {{"work_mem", "64MB"}}, false), RemedyKind::settings);
   // With never-analyzed tables in it, ANALYZE may change any statement: the stage's.
   auto w = remedies_for(app, {finding("page", results::DiagnosisKind::never_analyzed), estimate}, {"public.item"});
   ASSERT_EQ(w.size(), 2u);
