@@ -75,7 +75,7 @@ struct ProfileTest : ::testing::Test {
   // Each diagnosis on a line of its own, for a failure's message.
   static std::string describe(const std::vector<const Diagnosis*>& found) {
     std::string out;
-    for (const Diagnosis* d : found) out += "\n  " + d->kind + ": " + d->message;
+    for (const Diagnosis* d : found) out += "\n  " + std::string(to_string(d->kind)) + ": " + d->message;
     return out;
   }
   TempDir dir;
