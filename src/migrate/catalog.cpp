@@ -56,14 +56,14 @@ Catalog read_catalog(db::Connection& conn, bool count_rows) {
     out.relations.emplace(row[0].as<std::int64_t>(), std::move(r));
   }
   const std::string constraints = fmt::format(
-      "SELECT k.conrelid::bigint, quote_ident(k.conname), k.contype::text, k.convalidated, "
+      "SELECT k.oid::bigint, k.conrelid::bigint, quote_ident(k.conname), k.contype::text, k.convalidated, "
       "pg_get_constraintdef(k.oid) FROM pg_constraint k JOIN pg_class c ON c.oid = k.conrelid "
       "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE k.contype IN ('c', 'f') AND {}",
       k_user_schema);
   for (const auto& row : conn.exec(constraints, "migration: catalog")) {
-    out.constraints.push_back({row[0].as<std::int64_t>(), row[1].as<std::string>(),
-                               row[2].as<std::string>().front(), row[3].as<bool>(),
-                               row[4].as<std::string>()});
+    out.constraints.push_back({row[0].as<std::int64_t>(), row[1].as<std::int64_t>(),
+                               row[2].as<std::string>(), row[3].as<std::string>().front(),
+                               row[4].as<bool>(), row[5].as<std::string>()});
   }
   const std::string not_null = fmt::format(
       "SELECT a.attrelid::bigint, quote_ident(a.attname) FROM pg_attribute a JOIN pg_class c ON "

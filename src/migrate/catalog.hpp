@@ -29,6 +29,7 @@ struct Relation {
 
 /// A CHECK or FOREIGN KEY constraint of a table.
 struct Constraint {
+  std::int64_t oid = 0;    // pg_constraint.oid: a constraint dropped and added again gets a new one
   std::int64_t table = 0;  // its table's oid
   std::string name;        // quoted as quote_ident does
   char type = 'c';         // pg_constraint.contype: c (CHECK), f (FOREIGN KEY)

@@ -486,11 +486,23 @@ std::optional<results::Migration> measure(const db::Provider& provider,
   // (ACCESS EXCLUSIVE for a CHECK, SHARE ROW EXCLUSIVE on both tables for a FOREIGN KEY); added
   // NOT VALID and validated later, the scan holds SHARE UPDATE EXCLUSIVE, which reads and
   // writes pass.
+  auto is_rewritten = [&](std::int64_t oid) {
+    auto b = before.relations.find(oid), a = after.relations.find(oid);
+    return b != before.relations.end() && a != after.relations.end() &&
+           a->second.relfilenode != b->second.relfilenode;
+  };
   for (const auto& c : after.constraints) {
     if (!c.validated || !before.relations.count(c.table)) continue;
+    // The same constraint as before (VALIDATE CONSTRAINT of a NOT VALID one is the safe path).
+    // One dropped and added again under its name (Django does so whenever db_index changes on a
+    // foreign key) is new: its rows were checked again. A rewrite (ALTER COLUMN TYPE) remakes
+    // the constraints on the column too, and is its own finding.
+    const bool rewritten = is_rewritten(c.table);
     const bool had = std::any_of(before.constraints.begin(), before.constraints.end(),
-                                 [&](const Constraint& b) { return b.table == c.table && b.name == c.name; });
-    if (had) continue;  // existed (VALIDATE CONSTRAINT of a NOT VALID one is the safe path)
+                                 [&](const Constraint& b) {
+                                   return b.oid == c.oid || (rewritten && b.table == c.table && b.name == c.name);
+                                 });
+    if (had) continue;
     const Relation& table = before.relations.at(c.table);
     if (table.rows < rows_floor) continue;
     // Added NOT VALID and validated in the same migration: the safe path, ended valid.

@@ -417,6 +417,30 @@ TEST_F(MigrationGate, InAStackEachMigrationIsMeasuredOnTheDataBelowIt) {
 
 // A CHECK added valid scans 100,000 rows under ACCESS EXCLUSIVE; NOT VALID, then VALIDATE, does
 // not block (the pull request of another branch off base).
+// Django drops a foreign key and adds it again, valid at once, whenever db_index changes on it:
+// the same name before and after, but a new constraint whose every row is checked under the lock.
+TEST_F(MigrationGate, AForeignKeyDroppedAndAddedAgainValidIsAScanAsANewOneIs) {
+  dir.write("db/migrations/001_schema.sql",
+            slurp(dir / "db/migrations/001_schema.sql") +
+                "ALTER TABLE orders ADD CONSTRAINT orders_customer_fk FOREIGN KEY (customer) "
+                "REFERENCES customers (id);\n");
+  commit("base with a foreign key");
+  run_git(dir.path(), {"branch", "-f", "base"});
+  auto r = pull_request("002_fk.sql",
+                        "ALTER TABLE orders DROP CONSTRAINT orders_customer_fk;\n"
+                        "ALTER TABLE orders ADD CONSTRAINT orders_customer_fk FOREIGN KEY (customer) "
+                        "REFERENCES customers (id) DEFERRABLE INITIALLY DEFERRED;\n");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  auto res = results();
+  ASSERT_TRUE(res.migration);
+  const auto* f = find(*res.migration, results::MigrationFindingKind::validation);
+  ASSERT_NE(f, nullptr) << r.err;
+  EXPECT_EQ(f->table, "public.orders");
+  EXPECT_EQ(f->index, "orders_customer_fk");
+  EXPECT_NE(f->statement.find("FOREIGN KEY"), std::string::npos) << f->statement;
+  EXPECT_NE(f->message.find("foreign key orders_customer_fk"), std::string::npos) << f->message;
+}
+
 TEST_F(MigrationGate, ACheckAddedValidIsAScanUnderTheLockAndNotValidThenValidateIsNot) {
   auto r = pull_request("002_check.sql",
                         "ALTER TABLE orders ADD CONSTRAINT amount_small CHECK (amount < 1000);\n",
