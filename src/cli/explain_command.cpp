@@ -1,6 +1,7 @@
 #include "cli/explain_command.hpp"
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -234,8 +235,9 @@ int run_explain(const ExplainArgs& args) {
   if (it == cfg.stages.end()) {
     std::vector<std::string> names;
     for (const auto& s : cfg.stages) names.push_back(s.name);
-    throw usage_error("explain", fmt::format("no stage '{}' in {}{}", args.stage, args.config,
-                                             util::did_you_mean(args.stage, names)));
+    std::string hint = util::did_you_mean(args.stage, names);
+    if (hint.empty()) hint = fmt::format(" (its stages: {})", fmt::join(names, ", "));
+    throw usage_error("explain", fmt::format("no stage '{}' in {}{}", args.stage, args.config, hint));
   }
   const config::Stage& stage = *it;
   // A queryid is a bigint (pg_stat_statements.queryid): anything else is refused before setup.

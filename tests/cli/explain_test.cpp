@@ -101,6 +101,11 @@ TEST_F(ExplainTest, UnknownStageOrStatementWithTryIsAUsageError) {
   EXPECT_EQ(unknown.exit_code, 2);
   EXPECT_EQ(unknown.err,
             "coldgate: error: explain: no stage 'totl' in coldgate.yaml (did you mean 'total'?)\n");
+  // A name like none of them: the stages it has.
+  auto unlike = run_coldgate({"explain", "nosuch"}, dir.path());
+  EXPECT_EQ(unlike.exit_code, 2);
+  EXPECT_EQ(unlike.err, "coldgate: error: explain: no stage 'nosuch' in coldgate.yaml (its stages: "
+                            "total, scan, lookup, cmd)\n");
   auto both = run_coldgate({"explain", "cmd", "--try", "--statement", "1"}, dir.path());
   EXPECT_EQ(both.exit_code, 2);
   EXPECT_EQ(both.err, "coldgate: error: explain: --statement picks a plan to print; --try "
