@@ -123,7 +123,7 @@ class AbRun {
   results::Results m_base_results;
   std::unique_ptr<BaseDatabase> m_base_db;
   // Where the run is, for the reports of a run that stops (results::Stopped).
-  std::string m_phase = "config";
+  results::StopPhase m_phase = results::StopPhase::config;
   std::string m_failed_step;  // base's failed setup step, named for the report ("base: …")
   std::vector<std::string> m_not_run;  // head's stages not measured yet
   std::map<std::string, ExtraRuns> m_extra;  // per stage: the runs made past `runs` (decide)
@@ -307,7 +307,7 @@ void AbRun::set_up_data() {
       m_session->setup(m_base.config, "base", target, &m_base_results);
     } catch (const Error& e) {
       if (e.code() != ExitCode::gate_failed) throw;
-      m_failed_step = "base: " + session::stopped_by(e, "setup", {}).step;
+      m_failed_step = "base: " + session::stopped_by(e, results::StopPhase::setup, {}).step;
       throw Error(ExitCode::infrastructure, "setup (base " + short_sha(m_commits.base) + ")",
                   e.message() + "; the base cannot be measured");
     }
@@ -360,7 +360,7 @@ void AbRun::measure_interleaved() {
     m_base_results.profile_limit = base_ctx.profile_limit;
   }
   measure_migration();
-  m_phase = "stages";
+  m_phase = results::StopPhase::stages;
   // Each side's database kept as its setup left it; the stages' isolation is head's, as their
   // runs and cold mode are (base_stages).
   auto isolate = [&](measure::RunContext& c, results::Results& r) {
@@ -416,7 +416,7 @@ void AbRun::measure_interleaved() {
     m_progress->stage_end(h);
   }
   measure_at_scales(head_ctx, base_ctx, base_stage);
-  m_phase = "teardown";  // an interrupt now is not "during scales"
+  m_phase = results::StopPhase::teardown;  // an interrupt now is not "during scales"
   // The templates are dropped while the server is there; a throwaway cluster is deleted with
   // them, so there a DROP (a checkpoint each) would only cost time.
   if (m_session->provider().name() == "local") {
@@ -436,7 +436,7 @@ void AbRun::measure_interleaved() {
 // upgraded schema is that one.
 void AbRun::measure_migration() {
   if (!m_measure_base || !m_base_db || m_head.config.migrate.empty()) return;
-  m_phase = "migrate";
+  m_phase = results::StopPhase::migrate;
   m_head_results.migration =
       ab::measure_migration(*m_session, m_head, m_base, m_base_db->info(),
                             m_session->provider().connection_info(), *m_progress,
@@ -450,7 +450,7 @@ void AbRun::measure_at_scales(const measure::RunContext& head_ctx,
                               const std::vector<std::optional<config::Stage>>& base_stage) {
   const auto& stages = m_head.config.stages;
   if (!m_head.config.extra_scales(stages).empty()) {
-    m_phase = "scales";
+    m_phase = results::StopPhase::scales;
     std::vector<results::StageResult*> measured;
     for (auto& h : m_head_results.stages) measured.push_back(&h);
     session::measure_at_scales(*m_session, m_head.config, stages, head_ctx, measured,
@@ -462,7 +462,7 @@ void AbRun::measure_at_scales(const measure::RunContext& head_ctx,
                                        "base");
   } catch (const Error& e) {
     if (e.code() != ExitCode::gate_failed) throw;
-    m_failed_step = "base: " + session::stopped_by(e, "setup", {}).step;
+    m_failed_step = "base: " + session::stopped_by(e, results::StopPhase::setup, {}).step;
     throw Error(ExitCode::infrastructure, "setup (base " + short_sha(m_commits.base) + ")",
                 e.message() + "; the base cannot be measured");
   }
@@ -538,25 +538,25 @@ Outcome AbRun::run() {
     config::check_setup(m_head.config);
     // Head's stage programs: now, or once head is built when its build may make them.
     if (m_head.config.build.empty()) config::check_stages(m_head.config, m_head.config.stages);
-    m_phase = "server";
+    m_phase = results::StopPhase::server;
     start_session();
     take_base_from_cache();
-    m_phase = "build";
+    m_phase = results::StopPhase::build;
     try {
       build(m_head, m_out / "ab" / "head-build.log", *m_progress);
     } catch (const BuildFailure& e) {
       throw judge_head_build(e);
     }
     if (!m_head.config.build.empty()) {
-      m_phase = "config";
+      m_phase = results::StopPhase::config;
       config::check_stages(m_head.config, m_head.config.stages);
-      m_phase = "build";
+      m_phase = results::StopPhase::build;
     }
     prepare_base();
     new_base_results();
-    m_phase = "setup";
+    m_phase = results::StopPhase::setup;
     set_up_data();
-    m_phase = "stages";
+    m_phase = results::StopPhase::stages;
     measure_interleaved();
     util::throw_if_interrupted();  // a SIGINT/SIGTERM while the server stopped
     finish();

@@ -94,7 +94,7 @@ class StackRun {
   std::unique_ptr<session::Session> m_session;
   std::string m_print;
   std::vector<std::unique_ptr<BaseDatabase>> m_dbs;
-  std::string m_phase = "config";
+  results::StopPhase m_phase = results::StopPhase::config;
   std::string m_failed_step;
   std::vector<std::vector<std::string>> m_not_run;  // per commit, its stages not measured yet
   /// Per pull request k (against commit k−1), per stage: the runs made past `runs` (decide).
@@ -342,7 +342,7 @@ void StackRun::set_up_data() {
       m_session->setup(m_sides[k].config, m_sides[k].name, target, &results(k));
     } catch (const Error& e) {
       if (e.code() != ExitCode::gate_failed) throw;
-      m_failed_step = m_sides[k].name + ": " + session::stopped_by(e, "setup", {}).step;
+      m_failed_step = m_sides[k].name + ": " + session::stopped_by(e, results::StopPhase::setup, {}).step;
       throw Error(m_sides[k].build_failure,
                   fmt::format("setup ({} {})", m_sides[k].name, short_sha(m_sides[k].commit)),
                   e.message() + (k == 0 ? "; the base cannot be measured" : ""));
@@ -379,7 +379,7 @@ void StackRun::measure_migrations() {
       results(k).warnings.push_back(note);
       continue;
     }
-    m_phase = "migrate";
+    m_phase = results::StopPhase::migrate;
     db::ConnectionInfo fresh = m_session->provider().connection_info();
     if (m_dbs[k]) fresh = m_dbs[k]->info();
     results(k).migration = ab::measure_migration(*m_session, m_sides[k], m_sides[k - 1],
@@ -421,7 +421,7 @@ void StackRun::measure_round_robin() {
                            : base_stages(top_cfg, side.config);
   }
   measure_migrations();
-  m_phase = "stages";
+  m_phase = results::StopPhase::stages;
   for (std::size_t k = 0; k < m_sides.size(); ++k) {
     if (!measured(k)) continue;
     // Each commit's database kept as its setup left it; the stages' isolation is the top's.
@@ -498,7 +498,7 @@ void StackRun::measure_round_robin() {
     session::measure_present_at_scales(*m_session, m_sides[k].config, stages[k], ctx[k], results(k),
                                        m_sides[k].name);
   }
-  m_phase = "teardown";  // an interrupt now is not "during scales"
+  m_phase = results::StopPhase::teardown;  // an interrupt now is not "during scales"
   // The templates are dropped while the server is there; a throwaway cluster is deleted with
   // them, so there a DROP (a checkpoint each) would only cost time.
   for (auto& c : ctx) {
@@ -590,16 +590,16 @@ StackOutcome StackRun::run() {
   try {
     for (const auto& side : m_sides) config::check_setup(side.config);
     check_stage_programs(false);
-    m_phase = "server";
+    m_phase = results::StopPhase::server;
     start_session();
     take_from_cache();
-    m_phase = "build";
+    m_phase = results::StopPhase::build;
     build_all();
-    m_phase = "config";
+    m_phase = results::StopPhase::config;
     check_stage_programs(true);
-    m_phase = "setup";
+    m_phase = results::StopPhase::setup;
     set_up_data();
-    m_phase = "stages";
+    m_phase = results::StopPhase::stages;
     measure_round_robin();
     util::throw_if_interrupted();  // a SIGINT/SIGTERM while the server stopped
     finish();

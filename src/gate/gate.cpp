@@ -426,16 +426,16 @@ std::string stopped_verdict(const Stopped& x) {
     case 2:
       // A server that refused a setting of the config's is the config's error too.
       text = fmt::format("{} error{}: {}",
-                         x.phase == "config" || x.phase == "server" ? "config" : "usage", at,
+                         x.phase == StopPhase::config || x.phase == StopPhase::server ? "config" : "usage", at,
                          summary);
       break;
     case 130:
       text = fmt::format("{} {}", summary,
                          !x.step.empty()          ? "during setup step " + x.step
-                         : x.phase == "server"    ? "while the server started"
-                         : x.phase == "stages" && !x.not_run.empty()
+                         : x.phase == StopPhase::server ? "while the server started"
+                         : x.phase == StopPhase::stages && !x.not_run.empty()
                              ? "during stage " + x.not_run.front()
-                             : "during " + (x.phase.empty() ? std::string("the run") : x.phase));
+                             : "during " + std::string(to_string(x.phase)));
       break;
     default:
       text = fmt::format("infrastructure error{}: {}", at, summary);

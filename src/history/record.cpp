@@ -282,7 +282,7 @@ Record reduce(const results::Results& r, const CommitFacts& facts, std::string b
     throw Error(ExitCode::usage, source,
                 fmt::format("the run stopped in its {} phase before measuring every stage "
                             "({}): nothing recorded; fix it and record a complete run",
-                            r.stopped->phase, r.stopped->error.substr(0, r.stopped->error.find('\n'))));
+                            results::to_string(r.stopped->phase), r.stopped->error.substr(0, r.stopped->error.find('\n'))));
   }
   Record rec;
   rec.commit = r.git.commit;

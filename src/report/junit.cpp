@@ -99,13 +99,13 @@ std::vector<Suite> stopped_suites(const Results& r) {
   std::string place = x.where.empty() ? "" : " at " + x.where;
   std::string outcome = x.exit_code == 1 ? "failure" : "error";
   std::vector<Suite> out;
-  if (x.phase == "setup" || !r.setup.empty()) {
+  if (x.phase == results::StopPhase::setup || !r.setup.empty()) {
     Suite setup{"setup", {}};
     for (const auto& step : r.setup) {
       setup.cases.push_back({step.label, "", "", "", "",
                              fmt::format("{} in {}", step.label, format_value(step.wall_ms, "ms"))});
     }
-    if (x.phase == "setup") {
+    if (x.phase == results::StopPhase::setup) {
       std::string name = x.step.empty() ? "setup" : x.step;
       std::size_t colon = x.where.find(':');  // the file of "schema.sql:3:24"
       setup.cases.push_back({name, colon == std::string::npos ? "" : x.where.substr(0, colon), outcome,
@@ -115,8 +115,8 @@ std::vector<Suite> stopped_suites(const Results& r) {
     }
     out.push_back(std::move(setup));
   }
-  if (x.phase != "setup") {
-    out.push_back({"coldgate", {{x.phase.empty() ? "run" : x.phase, "", outcome, "run stopped",
+  if (x.phase != results::StopPhase::setup) {
+    out.push_back({"coldgate", {{std::string(results::to_string(x.phase)), "", outcome, "run stopped",
                                  gate::stopped_verdict(x),
                                  (x.where.empty() ? "" : x.where + ": ") + x.error}}});
   }

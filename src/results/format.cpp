@@ -92,11 +92,11 @@ std::string failure_summary(const std::string& error) {
 
 std::string not_run_reason(const Stopped& x) {
   switch (x.exit_code) {
-    case 1: return x.phase == "build" ? "not run: the build failed" : "not run: setup failed";
+    case 1: return x.phase == StopPhase::build ? "not run: the build failed" : "not run: setup failed";
     case 2: return "not run: config error";
     case 130: return "not run: interrupted";
     default:
-      return x.phase == "server" ? "not run: the server did not start"
+      return x.phase == StopPhase::server ? "not run: the server did not start"
                                  : "not run: infrastructure error";
   }
 }

@@ -432,7 +432,7 @@ std::string to_json(const Results& r) {
   if (!r.warnings.empty()) doc["warnings"] = r.warnings;
   if (r.stopped) {
     const Stopped& x = *r.stopped;
-    doc["stopped"] = {{"exit_code", x.exit_code}, {"phase", x.phase},   {"step", or_null(x.step)},
+    doc["stopped"] = {{"exit_code", x.exit_code}, {"phase", std::string(to_string(x.phase))},   {"step", or_null(x.step)},
                       {"where", or_null(x.where)}, {"error", x.error}, {"not_run", x.not_run}};
   }
   // Error texts carry a command's stderr and server messages byte for byte: bytes that are not
@@ -540,7 +540,14 @@ Results from_json(std::string_view text, const std::string& source) {
     if (doc.contains("warnings")) r.warnings = doc["warnings"].get<std::vector<std::string>>();
     if (doc.contains("stopped") && !doc["stopped"].is_null()) {
       const auto& x = doc["stopped"];
-      r.stopped = Stopped{x.at("exit_code").get<int>(), x.at("phase").get<std::string>(),
+      const auto phase_name = x.at("phase").get<std::string>();
+      const auto phase = stop_phase_from(phase_name);
+      if (!phase) {
+        throw usage_error(source, fmt::format("stopped.phase is \"{}\" (expected usage, config, server, build, "
+                                              "setup, migrate, stages, scales, remedies or teardown)",
+                                              phase_name));
+      }
+      r.stopped = Stopped{x.at("exit_code").get<int>(), *phase,
                           str(x, "step"), str(x, "where"), x.at("error").get<std::string>(),
                           x.at("not_run").get<std::vector<std::string>>()};
     }

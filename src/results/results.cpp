@@ -99,6 +99,12 @@ constexpr std::pair<DiagnosisKind, std::string_view> k_diagnosis_kinds[] = {
     {DiagnosisKind::missing_index, "missing_index"},
     {DiagnosisKind::misestimate, "misestimate"},
     {DiagnosisKind::scan_grows, "scan_grows"}};
+constexpr std::pair<StopPhase, std::string_view> k_stop_phases[] = {
+    {StopPhase::usage, "usage"},       {StopPhase::config, "config"},
+    {StopPhase::server, "server"},     {StopPhase::build, "build"},
+    {StopPhase::setup, "setup"},       {StopPhase::migrate, "migrate"},
+    {StopPhase::stages, "stages"},     {StopPhase::scales, "scales"},
+    {StopPhase::remedies, "remedies"}, {StopPhase::teardown, "teardown"}};
 constexpr std::pair<GrowthClass, std::string_view> k_growth_classes[] = {
     {GrowthClass::none, ""},
     {GrowthClass::constant, "constant"},
@@ -152,6 +158,13 @@ std::string_view to_string(DiagnosisKind kind) {
 }
 std::optional<DiagnosisKind> diagnosis_kind_from(std::string_view text) {
   return value_of(text, k_diagnosis_kinds);
+}
+
+std::string_view to_string(StopPhase phase) {
+  return name_of(phase, k_stop_phases);
+}
+std::optional<StopPhase> stop_phase_from(std::string_view text) {
+  return value_of(text, k_stop_phases);
 }
 
 std::string_view to_string(GrowthClass growth) {

@@ -273,6 +273,19 @@ struct SetupResult {
   double wall_ms = 0;
 };
 
+/// Where a run was when it stopped (results.json `stopped.phase`): usage (an unknown --stage),
+/// config (what setup names, before the server), server (starting it), build (ab: a side's
+/// build), setup, migrate (ab, stack: the migration's trial), stages, scales (the stages at the
+/// other data scales), remedies (--try), teardown (stopping the server).
+enum class StopPhase { usage, config, server, build, setup, migrate, stages, scales, remedies, teardown };
+
+/// "usage", "config", "server", "build", "setup", "migrate", "stages", "scales", "remedies",
+/// "teardown": results.json's stopped.phase and the JUnit testcase of a run that stopped there.
+std::string_view to_string(StopPhase phase);
+
+/// The StopPhase named `text`; nullopt for any other text.
+std::optional<StopPhase> stop_phase_from(std::string_view text);
+
 /// Why a run ended before it measured every selected stage (results.json `stopped`): a setup
 /// step that failed, a config that names what is not there, a server that did not start or was
 /// lost, an interrupt. The reports say it as their verdict.
@@ -280,9 +293,7 @@ struct Stopped {
   /// What the run exits with (docs/architecture.md "Exit codes"): 1 what is under test failed
   /// (a setup step, head's build), 2 config or usage error, 3 infrastructure, 130 interrupted.
   int exit_code = 1;
-  /// Where the run was: "usage" (an unknown --stage), "config" (what setup names, before the
-  /// server), "server" (starting it), "build" (ab), "setup", "stages", "remedies" (--try).
-  std::string phase;
+  StopPhase phase = StopPhase::usage;  // where the run was
   std::string step;   // the setup step's label ("sql schema.sql"), or ""
   std::string where;  // "schema.sql:12:3", "coldgate.yaml:4:11", "stage items", or ""
   std::string error;  // the error as printed after `where`; several lines for a stderr tail

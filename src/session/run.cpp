@@ -99,7 +99,7 @@ namespace {
 // Where a run is, for the report of a run that stops: its phase (results::Stopped::phase) and
 // the selected stages not measured yet.
 struct Position {
-  std::string phase = "usage";
+  results::StopPhase phase = results::StopPhase::usage;
   std::vector<std::string> not_run;
 };
 
@@ -108,14 +108,14 @@ struct Position {
 void run_job(const config::Config& cfg, const JobOptions& options,
              const std::vector<config::Stage>& stages, Results& results, Position& at) {
   Progress progress(options.progress, std::cerr, static_cast<int>(stages.size()));
-  at.phase = "server";
+  at.phase = results::StopPhase::server;
   Session session(cfg.database, "coldgate-run-",
                   [&](const std::string& line) { progress.line(line); });
   results.environment = session.environment();
-  at.phase = "setup";
+  at.phase = results::StopPhase::setup;
   session.setup(cfg, "", {}, &results);
 
-  at.phase = "stages";
+  at.phase = results::StopPhase::stages;
   RunContext ctx;
   ctx.provider = &session.provider();
   ctx.base_dir = cfg.base_dir;
@@ -139,9 +139,9 @@ void run_job(const config::Config& cfg, const JobOptions& options,
     progress.line("note: " + note);
     results.warnings.push_back(note);
   }
-  at.phase = "config";
+  at.phase = results::StopPhase::config;
   measure::check_stage_settings(ctx, stages);
-  at.phase = "stages";
+  at.phase = results::StopPhase::stages;
 
   int index = 0;
   for (const auto& stage : stages) {
@@ -164,14 +164,14 @@ void run_job(const config::Config& cfg, const JobOptions& options,
     progress.stage_end(results.stages.back());
   }
   if (!cfg.extra_scales(stages).empty()) {
-    at.phase = "scales";
+    at.phase = results::StopPhase::scales;
     std::vector<StageResult*> measured;
     for (auto& s : results.stages) measured.push_back(&s);
     measure_at_scales(session, cfg, stages, ctx, measured, &results);
   }
   results.diagnoses = measure::diagnose(results, cfg);
   if (options.try_remedies) {
-    at.phase = "remedies";
+    at.phase = results::StopPhase::remedies;
     for (std::size_t i = 0; i < stages.size(); ++i) {
       if (results.stages[i].failed()) continue;
       auto trial = measure::try_remedies(stages[i], results.stages[i], results.diagnoses, ctx,
@@ -179,7 +179,7 @@ void run_job(const config::Config& cfg, const JobOptions& options,
       results.remedies.insert(results.remedies.end(), trial.begin(), trial.end());
     }
   }
-  at.phase = "teardown";  // an interrupt now is not "during scales"
+  at.phase = results::StopPhase::teardown;  // an interrupt now is not "during scales"
   // The template is dropped while the server is there to drop it; a throwaway cluster is
   // deleted with it, so there a DROP (a checkpoint) would only cost time.
   if (ctx.isolation && session.provider().name() == "local")
@@ -205,7 +205,7 @@ void run_job(const config::Config& cfg, const JobOptions& options,
 
 }  // namespace
 
-results::Stopped stopped_by(const Error& error, const std::string& phase,
+results::Stopped stopped_by(const Error& error, results::StopPhase phase,
                             std::vector<std::string> not_run) {
   results::Stopped x;
   x.exit_code = static_cast<int>(error.code());
@@ -236,7 +236,7 @@ RunOutcome run(const config::Config& cfg, const JobOptions& options, Baseline ba
     std::vector<config::Stage> stages =
         shard(selected(cfg, options.stages), options.shard_index, options.shard_count);
     for (const auto& s : stages) at.not_run.push_back(s.name);
-    at.phase = "config";
+    at.phase = results::StopPhase::config;
     config::check_setup(cfg);  // a missing file or program: exit 2 before any server starts
     config::check_stages(cfg, stages);
     run_job(cfg, options, stages, results, at);
@@ -248,7 +248,7 @@ RunOutcome run(const config::Config& cfg, const JobOptions& options, Baseline ba
   } catch (const std::bad_alloc&) {
     // The machine's limit, not the change's: said as the run's stop, with the reports written
     // (what ran out is freed by the unwinding that brought us here).
-    Error e(ExitCode::infrastructure, at.phase,
+    Error e(ExitCode::infrastructure, std::string(results::to_string(at.phase)),
             "out of memory; the run stops (a memory limit of the machine or the job's cgroup)");
     results.stopped = stopped_by(e, at.phase, at.not_run);
     outcome.stop_error = e;

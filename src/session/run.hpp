@@ -51,7 +51,7 @@ struct Baseline {
 /// What results.json's `stopped` says of the error that ended a run in `phase` (see
 /// results::Stopped): its exit code, the setup step's label when it is a setup::StepFailure, its
 /// place and text with secrets masked, and the stages `not_run`.
-results::Stopped stopped_by(const Error& error, const std::string& phase,
+results::Stopped stopped_by(const Error& error, results::StopPhase phase,
                             std::vector<std::string> not_run);
 
 /// A whole `coldgate run` after the config loaded (the caller has cleared the outputs it owns

@@ -282,7 +282,7 @@ TEST_F(AbTest, ABuildThatFailsOnBothSidesIsAnInfrastructureFailure) {
   results::Results res = results();
   ASSERT_TRUE(res.stopped);
   EXPECT_EQ(res.stopped->exit_code, 3);
-  EXPECT_EQ(res.stopped->phase, "build");
+  EXPECT_EQ(res.stopped->phase, results::StopPhase::build);
   EXPECT_EQ(slurp(dir / "coldgate-out/ab/base-build.log"),
             "installing\nError: Cannot find module express\n");
   EXPECT_FALSE(fs::exists(dir / "coldgate-out/ab/head"));  // worktrees gone on this way out too

@@ -329,7 +329,7 @@ TEST_F(FaultTest, ServerStoppedImmediatelyUnderAStageEndsTheRunWithExit3) {
   auto res = results::from_json(slurp(dir / "coldgate-out/results.json"), "results.json");
   ASSERT_TRUE(res.stopped);
   EXPECT_EQ(res.stopped->exit_code, 3);
-  EXPECT_EQ(res.stopped->phase, "stages");
+  EXPECT_EQ(res.stopped->phase, results::StopPhase::stages);
   EXPECT_EQ(res.stopped->where, "stage sleepy");
   EXPECT_EQ(res.stopped->not_run, (std::vector<std::string>{"sleepy", "after"}));
   EXPECT_NE(slurp(dir / "coldgate-out/report.md")

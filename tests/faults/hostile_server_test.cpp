@@ -417,7 +417,7 @@ TEST_F(HostileServer, ServerStoppedDuringARunTryTrialEndsWithExit3NamingTheRemed
   results::Results res = results();
   ASSERT_TRUE(res.stopped);
   EXPECT_EQ(res.stopped->exit_code, 3);
-  EXPECT_EQ(res.stopped->phase, "remedies");
+  EXPECT_EQ(res.stopped->phase, results::StopPhase::remedies);
   EXPECT_EQ(res.stopped->where, "stage waits");
   EXPECT_EQ(res.stopped->error.rfind(error, 0), 0u) << res.stopped->error;
   EXPECT_TRUE(res.stopped->not_run.empty());
@@ -471,7 +471,7 @@ TEST_F(HostileServer, ExternalServerStoppedDuringTheAnalyzeTrialLeavesNoCopyAfte
       << f.err;
   auto res = results();
   ASSERT_TRUE(res.stopped);
-  EXPECT_EQ(res.stopped->phase, "remedies");
+  EXPECT_EQ(res.stopped->phase, results::StopPhase::remedies);
   expect_nothing_left("after the server was lost in the trial");
 
   // The operator starts the server again: the copy that no one could drop is still there.

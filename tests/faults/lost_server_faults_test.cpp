@@ -227,7 +227,7 @@ TEST_F(LostServer, ADiskThatFillsDuringTheLoadIsTheMachinesFaultExit3NamingTheRo
   auto res = results();
   ASSERT_TRUE(res.stopped);
   EXPECT_EQ(res.stopped->exit_code, 3);
-  EXPECT_EQ(res.stopped->phase, "setup");
+  EXPECT_EQ(res.stopped->phase, results::StopPhase::setup);
   EXPECT_EQ(res.stopped->not_run, std::vector<std::string>{"quick"});
   expect_nothing_left(dir.path(), tmp, "after the full disk");
 }

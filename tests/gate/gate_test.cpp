@@ -95,34 +95,34 @@ TEST(Gate, ARunThatStoppedFailsWithWhyAsItsVerdict) {
   StageResult measured;
   measured.name = "first";
   r.stages.push_back(measured);  // measured before the server was lost: still not a pass
-  r.stopped = Stopped{1, "setup", "sql schema.sql", "schema.sql:12:3",
+  r.stopped = Stopped{1, results::StopPhase::setup, "sql schema.sql", "schema.sql:12:3",
                       "SQLSTATE 42703: column \"nam\" does not exist", {"items", "other"}};
   EXPECT_FALSE(passed(r));
   EXPECT_EQ(verdict(r), "failed: setup step sql schema.sql at schema.sql:12:3: SQLSTATE 42703: "
                         "column \"nam\" does not exist; 2 stages not run");
   // The first line of a stderr tail and its last stating line, as for a failed stage.
-  r.stopped = Stopped{1, "setup", "command sh seed.sh", "coldgate.yaml:5:5",
+  r.stopped = Stopped{1, results::StopPhase::setup, "command sh seed.sh", "coldgate.yaml:5:5",
                       "setup command `sh seed.sh` failed (exit status 1):\nloading\nno seeds here",
                       {"items"}};
   EXPECT_EQ(verdict(r), "failed: setup step command sh seed.sh at coldgate.yaml:5:5: setup "
                         "command `sh seed.sh` failed (exit status 1): no seeds here; 1 stage not run");
-  r.stopped = Stopped{1, "build", "", "build (head 5d6e7f8a9b0c)", "`make` failed (exit status 2)", {}};
+  r.stopped = Stopped{1, results::StopPhase::build, "", "build (head 5d6e7f8a9b0c)", "`make` failed (exit status 2)", {}};
   EXPECT_EQ(verdict(r), "failed: build (head 5d6e7f8a9b0c): `make` failed (exit status 2)");
-  r.stopped = Stopped{2, "config", "", "coldgate.yaml:3:10",
+  r.stopped = Stopped{2, results::StopPhase::config, "", "coldgate.yaml:3:10",
                       "setup[0].sql: file not found: schema.sql", {"items"}};
   EXPECT_EQ(verdict(r), "config error at coldgate.yaml:3:10: setup[0].sql: file not found: "
                         "schema.sql; 1 stage not run");
-  r.stopped = Stopped{2, "usage", "", "--stage", "no stage 'x' in coldgate.yaml", {}};
+  r.stopped = Stopped{2, results::StopPhase::usage, "", "--stage", "no stage 'x' in coldgate.yaml", {}};
   EXPECT_EQ(verdict(r), "usage error at --stage: no stage 'x' in coldgate.yaml");
-  r.stopped = Stopped{3, "server", "", "database", "cannot start PostgreSQL", {"items"}};
+  r.stopped = Stopped{3, results::StopPhase::server, "", "database", "cannot start PostgreSQL", {"items"}};
   EXPECT_EQ(verdict(r), "infrastructure error at database: cannot start PostgreSQL; 1 stage not run");
-  r.stopped = Stopped{130, "setup", "psql dump.sql", "", "interrupted by SIGINT", {"items"}};
+  r.stopped = Stopped{130, results::StopPhase::setup, "psql dump.sql", "", "interrupted by SIGINT", {"items"}};
   EXPECT_EQ(verdict(r), "interrupted by SIGINT during setup step psql dump.sql; 1 stage not run");
-  r.stopped = Stopped{130, "server", "", "", "interrupted by SIGTERM", {"items"}};
+  r.stopped = Stopped{130, results::StopPhase::server, "", "", "interrupted by SIGTERM", {"items"}};
   EXPECT_EQ(verdict(r), "interrupted by SIGTERM while the server started; 1 stage not run");
-  r.stopped = Stopped{130, "stages", "", "", "interrupted by SIGINT", {"items", "other"}};
+  r.stopped = Stopped{130, results::StopPhase::stages, "", "", "interrupted by SIGINT", {"items", "other"}};
   EXPECT_EQ(verdict(r), "interrupted by SIGINT during stage items; 2 stages not run");
-  r.stopped = Stopped{130, "stages", "", "", "interrupted by SIGINT", {}};
+  r.stopped = Stopped{130, results::StopPhase::stages, "", "", "interrupted by SIGINT", {}};
   EXPECT_EQ(verdict(r), "interrupted by SIGINT during stages");
 }
 

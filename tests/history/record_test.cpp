@@ -96,7 +96,7 @@ TEST(HistoryRecord, RefusesResultsWithoutACommitOrOfARunThatStopped) {
     EXPECT_NE(std::string(e.what()).find("name no commit"), std::string::npos) << e.what();
   }
   r.git.commit = k_sha_a;
-  r.stopped = results::Stopped{1, "setup", "sql schema.sql", "schema.sql:3:1", "syntax error", {}};
+  r.stopped = results::Stopped{1, results::StopPhase::setup, "sql schema.sql", "schema.sql:3:1", "syntax error", {}};
   try {
     reduce(r, {}, "main", "fp", "now", "out/results.json");
     FAIL() << "a stopped run was accepted";

@@ -107,7 +107,7 @@ Results setup_failed() {
   common(r, "Start-up");
   r.setup = {{"sql", "sql db/schema.sql", 42.5}};
   r.stopped = Stopped{1,
-                      "setup",
+                      StopPhase::setup,
                       "psql db/seed.sql",
                       "db/seed.sql:3",
                       "psql -f db/seed.sql failed (exit status 3):\n"

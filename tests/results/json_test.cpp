@@ -95,7 +95,7 @@ TEST(ResultsJson, EverySnapshotStatusHasItsName) {
 TEST(ResultsJson, ARunThatStoppedRoundTripsWithWhyAndItsWarnings) {
   Results r = sample();
   r.stages.clear();
-  r.stopped = Stopped{1, "setup", "psql db/dump.sql", "db/dump.sql:12",
+  r.stopped = Stopped{1, results::StopPhase::setup, "psql db/dump.sql", "db/dump.sql:12",
                       "psql -f db/dump.sql failed (exit status 3):\npsql:db/dump.sql:12: ERROR:  x",
                       {"config-load", "broken"}};
   r.warnings = {"after setup the stages' database coldgate has no tables, but …"};
@@ -112,7 +112,7 @@ TEST(ResultsJson, ARunThatStoppedRoundTripsWithWhyAndItsWarnings) {
   EXPECT_EQ(back.stopped->not_run, (std::vector<std::string>{"config-load", "broken"}));
   EXPECT_EQ(back.warnings, r.warnings);
   // A stop with no step and no place: null members, read back as empty.
-  r.stopped = Stopped{130, "server", "", "", "interrupted by SIGINT", {}};
+  r.stopped = Stopped{130, results::StopPhase::server, "", "", "interrupted by SIGINT", {}};
   doc = nlohmann::json::parse(to_json(r));
   EXPECT_EQ(doc["stopped"]["step"], nullptr);
   EXPECT_EQ(doc["stopped"]["where"], nullptr);
@@ -124,6 +124,24 @@ TEST(ResultsJson, ARunThatStoppedRoundTripsWithWhyAndItsWarnings) {
   EXPECT_FALSE(doc.contains("stopped"));
   EXPECT_FALSE(doc.contains("warnings"));
   EXPECT_FALSE(from_json(to_json(sample()), "r.json").stopped);
+  // Every phase by its name; a name no phase has is an error naming the member.
+  for (auto phase : {StopPhase::usage, StopPhase::config, StopPhase::server, StopPhase::build, StopPhase::setup,
+                     StopPhase::migrate, StopPhase::stages, StopPhase::scales, StopPhase::remedies,
+                     StopPhase::teardown}) {
+    EXPECT_EQ(stop_phase_from(to_string(phase)), phase) << to_string(phase);
+  }
+  r.stopped = Stopped{1, StopPhase::build, "", "", "make failed", {}};
+  doc = nlohmann::json::parse(to_json(r));
+  EXPECT_EQ(doc["stopped"]["phase"], "build");
+  doc["stopped"]["phase"] = "compile";
+  try {
+    from_json(doc.dump(), "r.json");
+    FAIL() << "accepted an unknown phase";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::usage);
+    EXPECT_EQ(e.message(), "r.json: stopped.phase is \"compile\" (expected usage, config, server, build, setup, "
+                           "migrate, stages, scales, remedies or teardown)");
+  }
 }
 
 // A gate against the history store: base_source history and the history block with its

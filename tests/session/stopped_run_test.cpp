@@ -96,7 +96,7 @@ TEST_F(StoppedRunTest, SetupSqlErrorFailsTheGateWithTheStepItsPlaceAndItsErrorAs
   auto res = results();
   ASSERT_TRUE(res.stopped);
   EXPECT_EQ(res.stopped->exit_code, 1);
-  EXPECT_EQ(res.stopped->phase, "setup");
+  EXPECT_EQ(res.stopped->phase, results::StopPhase::setup);
   EXPECT_EQ(res.stopped->step, "sql schema.sql");
   EXPECT_EQ(res.stopped->where, "schema.sql:3:24");
   EXPECT_EQ(res.stopped->error, "SQLSTATE 42703: column \"nam\" does not exist");
@@ -167,7 +167,7 @@ TEST_F(StoppedRunTest, AMissingSetupFileOrProgramIsAConfigErrorBeforeAnyServerSt
                 "; 2 stages not run\n"
                 "items/run: skipped: not run: config error\n"
                 "other/run: skipped: not run: config error\n");
-  EXPECT_EQ(results().stopped->phase, "config");
+  EXPECT_EQ(results().stopped->phase, results::StopPhase::config);
   EXPECT_EQ(results().environment.provider, "");  // no server was asked for
 
   config("  - command: [coldgate-no-such-seeder, --all]\n");
@@ -206,7 +206,7 @@ TEST_F(StoppedRunTest, AMissingStageProgramIsAConfigErrorBeforeAnyServerStarts) 
       "its path from the config's folder, e.g. ./tools/coldgate-no-such-app";
   EXPECT_EQ(r.err, "coldgate: error: " + error + "\ncoldgate: config error at " + error +
                        "; 2 stages not run; results in coldgate-out/results.json\n");
-  EXPECT_EQ(results().stopped->phase, "config");
+  EXPECT_EQ(results().stopped->phase, results::StopPhase::config);
   EXPECT_EQ(results().stopped->exit_code, 2);
   EXPECT_EQ(results().environment.provider, "");  // no server was asked for
 
@@ -251,7 +251,7 @@ TEST_F(StoppedRunTest, AServerThatDoesNotStartIsExit3WithReportsSayingSo) {
                                            "database: PostgreSQL server did not start"))
       << r.err;
   auto res = results();
-  EXPECT_EQ(res.stopped->phase, "server");
+  EXPECT_EQ(res.stopped->phase, results::StopPhase::server);
   EXPECT_EQ(res.stopped->exit_code, 3);
   EXPECT_EQ(last_line(junit_cases(dir / "coldgate-out/junit.xml")),
             "other/run: skipped: not run: the server did not start");
@@ -274,7 +274,7 @@ TEST_F(StoppedRunTest, ASettingTheServerRefusesIsAConfigErrorAtItsName) {
       << r.err;
   EXPECT_EQ(report_verdict(), "❌ **config error at " + at + ": " + why + "; 2 stages not run**");
   auto res = results();
-  EXPECT_EQ(res.stopped->phase, "server");
+  EXPECT_EQ(res.stopped->phase, results::StopPhase::server);
   EXPECT_EQ(res.stopped->exit_code, 2);
 
   // A name the server does not know: the same place, told to check the name.
