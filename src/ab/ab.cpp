@@ -40,14 +40,14 @@ Commits commits_to_measure(const fs::path& dir, const Options& options, const fs
   refs.allow_missing_base = true;
   refs.want_base = !options.record;
   Commits commits = resolve_commits(dir, refs);
-  if (refs.want_base && commits.base.empty() && commits.base_source.empty() &&
+  if (refs.want_base && commits.base.empty() && commits.base_from == BaseFrom::none &&
       !options.allow_no_baseline) {
     throw Error(ExitCode::infrastructure, "--base", commits.base_error);
   }
   // At a terminal, a --base that names no commit is most likely a typo: said at once, not
   // after measuring head alone. CI measures and reports head (the pull request's comment says
   // "no baseline"), since there the ref came from the forge and was not fetched.
-  if (commits.base_is_no_commit && commits.base_source == "--base" && !options.ci &&
+  if (commits.base_is_no_commit && commits.base_from == BaseFrom::option && !options.ci &&
       !options.allow_no_baseline) {
     throw Error(ExitCode::infrastructure, "--base", commits.base_error);
   }
@@ -173,7 +173,7 @@ void AbRun::check_out_head() {
       : c.base.empty()
           ? fmt::format("head {} — no baseline: {}", short_sha(c.head), c.base_error)
           : fmt::format("base {} (merge-base with {}, from {}) → head {}{}", short_sha(c.base),
-                        c.base_ref, c.base_source, short_sha(c.head),
+                        c.base_ref, place(c.base_from), short_sha(c.head),
                         c.head_branch.empty() ? "" : " (" + c.head_branch + ")"));
 }
 
@@ -500,7 +500,7 @@ void AbRun::finish() {
     }
   } else if (!m_head_results.no_baseline.empty() && !m_options.allow_no_baseline) {
     m_outcome.gate_error =
-        Error(ExitCode::infrastructure, m_commits.base_source,
+        Error(ExitCode::infrastructure, place(m_commits.base_from),
               "no baseline: nothing was compared — " + m_head_results.no_baseline);
   }
   m_outcome.head = std::move(m_head_results);

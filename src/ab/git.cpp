@@ -56,6 +56,16 @@ void resolve_base(Commits& c, const BaseRequest& request);
 
 }  // namespace
 
+const char* place(BaseFrom from) {
+  switch (from) {
+    case BaseFrom::option: return "--base";
+    case BaseFrom::github: return "GITHUB_BASE_REF";
+    case BaseFrom::gitlab: return "CI_MERGE_REQUEST_TARGET_BRANCH_NAME";
+    case BaseFrom::none: break;
+  }
+  return "";
+}
+
 std::optional<std::string> git(const fs::path& dir, const std::vector<std::string>& args,
                                std::string* err) {
   if (!util::find_program("git")) {
@@ -106,7 +116,7 @@ Commits resolve_commits(const fs::path& dir, const BaseRequest& request) {
     c.base.clear();
     c.base_ref.clear();
     c.base_branch.clear();
-    c.base_error = e.what();  // the place (--base, GITHUB_BASE_REF) is base_source
+    c.base_error = e.what();  // the place (--base, GITHUB_BASE_REF) is place(base_from)
   }
   return c;
 }
@@ -122,13 +132,13 @@ void resolve_base(Commits& c, const BaseRequest& request) {
   std::string err;
   std::vector<std::string> candidates;
   if (!request.base.empty()) {
-    c.base_source = "--base";
+    c.base_from = BaseFrom::option;
     candidates = {request.base};
   } else {
-    for (const char* var : {"GITHUB_BASE_REF", "CI_MERGE_REQUEST_TARGET_BRANCH_NAME"}) {
-      std::string ref = env(var);
+    for (BaseFrom from : {BaseFrom::github, BaseFrom::gitlab}) {
+      std::string ref = env(place(from));
       if (ref.empty()) continue;
-      c.base_source = var;
+      c.base_from = from;
       candidates = {"origin/" + ref, ref};
       break;
     }
@@ -157,7 +167,7 @@ void resolve_base(Commits& c, const BaseRequest& request) {
     for (const auto& ref : candidates) tried += (tried.empty() ? "" : ", ") + ref;
     // A ref typed by hand is more often misspelt than not fetched.
     std::string suggestion;
-    if (c.base_source == "--base") {
+    if (c.base_from == BaseFrom::option) {
       std::vector<std::string> refs;
       std::istringstream names(
           git(c.repo, {"for-each-ref", "--format=%(refname:short)", "refs/heads", "refs/remotes",
@@ -168,7 +178,7 @@ void resolve_base(Commits& c, const BaseRequest& request) {
       }
       suggestion = util::did_you_mean(candidates.back(), refs);
     }
-    throw Error(ExitCode::infrastructure, c.base_source,
+    throw Error(ExitCode::infrastructure, place(c.base_from),
                 fmt::format("base '{}' is not a commit of this checkout{} (tried {}); fetch it "
                             "(git fetch origin {}){} or pass --allow-no-baseline to measure head "
                             "alone",
@@ -177,7 +187,7 @@ void resolve_base(Commits& c, const BaseRequest& request) {
   }
   auto merge_base = git(c.repo, {"merge-base", c.head, *base_tip}, &err);
   if (!merge_base) {
-    throw Error(ExitCode::infrastructure, c.base_source,
+    throw Error(ExitCode::infrastructure, place(c.base_from),
                 fmt::format("{} and head {} have no common ancestor in this checkout{}; or pass "
                             "--allow-no-baseline to measure head alone",
                             c.base_ref, c.head.substr(0, 12),

@@ -22,6 +22,14 @@ struct BaseRequest {
 };
 
 /// The two commits `coldgate ab` compares.
+/// Where the base ref came from: `--base REF`, or the CI's variable naming the pull request's
+/// target branch; `none` when nothing named one.
+enum class BaseFrom { none, option, github, gitlab };
+
+/// The place a BaseFrom names, as errors say it: "--base", "GITHUB_BASE_REF",
+/// "CI_MERGE_REQUEST_TARGET_BRANCH_NAME"; "" for none.
+const char* place(BaseFrom from);
+
 struct Commits {
   std::filesystem::path repo;  // top-level folder of the checkout
   std::string head;            // head commit (full SHA)
@@ -29,7 +37,7 @@ struct Commits {
   std::string base;            // merge-base of head and base_ref (full SHA)
   std::string base_ref;        // the ref it was resolved from ("origin/main", "feature-1")
   std::string base_branch;     // base_ref without a leading "origin/"
-  std::string base_source;  // "--base", "GITHUB_BASE_REF" or "CI_MERGE_REQUEST_TARGET_BRANCH_NAME"
+  BaseFrom base_from = BaseFrom::none;  // where base_ref came from
   std::string base_error;   // why there is no base (allow_missing_base); base is then ""
   bool base_is_no_commit = false;  // the base ref names no commit here (a typo, or not fetched)
   bool head_is_checkout = false;  // head is the checkout's HEAD: its uncommitted edits matter

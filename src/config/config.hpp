@@ -122,7 +122,8 @@ inline constexpr std::size_t k_max_snapshot_depth = 10000;
 /// `snapshot:` of a stage.
 struct Snapshot {
   std::filesystem::path path;  // committed snapshot, absolute (resolved against the config's folder)
-  std::string from;            // command stages: file the program writes (absolute) or "stdout"; "" for SQL
+  std::string from;            // command stages: the file the program writes (absolute); "" otherwise
+  bool from_stdout = false;    // command stages: the document is the program's stdout (the default)
   canon::Options canon;        // ordered / identity / redact / redact_ids / max_depth
   Location where;
   Location path_where;         // of the `path:` value; `where` when the path is the default

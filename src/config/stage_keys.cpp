@@ -209,7 +209,7 @@ std::optional<Snapshot> Loader::read_snapshot(const YAML::Node& node, const std:
   snap.where = m_r.location(node);
   snap.path_where = snap.where;
   snap.path = (m_r.base_dir() / "snapshots" / (stage.name + ".json")).lexically_normal();
-  if (stage.is_command()) snap.from = "stdout";
+  snap.from_stdout = stage.is_command();
   if (!node.IsMap()) {
     if (!node.IsScalar())
       m_r.fail(node, path,
@@ -229,7 +229,8 @@ std::optional<Snapshot> Loader::read_snapshot(const YAML::Node& node, const std:
       m_r.fail(e->key_node, f.path("from"),
                "only command stages have 'from'; a SQL stage's snapshot is its query result");
     std::string from = m_r.nonempty_text(e->value, f.path("from"));
-    snap.from = from == "stdout" ? from : m_r.file_path(e->value, f.path("from")).string();
+    snap.from_stdout = from == "stdout";  // the keyword, as the config spells it
+    if (!snap.from_stdout) snap.from = m_r.file_path(e->value, f.path("from")).string();
   }
   if (auto* e = f.find("ordered")) snap.canon.ordered = patterns(e->value, f.path("ordered"));
   if (auto* e = f.find("redact")) snap.canon.redact = patterns(e->value, f.path("redact"));

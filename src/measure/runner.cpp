@@ -337,7 +337,7 @@ RunOutcome command_run(const config::Stage& stage, const RunContext& ctx, int ru
                        std::map<std::int64_t, std::string>& full_text) {
   const std::string tag = fmt::format("{}-run{}", file_stem(stage.name), run);
   fs::path metrics_file = ctx.work_dir / (tag + ".metrics.jsonl");
-  bool from_stdout = stage.snapshot && stage.snapshot->from == "stdout";
+  bool from_stdout = stage.snapshot && stage.snapshot->from_stdout;
   fs::path from_file = stage.snapshot && !from_stdout ? fs::path(stage.snapshot->from) : fs::path();
   std::error_code ec;
   std::optional<util::FileLock> document_lock =

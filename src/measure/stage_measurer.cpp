@@ -165,7 +165,7 @@ void StageMeasurer::run_once() {
         which, outcome.document.size());
     return;
   } catch (const Error& e) {
-    const auto before = stage.is_command() && stage.snapshot->from == "stdout"
+    const auto before = stage.is_command() && stage.snapshot->from_stdout
                             ? line_before_document(outcome.document, stage.snapshot->canon)
                             : std::nullopt;
     if (before) {

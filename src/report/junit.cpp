@@ -21,10 +21,23 @@ std::string attr(std::string_view text) {
   return xml_text(utf8_prefix(text, k_max_message_bytes), true);
 }
 
+// How a case ended; its element in the XML: none (system-out), <failure>, <error>, <skipped>.
+enum class Outcome { passed, failure, error, skipped };
+
+const char* element(Outcome o) {
+  switch (o) {
+    case Outcome::failure: return "failure";
+    case Outcome::error: return "error";
+    case Outcome::skipped: return "skipped";
+    case Outcome::passed: break;
+  }
+  return "";
+}
+
 struct Case {
   std::string name;
   std::string file;
-  std::string outcome;  // "", "failure" or "error"
+  Outcome outcome = Outcome::passed;
   std::string type;
   std::string message;
   std::string body;  // failure/error text, or <system-out> when passing
@@ -33,7 +46,7 @@ struct Case {
 struct Suite {
   std::string name;
   std::vector<Case> cases;
-  std::size_t count(std::string_view outcome) const {
+  std::size_t count(Outcome outcome) const {
     return static_cast<std::size_t>(std::count_if(
         cases.begin(), cases.end(), [&](const Case& c) { return c.outcome == outcome; }));
   }
@@ -45,8 +58,8 @@ Case verdict_case(const MetricVerdict& v) {
                   v.ratio ? fmt::format(" {}", format_ratio(*v.ratio)) : "", value_or_dash(v.base_median, v.unit),
                   value_or_dash(v.head_median, v.unit));
   std::string body = v.reason.empty() ? line : line + ": " + v.reason;
-  if (v.verdict == Verdict::regression) return {v.metric, "", "failure", "regression", line, body};
-  return {v.metric, "", "", "", "", body};
+  if (v.verdict == Verdict::regression) return {v.metric, "", Outcome::failure, "regression", line, body};
+  return {v.metric, "", Outcome::passed, "", "", body};
 }
 
 using Verdicts = std::map<std::string, std::vector<const MetricVerdict*>>;
@@ -55,7 +68,7 @@ Suite stage_suite(const StageResult& s, const Results& r, Verdicts& verdicts) {
   Suite suite{s.name, {}};
   if (s.failed()) {
     suite.cases.push_back(
-        {"run", "", "error", "stage failed", results::failure_summary(s.error), s.error});
+        {"run", "", Outcome::error, "stage failed", results::failure_summary(s.error), s.error});
   }
   if (r.gate) {
     for (const MetricVerdict* v : verdicts[s.name]) suite.cases.push_back(verdict_case(*v));
@@ -64,14 +77,14 @@ Suite stage_suite(const StageResult& s, const Results& r, Verdicts& verdicts) {
       if (v.stage != s.name || v.verdict != Verdict::regression) continue;
       std::string line = fmt::format("{} statement `{}`: regression", v.stage, v.query);
       suite.cases.push_back({"statement " + (v.head ? v.head->queryid : v.base->queryid), "",
-                             "failure", "regression", line, line + ": " + v.reason});
+                             Outcome::failure, "regression", line, line + ": " + v.reason});
     }
   } else {
     for (const auto& [name, m] : s.metrics) {
       if (m.cold.empty()) continue;
       auto [lo, hi] = std::minmax_element(m.cold.begin(), m.cold.end());
       suite.cases.push_back(
-          {name, "", "", "", "",
+          {name, "", Outcome::passed, "", "",
            fmt::format("median {} ({} – {}) over {} cold run{}",
                        format_value(median(m.cold), m.unit), format_value(*lo, m.unit),
                        format_value(*hi, m.unit), m.cold.size(), m.cold.size() == 1 ? "" : "s")});
@@ -85,7 +98,7 @@ Suite stage_suite(const StageResult& s, const Results& r, Verdicts& verdicts) {
     std::string body = ok ? "snapshot " + std::string(to_string(sn.status)) + ": " + sn.path
                           : message + (sn.pending.empty() ? "" : "\ncandidate: " + sn.pending) +
                                 (sn.diff.empty() ? "" : "\n\n" + sn.diff);
-    suite.cases.push_back({"snapshot", sn.path, ok ? "" : "failure",
+    suite.cases.push_back({"snapshot", sn.path, ok ? Outcome::passed : Outcome::failure,
                            "snapshot " + std::string(to_string(sn.status)), message, body});
   }
   return suite;
@@ -97,12 +110,12 @@ std::vector<Suite> stopped_suites(const Results& r) {
   const Stopped& x = *r.stopped;
   std::string summary = results::failure_summary(x.error);
   std::string place = x.where.empty() ? "" : " at " + x.where;
-  std::string outcome = x.exit_code == 1 ? "failure" : "error";
+  const Outcome outcome = x.exit_code == 1 ? Outcome::failure : Outcome::error;
   std::vector<Suite> out;
   if (x.phase == results::StopPhase::setup || !r.setup.empty()) {
     Suite setup{"setup", {}};
     for (const auto& step : r.setup) {
-      setup.cases.push_back({step.label, "", "", "", "",
+      setup.cases.push_back({step.label, "", Outcome::passed, "", "",
                              fmt::format("{} in {}", step.label, format_value(step.wall_ms, "ms"))});
     }
     if (x.phase == results::StopPhase::setup) {
@@ -136,7 +149,7 @@ std::string junit_xml(const Results& r) {
   for (const auto& s : r.stages) suites.push_back(stage_suite(s, r, verdicts));
   if (r.stopped) {
     for (const auto& name : r.stopped->not_run) {
-      suites.push_back({name, {{"run", "", "skipped", "", not_run_reason(*r.stopped), ""}}});
+      suites.push_back({name, {{"run", "", Outcome::skipped, "", not_run_reason(*r.stopped), ""}}});
     }
   }
   if (r.gate) {
@@ -144,15 +157,15 @@ std::string junit_xml(const Results& r) {
       Suite suite{name, {}};
       for (const MetricVerdict* v : verdicts[name]) suite.cases.push_back(verdict_case(*v));
       if (suite.cases.empty())
-        suite.cases.push_back({"stage", "", "", "", "", "removed: in the baseline only"});
+        suite.cases.push_back({"stage", "", Outcome::passed, "", "", "removed: in the baseline only"});
       suites.push_back(std::move(suite));
     }
   }
   std::size_t tests = 0, failures = 0, errors = 0;
   for (const auto& s : suites) {
     tests += s.cases.size();
-    failures += s.count("failure");
-    errors += s.count("error");
+    failures += s.count(Outcome::failure);
+    errors += s.count(Outcome::error);
   }
   std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   out += fmt::format("<testsuites name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\">\n",
@@ -160,16 +173,17 @@ std::string junit_xml(const Results& r) {
   for (const auto& s : suites) {
     out += fmt::format(
         "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\">\n",
-        attr(s.name), s.cases.size(), s.count("failure"), s.count("error"), s.count("skipped"));
+        attr(s.name), s.cases.size(), s.count(Outcome::failure), s.count(Outcome::error),
+        s.count(Outcome::skipped));
     for (const auto& c : s.cases) {
       out += fmt::format("    <testcase classname=\"{}\" name=\"{}\"{}>\n", attr(s.name),
                          attr(c.name), c.file.empty() ? "" : " file=\"" + attr(c.file) + "\"");
-      if (c.outcome == "skipped") {
+      if (c.outcome == Outcome::skipped) {
         out += fmt::format("      <skipped message=\"{}\"/>\n", attr(c.message));
-      } else if (c.outcome.empty()) {
+      } else if (c.outcome == Outcome::passed) {
         out += fmt::format("      <system-out>{}</system-out>\n", xml_text(c.body));
       } else {
-        out += fmt::format("      <{0} type=\"{1}\" message=\"{2}\">{3}</{0}>\n", c.outcome,
+        out += fmt::format("      <{0} type=\"{1}\" message=\"{2}\">{3}</{0}>\n", element(c.outcome),
                            attr(c.type), attr(c.message), xml_text(c.body));
       }
       out += "    </testcase>\n";

@@ -485,7 +485,7 @@ TEST_F(AbTest, TheBaseDefaultsToGithubBaseRefPreferringOrigin) {
     EXPECT_EQ(c.head_branch, "feature-2");
     EXPECT_EQ(c.base, sha["feature-1"]);
     EXPECT_EQ(c.base_ref, "feature-1");
-    EXPECT_EQ(c.base_source, "GITHUB_BASE_REF");
+    EXPECT_EQ(c.base_from, BaseFrom::github);
 
     // origin/<ref> wins over a local branch of that name; the base is the merge-base.
     run_git(dir.path(), {"update-ref", "refs/remotes/origin/feature-1", sha["feature-2"]});
@@ -501,7 +501,7 @@ TEST_F(AbTest, TheBaseDefaultsToGithubBaseRefPreferringOrigin) {
   request.head = "feature-2";
   Commits c = resolve_commits(dir.path(), request);
   EXPECT_EQ(c.base, sha["base"]);
-  EXPECT_EQ(c.base_source, "CI_MERGE_REQUEST_TARGET_BRANCH_NAME");
+  EXPECT_EQ(c.base_from, BaseFrom::gitlab);
 }
 
 TEST_F(AbTest, AShallowCloneWithoutTheMergeBaseSaysToFetchTheHistory) {

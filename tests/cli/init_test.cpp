@@ -112,7 +112,7 @@ TEST_F(Init, APgDumpWithCopyFromStdinGetsAPsqlStepAndLoads) {
   EXPECT_EQ(cfg.stages[1].command.size(), 6u);
   ASSERT_TRUE(cfg.stages[1].snapshot);
   EXPECT_EQ(cfg.stages[1].snapshot->path, fs::canonical(dir_.path()) / "snapshots/schema.json");
-  EXPECT_EQ(cfg.stages[1].snapshot->from, "stdout");
+  EXPECT_TRUE(cfg.stages[1].snapshot->from_stdout);
   // Both read the catalog for coldgate, not for the application: no profile, no diagnoses.
   EXPECT_FALSE(cfg.stages[0].profile);
   EXPECT_FALSE(cfg.stages[1].profile);

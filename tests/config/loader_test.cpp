@@ -137,9 +137,11 @@ stages:
   EXPECT_EQ(c.stages[1].shell, "./measure");
   EXPECT_TRUE(c.stages[1].is_command());
   EXPECT_EQ(c.stages[1].snapshot->from, (base / "out/c.json").string());
+  EXPECT_FALSE(c.stages[1].snapshot->from_stdout);
   EXPECT_EQ(c.stages[1].snapshot->path, base / "snapshots/c.json");
   EXPECT_EQ(c.stages[2].command, (std::vector<std::string>{"./measure"}));
-  EXPECT_EQ(c.stages[2].snapshot->from, "stdout");
+  EXPECT_TRUE(c.stages[2].snapshot->from_stdout);
+  EXPECT_EQ(c.stages[2].snapshot->from, "");
   EXPECT_EQ(c.stages[2].snapshot->path, fs::path("/tmp/d.json"));
 }
 
@@ -203,7 +205,7 @@ stages:
   EXPECT_EQ(c.stages[0].snapshot->canon.max_depth, 128u);
   ASSERT_TRUE(c.stages[1].snapshot);
   EXPECT_EQ(c.stages[1].snapshot->path, fs::path("/w/snapshots/cmd-true.json"));
-  EXPECT_EQ(c.stages[1].snapshot->from, "stdout");
+  EXPECT_TRUE(c.stages[1].snapshot->from_stdout);
   EXPECT_FALSE(c.stages[2].snapshot);
   const Snapshot& m = *c.stages[3].snapshot;
   EXPECT_EQ(m.path, fs::path("/w/snapshots/mapped.json"));
