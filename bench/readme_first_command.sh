@@ -25,7 +25,7 @@ podman run --name "$name" --network=host -v "$WORK/src":/src -w /src "$IMAGE" ba
   status=$?
   took=$(stamp)
   sleep 1
-  grep -E "ci/setup.sh|ci/build.sh|ci/demo.sh|Linking CXX executable coldgate|passed|failed" /tmp/demo.err | cut -c1-160
+  grep -E "ci/setup.sh|ci/build.sh|ci/demo.sh|\[1/|Linking CXX executable coldgate|passed|failed" /tmp/demo.err | cut -c1-160
   tail -3 /tmp/demo.out
   echo "the README first command: exit $status after $took"
   exit $status'
