@@ -153,7 +153,11 @@ bool has_probe_child(pid_t coldgate) {
 bool backend_runs(pid_t postmaster, const std::string& command) {
   if (postmaster <= 0) return false;
   for (pid_t c : children_of(postmaster)) {
-    if (joined(argv_of(c)).find(") " + command) != std::string::npos) return true;
+    // A TCP client's backend reads "… 127.0.0.1(41234) SELECT", one on the Unix socket (coldgate's
+    // own connections to its local cluster) "… [local] SELECT".
+    const std::string title = joined(argv_of(c));
+    if (title.find(") " + command) != std::string::npos || title.find("[local] " + command) != std::string::npos)
+      return true;
   }
   return false;
 }

@@ -64,7 +64,8 @@ bool has_probe_child(pid_t coldgate);
 
 /// True when a backend of the server whose postmaster is `postmaster` runs a statement whose
 /// command tag is `command` ("SELECT", "EXPLAIN"): its process title, "postgres: coldgate:
-/// postgres coldgate 127.0.0.1(41234) SELECT", names it while the statement runs.
+/// postgres coldgate 127.0.0.1(41234) SELECT" (over TCP) or "… [local] SELECT" (the Unix
+/// socket), names it while the statement runs.
 bool backend_runs(pid_t postmaster, const std::string& command);
 
 /// True when every live child of `coldgate` has its record in the `children/` folder of a work
