@@ -307,6 +307,21 @@ std::vector<std::string> shared_memory_segments_of_cluster(const fs::path& data_
   return {found.begin(), found.end()};
 }
 
+bool processes_in_cluster(const fs::path& data_dir) {
+  try {
+    std::error_code ec;
+    const fs::path dir = fs::weakly_canonical(data_dir, ec);
+    if (ec || dir.empty()) return true;
+    for (const auto& [pid, path] : proc_entries()) {
+      std::error_code cwd_ec;
+      if (fs::read_symlink(path / "cwd", cwd_ec) == dir && !cwd_ec) return true;
+    }
+    return false;
+  } catch (const std::exception&) {
+    return true;  // not known: as if one were there
+  }
+}
+
 int remove_orphaned_segments(const std::vector<std::string>& names, std::chrono::milliseconds limit,
                              std::vector<std::string>* kept) {
   int removed = 0;

@@ -56,6 +56,10 @@ std::vector<std::string> shared_memory_segments_of(pid_t pid);
 /// queries'), which a SIGKILL leaves as well. Empty when none is found; never throws.
 std::vector<std::string> shared_memory_segments_of_cluster(const std::filesystem::path& data_dir);
 
+/// True when some process works in `data_dir` (a postmaster and each of its children chdir to
+/// it), or when /proc cannot tell; a cluster no process uses can be changed safely. Never throws.
+bool processes_in_cluster(const std::filesystem::path& data_dir);
+
 /// Unlinks each `/dev/shm/<name>` of `names` (only is_shared_memory_segment_name ones, regular
 /// files) that still exists: what a postgres server ended by SIGKILL leaves. A server's control
 /// segment among them (the one its postmaster maps) adds every segment it lists as in use: those

@@ -26,6 +26,7 @@
 #include "db/cluster_registry.hpp"
 #include "db/connection.hpp"
 #include "db/profile.hpp"
+#include "db/spare_cluster.hpp"
 #include "db/template_cache.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
@@ -135,8 +136,11 @@ void LocalProvider::start() {
     m_run_dir = make_run_dir(m_account);
     m_free_before_bytes = free_bytes(m_run_dir);
     m_marker = std::make_unique<RunMarker>(m_cache_dir, m_run_dir, data_dir());
-    m_template_cached =
+    const Materialized made =
         materialize_cluster(m_binaries, m_cache_dir, m_account, m_run_dir, data_dir());
+    m_template_cached = made.cached;
+    m_spare_taken = made.spare;
+    m_template_dir = made.template_dir;
 
     if (m_options.port) {
       try_launch(*m_options.port, true);
@@ -302,8 +306,9 @@ void LocalProvider::remove_left_segments() noexcept {
   m_segments.clear();
 }
 
-void LocalProvider::shutdown(int sig) noexcept {
-  if (!m_server) return;
+bool LocalProvider::shutdown(int sig) noexcept {
+  if (!m_server) return false;
+  bool by_itself = false;
   try {
     if (m_server->pid() > 0) {
       // What its processes map now, beside the control segment recorded when it was ready
@@ -313,26 +318,37 @@ void LocalProvider::shutdown(int sig) noexcept {
         if (std::find(m_segments.begin(), m_segments.end(), name) == m_segments.end())
           m_segments.push_back(std::move(name));
       }
+      const bool running = !m_server->wait_exited(std::chrono::milliseconds(0));
       ::kill(m_server->pid(), sig);
       ::kill(m_server->pid(), SIGCONT);  // a stopped postmaster (SIGSTOP, a debugger) obeys too
-      if (!m_server->wait_exited(k_shutdown_timeout)) m_server->signal_group(SIGKILL);
-      m_server->wait();
+      by_itself = running && m_server->wait_exited(k_shutdown_timeout);
+      if (!by_itself) m_server->signal_group(SIGKILL);
+      by_itself = m_server->wait().ok() && by_itself;
     }
   } catch (...) {
     // Interrupted while reaping: the child is gone either way (Process::wait reaps first).
+    by_itself = false;
   }
   m_server.reset();  // a child still there is killed with its group and reaped
   remove_left_segments();  // when it had to be killed, or was killed by someone else
+  return by_itself;
 }
 
 void LocalProvider::stop() noexcept {
   if (m_port != 0) end_socket_route(m_info);
-  shutdown(SIGQUIT);  // immediate shutdown: no checkpoint, the data is thrown away
+  // Immediate shutdown: no checkpoint, the data is thrown away. A postmaster exits after all of
+  // its children, so once it did so by itself nothing writes in the cluster any more: the next
+  // run may start from it, made equal to the template again.
+  const bool ended = shutdown(SIGQUIT);
+  if (ended && !m_template_dir.empty() && !processes_in_cluster(data_dir())) {
+    park_spare_cluster(m_template_dir, data_dir());
+  }
   if (!m_run_dir.empty()) {
     std::error_code ec;
     fs::remove_all(m_run_dir, ec);
     m_run_dir.clear();
   }
+  m_template_dir.clear();
   m_marker.reset();
 }
 

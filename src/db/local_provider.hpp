@@ -54,7 +54,9 @@ class LocalProvider : public Provider {
   void start() override;
   /// Fast shutdown (SIGINT), then start on the same port; returns when it accepts connections.
   void restart() override;
-  /// Immediate shutdown (SIGQUIT: the data is thrown away), removes the folder and marker.
+  /// Immediate shutdown (SIGQUIT: the data is thrown away), removes the folder and marker; a
+  /// cluster whose server exited by itself is first parked as its template's spare
+  /// (park_spare_cluster), for the next start().
   void stop() noexcept override;
   /// TCP 127.0.0.1:<port>, user postgres with its random password, the configured database.
   const ConnectionInfo& connection_info() const override { return m_info; }
@@ -83,11 +85,13 @@ class LocalProvider : public Provider {
   const ServerBinaries& binaries() const { return m_binaries; }
   /// True when start() copied a cached template instead of running initdb.
   bool template_was_cached() const { return m_template_cached; }
+  /// True when start() took the template's spare (a used cluster made equal to it) by rename.
+  bool spare_was_taken() const { return m_spare_taken; }
 
  private:
   void launch(int port);                  // spawn postgres and wait until ready; throws
   bool try_launch(int port, bool fixed);  // false: port in use (and not fixed)
-  void shutdown(int sig) noexcept;        // signal the postmaster, wait, reap
+  bool shutdown(int sig) noexcept;        // signal, wait, reap; true: it exited by itself
   void remove_left_segments() noexcept;   // a killed postmaster's /dev/shm segments
 
   LocalOptions m_options;
@@ -105,6 +109,8 @@ class LocalProvider : public Provider {
   std::int64_t m_free_before_bytes = -1;  // free space where the cluster went, before it was made
   int m_stale_removed = 0;  // remove_stale_clusters() at start()
   bool m_template_cached = false;
+  bool m_spare_taken = false;
+  std::filesystem::path m_template_dir;  // what data/ was made from; empty once stopped
 };
 
 }  // namespace coldgate::db

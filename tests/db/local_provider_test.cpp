@@ -11,12 +11,14 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <thread>
 
 #include "db/cluster_registry.hpp"
 #include "db/connection.hpp"
 #include "db/database_template.hpp"
 #include "db/server_binaries.hpp"
+#include "db/template_cache.hpp"
 #include "support/cluster.hpp"
 #include "support/support.hpp"
 #include "util/error.hpp"
@@ -414,6 +416,80 @@ TEST(LocalProvider, ARunsOwnChecksTakeTheSocketAndFewBackendsBeforeTheFirstRun) 
   // server's facts, the template's checks and its state).
   EXPECT_LE(own, 8) << counts;
   EXPECT_GE(own, 5) << counts;
+}
+
+// Every file of `tree` below it, with its bytes: what a cluster copy must equal.
+std::map<std::string, std::string> files_of(const fs::path& tree) {
+  std::map<std::string, std::string> out;
+  for (const auto& e : fs::recursive_directory_iterator(tree)) {
+    const std::string rel = e.path().lexically_relative(tree).string();
+    out[rel] = e.is_regular_file() ? testing::slurp(e.path()) : "<" + std::to_string(static_cast<int>(e.symlink_status().type())) + ">";
+  }
+  return out;
+}
+
+TEST(LocalProvider, AStoppedClusterIsMadeTheTemplateAgainAndTheNextStartTakesIt) {
+  testing::TempDir dir;
+  auto opts = small_cluster_options();
+  opts.cache_dir = dir / "cache";  // its own template and spare: no other test takes them
+  auto spares = [&] {
+    std::vector<fs::path> out;
+    for (const auto& e : fs::directory_iterator(dir / "cache" / "templates"))
+      if (e.path().extension() == ".spare") out.push_back(e.path());
+    return out;
+  };
+  fs::path template_dir;
+  {
+    LocalProvider first(opts);
+    first.start();
+    EXPECT_FALSE(first.spare_was_taken());
+    Connection admin(first.socket_info("postgres"));
+    admin.exec("CREATE DATABASE scratch");
+    admin.exec("ALTER SYSTEM SET work_mem = '7MB'");  // postgresql.auto.conf, a template file
+    Connection db(first.socket_info("coldgate_test"));
+    db.exec("CREATE TABLE t AS SELECT g FROM generate_series(1, 20000) g");
+    admin.exec("CHECKPOINT");  // the changes in the files, not only in shared buffers
+    first.stop();
+    ASSERT_EQ(spares().size(), 1u);
+    template_dir = fs::path(spares()[0].string().substr(0, spares()[0].string().size() - 6));
+  }
+  // Byte for byte what a copy of the template would be.
+  EXPECT_EQ(files_of(spares()[0]), files_of(template_dir));
+
+  LocalProvider second(opts);
+  second.start();
+  EXPECT_TRUE(second.spare_was_taken());
+  EXPECT_TRUE(spares().empty());
+  Connection db(second.socket_info("coldgate_test"));
+  EXPECT_EQ(std::string(db.exec("SELECT count(*) FROM pg_class WHERE relname = 't'")[0][0].c_str()), "0");
+  EXPECT_EQ(std::string(db.exec("SELECT count(*) FROM pg_database WHERE datname = 'scratch'")[0][0].c_str()), "0");
+  EXPECT_EQ(show(second.connection_info(), "work_mem"), "4MB");
+  db.exec("CREATE TABLE u (id int)");
+  second.stop();
+  ASSERT_EQ(spares().size(), 1u);
+  EXPECT_EQ(files_of(spares()[0]), files_of(template_dir));
+
+  // A server that did not end by itself (killed here, as an OOM kill would) is not parked: its
+  // processes may still write.
+  LocalProvider third(opts);
+  third.start();
+  EXPECT_TRUE(third.spare_was_taken());
+  ASSERT_EQ(::kill(third.postmaster_pid(), SIGKILL), 0);
+  const fs::path run_dir = third.run_dir();
+  third.stop();
+  EXPECT_TRUE(spares().empty());
+  EXPECT_FALSE(fs::exists(run_dir));
+}
+
+TEST(LocalProvider, ASpareWhoseTemplateIsGoneIsRemovedAsAbandoned) {
+  testing::TempDir dir;
+  const fs::path templates = dir / "templates";
+  fs::create_directories(templates / "pg15-0123456789abcdef");
+  fs::create_directories(templates / "pg15-0123456789abcdef.spare" / "base");
+  fs::create_directories(templates / "pg15-fedcba9876543210.spare" / "base");
+  EXPECT_EQ(remove_abandoned_template_copies(dir.path()), 1);
+  EXPECT_TRUE(fs::exists(templates / "pg15-0123456789abcdef.spare"));
+  EXPECT_FALSE(fs::exists(templates / "pg15-fedcba9876543210.spare"));
 }
 
 }  // namespace
