@@ -9,6 +9,7 @@
 
 #include "db/cluster_registry.hpp"
 #include "db/connection.hpp"
+#include "db/own_connections.hpp"
 #include "db/pqxx_compat.hpp"
 #include "util/error.hpp"
 #include "util/process.hpp"
@@ -240,12 +241,17 @@ std::string DatabaseTemplate::why_not(Connection& conn) {
 }
 
 DatabaseTemplate::DatabaseTemplate(const ConnectionInfo& database,
-                                   std::optional<bool> sequences)
-    : m_admin(database), m_name(database.dbname), m_template(owned_database_name(database.dbname)) {
-  m_admin.dbname = "postgres";
+                                   std::optional<bool> sequences,
+                                   std::unique_ptr<Connection> admin_given)
+    : m_admin(maintenance_database(database)),
+      m_name(database.dbname),
+      m_template(owned_database_name(database.dbname)) {
   try {
     // Kept as state()'s connection once the template is made: a backend less per run.
-    auto kept = std::make_unique<Connection>(with_client_defaults(m_admin));
+    std::unique_ptr<Connection> kept;
+    if (admin_given && admin_given->info().dbname == m_admin.dbname) kept = std::move(admin_given);
+    admin_given.reset();
+    if (!kept) kept = std::make_unique<Connection>(with_client_defaults(m_admin));
     Connection& admin = *kept;
     tidy_left_databases(admin);
     if (admin.raw().server_version() >= 150000) {

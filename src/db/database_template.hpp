@@ -113,10 +113,13 @@ class DatabaseTemplate {
 
   /// Makes the template of `database` (its settings read first); `sequences` is
   /// has_sequences() of it when the caller asked already (nullopt: asked here, over a
-  /// connection of its own). Throws Error(infrastructure) naming the database when the copy
-  /// fails (e.g. another session is connected to it).
+  /// connection of its own); `admin` a connection to the server's maintenance database
+  /// (maintenance_database()) that the caller opened already, used and kept from now on
+  /// (nullptr or another database's: one is opened here). Throws Error(infrastructure) naming
+  /// the database when the copy fails (e.g. another session is connected to it).
   explicit DatabaseTemplate(const ConnectionInfo& database,
-                            std::optional<bool> sequences = std::nullopt);
+                            std::optional<bool> sequences = std::nullopt,
+                            std::unique_ptr<Connection> admin = nullptr);
   /// Drops the template; never throws.
   ~DatabaseTemplate();
   DatabaseTemplate(const DatabaseTemplate&) = delete;
