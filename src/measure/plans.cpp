@@ -18,6 +18,7 @@
 
 #include "db/connection.hpp"
 #include "db/database_template.hpp"
+#include "db/own_connections.hpp"
 #include "db/pqxx_compat.hpp"
 #include "db/provider.hpp"
 #include "measure/explain.hpp"
@@ -246,7 +247,8 @@ std::string enable_plans(RunContext& ctx, const config::Database& database) {
            "cannot load auto_explain there or read its log (use the local or container "
            "provider, or `coldgate explain STAGE` for a SQL stage)";
   }
-  db::Connection conn(db::with_client_defaults(stages_database(ctx)));
+  std::unique_ptr<db::Connection> fresh;
+  db::Connection& conn = db::kept_or_new(ctx.own.get(), stages_database(ctx), fresh);
   auto r = conn.exec(
       "SELECT current_setting('auto_explain.log_format', true), "
       "(SELECT rolsuper FROM pg_roles WHERE rolname = current_user)",

@@ -12,6 +12,7 @@
 #include "canon/canon.hpp"
 #include "db/connection.hpp"
 #include "db/database_template.hpp"
+#include "db/own_connections.hpp"
 #include "db/pqxx_compat.hpp"
 #include "db/provider.hpp"
 #include "diff/diff.hpp"
@@ -579,7 +580,8 @@ std::string enable_profile(RunContext& ctx, const config::Database& database) {
   ctx.profile = false;
   ctx.profile_limit.clear();
   if (!database.profile) return "";
-  db::Connection conn(db::with_client_defaults(stages_database(ctx)));
+  std::unique_ptr<db::Connection> fresh;
+  db::Connection& conn = db::kept_or_new(ctx.own.get(), stages_database(ctx), fresh);
   db::ProfileReadiness readiness = db::prepare_profile(conn, ctx.provider->name() != "external");
   ctx.profile = readiness.ready();
   ctx.profile_limit = readiness.limit;
@@ -591,10 +593,14 @@ void check_stage_settings(const RunContext& ctx, const std::vector<config::Stage
   std::unique_ptr<db::Connection> conn;
   for (const auto& stage : stages) {
     for (const auto& [name, value] : stage.settings) {
-      if (!conn)
-        conn = std::make_unique<db::Connection>(db::with_client_defaults(stages_database(ctx)));
+      db::Connection& on = ctx.own ? ctx.own->to(stages_database(ctx))
+                           : conn ? *conn
+                                  : *(conn = std::make_unique<db::Connection>(
+                                          db::with_client_defaults(stages_database(ctx))));
       try {
-        conn->exec_params("SELECT set_config($1, $2, true)", {name, value});
+        // is_local outside a transaction block: gone when the statement ends, so the kept
+        // connection that the first stage takes next carries no setting.
+        on.exec_params("SELECT set_config($1, $2, true)", {name, value});
       } catch (const Error& e) {
         if (e.code() != ExitCode::gate_failed) throw;  // the server lost, an interrupt
         auto at = stage.settings_where.find(name);
@@ -621,13 +627,19 @@ std::string enable_isolation(RunContext& ctx, const std::vector<config::Stage>& 
   {
     // Both questions on one connection, closed before the copy: CREATE DATABASE … TEMPLATE
     // refuses a database another session is connected to.
-    db::Connection conn(db::with_client_defaults(database));
+    std::unique_ptr<db::Connection> fresh;
+    db::Connection& conn = db::kept_or_new(ctx.own.get(), database, fresh);
     why = db::DatabaseTemplate::why_not(conn);
     if (why.empty()) sequences = db::DatabaseTemplate::has_sequences(conn);
   }
   if (why.empty()) {
+    if (ctx.own) ctx.own->close(database);
     try {
-      ctx.isolation = std::make_shared<db::DatabaseTemplate>(database, sequences);
+      // The maintenance database's connection of setup's check, when there is one: the
+      // template's from now on.
+      ctx.isolation = std::make_shared<db::DatabaseTemplate>(
+          database, sequences,
+          ctx.own ? ctx.own->take(db::maintenance_database(database)) : nullptr);
     } catch (const Error& e) {
       if (e.code() == ExitCode::interrupted) throw;
       util::throw_if_interrupted();

@@ -18,6 +18,7 @@ namespace coldgate::db {
 class Provider;
 struct ConnectionInfo;
 class DatabaseTemplate;
+class OwnConnections;
 }
 
 namespace coldgate::measure {
@@ -57,6 +58,12 @@ struct RunContext {
   /// before each cold run (and its plan run), one with `isolation: stage` before its first;
   /// only while the stages' database is the one it keeps (a remedy's copy is not).
   std::shared_ptr<db::DatabaseTemplate> isolation;
+  /// coldgate's own connections kept between the checks before the first stage (`run` sets
+  /// it from setup's check to its first stage; null: each check opens its own). The profile,
+  /// the plan capture, isolation's checks and check_stage_settings() use its connection to the
+  /// stages' database, enable_isolation() closes that one before the template and hands the
+  /// maintenance one to it, and the first StageMeasurer takes what is left for its profile.
+  std::shared_ptr<db::OwnConnections> own;
 };
 
 /// Readies the server-side profile of the stages' database for `ctx` (creates the extension

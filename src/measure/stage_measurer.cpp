@@ -7,6 +7,7 @@
 #include <new>
 
 #include "db/database_template.hpp"
+#include "db/own_connections.hpp"
 #include "db/provider.hpp"
 #include "diff/diff.hpp"
 #include "measure/cold_run.hpp"
@@ -50,6 +51,13 @@ StageMeasurer::StageMeasurer(const config::Stage& stage, const RunContext& conte
                                                                    : "stage";
   m_result.settings = stage.settings;
   m_profile = context.profile && stage.profile;
+  // The connection the checks before the first stage left to its database: this stage's
+  // profile's from its first reset on (a backend less), else closed.
+  if (m_ctx.own) {
+    std::unique_ptr<db::Connection> kept = m_ctx.own->take(stages_database(m_ctx));
+    if (m_profile) m_admin = std::move(kept);
+    m_ctx.own.reset();
+  }
   if (!stage.is_command()) m_query = stage_query(stage);
 }
 

@@ -91,7 +91,7 @@ void Session::say_left_behind() noexcept {
 
 void Session::setup(const config::Config& cfg, const std::string& who,
                     const std::optional<db::ConnectionInfo>& target, results::Results* into,
-                    std::optional<double> scale) {
+                    std::optional<double> scale, db::OwnConnections* own) {
   setup::Context context{target ? *target : m_provider->connection_info(), cfg.base_dir,
                          m_provider->client_bindir(), m_provider->name() != "external",
                          scale.value_or(cfg.load_scale())};
@@ -107,7 +107,7 @@ void Session::setup(const config::Config& cfg, const std::string& who,
     if (at.empty()) throw;
     throw setup::StepFailure(e, at + e.label());
   }
-  std::string warning = setup::stage_database_warning(cfg.setup, context);
+  std::string warning = setup::stage_database_warning(cfg.setup, context, own);
   if (warning.empty()) return;
   m_say("warning: " + prefix + warning);
   if (into) into->warnings.push_back(prefix + warning);

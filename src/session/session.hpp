@@ -9,6 +9,7 @@
 
 #include "config/config.hpp"
 #include "db/connection_info.hpp"
+#include "db/own_connections.hpp"
 #include "db/provider.hpp"
 #include "results/results.hpp"
 #include "util/fs.hpp"
@@ -54,10 +55,12 @@ class Session {
   /// given), so a failed setup keeps the steps before it. Throws as setup::run_setup
   /// (setup::StepFailure). The steps load `scale` (setup::Context::scale; cfg.load_scale() when
   /// nullopt); a scale given is named in each recorded label and in a failed step's
-  /// ("scale 4: command gen.py").
+  /// ("scale 4: command gen.py"). With `own`, the warning's check leaves its connections there
+  /// for the checks after setup (db::OwnConnections).
   void setup(const config::Config& cfg, const std::string& who = "",
              const std::optional<db::ConnectionInfo>& target = {},
-             results::Results* into = nullptr, std::optional<double> scale = std::nullopt);
+             results::Results* into = nullptr, std::optional<double> scale = std::nullopt,
+             db::OwnConnections* own = nullptr);
 
   /// Stops the server now (the destructor does it otherwise) and says "warning: could not
   /// remove …" for each thing the provider left behind (Provider::left_behind). Never throws.

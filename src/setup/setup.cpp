@@ -5,10 +5,12 @@
 #include <charconv>
 #include <cstdlib>
 #include <fstream>
+#include <memory>
 
 #include <fmt/core.h>
 
 #include "db/connection.hpp"
+#include "db/own_connections.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 #include "util/process.hpp"
@@ -527,13 +529,14 @@ std::vector<StepResult> run_setup(const std::vector<config::SetupStep>& steps, c
 }
 
 std::string stage_database_warning(const std::vector<config::SetupStep>& steps,
-                                   const Context& c) {
+                                   const Context& c, db::OwnConnections* own) {
   const std::string count_sql(k_count_user_relations);
   std::vector<std::pair<long long, std::string>> others;  // tables, database
   std::vector<std::string> names;
   {
     // One connection for both questions: each costs the server a backend.
-    db::Connection conn(c.database);
+    std::unique_ptr<db::Connection> fresh;
+    db::Connection& conn = db::kept_or_new(own, c.database, fresh);
     if (conn.exec(count_sql, "setup")[0][0].as<long long>() > 0) return "";
     for (const auto& row :
          conn.exec("SELECT datname FROM pg_database WHERE datallowconn AND NOT datistemplate "
@@ -542,11 +545,14 @@ std::string stage_database_warning(const std::vector<config::SetupStep>& steps,
       names.push_back(row[0].c_str());
     }
   }
+  const std::string maintenance = db::maintenance_database(c.database).dbname;
   for (const auto& name : names) {
     db::ConnectionInfo info = c.database;
     info.dbname = name;
     try {
-      db::Connection conn(info);
+      // The maintenance database's is kept for isolation's template; any other closes here.
+      std::unique_ptr<db::Connection> fresh;
+      db::Connection& conn = db::kept_or_new(name == maintenance ? own : nullptr, info, fresh);
       long long n = conn.exec(count_sql, "setup")[0][0].as<long long>();
       if (n > 0) others.emplace_back(n, name);
     } catch (const Error& e) {

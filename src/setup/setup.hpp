@@ -13,6 +13,7 @@
 
 namespace coldgate::db {
 class Connection;
+class OwnConnections;
 }
 
 namespace coldgate::setup {
@@ -89,7 +90,9 @@ StepResult run_step(const config::SetupStep& step, const Context& context);
 /// (database.name, and psql's `database:` for the script of `steps` that creates it); "" when
 /// the stages' database has tables or no other one has. Databases it cannot connect to are
 /// left out; never throws but Error(infrastructure) when the stages' database cannot be read.
+/// With `own`, its connections to the stages' database and the maintenance one
+/// (db::maintenance_database) are used and left open for the checks after it.
 std::string stage_database_warning(const std::vector<config::SetupStep>& steps,
-                                   const Context& context);
+                                   const Context& context, db::OwnConnections* own = nullptr);
 
 }  // namespace coldgate::setup
