@@ -160,7 +160,8 @@ void LocalProvider::start() {
     // TCP gets a fresh random password (pg_hba: scram-sha-256); the socket folder is private.
     std::string password = random_password();
     {
-      Connection admin(socket_info("postgres"));
+      std::unique_ptr<Connection> ready = std::move(m_ready);
+      Connection& admin = *ready;
       admin.exec(fmt::format("ALTER ROLE postgres PASSWORD '{}'", password));
       const std::string& name = m_options.dbname;
       if (name == "postgres" || name == "template1" || name == "template0") {
@@ -234,7 +235,15 @@ bool LocalProvider::try_launch(int port, bool fixed) {
   auto deadline = std::chrono::steady_clock::now() + k_ready_timeout;
   for (;;) {
     util::throw_if_interrupted();
-    if (PQping(ping.c_str()) == PQPING_OK) {
+    // The first connection that succeeds is start()'s own: a ping would start a backend more.
+    try {
+      m_ready = std::make_unique<Connection>(socket_info("postgres"));
+    } catch (const Error&) {
+      // Not up yet (no socket, "the database system is starting up"), unless the server answers
+      // a ping: then it came up since, or it refuses us for good, which a second try tells.
+      if (PQping(ping.c_str()) == PQPING_OK) m_ready = std::make_unique<Connection>(socket_info("postgres"));
+    }
+    if (m_ready) {
       // Its dynamic shared memory segments, for the clean-up after a SIGKILL (ours or anyone's).
       m_segments = shared_memory_segments_of(m_server->pid());
       m_marker->set_segments(m_segments);
@@ -298,6 +307,7 @@ void LocalProvider::restart() {
   m_server.reset();
   remove_left_segments();
   try_launch(m_port, true);  // same port: the URL handed out stays valid
+  m_ready.reset();
 }
 
 void LocalProvider::remove_left_segments() noexcept {
@@ -336,6 +346,7 @@ bool LocalProvider::shutdown(int sig) noexcept {
 
 void LocalProvider::stop() noexcept {
   if (m_port != 0) end_socket_route(m_info);
+  m_ready.reset();
   // Immediate shutdown: no checkpoint, the data is thrown away. A postmaster exits after all of
   // its children, so once it did so by itself nothing writes in the cluster any more: the next
   // run may start from it, made equal to the template again.

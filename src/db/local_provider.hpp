@@ -7,6 +7,7 @@
 #include <string>
 
 #include "config/config.hpp"
+#include "db/connection.hpp"
 #include "db/provider.hpp"
 #include "db/server_account.hpp"
 #include "db/server_binaries.hpp"
@@ -101,6 +102,7 @@ class LocalProvider : public Provider {
   std::filesystem::path m_run_dir;  // empty until start() made it; removed by stop()
   std::unique_ptr<RunMarker> m_marker;
   std::unique_ptr<util::Process> m_server;  // the postmaster; null when not running
+  std::unique_ptr<Connection> m_ready;      // try_launch's first connection, for start()
   std::vector<std::string> m_segments;      // its /dev/shm segments once it was ready
   std::vector<std::string> m_left_behind;   // what the clean-ups had to keep (left_behind())
   ConnectionInfo m_info;
