@@ -2,9 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <map>
+#include <thread>
 
 #include "db/connection_info.hpp"
+#include "db/own_connections.hpp"
 #include "support/cluster.hpp"
 #include "util/error.hpp"
 
@@ -151,6 +154,55 @@ TEST(DbConnection, ClientDefaultsKeepTheConnectTimeoutGiven) {
   auto none = ConnectionInfo::parse("postgresql://app@127.0.0.1:5432/shop", "");
   EXPECT_EQ(with_client_defaults(none).options.at("connect_timeout"),
             std::to_string(k_default_connect_timeout_s));
+}
+
+
+// A run's checks before its first cold run share a backend per database: to() gives the one kept
+// again, take() hands it over (the first stage's profile), close() ends it (before CREATE
+// DATABASE … TEMPLATE), and the maintenance database gets its own.
+TEST(DbOwnConnections, OneBackendPerDatabaseUntilTakenOrClosed) {
+  const ConnectionInfo stages = testing::fresh_database("own_connections");
+  const ConnectionInfo maintenance = maintenance_database(stages);
+  EXPECT_EQ(maintenance.dbname, "postgres");
+  Connection watcher(maintenance);
+  auto pid = [](Connection& c) { return c.exec("SELECT pg_backend_pid()")[0][0].as<int>(); };
+  // Waits for the backend's exit (a state), at most 10 s.
+  auto gone = [&](int backend) {
+    for (auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+         std::chrono::steady_clock::now() < until;
+         std::this_thread::sleep_for(std::chrono::milliseconds(10))) {
+      if (watcher
+              .exec_params("SELECT count(*) FROM pg_stat_activity WHERE pid = $1::int",
+                           {std::to_string(backend)})[0][0]
+              .as<int>() == 0)
+        return true;
+    }
+    return false;
+  };
+  OwnConnections own;
+  const int first = pid(own.to(stages));
+  EXPECT_EQ(pid(own.to(stages)), first);
+  EXPECT_EQ(own.to(stages).info().dbname, stages.dbname);
+  const int admin = pid(own.to(maintenance));
+  EXPECT_NE(admin, first);
+  EXPECT_EQ(pid(own.to(maintenance)), admin);
+
+  own.close(stages);
+  EXPECT_TRUE(gone(first));
+  const int second = pid(own.to(stages));
+  EXPECT_NE(second, first);
+
+  std::unique_ptr<Connection> taken = own.take(stages);
+  ASSERT_TRUE(taken);
+  EXPECT_EQ(pid(*taken), second);
+  EXPECT_FALSE(own.take(stages));  // handed over once
+  EXPECT_NE(pid(own.to(stages)), second);
+
+  // Without an OwnConnections, each caller opens its own.
+  std::unique_ptr<Connection> fresh;
+  Connection& alone = kept_or_new(nullptr, stages, fresh);
+  EXPECT_EQ(fresh.get(), &alone);
+  EXPECT_EQ(&kept_or_new(&own, maintenance, fresh), &own.to(maintenance));
 }
 
 }  // namespace
