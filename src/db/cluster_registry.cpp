@@ -487,7 +487,7 @@ bool owner_name_gone(const std::string& name) {
 
 int remove_stale_cache_temp_files(const fs::path& cache_dir) noexcept {
   int removed = remove_abandoned_template_copies(cache_dir);
-  for (const char* sub : {"runs", "up", "server-journal"}) {
+  for (const char* sub : {"runs", "up", "server-journal", "versions"}) {
     removed += util::remove_abandoned_temp_files(cache_dir / sub);
   }
   return removed;

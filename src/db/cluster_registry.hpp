@@ -91,8 +91,9 @@ int remove_stale_clusters(const std::filesystem::path& cache_dir,
 std::string pid_namespace();
 
 /// Removes the temp files of writes a SIGKILL cut short in the cache's folders
-/// (util::remove_abandoned_temp_files): runs/, up/, server-journal/, and in templates/ also a
-/// template copy a killed run was putting into place (remove_abandoned_template_copies).
+/// (util::remove_abandoned_temp_files): runs/, up/, server-journal/, versions/, and in
+/// templates/ also a template copy a killed run was putting into place
+/// (remove_abandoned_template_copies).
 /// Returns how many; never throws.
 int remove_stale_cache_temp_files(const std::filesystem::path& cache_dir) noexcept;
 

@@ -130,8 +130,9 @@ void LocalProvider::start() {
     m_cache_dir = m_options.cache_dir.empty() ? default_cache_dir() : m_options.cache_dir;
     m_stale_removed = remove_stale_clusters(m_cache_dir, &m_left_behind);
     m_binaries = m_options.bindir.empty()
-                     ? find_server_binaries(m_options.version, m_options.where)
-                     : server_binaries_in(m_options.bindir, m_options.version, m_options.where);
+                     ? find_server_binaries(m_options.version, m_options.where, m_cache_dir)
+                     : server_binaries_in(m_options.bindir, m_options.version, m_options.where,
+                                          m_cache_dir);
     m_account = server_account();
     m_run_dir = make_run_dir(m_account);
     m_free_before_bytes = free_bytes(m_run_dir);

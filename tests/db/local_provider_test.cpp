@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <thread>
 
@@ -288,6 +289,44 @@ TEST(LocalProvider, StartupFailureShowsServerLogTail) {
               std::string::npos)
         << e.message();
   }
+}
+
+// The server program asked once for its version while its file stays the same: each start
+// would otherwise run `postgres --version` (~25 ms).
+TEST(LocalProvider, AServersVersionIsAskedOnceWhileItsProgramIsTheSame) {
+  testing::TempDir dir;
+  const auto real = find_server_binaries(std::nullopt, "");
+  const fs::path bindir = dir / "bin";
+  fs::create_directories(bindir);
+  // The real server, through a script that counts how often it is started.
+  auto write_postgres = [&](const std::string& extra) {
+    std::ofstream(bindir / "postgres") << "#!/bin/sh\necho started >> " << (dir / "count").string()
+                                       << "\n" << extra << "exec " << (real.bindir / "postgres").string()
+                                       << " \"$@\"\n";
+    fs::permissions(bindir / "postgres", fs::perms::owner_all);
+  };
+  write_postgres("");
+  fs::create_symlink(real.bindir / "initdb", bindir / "initdb");
+  auto starts = [&] {
+    std::error_code ec;
+    return fs::exists(dir / "count", ec) ? testing::slurp(dir / "count").size() / 8 : 0;
+  };
+  const fs::path cache = dir / "cache";
+  auto first = server_binaries_in(bindir, std::nullopt, "", cache);
+  EXPECT_EQ(first.version_text, real.version_text);
+  EXPECT_EQ(starts(), 1u);
+  auto second = server_binaries_in(bindir, std::nullopt, "", cache);
+  EXPECT_EQ(second.version_text, real.version_text);
+  EXPECT_EQ(second.major, real.major);
+  EXPECT_EQ(starts(), 1u);  // from the cache
+  // Another program in its place (an upgrade): asked again.
+  write_postgres("# upgraded\n");
+  auto third = server_binaries_in(bindir, std::nullopt, "", cache);
+  EXPECT_EQ(third.version_text, real.version_text);
+  EXPECT_EQ(starts(), 2u);
+  // Without a cache folder: asked every time.
+  server_binaries_in(bindir, std::nullopt, "");
+  EXPECT_EQ(starts(), 3u);
 }
 
 TEST(LocalProvider, MissingVersionFindsNewest) {
