@@ -65,6 +65,16 @@ int free_port() {
   return port;
 }
 
+// libpq's text of a connection refused because the server is not up yet (PostgreSQL 14–18).
+bool not_up_yet(const std::string& message) {
+  for (const char* text : {"the database system is starting up",
+                           "the database system is not yet accepting connections",
+                           "No such file or directory", "Connection refused"}) {
+    if (message.find(text) != std::string::npos) return true;
+  }
+  return false;
+}
+
 std::string random_password() {
   std::random_device rd;  // /dev/urandom on Linux
   std::string out;
@@ -232,17 +242,17 @@ bool LocalProvider::try_launch(int port, bool fixed) {
   m_server = std::make_unique<util::Process>(opts);
   m_marker->set_postmaster(m_server->pid());
 
-  std::string ping = socket_info("postgres").conninfo() + " connect_timeout=2";
   auto deadline = std::chrono::steady_clock::now() + k_ready_timeout;
   for (;;) {
     util::throw_if_interrupted();
     // The first connection that succeeds is start()'s own: a ping would start a backend more.
     try {
       m_ready = std::make_unique<Connection>(socket_info("postgres"));
-    } catch (const Error&) {
-      // Not up yet (no socket, "the database system is starting up"), unless the server answers
-      // a ping: then it came up since, or it refuses us for good, which a second try tells.
-      if (PQping(ping.c_str()) == PQPING_OK) m_ready = std::make_unique<Connection>(socket_info("postgres"));
+    } catch (const Error& e) {
+      // Not up yet: no socket, or the postmaster's "starting up" (SQLSTATE 57P03, whose text is
+      // all libpq passes on). Anything else refuses us for good, and says why. A ping first
+      // would start a backend of its own, the slowest of all: it builds the relcache files.
+      if (e.code() == ExitCode::interrupted || !not_up_yet(e.message())) throw;
     }
     if (m_ready) {
       // Its dynamic shared memory segments, for the clean-up after a SIGKILL (ours or anyone's).
