@@ -6,11 +6,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <fmt/core.h>
+
 #include <cerrno>
+#include <cstring>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
+
+#include "util/error.hpp"
 
 namespace coldgate::db {
 
@@ -65,7 +70,10 @@ bool copy_file_as(const fs::path& from, const fs::path& to, const struct stat& s
       n = ::read(in, buf, sizeof buf);
       if (n > 0 && ::write(out, buf, static_cast<size_t>(n)) != n) n = -1;
     }
-    if (n <= 0) break;  // an error, or the template is shorter than it said: the size check fails
+    if (n <= 0) {  // an error, or the template is shorter than it said
+      ok = false;
+      break;
+    }
     left -= n;
   }
   struct stat after {};
@@ -154,6 +162,41 @@ bool same_filesystem(const fs::path& a, const fs::path& b) {
 }
 
 }  // namespace
+
+void copy_cluster_files(const fs::path& from, const fs::path& to) {
+  auto fail = [&](const fs::path& where) {
+    return Error(ExitCode::infrastructure, where.string(),
+                 fmt::format("cannot copy cluster template {}: {}", from.string(),
+                             std::strerror(errno)));
+  };
+  struct stat root {};
+  if (::lstat(from.c_str(), &root) != 0) throw fail(from);
+  if (::mkdir(to.c_str(), root.st_mode & 07777) != 0) throw fail(to);
+  const bool root_user = ::geteuid() == 0;
+  auto own = [&](const fs::path& p, const struct stat& st) {
+    if (root_user && ::lchown(p.c_str(), st.st_uid, st.st_gid) != 0) throw fail(p);
+  };
+  own(to, root);
+  try {
+    for (const TreeEntry& e : walk(from)) {
+      const fs::path target = to / e.rel;
+      if (S_ISDIR(e.st.st_mode)) {
+        if (::mkdir(target.c_str(), e.st.st_mode & 07777) != 0) throw fail(target);
+        own(target, e.st);
+      } else if (S_ISREG(e.st.st_mode)) {
+        errno = EIO;
+        if (!copy_file_as(from / e.rel, target, e.st, e.st)) throw fail(target);
+      } else if (S_ISLNK(e.st.st_mode)) {
+        fs::create_symlink(fs::read_symlink(from / e.rel), target);
+        own(target, e.st);
+      }
+    }
+  } catch (const fs::filesystem_error& err) {
+    throw Error(ExitCode::infrastructure, err.path1().string(),
+                fmt::format("cannot copy cluster template {}: {}", from.string(),
+                            err.code().message()));
+  }
+}
 
 fs::path spare_path(const fs::path& template_dir) {
   return fs::path(template_dir.string() + ".spare");

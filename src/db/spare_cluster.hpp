@@ -4,6 +4,12 @@
 
 namespace coldgate::db {
 
+/// Copies the data folder `from` to `to` (which must not exist) keeping each entry's mode, owner
+/// (when we are root) and times, as `cp -a` does without its per-file attribute calls, and
+/// reflinking where the filesystem can (copy_file_range). Throws Error(infrastructure) naming the
+/// entry and errno's text; what was copied so far is left for the caller to remove.
+void copy_cluster_files(const std::filesystem::path& from, const std::filesystem::path& to);
+
 /// `<template>.spare`: one stopped cluster made equal to the template `<template>` again, which
 /// the next run takes by rename instead of copying the template. Creating ~1,300 files is most of
 /// a copy's cost (~0.3 ms each on ext4) where rewriting the few a run changed costs microseconds.

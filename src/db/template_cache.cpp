@@ -23,7 +23,9 @@ namespace {
 
 constexpr std::chrono::milliseconds k_tool_timeout{120000};
 
-// `cp -a`: keeps modes and owners (the server account's, when we are root), reflinks if it can.
+// A new template into the cache, once: `cp -a` keeps modes and owners (the server account's, when
+// we are root) and reflinks if it can. Each start's copy out of the cache is copy_cluster_files:
+// the same without a program to start and its per-file attribute calls.
 void copy_tree(const fs::path& from, const fs::path& to) {
   auto r = util::run({.argv = {"cp", "-a", "--reflink=auto", from.string(), to.string()}},
                      k_tool_timeout);
@@ -146,7 +148,7 @@ Materialized materialize_cluster(const ServerBinaries& binaries, const fs::path&
   }
   made.cached = true;
   made.spare = take_spare_cluster(cached, data_dir);
-  if (!made.spare) copy_tree(cached, data_dir);
+  if (!made.spare) copy_cluster_files(cached, data_dir);
   // A template built by another user (say, a non-root run) must belong to our server account.
   struct stat st {};
   if (account && ::stat(data_dir.c_str(), &st) == 0 && st.st_uid != account->uid) {

@@ -18,6 +18,7 @@
 #include "db/cluster_registry.hpp"
 #include "db/connection.hpp"
 #include "db/database_template.hpp"
+#include "db/server_account.hpp"
 #include "db/server_binaries.hpp"
 #include "db/template_cache.hpp"
 #include "support/cluster.hpp"
@@ -519,6 +520,39 @@ TEST(LocalProvider, AStoppedClusterIsMadeTheTemplateAgainAndTheNextStartTakesIt)
   third.stop();
   EXPECT_TRUE(spares().empty());
   EXPECT_FALSE(fs::exists(run_dir));
+}
+
+// The copy each start makes when there is no spare (a $TMPDIR on another filesystem than the
+// cache, as in CI): every entry with the template's bytes, mode and owner.
+TEST(LocalProvider, ACopyOfTheTemplateKeepsEachFilesBytesModeAndOwner) {
+  testing::TempDir dir;
+  fs::permissions(dir.path(), fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec);
+  const auto binaries = find_server_binaries(std::nullopt, "");
+  const auto account = server_account();
+  auto scratch = [&](const std::string& name) {
+    fs::create_directories(dir / name);
+    give_to(dir / name, account);
+    return dir / name;
+  };
+  const Materialized built =
+      materialize_cluster(binaries, dir / "cache", account, scratch("a"), dir / "a" / "data");
+  ASSERT_FALSE(built.cached);
+  const Materialized copied =
+      materialize_cluster(binaries, dir / "cache", account, scratch("b"), dir / "b" / "data");
+  EXPECT_TRUE(copied.cached);
+  EXPECT_FALSE(copied.spare);
+  EXPECT_EQ(files_of(dir / "b" / "data"), files_of(built.template_dir));
+  for (const auto& e : fs::recursive_directory_iterator(built.template_dir)) {
+    const fs::path copy = dir / "b" / "data" / e.path().lexically_relative(built.template_dir);
+    struct stat a {}, b {};
+    ASSERT_EQ(::lstat(e.path().c_str(), &a), 0);
+    ASSERT_EQ(::lstat(copy.c_str(), &b), 0) << copy;
+    EXPECT_EQ(a.st_mode, b.st_mode) << copy;
+    EXPECT_EQ(a.st_uid, b.st_uid) << copy;
+    if (S_ISREG(a.st_mode)) {
+      EXPECT_EQ(a.st_mtim.tv_nsec, b.st_mtim.tv_nsec) << copy;
+    }
+  }
 }
 
 TEST(LocalProvider, ASpareWhoseTemplateIsGoneIsRemovedAsAbandoned) {
