@@ -44,8 +44,9 @@ RunOutcome command_run(const config::Stage& stage, const RunContext& ctx, int ru
                        std::map<std::int64_t, std::string>& full_text);
 
 /// The plan-only EXPLAIN of a SQL stage's query into `result.explain` (and explain/<stage>.json
-/// under ctx.out_dir). Throws Error.
-void plan_sql_stage(const config::Stage& stage, const RunContext& ctx, results::StageResult& result);
+/// under ctx.out_dir), on `conn` when given (capture_plans' idle one). Throws Error.
+void plan_sql_stage(const config::Stage& stage, const RunContext& ctx, results::StageResult& result,
+                    db::Connection* conn = nullptr);
 
 /// The plan-only EXPLAIN of a command stage's costliest statements (`full_text`). Throws Error.
 void plan_command_stage(const std::map<std::int64_t, std::string>& full_text,

@@ -372,7 +372,8 @@ bool reads_no_user_relation(const config::Stage& stage, db::Connection& conn) {
   return true;
 }
 
-std::vector<CapturedPlan> capture_plans(const config::Stage& stage, const RunContext& ctx) {
+std::vector<CapturedPlan> capture_plans(const config::Stage& stage, const RunContext& ctx,
+                                        std::unique_ptr<db::Connection>* idle) {
   const std::string where = fmt::format("stage {}: plan run", stage.name);
   static std::atomic<int> counter{0};
   const std::string marker =
@@ -383,10 +384,14 @@ std::vector<CapturedPlan> capture_plans(const config::Stage& stage, const RunCon
       ctx.isolation->restore()) {
     ctx.progress->line(ctx.label + stage.name + ": fresh copy of the database for the plan run");
   }
-  db::Connection admin(db::with_client_defaults(stages_database(ctx)));  // opened before: no plans
+  auto kept = std::make_unique<db::Connection>(db::with_client_defaults(stages_database(ctx)));
+  db::Connection& admin = *kept;  // opened before the plan run: its statements have no plans
   // `select 1`, a catalog query: auto_explain would show a plan without a table scan, which no
   // diagnosis reads, for ~150 ms a stage. Its EXPLAIN is gone with the profile's reset below.
-  if (reads_no_user_relation(stage, admin)) return {};
+  if (reads_no_user_relation(stage, admin)) {
+    if (idle) *idle = std::move(kept);  // its transaction rolled back: nothing of it stays
+    return {};
+  }
   auto before = ctx.provider->read_log(0);
   if (!before) return {};
   const std::uint64_t from = before->size();

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -61,8 +62,10 @@ bool reads_no_user_relation(const config::Stage& stage, db::Connection& conn);
 /// connection opened before): the actual plans of the statements it ran, each with its queryid
 /// and normalized text, costliest first; none, without a run, when reads_no_user_relation().
 /// A run that fails gives the plans logged before it failed. Throws Error(infrastructure) when
-/// the server is lost, Error(interrupted) on SIGINT/SIGTERM.
-std::vector<CapturedPlan> capture_plans(const config::Stage& stage, const RunContext& ctx);
+/// the server is lost, Error(interrupted) on SIGINT/SIGTERM. When it makes no run, it hands its
+/// connection to the stages' database to `*idle` (when given), for the plan-only EXPLAIN next.
+std::vector<CapturedPlan> capture_plans(const config::Stage& stage, const RunContext& ctx,
+                                        std::unique_ptr<db::Connection>* idle = nullptr);
 
 /// Attaches to each of `queries` the plan of the same queryid from `plans` (QueryStats::plan).
 void attach_plans(std::vector<results::QueryStats>& queries, const std::vector<CapturedPlan>& plans);

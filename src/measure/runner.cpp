@@ -453,8 +453,9 @@ RunOutcome command_run(const config::Stage& stage, const RunContext& ctx, int ru
 // A SQL stage's plan-only EXPLAIN (it plans, it does not execute): the cost estimate, the plan
 // file and the tables never analyzed; the split (planning, execution, JIT) from the medians of
 // the measured runs' profiles.
-void plan_sql_stage(const config::Stage& stage, const RunContext& ctx, StageResult& result) {
-  StagePlan plan = explain_stage(stage, stages_database(ctx), /*analyze=*/false);
+void plan_sql_stage(const config::Stage& stage, const RunContext& ctx, StageResult& result,
+                    db::Connection* conn) {
+  StagePlan plan = explain_stage(stage, stages_database(ctx), /*analyze=*/false, conn);
   Explain e = plan.explain;
   fs::path file = ctx.out_dir / "explain" / (file_stem(stage.name) + ".json");
   util::write_file_atomic(file, plan.json + "\n");
@@ -656,9 +657,11 @@ bool fresh_copy_before(const config::Stage& stage, const RunContext& ctx, int ru
 }
 
 StagePlan explain_stage(const config::Stage& stage, const db::ConnectionInfo& database,
-                        bool analyze) {
+                        bool analyze, db::Connection* given) {
   const std::string where = fmt::format("stage {}: EXPLAIN", stage.name);
-  db::Connection conn(database);
+  std::unique_ptr<db::Connection> fresh;
+  if (!given) fresh = std::make_unique<db::Connection>(database);
+  db::Connection& conn = given ? *given : *fresh;
   auto params = stage_params(stage);
   StagePlan plan;
   double jit_above_cost = 0;

@@ -174,12 +174,13 @@ struct StagePlan {
 
 /// Runs a SQL stage's query once under EXPLAIN (ANALYZE, BUFFERS, TIMING, FORMAT JSON) — or,
 /// with `analyze` false, a plan-only EXPLAIN (FORMAT JSON) that plans but does not execute —
-/// on a fresh connection to `database`, with its settings (set_config … is_local) and params,
+/// on `conn` when given (a connection to `database` with no session state), else a fresh
+/// connection to `database`, with its settings (set_config … is_local) and params,
 /// and rolls it back; also reads jit_above_cost, pg_jit_available() (with `analyze` only; a plan-only EXPLAIN leaves `jit_available` true) and which tables of the plan were never
 /// analyzed. Throws Error: gate_failed for an SQL error (SQLSTATE), infrastructure when the
 /// server is lost, interrupted on SIGINT/SIGTERM (the query cancelled: db::CancelOnInterrupt).
 StagePlan explain_stage(const config::Stage& stage, const db::ConnectionInfo& database,
-                        bool analyze = true);
+                        bool analyze = true, db::Connection* conn = nullptr);
 
 /// The database the stages of `ctx` use: its override (coldgate ab's base side, a trial's
 /// database copy), else the provider's.

@@ -204,12 +204,13 @@ StageResult StageMeasurer::finish() {
   if (!result.failed()) {
     util::throw_if_interrupted();
     if (m_profile) result.queries = statement_table(m_cold_statements);
+    std::unique_ptr<db::Connection> idle;  // the plan run's, when it made none: one backend less
     if (m_profile && ctx.plans && !result.queries.empty()) {
       // After the measured runs, so that auto_explain's instrumentation and log writes are in
       // none of them (docs/BENCHMARKS.md, "plan capture").
       ctx.progress->step(ctx.label + "plan run (auto_explain, not measured)");
       try {
-        attach_plans(result.queries, capture_plans(stage, ctx));
+        attach_plans(result.queries, capture_plans(stage, ctx, &idle));
       } catch (const Error& e) {
         rethrow_if_server_lost(e, ctx, stage, "the plan run");
         if (e.code() == ExitCode::interrupted || e.code() == ExitCode::infrastructure) throw;
@@ -221,7 +222,7 @@ StageResult StageMeasurer::finish() {
       if (stage.is_command()) {
         if (m_profile) plan_command_stage(m_full_text, ctx, result);
       } else {
-        plan_sql_stage(stage, ctx, result);
+        plan_sql_stage(stage, ctx, result, idle.get());
       }
     } catch (const Error& e) {
       rethrow_if_server_lost(e, ctx, stage, "the plan-only EXPLAIN");
