@@ -16,7 +16,7 @@ namespace coldgate::testing {
 namespace {
 
 // The messages of the failures `f` reports, caught so that they do not fail this test, without
-// the "Failed\n" that ADD_FAILURE puts first.
+// the "Failed\n" that ADD_FAILURE puts first and the "\n" GoogleTest 1.16 (Debian 13) puts last.
 std::vector<std::string> failures_of(const std::function<void()>& f) {
   ::testing::TestPartResultArray results;
   {
@@ -28,6 +28,7 @@ std::vector<std::string> failures_of(const std::function<void()>& f) {
   for (int i = 0; i < results.size(); ++i) {
     std::string message = results.GetTestPartResult(i).message();
     if (message.rfind("Failed\n", 0) == 0) message.erase(0, 7);
+    if (!message.empty() && message.back() == '\n') message.pop_back();
     out.push_back(std::move(message));
   }
   return out;
