@@ -433,6 +433,8 @@ std::string stopped_verdict(const Stopped& x) {
       text = fmt::format("{} {}", summary,
                          !x.step.empty()          ? "during setup step " + x.step
                          : x.phase == StopPhase::server ? "while the server started"
+                         // "stage first, after cold run 2 of 5": the stage the stop left partial
+                         : x.phase == StopPhase::stages && !x.where.empty() ? "during " + x.where
                          : x.phase == StopPhase::stages && !x.not_run.empty()
                              ? "during stage " + x.not_run.front()
                              : "during " + std::string(to_string(x.phase)));

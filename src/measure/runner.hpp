@@ -144,8 +144,11 @@ class StageMeasurer {
   results::StageResult finish();
   /// What a run that stops while measuring this stage keeps of it: the samples of the cold runs
   /// made, with the error of the one that failed (its statement table, plans and snapshot check
-  /// are not made), its error masked of secrets; nullopt before the first cold run has finished.
+  /// are not made), its error masked of secrets, or "not complete: the run stopped after cold
+  /// run 2 of 5; …" when no run failed; nullopt before the first cold run has finished.
   std::optional<results::StageResult> kept() const;
+  /// "after cold run 2 of 5": the cold runs finished (with samples) of those allowed.
+  std::string how_far() const;
 
  private:
   config::Stage m_stage;

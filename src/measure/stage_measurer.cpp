@@ -282,7 +282,19 @@ std::optional<StageResult> StageMeasurer::kept() const {
   StageResult r = m_result;
   order_metrics(r);
   r.error = util::mask_secrets(r.error);  // it may quote a command's stderr or the server
+  // Failed, so that neither the gate, the report nor a later baseline takes the samples of the
+  // cold runs made for a whole stage's.
+  if (r.error.empty()) {
+    r.error = fmt::format("not complete: the run stopped {}; the samples are of those runs only",
+                          how_far());
+  }
   return r;
+}
+
+std::string StageMeasurer::how_far() const {
+  const Metric* wall = m_result.find("wall_ms");
+  return fmt::format("after cold run {} of {}", wall ? wall->cold.size() : 0,
+                     m_stage.runs + m_extra);
 }
 
 StageResult run_stage(const config::Stage& stage, const RunContext& ctx) {

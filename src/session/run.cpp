@@ -101,6 +101,7 @@ namespace {
 struct Position {
   results::StopPhase phase = results::StopPhase::usage;
   std::vector<std::string> not_run;
+  std::string stage;  // "stage first, after cold run 2 of 5": the stage a stop left partial
 };
 
 // Starts the server, runs setup, measures `stages` into `results` (which keeps what was done
@@ -160,6 +161,7 @@ void run_job(const config::Config& cfg, const JobOptions& options,
       if (auto kept = measurer.kept()) {
         results.stages.push_back(std::move(*kept));
         at.not_run.erase(at.not_run.begin());
+        at.stage = "stage " + stage.name + ", " + measurer.how_far();
       }
       throw;
     }
@@ -249,6 +251,8 @@ RunOutcome run(const config::Config& cfg, const JobOptions& options, Baseline ba
     util::throw_if_interrupted();  // a SIGINT/SIGTERM while the server stopped
   } catch (const Error& e) {
     results.stopped = stopped_by(e, at.phase, at.not_run);
+    // An interrupt says no place of its own: the stage it left partial is where it stopped.
+    if (results.stopped->where.empty()) results.stopped->where = at.stage;
     outcome.stop_error = e;
     base.reset();  // nothing to compare: the report is about why the run stopped
   } catch (const std::bad_alloc&) {
