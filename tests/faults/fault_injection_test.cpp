@@ -273,6 +273,48 @@ TEST_F(FaultTest, SigintWhileWritingResults) { deliver_twice(*this, Phase::writi
 TEST_F(FaultTest, SigtermWhileWritingResults) { deliver_twice(*this, Phase::writing, SIGTERM); }
 TEST_F(FaultTest, SigkillWhileWritingResults) { deliver_twice(*this, Phase::writing, SIGKILL); }
 
+// SIGINT in the third of a stage's five cold runs (its command holds it until the signal): the
+// message names that stage and how far it got, not the next one; results.json keeps the two
+// cold runs made and marks the stage not complete (failed), so that no report or gate takes it
+// for a whole one; the next stage is "not run".
+TEST_F(FaultTest, SigintInAStagesThirdColdRunNamesItAndKeepsItNotComplete) {
+  dir.write("partial.yaml", head + "stages:\n"
+            "  - name: first\n"
+            "    command: [sh, -c, 'echo x >> first.runs; if [ $(wc -l < first.runs) -ge 3 ]; "
+            "then touch stage.started; exec sleep 60; fi']\n"
+            "    runs: 5\n"
+            "  - name: second\n"
+            "    command: [\"true\"]\n");
+  Running r = start("partial.yaml");
+  Delivered d = deliver_at(r, [&] { return fs::exists(dir / "stage.started"); }, SIGINT,
+                           "SIGINT in stage first's cold run 3 of 5 (its command waiting)");
+  ASSERT_TRUE(d.reached) << d.err;
+  EXPECT_EQ(d.code, 130) << d.err;
+  EXPECT_NE(d.err.find("interrupted by SIGINT during stage first, after cold run 2 of 5; 1 stage "
+                       "not run"),
+            std::string::npos)
+      << d.err;
+
+  auto res = results::from_json(slurp(dir / "coldgate-out/results.json"), "results.json");
+  ASSERT_TRUE(res.stopped);
+  EXPECT_EQ(res.stopped->exit_code, 130);
+  EXPECT_EQ(res.stopped->where, "stage first, after cold run 2 of 5");
+  EXPECT_EQ(res.stopped->not_run, std::vector<std::string>{"second"});
+  ASSERT_EQ(res.stages.size(), 1u);
+  const auto& first = res.stages[0];
+  EXPECT_EQ(first.name, "first");
+  EXPECT_EQ(first.runs, 5);
+  const results::Metric* wall = first.find("wall_ms");
+  ASSERT_NE(wall, nullptr);
+  EXPECT_EQ(wall->cold.size(), 2u);  // cold runs 1 and 2; the third was interrupted
+  EXPECT_TRUE(first.failed());
+  EXPECT_EQ(first.error.rfind("not complete: the run stopped after cold run 2 of 5", 0), 0u)
+      << first.error;
+  EXPECT_NE(slurp(dir / "coldgate-out/report.md").find("not complete"), std::string::npos);
+  expect_nothing_left("after the interrupt in cold run 3");
+  expect_no_partial_files(false, "after the interrupt in cold run 3");
+}
+
 // An interrupted run has reports too: what it was doing and what it did not run.
 TEST_F(FaultTest, SigintDuringASetupCommandWritesReportsSayingSo) {
   Running r = start("setup-cmd.yaml");

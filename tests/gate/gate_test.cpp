@@ -124,6 +124,10 @@ TEST(Gate, ARunThatStoppedFailsWithWhyAsItsVerdict) {
   EXPECT_EQ(verdict(r), "interrupted by SIGINT during stage items; 2 stages not run");
   r.stopped = Stopped{130, results::StopPhase::stages, "", "", "interrupted by SIGINT", {}};
   EXPECT_EQ(verdict(r), "interrupted by SIGINT during stages");
+  // The stage the interrupt left partial is its place; the next one is the first not run.
+  r.stopped = Stopped{130, results::StopPhase::stages, "", "stage first, after cold run 2 of 5",
+                      "interrupted by SIGINT", {"second"}};
+  EXPECT_EQ(verdict(r), "interrupted by SIGINT during stage first, after cold run 2 of 5; 1 stage not run");
 }
 
 TEST(GateCompare, FixturesGiveTheGoldenVerdicts) {
