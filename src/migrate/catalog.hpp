@@ -53,9 +53,16 @@ struct Catalog {
 Catalog read_catalog(db::Connection& conn, bool count_rows);
 
 /// Each object of the user schemas as "kind name" → its definition (tables: columns with their
-/// types, NOT NULL and defaults, constraints; indexes: pg_get_indexdef; views: their query;
-/// sequences; enum types with their labels), for comparing two databases' schemas. Throws
-/// Error(infrastructure) when the server is lost.
+/// types, NOT NULL and defaults, then "constraint name def", one a line; indexes: pg_get_indexdef;
+/// views: their query; sequences; enum types with their labels), for comparing two databases'
+/// schemas. Throws Error(infrastructure) when the server is lost.
 std::map<std::string, std::string> schema_objects(db::Connection& conn);
+
+/// The schema drift between two schema_objects() maps, one line per object that differs: only
+/// on one side, or (a table) each column and constraint that differs, named, with both sides;
+/// any other object's two definitions around their first difference. Each line stays within a
+/// few hundred bytes however wide the table; the differences left off are counted.
+std::vector<std::string> schema_drift(const std::map<std::string, std::string>& upgraded,
+                                      const std::map<std::string, std::string>& fresh);
 
 }  // namespace coldgate::migrate

@@ -186,23 +186,7 @@ std::string source_of(const Plan& plan) {
 // What the migration left that differs from head's fresh setup, one line per object.
 std::vector<std::string> drift(db::Connection& upgraded, const db::ConnectionInfo& fresh) {
   db::Connection other(db::with_client_defaults(fresh));
-  auto a = schema_objects(upgraded);
-  auto b = schema_objects(other);
-  std::vector<std::string> out;
-  auto cut = [](const std::string& s) { return s.size() > 160 ? s.substr(0, 157) + "…" : s; };
-  for (const auto& [name, def] : a) {
-    auto it = b.find(name);
-    if (it == b.end()) {
-      out.push_back(name + ": only after the upgrade (head's fresh setup has no such object)");
-    } else if (it->second != def) {
-      out.push_back(fmt::format("{}: after the upgrade `{}`; head's fresh setup `{}`", name,
-                                cut(def), cut(it->second)));
-    }
-  }
-  for (const auto& [name, def] : b) {
-    if (!a.count(name)) out.push_back(name + ": only in head's fresh setup (the migrations do not make it)");
-  }
-  return out;
+  return schema_drift(schema_objects(upgraded), schema_objects(other));
 }
 
 }  // namespace
