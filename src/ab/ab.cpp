@@ -126,6 +126,7 @@ class AbRun {
   results::StopPhase m_phase = results::StopPhase::config;
   std::string m_failed_step;  // base's failed setup step, named for the report ("base: …")
   std::vector<std::string> m_not_run;  // head's stages not measured yet
+  std::string m_stopped_in;  // "stage first, after cold run 2 of 5": head's stage a stop left partial
   std::map<std::string, ExtraRuns> m_extra;  // per stage: the runs made past `runs` (decide)
 };
 
@@ -407,6 +408,7 @@ void AbRun::measure_interleaved() {
       if (auto kept = head_m.kept()) {
         m_head_results.stages.push_back(std::move(*kept));
         m_not_run.erase(m_not_run.begin());
+        m_stopped_in = "stage " + stages[i].name + ", " + head_m.how_far();
       }
       throw;
     }
@@ -521,6 +523,8 @@ void AbRun::note_decisions() {
 // Head's results say why the run stopped; nothing is cached or compared.
 void AbRun::stop(const Error& e) {
   m_head_results.stopped = session::stopped_by(e, m_phase, m_not_run);
+  // An interrupt says no place of its own: the stage it left partial is where it stopped.
+  if (m_head_results.stopped->where.empty()) m_head_results.stopped->where = m_stopped_in;
   if (!m_failed_step.empty()) m_head_results.stopped->step = m_failed_step;
   m_head_results.finished_at = measure::utc_now();
   if (m_head.worktree) strip_worktree(m_head_results, m_head.worktree->path());

@@ -97,6 +97,7 @@ class StackRun {
   results::StopPhase m_phase = results::StopPhase::config;
   std::string m_failed_step;
   std::vector<std::vector<std::string>> m_not_run;  // per commit, its stages not measured yet
+  std::vector<std::string> m_stopped_in;  // per commit, "stage X, after cold run 2 of 5" of a stop
   /// Per pull request k (against commit k−1), per stage: the runs made past `runs` (decide).
   std::vector<std::map<std::string, ExtraRuns>> m_extra;
 };
@@ -215,6 +216,7 @@ void StackRun::check_out() {
   }
   m_progress->line(fmt::format("stack of {} pull request{}: {}", n - 1, n == 2 ? "" : "s", chain));
   m_not_run.assign(n, {});
+  m_stopped_in.assign(n, {});
   for (std::size_t k = 0; k < n; ++k) {
     const StackCommit& c = m_outcome.commits[k];
     std::string branch = c.ref.rfind("origin/", 0) == 0 ? c.ref.substr(7) : c.ref;
@@ -484,6 +486,7 @@ void StackRun::measure_round_robin() {
         auto kept = m[k] && !finished[k] ? m[k]->kept() : std::nullopt;
         if (!kept) continue;
         results(k).stages.push_back(std::move(*kept));
+        if (m_stopped_in.size() > k) m_stopped_in[k] = "stage " + top_cfg.stages[i].name + ", " + m[k]->how_far();
         auto& not_run = m_not_run[k];
         not_run.erase(std::remove(not_run.begin(), not_run.end(), top_cfg.stages[i].name),
                       not_run.end());
@@ -569,6 +572,8 @@ void StackRun::stop(const Error& e) {
     results::Results& r = results(k);
     r.stopped = session::stopped_by(e, m_phase, m_not_run.size() > k ? m_not_run[k]
                                                                      : std::vector<std::string>{});
+    // An interrupt says no place of its own: the stage it left partial is where it stopped.
+    if (r.stopped->where.empty() && k < m_stopped_in.size()) r.stopped->where = m_stopped_in[k];
     if (!m_failed_step.empty()) r.stopped->step = m_failed_step;
     r.finished_at = measure::utc_now();
     r.gate.reset();
