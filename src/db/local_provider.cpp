@@ -182,6 +182,7 @@ void LocalProvider::start() {
                                admin.raw().quote_name(name)));
       }
       m_server_info = read_server_info(admin);
+      m_start = std::move(ready);
     }
     m_info = ConnectionInfo{.host = "127.0.0.1",
                             .port = m_port,
@@ -317,6 +318,7 @@ void LocalProvider::restart() {
   m_server->wait();  // reaps; throws Error(interrupted) on SIGINT/SIGTERM to us (stop() then)
   m_server.reset();
   remove_left_segments();
+  m_start.reset();  // its backend went with the server
   try_launch(m_port, true);  // same port: the URL handed out stays valid
   m_ready.reset();
 }
@@ -358,6 +360,7 @@ bool LocalProvider::shutdown(int sig) noexcept {
 void LocalProvider::stop() noexcept {
   if (m_port != 0) end_socket_route(m_info);
   m_ready.reset();
+  m_start.reset();
   // Immediate shutdown: no checkpoint, the data is thrown away. A postmaster exits after all of
   // its children, so once it did so by itself nothing writes in the cluster any more: the next
   // run may start from it, made equal to the template again.

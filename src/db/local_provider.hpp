@@ -73,6 +73,9 @@ class LocalProvider : public Provider {
 
   /// Read by start() on the connection that set the password: no backend started for it.
   ServerInfo server_info() const override { return m_server_info; }
+  /// start()'s own connection to `postgres` over the private socket (ALTER ROLE, the rename,
+  /// the server's facts: no session state left).
+  std::unique_ptr<Connection> take_start_connection() noexcept override { return std::move(m_start); }
 
   /// Superuser connection over the private Unix socket (no password) to `dbname`.
   ConnectionInfo socket_info(const std::string& dbname) const;
@@ -103,6 +106,7 @@ class LocalProvider : public Provider {
   std::unique_ptr<RunMarker> m_marker;
   std::unique_ptr<util::Process> m_server;  // the postmaster; null when not running
   std::unique_ptr<Connection> m_ready;      // try_launch's first connection, for start()
+  std::unique_ptr<Connection> m_start;      // start()'s, once it is done: take_start_connection()
   std::vector<std::string> m_segments;      // its /dev/shm segments once it was ready
   std::vector<std::string> m_left_behind;   // what the clean-ups had to keep (left_behind())
   ConnectionInfo m_info;

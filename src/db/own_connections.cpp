@@ -41,6 +41,16 @@ std::unique_ptr<Connection> OwnConnections::take(const ConnectionInfo& info) noe
   }
 }
 
+void OwnConnections::adopt(const ConnectionInfo& info, std::unique_ptr<Connection> conn) noexcept {
+  if (!conn) return;
+  try {
+    std::unique_ptr<Connection>& kept = m_kept[own_connection_key(info)];
+    if (!kept) kept = std::move(conn);
+  } catch (...) {
+    // No memory for the key: `conn` closes, and to() opens its own.
+  }
+}
+
 void OwnConnections::close(const ConnectionInfo& info) noexcept {
   try {
     m_kept.erase(own_connection_key(info));

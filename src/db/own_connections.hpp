@@ -34,6 +34,9 @@ class OwnConnections {
   /// Hands the kept connection to `info`'s database over to the caller, who owns it from now
   /// on; nullptr when none is kept or the server closed it. Never throws.
   std::unique_ptr<Connection> take(const ConnectionInfo& info) noexcept;
+  /// Keeps `conn` (a connection to `info`'s database with no session state, opened by someone
+  /// else: the provider's start-up one) as the kept one, when none is kept yet. Never throws.
+  void adopt(const ConnectionInfo& info, std::unique_ptr<Connection> conn) noexcept;
   /// Closes the kept connection to `info`'s database, if any: CREATE DATABASE … TEMPLATE it
   /// fails while another session is connected to it. Never throws.
   void close(const ConnectionInfo& info) noexcept;

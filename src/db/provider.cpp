@@ -149,4 +149,8 @@ std::optional<Error> disk_full(const Error& cause, const Provider& provider) noe
   }
 }
 
+std::unique_ptr<Connection> Provider::take_start_connection() noexcept {
+  return nullptr;
+}
+
 }  // namespace coldgate::db

@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "db/cluster_registry.hpp"
+#include "db/connection.hpp"
 #include "measure/environment.hpp"
 #include "measure/server_journal.hpp"
 #include "setup/setup.hpp"
@@ -52,6 +53,7 @@ Session::Session(const config::Database& database, const std::string& work_prefi
     }
     say_left_behind();  // a killed run's leftovers that start() could not remove
     util::add_secret(m_provider->connection_info().password);  // the local/container random one too
+    m_start_conn = m_provider->take_start_connection();
     db::ServerInfo server = m_provider->server_info();
     m_environment.postgres_version = server.version;
     m_environment.postgres_version_num = server.version_num;
@@ -92,6 +94,8 @@ void Session::say_left_behind() noexcept {
 void Session::setup(const config::Config& cfg, const std::string& who,
                     const std::optional<db::ConnectionInfo>& target, results::Results* into,
                     std::optional<double> scale, db::OwnConnections* own) {
+  if (own) own->adopt(db::maintenance_database(m_provider->connection_info()), std::move(m_start_conn));
+  m_start_conn.reset();  // nobody keeps it: not a backend idle through the session
   setup::Context context{target ? *target : m_provider->connection_info(), cfg.base_dir,
                          m_provider->client_bindir(), m_provider->name() != "external",
                          scale.value_or(cfg.load_scale())};

@@ -56,7 +56,8 @@ class Session {
   /// (setup::StepFailure). The steps load `scale` (setup::Context::scale; cfg.load_scale() when
   /// nullopt); a scale given is named in each recorded label and in a failed step's
   /// ("scale 4: command gen.py"). With `own`, the warning's check leaves its connections there
-  /// for the checks after setup (db::OwnConnections).
+  /// for the checks after setup (db::OwnConnections), the provider's start-up connection to the
+  /// maintenance database among them; without, that one is closed.
   void setup(const config::Config& cfg, const std::string& who = "",
              const std::optional<db::ConnectionInfo>& target = {},
              results::Results* into = nullptr, std::optional<double> scale = std::nullopt,
@@ -71,6 +72,7 @@ class Session {
   std::filesystem::path m_recorded_before;  // record_children_in() before this session
   Say m_say;
   std::unique_ptr<db::Provider> m_provider;
+  std::unique_ptr<db::Connection> m_start_conn;  // the provider's, until setup() hands it on
   results::Environment m_environment;
   bool m_stopped = false;  // stop() ran: the destructor neither stops again nor warns twice
   std::size_t m_left_said = 0;  // how many of the provider's left_behind() were said
